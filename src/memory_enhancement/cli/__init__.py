@@ -1,0 +1,35 @@
+"""The `memory-enhancement` command line."""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .app import CONTEXT, App, Group, store_options
+from .memory_cmds import COMMANDS as MEMORY_COMMANDS
+from .store_cmds import store
+
+
+@click.group(cls=Group, context_settings=CONTEXT)
+@click.version_option(__version__, "--version", "-V", prog_name="memory-enhancement")
+@store_options
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Memories for AI coding agents, with citations verified against your code.
+
+    Without --dir or --store, commands use the project store (.serena/memories/
+    or .memories/ at the git root) inside a git repository, else the global store.
+    """
+    ctx.ensure_object(App)
+
+
+for command in [*MEMORY_COMMANDS, store]:
+    cli.add_command(command)
+cli.add_command(MEMORY_COMMANDS[1], "show")
+
+
+def main() -> None:
+    cli(prog_name="memory-enhancement")
+
+
+__all__ = ["cli", "main"]

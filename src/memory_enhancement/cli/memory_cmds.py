@@ -1,0 +1,262 @@
+"""Commands that create, read, change and remove memories."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .app import CONTEXT, app, emit_json, fail, json_option, store_options, warn
+from .render import print_listing, print_memory
+
+
+def _read_content(
+    content: str | None, file: str | None, *, required: bool
+) -> tuple[str | None, str]:
+    """Content from --content, --file (or `-`), or piped standard input; and its source."""
+    if content is not None and file is not None:
+        fail("give either --content or --file, not both")
+    if content is not None:
+        return content, "cli"
+    if file is not None:
+        if file == "-":
+            return sys.stdin.read(), "stdin"
+        try:
+            with open(file, encoding="utf-8") as handle:
+                return handle.read(), "file"
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"cannot read --file {file!r}: {exc}")
+    if required:
+        if sys.stdin.isatty():
+            fail("no content: give --content TEXT, --file PATH, or pipe it on standard input")
+        return sys.stdin.read(), "stdin"
+    return None, "cli"
+
+
+def _write_result(result: Any, as_json: bool, verb: str) -> None:
+    from ..serialize import memory_dict
+
+    warn(result.warnings)
+    if as_json:
+        emit_json({**memory_dict(result.memory), "changed": result.changed})
+    elif result.changed:
+        click.echo(f"{verb} {result.path}")
+    else:
+        click.echo(f"unchanged {result.path}")
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("path")
+@click.option("--content", "-c", help="Content of the memory (markdown).")
+@click.option(
+    "--file", "-f", "file", metavar="FILE", help="Read the content from FILE ('-' = stdin)."
+)
+@click.option("--tag", "-t", "tags", multiple=True, help="A tag (repeatable).")
+@click.option(
+    "--citation",
+    "citations",
+    multiple=True,
+    metavar="REF",
+    help="src/x.py:42, a range or a URL (repeatable).",
+)
+@click.option(
+    "--link",
+    "links",
+    multiple=True,
+    metavar="TARGET",
+    help="Another memory, or TYPE:TARGET (repeatable).",
+)
+@click.option(
+    "--expires-at", metavar="WHEN", help="ISO 8601 date or time after which the memory is hidden."
+)
+@json_option
+@store_options
+def add(
+    path: str,
+    content: str | None,
+    file: str | None,
+    tags: tuple[str, ...],
+    citations: tuple[str, ...],
+    links: tuple[str, ...],
+    expires_at: str | None,
+    as_json: bool,
+) -> None:
+    """Create the memory PATH (category/slug). Refuses an existing path."""
+    text, source = _read_content(content, file, required=True)
+    assert text is not None
+    result = (
+        app()
+        .service()
+        .add(
+            path,
+            text,
+            tags=tags,
+            expires_at=expires_at,
+            citations=citations,
+            links=links,
+            source=source,
+        )
+    )
+    _write_result(result, as_json, "added")
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("path")
+@click.option("--include-expired", is_flag=True, help="Return the memory even if it has expired.")
+@json_option
+@store_options
+def get(path: str, include_expired: bool, as_json: bool) -> None:
+    """Show a memory: content, metadata, citations and links."""
+    from ..serialize import memory_dict
+
+    fetched = app().service().get(path, include_expired=include_expired)
+    warn(fetched.warnings)
+    if as_json:
+        emit_json(memory_dict(fetched.memory))
+    else:
+        print_memory(fetched.memory)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("path")
+@click.option("--content", "-c", help="New content (replaces the old).")
+@click.option(
+    "--file", "-f", "file", metavar="FILE", help="Read the new content from FILE ('-' = stdin)."
+)
+@click.option("--tag", "-t", "tags", multiple=True, help="Tags (replace the old ones; repeatable).")
+@click.option("--clear-tags", is_flag=True, help="Remove all tags.")
+@click.option(
+    "--citation",
+    "citations",
+    multiple=True,
+    metavar="REF",
+    help="Citations (replace the old ones; repeatable).",
+)
+@click.option("--clear-citations", is_flag=True, help="Remove all citations.")
+@click.option("--expires-at", metavar="WHEN", help="Set the expiry (ISO 8601).")
+@click.option("--no-expires-at", "clear_expiry", is_flag=True, help="Remove the expiry.")
+@json_option
+@store_options
+def update(
+    path: str,
+    content: str | None,
+    file: str | None,
+    tags: tuple[str, ...],
+    clear_tags: bool,
+    citations: tuple[str, ...],
+    clear_citations: bool,
+    expires_at: str | None,
+    clear_expiry: bool,
+    as_json: bool,
+) -> None:
+    """Change a memory. What is given replaces; what is omitted is kept."""
+    if citations and clear_citations:
+        fail("give either --citation or --clear-citations, not both")
+    if tags and clear_tags:
+        fail("give either --tag or --clear-tags, not both")
+    text, _ = _read_content(content, file, required=False)
+    new_citations = [] if clear_citations else (list(citations) if citations else None)
+    new_tags = [] if clear_tags else (list(tags) if tags else None)
+    result = (
+        app()
+        .service()
+        .update(
+            path,
+            content=text,
+            tags=new_tags,
+            expires_at=expires_at,
+            clear_expiry=clear_expiry,
+            citations=new_citations,
+        )
+    )
+    _write_result(result, as_json, "updated")
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("path")
+@json_option
+@store_options
+def remove(path: str, as_json: bool) -> None:
+    """Delete a memory."""
+    removed = app().service().remove(path)
+    if as_json:
+        emit_json({"path": removed, "removed": True})
+    else:
+        click.echo(f"removed {removed}")
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("source")
+@click.argument("destination")
+@json_option
+@store_options
+def move(source: str, destination: str, as_json: bool) -> None:
+    """Move a memory to a new path; citations and links go with it."""
+    result = app().service().move(source, destination)
+    if as_json:
+        emit_json({"from": source, "path": result.path, "changed": result.changed})
+    elif result.changed:
+        click.echo(f"moved {source} -> {result.path}")
+    else:
+        click.echo(f"unchanged {result.path} (same path)")
+
+
+@click.command("list", context_settings=CONTEXT)
+@click.argument("category", required=False)
+@click.option("--include-expired", is_flag=True, help="Also list expired memories.")
+@json_option
+@store_options
+def list_cmd(category: str | None, include_expired: bool, as_json: bool) -> None:
+    """List memories, all or under CATEGORY (recursively)."""
+    listing = app().service().list_memories(category, include_expired=include_expired)
+    print_listing(listing, as_json)
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("--limit", "-n", default=10, show_default=True, help="How many to show.")
+@click.option("--include-expired", is_flag=True, help="Also consider expired memories.")
+@json_option
+@store_options
+def recent(limit: int, include_expired: bool, as_json: bool) -> None:
+    """The most recently updated memories, newest first."""
+    listing = app().service().recent(limit, include_expired=include_expired)
+    print_listing(listing, as_json)
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("--dry-run", is_flag=True, help="Only list what would be removed.")
+@json_option
+@store_options
+def prune(dry_run: bool, as_json: bool) -> None:
+    """Remove expired memories."""
+    listing = app().service().prune(dry_run=dry_run)
+    warn(listing.skipped)
+    paths = [s.path for s in listing.memories]
+    if as_json:
+        emit_json({"removed": [] if dry_run else paths, "would_remove": paths if dry_run else []})
+        return
+    verb = "would remove" if dry_run else "removed"
+    for path in paths:
+        click.echo(f"{verb} {path}")
+    click.echo(f"{len(paths)} expired memor{'y' if len(paths) == 1 else 'ies'} {verb}")
+
+
+@click.group(context_settings=CONTEXT)
+def citation() -> None:
+    """Work with the citations of a memory."""
+
+
+@citation.command("add", context_settings=CONTEXT)
+@click.argument("path")
+@click.argument("ref")
+@click.option("--snippet", help="Text of the cited line(s); captured from the code when omitted.")
+@json_option
+@store_options
+def citation_add(path: str, ref: str, snippet: str | None, as_json: bool) -> None:
+    """Add the citation REF (src/x.py:42, src/x.py:17-25, a URL) to memory PATH."""
+    result = app().service().add_citation(path, ref, snippet=snippet)
+    _write_result(result, as_json, "cited in")
+
+
+COMMANDS = [add, get, update, remove, move, list_cmd, recent, prune, citation]

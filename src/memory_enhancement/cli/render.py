@@ -1,0 +1,56 @@
+"""Plain-text rendering of results for people (JSON lives in serialize.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..model import Memory
+from ..timestamps import format_timestamp
+from .app import emit_json, warn
+
+
+def print_memory(memory: Memory) -> None:
+    meta = memory.meta
+    click.secho(f"# {memory.title}", bold=True)
+    rows = [
+        ("path", memory.path),
+        ("format", memory.format),
+        ("created", format_timestamp(meta.created_at) if meta.created_at else "-"),
+        ("updated", format_timestamp(meta.updated_at) if meta.updated_at else "-"),
+        ("tags", ", ".join(meta.tags) or "-"),
+        ("source", meta.source or "-"),
+        ("expires", format_timestamp(meta.expires_at) if meta.expires_at else "-"),
+    ]
+    for label, value in rows:
+        click.echo(f"{label + ':':<10}{value}")
+    if meta.citations:
+        click.echo(f"citations ({len(meta.citations)}):")
+        for citation in meta.citations:
+            snippet = f"  `{citation.snippet.splitlines()[0]}`" if citation.snippet else ""
+            click.echo(f"  {citation.ref}{snippet}")
+    if memory.links:
+        click.echo(f"links ({len(memory.links)}):")
+        for link in memory.links:
+            kind = "" if link.type == "link" else f" ({link.type})"
+            click.echo(f"  {link.target}{kind}  [line {link.line}]")
+    click.echo("")
+    click.echo(memory.content)
+
+
+def print_listing(listing: Any, as_json: bool) -> None:
+    from ..serialize import summary_dict
+
+    warn(listing.skipped)
+    if as_json:
+        emit_json([summary_dict(s) for s in listing.memories])
+        return
+    if not listing.memories:
+        click.echo("no memories")
+        return
+    width = min(max(len(s.path) for s in listing.memories), 60)
+    for summary in listing.memories:
+        tags = "  " + " ".join(f"#{t}" for t in summary.meta.tags) if summary.meta.tags else ""
+        expired = "  (expired)" if summary.expired else ""
+        click.echo(f"{summary.path:<{width}}  {summary.title}{tags}{expired}")

@@ -1,0 +1,48 @@
+"""The exceptions the library raises.
+
+Outcomes are values and failures are exceptions: every operation either returns
+its result or raises one of these. The CLI maps them to exit code 2 and a message
+on stderr; the MCP server raises them as tool errors. Each message names the
+offending value so a person or an agent can act on it without guessing.
+"""
+
+from __future__ import annotations
+
+
+class MemoryToolError(Exception):
+    """Base class of every error the tool reports on purpose."""
+
+
+class NotFoundError(MemoryToolError):
+    """A memory, store or citation ID that does not exist."""
+
+
+class ExpiredError(MemoryToolError):
+    """A memory whose expiry has passed, asked for without include_expired."""
+
+
+class AlreadyExistsError(MemoryToolError):
+    """A write that would overwrite an existing memory."""
+
+
+class InvalidPathError(MemoryToolError):
+    """A memory path that is malformed or would leave the store."""
+
+
+class InvalidInputError(MemoryToolError):
+    """A value the caller gave that the operation cannot use."""
+
+
+class InvalidCitationError(InvalidInputError):
+    """A citation that does not follow the citation grammar."""
+
+
+class UnreadableMemoryError(MemoryToolError):
+    """A memory file that cannot be parsed: bad YAML, not UTF-8, too large.
+
+    Such a file is reported and skipped by listings and is never rewritten.
+    """
+
+
+class StoreError(MemoryToolError):
+    """A store that cannot be located, registered or created."""

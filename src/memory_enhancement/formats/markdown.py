@@ -1,0 +1,240 @@
+"""Markdown body structure shared by both file formats.
+
+Two tools for two jobs. Sections are found with a small fence-aware line scan,
+because editing in place needs exact line spans and must stay cheap enough for
+listings. Links are found with markdown-it-py, because deciding what is a link
+(not inside a code span or a fenced block, escapes, nested brackets) is a real
+parser's job; it is only run when links are asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from ..model import Link, LinkKind, is_url
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+MANAGED_LINKS = "links"
+RELATED = "related"
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
+_WIKI = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
+_BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
+_TYPED_PREFIX = "link:"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A level-2 section: its heading line and the lines up to the next heading of level <= 2."""
+
+    title: str
+    start: int
+    end: int
+
+    @property
+    def key(self) -> str:
+        return section_key(self.title)
+
+
+def section_key(title: str) -> str:
+    return " ".join(title.strip().strip("*:").split()).lower()
+
+
+def fence_mask(lines: list[str]) -> list[bool]:
+    """For each line, whether it belongs to a fenced code block (fences included)."""
+    mask = [False] * len(lines)
+    fence = ""
+    for i, line in enumerate(lines):
+        if fence:
+            mask[i] = True
+            stripped = line.strip()
+            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
+                fence = ""
+            continue
+        match = _FENCE_OPEN.match(line)
+        if match and not (match[1][0] == "`" and "`" in line.strip()[len(match[1]) :]):
+            fence = match[1]
+            mask[i] = True
+    return mask
+
+
+def headings(lines: list[str], mask: list[bool] | None = None) -> Iterator[tuple[int, int, str]]:
+    """Yield (line index, level, title) of every ATX heading outside fences."""
+    mask = mask if mask is not None else fence_mask(lines)
+    for i, line in enumerate(lines):
+        if mask[i] or not line.lstrip(" ").startswith("#"):
+            continue
+        match = _HEADING.match(line.rstrip("\r\n"))
+        if match:
+            yield i, len(match[1]), (match[2] or "").strip()
+
+
+def find_sections(lines: list[str], mask: list[bool] | None = None) -> list[Section]:
+    """Level-2 sections, each ending where the next level-1 or level-2 heading starts."""
+    marks = [(i, level, title) for i, level, title in headings(lines, mask) if level <= 2]
+    sections = []
+    for n, (i, level, title) in enumerate(marks):
+        if level != 2:
+            continue
+        end = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
+        sections.append(Section(title, i, end))
+    return sections
+
+
+def first_section(sections: list[Section], *keys: str) -> Section | None:
+    for section in sections:
+        if section.key in keys:
+            return section
+    return None
+
+
+# -- tables -------------------------------------------------------------------
+
+
+def split_row(line: str) -> list[str]:
+    """Split a table row on unescaped pipes; cells keep their `\\|` escapes."""
+    text = line.strip()
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|") and not text.endswith("\\|"):
+        text = text[:-1]
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", text)]
+
+
+def is_separator_row(cells: list[str]) -> bool:
+    return bool(cells) and all(re.fullmatch(r":?-{1,}:?", c.replace(" ", "")) for c in cells)
+
+
+def cell_text(cell: str) -> str:
+    """The text of a table cell: pipes unescaped and one code span unwrapped."""
+    text = cell.strip().replace("\\|", "|")
+    match = re.fullmatch(r"(`+)(.*?)\1", text, flags=re.S)
+    if match:
+        inner = match[2]
+        if len(inner) >= 2 and inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+            inner = inner[1:-1]
+        return inner
+    return text
+
+
+def code_span(text: str) -> str:
+    """Wrap text in a code span that survives any backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def escape_cell(text: str) -> str:
+    """Make text safe inside a table cell: one line, pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+# -- links --------------------------------------------------------------------
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
+    """Every memory link written in a markdown body, in document order.
+
+    `line_offset` is added to 0-based token lines so that reported lines are
+    1-based lines of the whole file (after a frontmatter block, say).
+    """
+    if "[" not in text and "- " not in text:
+        return []
+    links: list[Link] = []
+    section = ""
+    pending_heading = False
+    in_item = 0
+    for token in _parser().parse(text):
+        if token.type == "heading_open":
+            pending_heading = token.tag in ("h1", "h2")
+            continue
+        if token.type == "list_item_open":
+            in_item += 1
+        elif token.type == "list_item_close":
+            in_item -= 1
+        if token.type != "inline":
+            continue
+        if pending_heading:
+            section = section_key(token.content)
+            pending_heading = False
+            continue
+        first_line = (token.map[0] if token.map else 0) + line_offset + 1
+        links.extend(_inline_links(token, section, first_line, bool(in_item)))
+    return links
+
+
+def _inline_links(token: Any, section: str, line: int, in_item: bool) -> Iterator[Link]:
+    default_type = RELATED if section == RELATED else "link"
+    children = token.children or []
+    if in_item and section in (MANAGED_LINKS, RELATED):
+        bare = _bare_id(children)
+        if bare:
+            yield Link(bare, default_type, LinkKind.BARE, line)
+            return
+    href: str | None = None
+    label: list[str] = []
+    for child in children:
+        if child.type in ("softbreak", "hardbreak"):
+            line += 1
+        elif child.type == "link_open":
+            href = str(child.attrGet("href") or "")
+            label = []
+        elif child.type == "link_close" and href is not None:
+            link = _markdown_link(href, "".join(label), default_type, line)
+            if link:
+                yield link
+            href = None
+        elif child.type in ("text", "code_inline"):
+            if href is not None:
+                label.append(child.content)
+            elif child.type == "text":
+                yield from _text_links(child.content, default_type, line)
+
+
+def _bare_id(children: list[Any]) -> str | None:
+    if len(children) != 1 or children[0].type != "text":
+        return None
+    match = _BARE_ID.match(children[0].content.strip())
+    return match[1] if match else None
+
+
+def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link | None:
+    if label.startswith(_TYPED_PREFIX):
+        kind = label[len(_TYPED_PREFIX) :].strip() or "link"
+        target = unquote(href.split("#", 1)[0]).strip()
+        return Link(target, kind, LinkKind.TYPED, line) if target else None
+    if label.startswith("cite:") or is_url(href) or href.startswith(("mailto:", "#")):
+        return None
+    target = unquote(href.split("#", 1)[0].split("?", 1)[0]).strip()
+    if not target.lower().endswith(".md"):
+        return None
+    return Link(target, default_type, LinkKind.MARKDOWN, line)
+
+
+def _text_links(text: str, default_type: str, line: int) -> Iterator[Link]:
+    found = []
+    for match in _WIKI.finditer(text):
+        target = match[1].strip()
+        if target:
+            found.append((match.start(), Link(target, default_type, LinkKind.WIKI, line)))
+    for match in _MEM_ID.finditer(text):
+        found.append((match.start(), Link(f"mem:{match[1]}", default_type, LinkKind.MEM_ID, line)))
+    for _, link in sorted(found, key=lambda pair: pair[0]):
+        yield link

@@ -1,0 +1,104 @@
+"""Read access to the code a store cites, confined to the repository root.
+
+Citations name files relative to the repository root. Nothing here ever reads
+outside that root: absolute paths, `..` escapes and symlinks that point out are
+reported, not followed. Each file is read at most once per Repository object,
+so one verification run reads each cited file once however often it is cited.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_SOURCE_BYTES = 20 * 1024 * 1024
+_BINARY_PROBE = 8192
+
+
+class SourceStatus(enum.Enum):
+    TEXT = "text"
+    MISSING = "missing"
+    OUTSIDE = "outside"
+    BINARY = "binary"
+    UNREADABLE = "unreadable"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A cited file as found: its lines (without newlines) when it is text."""
+
+    path: str
+    status: SourceStatus
+    lines: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def is_text(self) -> bool:
+        return self.status is SourceStatus.TEXT
+
+
+@dataclass
+class Repository:
+    """The code a store's citations point into."""
+
+    root: Path
+    _cache: dict[str, SourceFile] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(os.path.abspath(self.root))
+        self._real_root = os.path.realpath(self.root)
+
+    def resolve(self, rel: str) -> Path | None:
+        """The file a repository-relative path names, or None when it would leave the root."""
+        if not rel or os.path.isabs(rel) or "\x00" in rel or rel.startswith("\\"):
+            return None
+        candidate = Path(os.path.normpath(self.root / rel))
+        if not _within(str(candidate), str(self.root)):
+            return None
+        if not _within(os.path.realpath(candidate), self._real_root):
+            return None
+        return candidate
+
+    def read(self, rel: str) -> SourceFile:
+        """The cited file's lines, read once and cached."""
+        cached = self._cache.get(rel)
+        if cached is None:
+            cached = self._cache[rel] = self._read(rel)
+        return cached
+
+    def _read(self, rel: str) -> SourceFile:
+        file = self.resolve(rel)
+        if file is None:
+            return SourceFile(rel, SourceStatus.OUTSIDE, reason="path leaves the repository root")
+        try:
+            with open(file, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size > MAX_SOURCE_BYTES:
+                    return SourceFile(rel, SourceStatus.UNREADABLE, reason="file is too large")
+                data = handle.read()
+        except FileNotFoundError:
+            return SourceFile(rel, SourceStatus.MISSING, reason="file not found")
+        except IsADirectoryError:
+            return SourceFile(rel, SourceStatus.UNREADABLE, reason="is a directory")
+        except OSError as exc:
+            return SourceFile(rel, SourceStatus.UNREADABLE, reason=exc.strerror or str(exc))
+        if b"\x00" in data[:_BINARY_PROBE]:
+            return SourceFile(rel, SourceStatus.BINARY, reason="binary file")
+        text = data.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return SourceFile(rel, SourceStatus.TEXT, tuple(line.rstrip("\r") for line in lines))
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def cited_text(source: SourceFile, line: int, end_line: int | None) -> str | None:
+    """The text of lines [line, end_line], stripped and joined by newlines; None if out of range."""
+    last = end_line or line
+    if not source.is_text or line < 1 or last > len(source.lines):
+        return None
+    return "\n".join(text.strip() for text in source.lines[line - 1 : last])

@@ -1,0 +1,88 @@
+"""The documented JSON shapes, shared by `--json` output and the MCP server.
+
+Keeping them in one place is what makes the CLI and the server answer alike.
+Timestamps are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .model import Citation, Link, Memory
+from .service import Summary
+from .timestamps import format_timestamp
+
+
+def memory_dict(memory: Memory) -> dict[str, Any]:
+    """The documented JSON shape of a memory (`get --json`, MCP get_memory)."""
+    meta = memory.meta
+    return {
+        "path": memory.path,
+        "content": memory.content,
+        "metadata": {
+            "created_at": _time(meta.created_at),
+            "updated_at": _time(meta.updated_at),
+            "tags": list(meta.tags),
+            "source": meta.source,
+            "expires_at": _time(meta.expires_at),
+            "citations": [c.ref for c in meta.citations],
+        },
+        "links": [link_dict(link) for link in memory.links or ()],
+        "title": memory.title,
+        "format": memory.format,
+        "citations": [citation_dict(c) for c in meta.citations],
+        "confidence": meta.confidence,
+        "last_verified": _time(meta.last_verified),
+        "extra": {k: _plain(v) for k, v in meta.extra.items()},
+    }
+
+
+def citation_dict(citation: Citation) -> dict[str, Any]:
+    return {
+        "ref": citation.ref,
+        "kind": citation.kind.value,
+        "path": None if citation.is_url else citation.target,
+        "url": citation.target if citation.is_url else None,
+        "line": citation.line,
+        "end_line": citation.end_line,
+        "snippet": citation.snippet,
+        "verified": citation.verified,
+    }
+
+
+def link_dict(link: Link) -> dict[str, Any]:
+    return {"target": link.target, "type": link.type, "kind": link.kind.value, "line": link.line}
+
+
+def summary_dict(summary: Summary) -> dict[str, Any]:
+    meta = summary.meta
+    return {
+        "path": summary.path,
+        "title": summary.title,
+        "format": summary.format,
+        "tags": list(meta.tags),
+        "created_at": _time(meta.created_at),
+        "updated_at": _time(meta.updated_at),
+        "expires_at": _time(meta.expires_at),
+        "expired": summary.expired,
+        "source": meta.source,
+        "citations": len(meta.citations),
+    }
+
+
+def _time(moment: datetime | None) -> str | None:
+    return format_timestamp(moment) if moment else None
+
+
+def _plain(value: Any) -> Any:
+    """YAML values made JSON-safe (dates become ISO strings)."""
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

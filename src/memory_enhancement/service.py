@@ -1,0 +1,364 @@
+"""The operations on memories: one service under both the CLI and the MCP server.
+
+Every front end parses its arguments, calls one method here and renders the
+result; rules such as "citations given replace the list, an empty list clears
+it, omitted keeps it" live here once. Methods return values and raise
+MemoryToolError subclasses; they never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from . import formats
+from .citations import parse_citation, snippet_matches
+from .errors import ExpiredError, InvalidInputError, MemoryToolError
+from .formats.markdown import code_span
+from .memory_paths import normalize_category, normalize_new_path
+from .model import Citation, Link, LinkKind, Memory, MemoryMeta
+from .repo import Repository, SourceStatus, cited_text
+from .storage import Loaded, Store
+from .timestamps import format_timestamp, maybe_timestamp, now
+
+CitationInput = str | Citation
+_TYPED_LINK = "[link:"
+SOURCES = ("cli", "file", "stdin", "mcp", "import", "graduate")
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did: the memory as now on disk, and anything worth a warning."""
+
+    path: str
+    memory: Memory
+    changed: bool = True
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One line of a listing: what can be known without extracting links."""
+
+    path: str
+    title: str
+    format: str
+    meta: MemoryMeta
+    expired: bool
+    mtime_ns: int
+
+    @property
+    def sort_time(self) -> float:
+        moment = self.meta.updated_at or self.meta.created_at
+        return moment.timestamp() if moment else self.mtime_ns / 1e9
+
+
+@dataclass(frozen=True)
+class Listing:
+    memories: list[Summary]
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    memory: Memory
+    warnings: tuple[str, ...] = ()
+
+
+class MemoryService:
+    """Operations on one store, citing code in one repository."""
+
+    def __init__(
+        self, store: Store, repo: Repository, *, clock: Callable[[], datetime] = now
+    ) -> None:
+        self.store = store
+        self.repo = repo
+        self.clock = clock
+
+    # -- reading ----------------------------------------------------------------
+
+    def get(self, path: str, *, include_expired: bool = False) -> Fetched:
+        loaded = self.store.read(self.store.locate(path))
+        memory = loaded.doc.memory
+        expires = memory.meta.expires_at
+        if not include_expired and expires is not None and memory.meta.is_expired(self.clock()):
+            raise ExpiredError(
+                f"memory {memory.path!r} expired at {format_timestamp(expires)} "
+                "(use include_expired to read it anyway)"
+            )
+        return Fetched(memory, tuple(loaded.doc.problems))
+
+    def list_memories(
+        self, category: str | None = None, *, include_expired: bool = False
+    ) -> Listing:
+        moment = self.clock()
+        prefix = normalize_category(category) if category else None
+        summaries, skipped = [], []
+        for path in self.store.iter_paths(prefix):
+            try:
+                loaded = self.store.read(path, links=False)
+            except MemoryToolError as exc:
+                skipped.append(str(exc))
+                continue
+            memory = loaded.doc.memory
+            expired = memory.meta.is_expired(moment)
+            if expired and not include_expired:
+                continue
+            summaries.append(
+                Summary(path, memory.title, memory.format, memory.meta, expired, loaded.mtime_ns)
+            )
+        return Listing(summaries, skipped)
+
+    def recent(self, limit: int = 10, *, include_expired: bool = False) -> Listing:
+        if limit < 1:
+            raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
+        listing = self.list_memories(include_expired=include_expired)
+        newest = sorted(listing.memories, key=lambda s: (-s.sort_time, s.path))
+        return Listing(newest[:limit], listing.skipped)
+
+    # -- writing ----------------------------------------------------------------
+
+    def add(
+        self,
+        path: str,
+        content: str,
+        *,
+        tags: Iterable[str] = (),
+        expires_at: datetime | str | None = None,
+        citations: Iterable[CitationInput] = (),
+        links: Iterable[str | Link] = (),
+        source: str = "cli",
+    ) -> WriteResult:
+        target = normalize_new_path(path)
+        if not content or not content.strip():
+            raise InvalidInputError(f"content of {target!r} is empty")
+        moment = self.clock()
+        prepared, warnings = self._prepare_citations(_parse_citations(citations), ())
+        meta = MemoryMeta(
+            created_at=moment,
+            updated_at=moment,
+            tags=_clean_tags(tags),
+            source=source,
+            expires_at=maybe_timestamp(expires_at, field="expires_at"),
+            citations=tuple(prepared),
+        )
+        with self.store.lock():
+            fmt = formats.by_name(self.store.default_format())
+            memory = Memory(target, content, meta, tuple(_parse_links(links)), fmt.name)
+            decoded = formats.Decoded(fmt.render(None, memory))
+            self.store.create(target, decoded.encode(decoded.text))
+        return self._written(target, warnings)
+
+    def update(
+        self,
+        path: str,
+        *,
+        content: str | None = None,
+        tags: Iterable[str] | None = None,
+        expires_at: datetime | str | None = None,
+        clear_expiry: bool = False,
+        citations: Iterable[CitationInput] | None = None,
+    ) -> WriteResult:
+        """Change what is given; `citations=[]` clears them, `None` keeps them (seed 003)."""
+        nothing = content is None and tags is None and expires_at is None and citations is None
+        if nothing and not clear_expiry:
+            raise InvalidInputError(
+                "nothing to update: give content, tags, expires_at, clear_expiry or citations"
+            )
+        if clear_expiry and expires_at is not None:
+            raise InvalidInputError("give either expires_at or clear_expiry, not both")
+        if content is not None and not content.strip():
+            raise InvalidInputError("content cannot be empty")
+        target = self.store.locate(path)
+
+        def change(memory: Memory) -> tuple[Memory, list[str]]:
+            meta, warnings = memory.meta, list[str]()
+            if tags is not None:
+                meta = replace(meta, tags=_clean_tags(tags))
+            if expires_at is not None:
+                meta = replace(meta, expires_at=maybe_timestamp(expires_at, field="expires_at"))
+            if clear_expiry:
+                meta = replace(meta, expires_at=None)
+            if citations is not None:
+                wanted = _parse_citations(citations)
+                prepared, warnings = self._prepare_citations(wanted, meta.citations)
+                meta = replace(meta, citations=tuple(prepared))
+            new = replace(memory, meta=meta, content=memory.content if content is None else content)
+            return new, warnings
+
+        return self._edit(target, change, touch=True)
+
+    def add_citation(
+        self, path: str, ref: CitationInput, *, snippet: str | None = None
+    ) -> WriteResult:
+        """Append one citation, capturing its snippet from the code when none is given."""
+        citation = parse_citation(ref, snippet=snippet) if isinstance(ref, str) else ref
+        if snippet is not None and not snippet.strip():
+            raise InvalidInputError("snippet cannot be empty")
+        target = self.store.locate(path)
+
+        def change(memory: Memory) -> tuple[Memory, list[str]]:
+            existing = memory.meta.citations
+            if any(c.ref == citation.ref and c.snippet == citation.snippet for c in existing):
+                return memory, [f"citation {citation.ref} is already on {target}"]
+            if citation.snippet is None and any(c.ref == citation.ref for c in existing):
+                return memory, [f"citation {citation.ref} is already on {target}"]
+            prepared, warnings = self._prepare_citations([citation], ())
+            meta = replace(memory.meta, citations=(*existing, *prepared))
+            return replace(memory, meta=meta), warnings
+
+        return self._edit(target, change, touch=True)
+
+    def remove(self, path: str) -> str:
+        with self.store.lock():
+            target = self.store.locate(path)
+            self.store.delete(target)
+        return target
+
+    def move(self, source: str, destination: str) -> WriteResult:
+        """Move a memory; its content, citations and links travel with it unchanged."""
+        with self.store.lock():
+            origin = self.store.locate(source)
+            target = normalize_new_path(destination) if destination.strip() else destination
+            if target == origin:
+                return self._written(origin, [], changed=False)
+            self.store.rename(origin, target)
+        return self._written(target, [])
+
+    def prune(self, *, dry_run: bool = False) -> Listing:
+        """Remove expired memories (or only list them). Unreadable files are never touched."""
+        with self.store.lock():
+            listing = self.list_memories(include_expired=True)
+            expired = [s for s in listing.memories if s.expired]
+            if not dry_run:
+                for summary in expired:
+                    self.store.delete(summary.path)
+        return Listing(expired, listing.skipped)
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _edit(
+        self,
+        target: str,
+        change: Callable[[Memory], tuple[Memory, list[str]]],
+        *,
+        touch: bool,
+    ) -> WriteResult:
+        """Read, change and write one memory under the lock; skip the write if nothing changed."""
+        with self.store.lock():
+            loaded = self.store.read(target)
+            memory, warnings = change(loaded.doc.memory)
+            if memory == loaded.doc.memory:
+                return WriteResult(target, memory, False, tuple(warnings))
+            if touch:
+                memory = replace(memory, meta=replace(memory.meta, updated_at=self.clock()))
+            self._write(loaded, memory)
+        return self._written(target, warnings)
+
+    def _write(self, loaded: Loaded, memory: Memory) -> None:
+        fmt = formats.by_name(loaded.doc.memory.format)
+        text = fmt.render(loaded.doc, memory)
+        if text != loaded.decoded.text:
+            self.store.replace(loaded.path, loaded.decoded.encode(text))
+
+    def _written(
+        self, target: str, warnings: Sequence[str], *, changed: bool = True
+    ) -> WriteResult:
+        loaded = self.store.read(target)
+        problems = [*warnings, *loaded.doc.problems]
+        return WriteResult(target, loaded.doc.memory, changed, tuple(problems))
+
+    def _prepare_citations(
+        self, wanted: Sequence[Citation], existing: Sequence[Citation]
+    ) -> tuple[list[Citation], list[str]]:
+        """Capture snippets from the code and say what looks wrong, without refusing it.
+
+        A citation already on the memory is kept exactly as it is; a new
+        file:line citation without a snippet gets the cited text as snippet and a
+        verified stamp, so verification can later tell a moved line from a
+        changed one. Problems are warnings: a store may live apart from its code.
+        """
+        kept = set(existing)
+        stamp = format_timestamp(self.clock())
+        result: list[Citation] = []
+        warnings: list[str] = []
+        for citation in dict.fromkeys(wanted):
+            if citation in kept or citation.is_url:
+                result.append(citation)
+                continue
+            source = self.repo.read(citation.target)
+            if source.status is not SourceStatus.TEXT:
+                warnings.append(_source_warning(citation, source.status, str(self.repo.root)))
+            elif citation.line is not None:
+                text = cited_text(source, citation.line, citation.end_line)
+                if text is None:
+                    warnings.append(
+                        f"citation {citation.ref}: line {citation.end_line or citation.line} is "
+                        f"past the end of {citation.target} ({len(source.lines)} lines)"
+                    )
+                elif citation.snippet is None:
+                    citation = replace(citation, snippet=text, verified=stamp)
+                elif snippet_matches(snippet := citation.snippet, text):
+                    citation = replace(citation, verified=citation.verified or stamp)
+                else:
+                    warnings.append(
+                        f"citation {citation.ref}: snippet {code_span(snippet)} is not "
+                        f"on that line, which reads {code_span(text.splitlines()[0])}"
+                    )
+            result.append(citation)
+        return result, warnings
+
+
+def _source_warning(citation: Citation, status: SourceStatus, root: str) -> str:
+    match status:
+        case SourceStatus.MISSING:
+            return f"citation {citation.ref}: {citation.target} does not exist under {root} (kept)"
+        case SourceStatus.OUTSIDE:
+            return f"citation {citation.ref}: the path leaves the repository root {root}"
+        case SourceStatus.BINARY:
+            return f"citation {citation.ref}: {citation.target} is a binary file"
+        case _:
+            return f"citation {citation.ref}: {citation.target} cannot be read"
+
+
+def _parse_citations(items: Iterable[CitationInput]) -> list[Citation]:
+    if isinstance(items, str):
+        raise InvalidInputError("citations must be a list of strings, not one string")
+    return [parse_citation(item) if isinstance(item, str) else item for item in items]
+
+
+def _clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(tags, str):
+        raise InvalidInputError("tags must be a list of strings, not one string")
+    cleaned: list[str] = []
+    for tag in tags:
+        text = str(tag).strip()
+        if not text:
+            raise InvalidInputError("invalid tag '': tags cannot be empty")
+        if "," in text or "\n" in text:
+            raise InvalidInputError(f"invalid tag {text!r}: tags cannot contain commas or newlines")
+        if text not in cleaned:
+            cleaned.append(text)
+    return tuple(cleaned)
+
+
+def _parse_links(items: Iterable[str | Link]) -> list[Link]:
+    links = []
+    for item in items:
+        if isinstance(item, Link):
+            links.append(item)
+            continue
+        text = str(item).strip()
+        if not text:
+            raise InvalidInputError("invalid link '': a link needs a target")
+        if text.startswith(_TYPED_LINK) and text.endswith(")") and "](" in text:
+            kind, _, target = text[len(_TYPED_LINK) : -1].partition("](")
+            links.append(Link(target.strip(), kind.strip() or "link", LinkKind.TYPED))
+            continue
+        kind, sep, target = text.partition(":")
+        if sep and kind.isidentifier() and target.strip():
+            links.append(Link(target.strip(), kind, LinkKind.TYPED))
+        else:
+            links.append(Link(text, "link", LinkKind.BARE))
+    return links
