@@ -12,6 +12,7 @@ from typing import Any
 from .model import Citation, Link, Memory
 from .service import Summary
 from .timestamps import format_timestamp
+from .verify import CitationCheck, MemoryVerification
 
 
 def memory_dict(memory: Memory) -> dict[str, Any]:
@@ -86,3 +87,39 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def check_dict(check: CitationCheck) -> dict[str, Any]:
+    """One citation's verdict: as written in the memory, then what verification found."""
+    citation = check.citation
+    return {
+        "path": citation.target,
+        "line": citation.line,
+        "end_line": citation.end_line,
+        "snippet": citation.snippet,
+        "status": check.status.value,
+        "current_path": check.current_path,
+        "current_line": check.current_line,
+        "reason": check.reason,
+        "anchored": check.anchored,
+        "renamed_to": check.renamed_to,
+    }
+
+
+def verification_dict(result: MemoryVerification) -> dict[str, Any]:
+    """The seed's verify result (`memory_id`, `valid`, `confidence`, `stale_citations`) and more."""
+    failing = [c for c in result.checks if c.status.failing]
+    data: dict[str, Any] = {
+        "memory_id": result.path,
+        "valid": result.valid,
+        "confidence": result.confidence,
+        "stale_citations": [
+            {"path": c.citation.target, "line": c.citation.line, "reason": c.reason}
+            for c in failing
+        ],
+        "citations": [check_dict(c) for c in result.checks],
+        "file": result.file,
+    }
+    if result.mentions:
+        data["mentions"] = [check_dict(c) for c in result.mentions]
+    return data

@@ -11,16 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 
 from . import formats
 from .citations import parse_citation, snippet_matches
 from .errors import ExpiredError, InvalidInputError, MemoryToolError
 from .formats.markdown import code_span
+from .git import Git
 from .memory_paths import normalize_category, normalize_new_path
 from .model import Citation, Link, LinkKind, Memory, MemoryMeta
 from .repo import Repository, SourceStatus, cited_text
 from .storage import Loaded, Store
 from .timestamps import format_timestamp, maybe_timestamp, now
+from .verification import VerifyOptions, VerifyRun, changed_paths, verify_paths
 
 CitationInput = str | Citation
 _TYPED_LINK = "[link:"
@@ -235,6 +238,33 @@ class MemoryService:
                 for summary in expired:
                     self.store.delete(summary.path)
         return Listing(expired, listing.skipped)
+
+    # -- verification -------------------------------------------------------------
+
+    @cached_property
+    def git(self) -> Git | None:
+        """The git repository around the cited code, found once per service."""
+        return Git.discover(self.repo.root)
+
+    def verify(self, path: str, options: VerifyOptions | None = None) -> VerifyRun:
+        """Verify one memory's citations just in time (and fix moved ones on request)."""
+        target = self.store.locate(path)
+        return verify_paths(self, [target], options or VerifyOptions(), explicit=True)
+
+    def verify_all(
+        self,
+        category: str | None = None,
+        *,
+        changed_since: str | None = None,
+        options: VerifyOptions | None = None,
+    ) -> VerifyRun:
+        """Verify every memory with citations, or only those a change since a ref touches."""
+        prefix = normalize_category(category) if category else None
+        if changed_since:
+            paths = changed_paths(self, changed_since, prefix)
+        else:
+            paths = list(self.store.iter_paths(prefix))
+        return verify_paths(self, paths, options or VerifyOptions())
 
     # -- helpers ----------------------------------------------------------------
 

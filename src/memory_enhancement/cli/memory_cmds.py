@@ -104,18 +104,31 @@ def add(
 @click.command(context_settings=CONTEXT)
 @click.argument("path")
 @click.option("--include-expired", is_flag=True, help="Return the memory even if it has expired.")
+@click.option(
+    "--verify", "check", is_flag=True, help="Verify its citations now and show the verdicts."
+)
 @json_option
 @store_options
-def get(path: str, include_expired: bool, as_json: bool) -> None:
+def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
     """Show a memory: content, metadata, citations and links."""
-    from ..serialize import memory_dict
+    from ..serialize import memory_dict, verification_dict
 
-    fetched = app().service().get(path, include_expired=include_expired)
+    service = app().service()
+    fetched = service.get(path, include_expired=include_expired)
     warn(fetched.warnings)
+    result = service.verify(fetched.memory.path).results[0] if check else None
     if as_json:
-        emit_json(memory_dict(fetched.memory))
-    else:
-        print_memory(fetched.memory)
+        data = memory_dict(fetched.memory)
+        if result is not None:
+            data["verification"] = verification_dict(result)
+        emit_json(data)
+        return
+    print_memory(fetched.memory)
+    if result is not None:
+        from .verify_cmds import print_result
+
+        click.echo("")
+        print_result(result, verbose=True)
 
 
 @click.command(context_settings=CONTEXT)

@@ -45,11 +45,14 @@ class Document:
     Formats subclass this to remember where each part of the memory sits.
     `problems` lists what was skipped while parsing (a citation row that does
     not parse, a metadata value that is not a date), for the caller to warn about.
+    `citation_lines` gives, per citation, the 1-based line of the file it is
+    written on, so reports (GitHub annotations) can point at it.
     """
 
     memory: Memory
     text: str
     problems: list[str] = field(default_factory=list)
+    citation_lines: list[int | None] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,14 @@ class FrontmatterFormat:
         doc = FrontmatterDocument(Memory(path, ""), text, lines=lines, close=close, data=data)
         doc.blocks = _scan_blocks(lines, 1, close)
         meta = _read_meta(doc)
+        block = doc.blocks.get("citations")
+        if block is not None:
+            starts = (
+                block.items if doc.item_valid and len(block.items) == len(meta.citations) else ()
+            )
+            doc.citation_lines = [
+                (starts[n] if starts else block.start) + 1 for n in range(len(meta.citations))
+            ]
         body = "".join(lines[close + 1 :])
         found: tuple[Link, ...] | None = None
         if links:
@@ -336,6 +344,9 @@ def _insert_at(doc: FrontmatterDocument, name: str) -> int:
 def _edit_citation_items(
     doc: FrontmatterDocument, block: Block, wanted: list[Citation], edits: LineEdits
 ) -> None:
+    if not wanted:  # the whole key goes; item edits would overlap this one
+        edits.replace(block.start, block.end, [])
+        return
     old = list(doc.memory.meta.citations)
     bounds = [*block.items, block.end]
     indent = _ITEM_LINE.match(doc.lines[block.items[0]])
@@ -348,8 +359,6 @@ def _edit_citation_items(
             edits.insert(bounds[i1], new_lines)
         else:
             edits.replace(bounds[i1], bounds[i2], new_lines)
-    if not wanted:
-        edits.replace(block.start, block.end, [])
 
 
 def _render_key(name: str, meta: MemoryMeta) -> list[str]:
@@ -370,7 +379,7 @@ def _render_key(name: str, meta: MemoryMeta) -> list[str]:
 def _render_item(citation: Citation, indent: str) -> list[str]:
     fields: list[tuple[str, Any]] = []
     if citation.snippet is not None or citation.verified or citation.commit or citation.extra:
-        fields.append(("path", citation.target))
+        fields.append(("path", _flow(citation.target)))
         if citation.line is not None and not citation.is_url:
             fields.append(("line", citation.line))
             if citation.end_line is not None:
@@ -404,8 +413,11 @@ def _scalar_text(value: str) -> str:
     are turned back into the same text); anything else is quoted as needed.
     """
     plain = _flow(value)
-    if plain.startswith(("'", '"')):
-        loaded = yaml.load(value, Loader=_LOADER) if "\n" not in value else None
+    if plain.startswith(("'", '"')) and "\n" not in value:
+        try:  # any text can get here (`}`, `[1, 2`): only a timestamp stays bare
+            loaded = yaml.load(value, Loader=_LOADER)
+        except yaml.YAMLError:
+            return plain
         if isinstance(loaded, datetime | date) and _text(loaded) == value:
             return value
     return plain

@@ -118,6 +118,7 @@ class SerenaFormat:
         if links:
             found_links = (*md.extract_links(text), *meta_links)
         citations = tuple(e.citation for e in doc.entries)
+        doc.citation_lines = [e.line + 1 for e in doc.entries]
         doc.memory = Memory(
             path, content_of(content), replace(meta, citations=citations), found_links, self.name
         )

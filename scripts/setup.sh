@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Create .venv (once) and install the package with its test and semantic extras.
+# Sourced by scripts/test.sh and scripts/demo.sh; safe to run again (it is quick when done).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv" >&2
+  "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+fi
+stamp=.venv/.installed-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  echo "== installing memory-enhancement and its test dependencies" >&2
+  .venv/bin/pip install -q -e '.[dev]'
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi

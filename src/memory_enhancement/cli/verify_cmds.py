@@ -1,0 +1,221 @@
+"""`verify` and `verify-all`: are these memories' citations still true?
+
+Exit codes: 0 when every memory is valid, 1 when any is not (with --strict,
+moved citations fail too), 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from .app import CONTEXT, EXIT_PROBLEMS, app, emit_json, store_options, warn
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_MARK = {
+    "valid": "ok",
+    "moved": "moved",
+    "stale": "STALE",
+    "missing": "MISSING",
+    "out_of_range": "OUT OF RANGE",
+    "skipped": "skipped",
+    "invalid": "INVALID",
+}
+
+
+def verify_options(func: F) -> F:
+    options = [
+        click.option("--json", "as_json", is_flag=True, help="Print JSON (same as --format json)."),
+        click.option(
+            "--fix",
+            is_flag=True,
+            help="Rewrite moved citations in place; capture missing snippets.",
+        ),
+        click.option(
+            "--dry-run", is_flag=True, help="With --fix: print the diff instead of writing."
+        ),
+        click.option("--strict", is_flag=True, help="Moved citations fail too."),
+        click.option(
+            "--include-mentions", is_flag=True, help="Also check path:line mentions in the prose."
+        ),
+        click.option(
+            "--check-urls", is_flag=True, help="Fetch URL citations (HEAD/GET, short timeout)."
+        ),
+        click.option(
+            "--url-timeout", type=float, default=5.0, show_default=True, help="Seconds per URL."
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _options(fix: bool, dry_run: bool, mentions: bool, urls: bool, timeout: float) -> Any:
+    from ..verification import VerifyOptions
+
+    if dry_run and not fix:
+        raise click.UsageError("--dry-run only applies with --fix")
+    return VerifyOptions(fix, dry_run, mentions, urls, timeout)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("memory")
+@verify_options
+@store_options
+def verify(
+    memory: str,
+    as_json: bool,
+    fix: bool,
+    dry_run: bool,
+    strict: bool,
+    include_mentions: bool,
+    check_urls: bool,
+    url_timeout: float,
+) -> None:
+    """Verify the citations of one MEMORY against the code, just in time."""
+    from ..serialize import verification_dict
+
+    options = _options(fix, dry_run, include_mentions, check_urls, url_timeout)
+    run = app().service().verify(memory, options)
+    result = run.results[0]
+    if as_json:
+        emit_json(_with_fix(verification_dict(result), run))
+    else:
+        print_result(result, verbose=True)
+    _print_fixes(run, quiet=as_json)
+    if not run.ok(strict=strict):
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+@click.command("verify-all", context_settings=CONTEXT)
+@click.argument("category", required=False)
+@click.option(
+    "--changed-since", metavar="REF", help="Only memories citing files changed since the git REF."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="github: GitHub Actions annotations on the memory files.",
+)
+@verify_options
+@store_options
+def verify_all(
+    category: str | None,
+    changed_since: str | None,
+    fmt: str,
+    as_json: bool,
+    fix: bool,
+    dry_run: bool,
+    strict: bool,
+    include_mentions: bool,
+    check_urls: bool,
+    url_timeout: float,
+) -> None:
+    """Verify every memory that has citations (optionally under CATEGORY)."""
+    from ..serialize import verification_dict
+
+    options = _options(fix, dry_run, include_mentions, check_urls, url_timeout)
+    run = app().service().verify_all(category, changed_since=changed_since, options=options)
+    warn(run.skipped)
+    fmt = "json" if as_json else fmt
+    if fmt == "json":
+        emit_json([_with_fix(verification_dict(r), run) for r in run.results])
+    elif fmt == "github":
+        _print_github(run, strict)
+    else:
+        for result in run.results:
+            if _worth_showing(result):
+                print_result(result, verbose=False)
+    _print_fixes(run, quiet=fmt == "json")
+    if fmt != "json":
+        click.echo(_summary(run))
+    if not run.ok(strict=strict):
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+def _worth_showing(result: Any) -> bool:
+    """verify-all text lists only memories with something to look at."""
+    moved = any(c.status.value == "moved" for c in result.checks)
+    return not result.valid or moved or any(m.status.failing for m in result.mentions)
+
+
+def print_result(result: Any, *, verbose: bool) -> None:
+    confidence = "-" if result.confidence is None else f"{result.confidence:.0%}"
+    state = "valid" if result.valid else "INVALID"
+    click.echo(f"{state:<8} {result.path}  (confidence {confidence})")
+    for check in result.checks:
+        if verbose or check.status.value != "valid":
+            click.echo(_check_line(check))
+    for check in result.mentions:
+        if verbose or check.status.failing:
+            click.echo(_check_line(check, prefix="mention "))
+
+
+def _check_line(check: Any, prefix: str = "") -> str:
+    ref = check.citation.ref
+    if check.status.value == "moved" and check.current_path:
+        where = check.current_path
+        if check.current_line:
+            where += f":{check.current_line}"
+        ref = f"{ref} -> {where}"
+    reason = f"  {check.reason}" if check.reason else ""
+    unanchored = "" if check.anchored else "  (no snippet)"
+    return f"  {prefix}{_MARK[check.status.value]:<12} {ref}{reason}{unanchored}"
+
+
+def _print_github(run: Any, strict: bool) -> None:
+    """GitHub Actions annotations, each on the line of the memory file holding the citation."""
+    for result in run.results:
+        for n, check in enumerate(result.checks):
+            status = check.status.value
+            if not (check.status.failing or (strict and status == "moved")):
+                continue
+            line = result.lines[n] if n < len(result.lines) and result.lines[n] else 1
+            message = f"{status} citation {check.citation.ref}: {check.reason}"
+            title = f"memory {result.path}"
+            click.echo(
+                f"::warning file={_escape(result.file, True)},line={line},"
+                f"title={_escape(title, True)}::{_escape(message)}"
+            )
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def _with_fix(data: dict[str, Any], run: Any) -> dict[str, Any]:
+    """JSON output carries the fix (its diff, and whether it was written) with its memory."""
+    for fix in run.fixes:
+        if fix.path == data["memory_id"]:
+            data["fix"] = {"diff": fix.diff, "written": fix.written}
+    return data
+
+
+def _print_fixes(run: Any, *, quiet: bool) -> None:
+    if quiet:
+        return
+    for fix in run.fixes:
+        if not fix.written:
+            click.echo(fix.diff, nl=False)
+        else:
+            click.echo(f"fixed {fix.path}")
+
+
+def _summary(run: Any) -> str:
+    from ..verify import Verdict
+
+    parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
+    shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
+    return f"{len(run.results)} memories, {run.citations} citations: " + ", ".join(shown)
+
+
+_ALWAYS = ("valid", "moved", "stale", "missing")
+
+COMMANDS = [verify, verify_all]

@@ -1,0 +1,51 @@
+"""Checking URL citations, only when asked (`--check-urls`).
+
+Seed 000 says URLs are not checked at load time: they are slow and flaky. When
+a person or CI asks, each distinct URL is fetched once (HEAD, then GET when the
+server refuses HEAD), in parallel, with a short timeout.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+_USER_AGENT = "memory-enhancement (citation check)"
+
+
+@dataclass(frozen=True)
+class UrlChecker:
+    timeout: float = 5.0
+    workers: int = 8
+
+    def check_all(self, urls: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """url -> (verdict value, reason) for each distinct URL."""
+        distinct = list(dict.fromkeys(urls))
+        if not distinct:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(distinct))) as pool:
+            return dict(zip(distinct, pool.map(self.check, distinct), strict=True))
+
+    def check(self, url: str) -> tuple[str, str]:
+        status: int | None = None
+        for method in ("HEAD", "GET"):
+            request = urllib.request.Request(
+                url, method=method, headers={"User-Agent": _USER_AGENT}
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return "valid", f"HTTP {response.status}"
+            except urllib.error.HTTPError as exc:
+                status = exc.code
+                if method == "HEAD" and exc.code in (403, 405, 501):
+                    continue  # some servers refuse HEAD; ask with GET
+            except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
+                reason = getattr(exc, "reason", exc)
+                return "stale", f"cannot fetch: {reason}"
+            break
+        if status in (404, 410):
+            return "missing", f"HTTP {status}"
+        return "stale", f"HTTP {status}"

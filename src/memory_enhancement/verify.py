@@ -1,0 +1,321 @@
+"""Just-in-time citation verification: valid, moved (and where to), stale, missing.
+
+The seed's rule ("is the snippet on the cited line?") calls every line that
+merely moved stale. Here a citation whose snippet left its line is looked for
+in the rest of the file (and in the file git says it was renamed to). When the
+text occurs more than once, git's diff since the citation was last verified
+decides: the old line is mapped forward; an occurrence that the diff *added* is
+where the code moved to, while one that was already there before is somebody
+else's line, so the citation is stale. Without history the nearest occurrence
+is taken.
+
+Work is done in two passes so that git is asked once per run and per base
+commit, not once per citation: a local pass settles every citation it can from
+the files alone, then the undecided ones are resolved with history together.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .citations import squash
+from .git import Git, LineMap
+from .model import Citation, Memory
+from .repo import Repository, SourceFile, SourceStatus
+from .urlcheck import UrlChecker
+
+
+class Verdict(enum.Enum):
+    VALID = "valid"
+    MOVED = "moved"
+    STALE = "stale"
+    MISSING = "missing"
+    OUT_OF_RANGE = "out_of_range"
+    SKIPPED = "skipped"
+    INVALID = "invalid"
+
+    @property
+    def failing(self) -> bool:
+        """Whether this verdict makes its memory invalid."""
+        return self in _FAILING
+
+
+_FAILING = {Verdict.STALE, Verdict.MISSING, Verdict.OUT_OF_RANGE, Verdict.INVALID}
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """The verdict on one citation, and where its text is now."""
+
+    citation: Citation
+    status: Verdict
+    current_path: str | None = None
+    current_line: int | None = None
+    reason: str = ""
+    renamed_to: str | None = None
+
+    @property
+    def anchored(self) -> bool:
+        """A citation without a snippet cannot notice that its line changed."""
+        return self.citation.snippet is not None or self.citation.is_url
+
+    @property
+    def current_end_line(self) -> int | None:
+        c = self.citation
+        if c.end_line is None or c.line is None or self.current_line is None:
+            return None
+        return self.current_line + (c.end_line - c.line)
+
+
+@dataclass(frozen=True)
+class MemoryVerification:
+    """All verdicts for one memory."""
+
+    path: str
+    checks: tuple[CitationCheck, ...]
+    mentions: tuple[CitationCheck, ...] = ()
+    file: str | None = None  # the memory file, for reports that point into it
+    lines: tuple[int | None, ...] = ()  # per citation, its line in that file
+
+    @property
+    def valid(self) -> bool:
+        return not any(check.status.failing for check in self.checks)
+
+    @property
+    def confidence(self) -> float | None:
+        """Share of checked citations that are valid or moved (seed 004 §4.4.2).
+
+        Skipped URLs are not counted; with nothing checked there is no figure.
+        """
+        counted = [c for c in self.checks if c.status is not Verdict.SKIPPED]
+        if not counted:
+            return None
+        good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
+        return round(good / len(counted), 4)
+
+    def count(self, status: Verdict) -> int:
+        return sum(check.status is status for check in self.checks)
+
+
+@dataclass
+class _Pending:
+    """A citation whose verdict needs history: where to look and what was found."""
+
+    citation: Citation
+    path: str  # where the file is now (after a rename)
+    candidates: list[int]
+    renamed_to: str | None = None
+    result: CitationCheck | None = None
+
+
+@dataclass
+class Verifier:
+    """Verifies citations against one repository; reuse it for a whole run."""
+
+    repo: Repository
+    git: Git | None = None
+    urls: UrlChecker | None = None
+    _squashed: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
+        memories = list(memories)
+        pending: list[_Pending] = []
+        drafts: list[list[CitationCheck | _Pending]] = []
+        for memory in memories:
+            row: list[CitationCheck | _Pending] = []
+            for citation in memory.meta.citations:
+                outcome = self._local(citation)
+                if isinstance(outcome, _Pending):
+                    pending.append(outcome)
+                row.append(outcome)
+            drafts.append(row)
+        self._resolve_with_history(pending)
+        self._check_urls(drafts)
+        results = []
+        for memory, row in zip(memories, drafts, strict=True):
+            checks = tuple(item.result if isinstance(item, _Pending) else item for item in row)
+            results.append(MemoryVerification(memory.path, checks))  # type: ignore[arg-type]
+        return results
+
+    def verify(self, memory: Memory) -> MemoryVerification:
+        return self.verify_memories([memory])[0]
+
+    def check(self, citation: Citation) -> CitationCheck:
+        """One citation on its own (mentions, tests)."""
+        outcome = self._local(citation)
+        if isinstance(outcome, _Pending):
+            self._resolve_with_history([outcome])
+            assert outcome.result is not None
+            return outcome.result
+        return outcome
+
+    # -- pass 1: the files alone ------------------------------------------------
+
+    def _local(self, citation: Citation) -> CitationCheck | _Pending:
+        if citation.is_url:
+            return CitationCheck(citation, Verdict.SKIPPED, reason="URL not checked")
+        source = self.repo.read(citation.target)
+        if source.status is SourceStatus.MISSING:
+            return self._missing(citation)
+        if not source.is_text:
+            return CitationCheck(citation, Verdict.INVALID, reason=source.reason)
+        return self._in_file(citation, source, citation.target)
+
+    def _in_file(
+        self, citation: Citation, source: SourceFile, path: str, renamed: bool = False
+    ) -> CitationCheck | _Pending:
+        line, snippet, total = citation.line, citation.snippet, len(source.lines)
+        moved = Verdict.MOVED if renamed else Verdict.VALID
+        where = f"renamed to {path}; " if renamed else ""
+        if snippet is None or not squash(snippet):
+            if line is None or (citation.end_line or line) <= total:
+                return CitationCheck(citation, moved, path, line, f"{where}no snippet to compare")
+            last = citation.end_line or line
+            reason = f"{where}line {last} is past the end of {path} ({total} lines)"
+            return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
+        candidates = self._occurrences(path, source, snippet, _span(citation))
+        if line is not None and line in candidates and not renamed:
+            return CitationCheck(citation, Verdict.VALID, path, line)
+        if line is None and candidates:
+            found = candidates[0]
+            return CitationCheck(citation, moved, path, found, f"{where}snippet at line {found}")
+        if not candidates:
+            return self._stale(citation, source, path, where)
+        return _Pending(citation, path, candidates, path if renamed else None)
+
+    def _missing(self, citation: Citation) -> CitationCheck | _Pending:
+        renamed = self.git.renames.get(citation.target) if self.git else None
+        if renamed:
+            source = self.repo.read(renamed)
+            if source.is_text:
+                outcome = self._in_file(citation, source, renamed, renamed=True)
+                if isinstance(outcome, _Pending):
+                    return outcome
+                if outcome.status in (Verdict.MOVED, Verdict.VALID):
+                    return outcome
+                return CitationCheck(
+                    citation,
+                    Verdict.MISSING,
+                    reason=f"file was renamed to {renamed}, but the cited text is not in it",
+                    renamed_to=renamed,
+                )
+        return CitationCheck(citation, Verdict.MISSING, reason=f"{citation.target} not found")
+
+    def _stale(
+        self, citation: Citation, source: SourceFile, path: str, where: str
+    ) -> CitationCheck:
+        line = citation.line
+        if line is None:
+            return CitationCheck(citation, Verdict.STALE, path, None, f"{where}snippet not in file")
+        if line > len(source.lines):
+            reason = f"line {line} is past the end of {path} ({len(source.lines)} lines)"
+        else:
+            now = source.lines[line - 1].strip()
+            reason = f"line {line} now reads `{_short(now)}`" if now else f"line {line} is blank"
+        return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
+
+    def _occurrences(self, path: str, source: SourceFile, snippet: str, span: int) -> list[int]:
+        """First lines of every window of `span` lines that holds the snippet."""
+        lines = self._squashed.get(path)
+        if lines is None:
+            lines = self._squashed[path] = [squash(text) for text in source.lines]
+        wanted = squash(snippet)
+        if span == 1:
+            return [i + 1 for i, text in enumerate(lines) if wanted in text]
+        first = squash(snippet.split("\n", 1)[0]) or wanted
+        return [
+            i + 1
+            for i, text in enumerate(lines[: len(lines) - span + 1])
+            if first in text and wanted in "".join(lines[i : i + span])
+        ]
+
+    # -- pass 2: history ------------------------------------------------------
+
+    def _resolve_with_history(self, pending: Sequence[_Pending]) -> None:
+        by_base: dict[str | None, list[_Pending]] = defaultdict(list)
+        for item in pending:
+            by_base[self._base(item.citation)].append(item)
+        for base, items in by_base.items():
+            maps: dict[str, LineMap] = {}
+            if base is not None and self.git is not None:
+                maps = self.git.line_maps(base, {i.citation.target for i in items})
+            for item in items:
+                item.result = self._decide(item, maps.get(item.citation.target))
+
+    def _base(self, citation: Citation) -> str | None:
+        """The commit at which the citation was last verified, when history can tell."""
+        if self.git is None or citation.line is None:
+            return None
+        if citation.target not in self.git.tracked and citation.target not in self.git.renames:
+            return None
+        if citation.commit:
+            return citation.commit
+        moment = citation.verified_at
+        return self.git.commit_at(moment) if moment else None
+
+    def _decide(self, item: _Pending, line_map: LineMap | None) -> CitationCheck:
+        citation, candidates = item.citation, item.candidates
+        line = citation.line or 1
+        where = f"renamed to {item.path}; " if item.renamed_to else ""
+        if line_map is None or line_map.new_path != item.path:
+            # No history (no git, no verified stamp, or the file did not change since):
+            # the occurrence nearest to the cited line is the best guess.
+            return self._moved(item, _nearest(candidates, line), where)
+        mapped = line_map.forward(line)
+        if mapped is not None:
+            # The line itself survived; if its text is not there, the citation was
+            # already off when verified, and the nearest occurrence is the best guess.
+            target = mapped if mapped in candidates else _nearest(candidates, mapped)
+            return self._moved(item, target, where)
+        added = [n for n in candidates if line_map.backward(n) is None]
+        if added:
+            return self._moved(item, _nearest(added, line_map.expected(line)), where)
+        source = self.repo.read(item.path)
+        expected = line_map.expected(line)
+        now = source.lines[expected - 1].strip() if 0 < expected <= len(source.lines) else ""
+        changed = f"line {line} changed (now line {expected}: `{_short(now)}`)"
+        others = ", ".join(str(n) for n in candidates[:3])
+        reason = f"{where}{changed}; the same text at line {others} was already there"
+        return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
+
+    def _moved(self, item: _Pending, line: int, where: str) -> CitationCheck:
+        was = item.citation.line
+        verdict = Verdict.MOVED if (line != was or item.renamed_to) else Verdict.VALID
+        reason = f"{where}found at line {line}" + (f" (was {was})" if was else "")
+        return CitationCheck(item.citation, verdict, item.path, line, reason, item.renamed_to)
+
+    # -- URLs -------------------------------------------------------------------
+
+    def _check_urls(self, drafts: list[list[CitationCheck | _Pending]]) -> None:
+        if self.urls is None:
+            return
+        urls = [
+            item.citation.target
+            for row in drafts
+            for item in row
+            if isinstance(item, CitationCheck) and item.status is Verdict.SKIPPED
+        ]
+        outcomes = self.urls.check_all(urls)
+        for row in drafts:
+            for n, item in enumerate(row):
+                if isinstance(item, CitationCheck) and item.status is Verdict.SKIPPED:
+                    status, reason = outcomes[item.citation.target]
+                    row[n] = CitationCheck(item.citation, Verdict(status), reason=reason)
+
+
+def _span(citation: Citation) -> int:
+    if citation.line is None or citation.end_line is None:
+        return 1
+    return citation.end_line - citation.line + 1
+
+
+def _nearest(lines: Sequence[int], target: int) -> int:
+    return min(lines, key=lambda n: (abs(n - target), n))
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = text.replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
