@@ -75,6 +75,13 @@ class LineMap:
             offset += h.old_count - h.new_count
         return new_line + offset
 
+    def deleted(self, old_line: int) -> bool:
+        """Whether the diff deleted an old line with nothing put in its place."""
+        for h in self.hunks:
+            if h.old_count and h.old_start <= old_line < h.old_start + h.old_count:
+                return not h.new_count
+        return False
+
     def expected(self, old_line: int) -> int:
         """The best guess of where an old line is now, even when the diff changed it."""
         offset = 0
@@ -259,14 +266,23 @@ def _rename_pairs(out: str) -> list[tuple[str, str]]:
 
 
 def _parse_diff(out: str) -> list[LineMap]:
-    """Line maps from `git diff -M -U0` output; added and deleted files have none."""
+    """Line maps from `git diff -M -U0` output; added and deleted files have none.
+
+    File headers are read only before a file's first hunk: inside hunks, a
+    deleted line `-- note` (an SQL or Lua comment) reads `--- note` and an added
+    `++ x` reads `+++ x`, which are not headers.
+    """
     maps: list[LineMap] = []
     for chunk in out.split("\ndiff --git ")[0:]:
         old: str | None = None
         new: str | None = None
         hunks: list[Hunk] = []
         for line in chunk.split("\n"):
-            if line.startswith("--- "):
+            if line.startswith("@@ "):
+                hunks.append(_hunk(line))
+            elif hunks:
+                continue  # a changed line, whatever it looks like
+            elif line.startswith("--- "):
                 old = _diff_path(line[4:])
             elif line.startswith("+++ "):
                 new = _diff_path(line[4:])
@@ -274,8 +290,6 @@ def _parse_diff(out: str) -> list[LineMap]:
                 old = _unquote(line[len("rename from ") :])
             elif line.startswith("rename to "):
                 new = _unquote(line[len("rename to ") :])
-            elif line.startswith("@@ "):
-                hunks.append(_hunk(line))
         if old is not None and new is not None:
             maps.append(LineMap(old, new, tuple(hunks)))
     return maps

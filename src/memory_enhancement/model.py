@@ -124,6 +124,7 @@ class MemoryMeta:
     citations: tuple[Citation, ...] = ()
     confidence: float | None = None
     last_verified: datetime | None = None
+    citation_id: str | None = None  # declared once the memory moved, so its ID survives
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def is_expired(self, moment: datetime) -> bool:

@@ -15,11 +15,12 @@ from .timestamps import format_timestamp
 from .verify import CitationCheck, MemoryVerification
 
 
-def memory_dict(memory: Memory) -> dict[str, Any]:
+def memory_dict(memory: Memory, citation_id: str = "") -> dict[str, Any]:
     """The documented JSON shape of a memory (`get --json`, MCP get_memory)."""
     meta = memory.meta
     return {
         "path": memory.path,
+        "id": f"mem:{citation_id}" if citation_id else None,
         "content": memory.content,
         "metadata": {
             "created_at": _time(meta.created_at),
@@ -68,7 +69,8 @@ def summary_dict(summary: Summary) -> dict[str, Any]:
         "expires_at": _time(meta.expires_at),
         "expired": summary.expired,
         "source": meta.source,
-        "citations": len(meta.citations),
+        "citations": summary.citation_count,
+        "id": f"mem:{summary.citation_id}" if summary.citation_id else None,
     }
 
 
@@ -107,7 +109,12 @@ def check_dict(check: CitationCheck) -> dict[str, Any]:
 
 
 def verification_dict(result: MemoryVerification) -> dict[str, Any]:
-    """The seed's verify result (`memory_id`, `valid`, `confidence`, `stale_citations`) and more."""
+    """The seed's verify result (`memory_id`, `valid`, `confidence`, `stale_citations`) and more.
+
+    The keys are the documented shape (issue 3): the seed's four, `citations`,
+    and `mentions` only when prose mentions were checked. Where the memory file
+    is (for annotations) is the text formats' business, not this shape's.
+    """
     failing = [c for c in result.checks if c.status.failing]
     data: dict[str, Any] = {
         "memory_id": result.path,
@@ -118,7 +125,6 @@ def verification_dict(result: MemoryVerification) -> dict[str, Any]:
             for c in failing
         ],
         "citations": [check_dict(c) for c in result.checks],
-        "file": result.file,
     }
     if result.mentions:
         data["mentions"] = [check_dict(c) for c in result.mentions]

@@ -12,15 +12,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 
-from . import formats
+from . import formats, retrieval
 from .citations import parse_citation, snippet_matches
-from .errors import ExpiredError, InvalidInputError, MemoryToolError
+from .errors import AlreadyExistsError, ExpiredError, InvalidInputError
 from .formats.markdown import code_span
 from .git import Git
+from .ids import ID_LENGTH, format_citation_id
+from .index import Index, Row, SyncStats
 from .memory_paths import normalize_category, normalize_new_path
 from .model import Citation, Link, LinkKind, Memory, MemoryMeta
 from .repo import Repository, SourceStatus, cited_text
+from .search import Filters, Mode
+from .semantic import DEFAULT_MODEL
+from .state import State
 from .storage import Loaded, Store
 from .timestamps import format_timestamp, maybe_timestamp, now
 from .verification import VerifyOptions, VerifyRun, changed_paths, verify_paths
@@ -38,6 +44,7 @@ class WriteResult:
     memory: Memory
     changed: bool = True
     warnings: tuple[str, ...] = ()
+    citation_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,23 @@ class Summary:
     meta: MemoryMeta
     expired: bool
     mtime_ns: int
+    citation_id: str = ""
+    citation_count: int = 0
+
+    @classmethod
+    def of(cls, row: Row, now_text: str) -> Summary:
+        meta = MemoryMeta(
+            created_at=maybe_timestamp(row.created_at),
+            updated_at=maybe_timestamp(row.updated_at),
+            tags=row.tags,
+            source=row.source,
+            expires_at=maybe_timestamp(row.expires_at),
+        )
+        expired = row.expired(now_text)
+        return cls(
+            row.path, row.title, row.format, meta, expired, row.mtime_ns, row.citation_id,
+            row.citation_count,
+        )  # fmt: skip
 
     @property
     def sort_time(self) -> float:
@@ -67,21 +91,39 @@ class Listing:
 class Fetched:
     memory: Memory
     warnings: tuple[str, ...] = ()
+    citation_id: str = ""  # bare; format_citation_id() quotes it
 
 
 class MemoryService:
     """Operations on one store, citing code in one repository."""
 
     def __init__(
-        self, store: Store, repo: Repository, *, clock: Callable[[], datetime] = now
+        self,
+        store: Store,
+        repo: Repository,
+        *,
+        index_path: Path | None = None,
+        state: State | None = None,
+        session: str = "cli",
+        semantic_model: str = DEFAULT_MODEL,
+        id_length: int = ID_LENGTH,
+        clock: Callable[[], datetime] = now,
     ) -> None:
+        """`index_path=None` keeps the index in memory (tests, one-off use); `state=None` too."""
         self.store = store
         self.repo = repo
         self.clock = clock
+        self.session = session
+        self.state = state or State(None)
+        self.index = Index(store, index_path, self.state, id_length=id_length)
+        self.semantic_model = semantic_model
 
     # -- reading ----------------------------------------------------------------
 
-    def get(self, path: str, *, include_expired: bool = False) -> Fetched:
+    def get(
+        self, path: str, *, include_expired: bool = False, action: str | None = "get"
+    ) -> Fetched:
+        """A memory's content and metadata; records the use (seed 002 §5) unless action=None."""
         loaded = self.store.read(self.store.locate(path))
         memory = loaded.doc.memory
         expires = memory.meta.expires_at
@@ -90,27 +132,21 @@ class MemoryService:
                 f"memory {memory.path!r} expired at {format_timestamp(expires)} "
                 "(use include_expired to read it anyway)"
             )
-        return Fetched(memory, tuple(loaded.doc.problems))
+        citation_id = retrieval.citation_id_of(self, memory.path)
+        if action:
+            retrieval.record_use(self, [(citation_id, memory.path)], action, None)
+        return Fetched(memory, tuple(loaded.doc.problems), citation_id)
 
     def list_memories(
         self, category: str | None = None, *, include_expired: bool = False
     ) -> Listing:
-        moment = self.clock()
+        now_text = format_timestamp(self.clock())
         prefix = normalize_category(category) if category else None
-        summaries, skipped = [], []
-        for path in self.store.iter_paths(prefix):
-            try:
-                loaded = self.store.read(path, links=False)
-            except MemoryToolError as exc:
-                skipped.append(str(exc))
-                continue
-            memory = loaded.doc.memory
-            expired = memory.meta.is_expired(moment)
-            if expired and not include_expired:
-                continue
-            summaries.append(
-                Summary(path, memory.title, memory.format, memory.meta, expired, loaded.mtime_ns)
-            )
+        with self.index.connect() as conn:
+            rows, skipped = self.index.rows(conn, prefix)
+        summaries = [Summary.of(row, now_text) for row in rows]
+        if not include_expired:
+            summaries = [s for s in summaries if not s.expired]
         return Listing(summaries, skipped)
 
     def recent(self, limit: int = 10, *, include_expired: bool = False) -> Listing:
@@ -195,7 +231,11 @@ class MemoryService:
     def add_citation(
         self, path: str, ref: CitationInput, *, snippet: str | None = None
     ) -> WriteResult:
-        """Append one citation, capturing its snippet from the code when none is given."""
+        """Append one citation, capturing its snippet from the code when none is given.
+
+        Only the citations change, and `updated_at` when the memory keeps one: a
+        Serena note that records no timestamps gains no Metadata section for it.
+        """
         citation = parse_citation(ref, snippet=snippet) if isinstance(ref, str) else ref
         if snippet is not None and not snippet.strip():
             raise InvalidInputError("snippet cannot be empty")
@@ -209,9 +249,11 @@ class MemoryService:
                 return memory, [f"citation {citation.ref} is already on {target}"]
             prepared, warnings = self._prepare_citations([citation], ())
             meta = replace(memory.meta, citations=(*existing, *prepared))
+            if meta.updated_at is not None:
+                meta = replace(meta, updated_at=self.clock())
             return replace(memory, meta=meta), warnings
 
-        return self._edit(target, change, touch=True)
+        return self._edit(target, change, touch=False)
 
     def remove(self, path: str) -> str:
         with self.store.lock():
@@ -226,8 +268,20 @@ class MemoryService:
             target = normalize_new_path(destination) if destination.strip() else destination
             if target == origin:
                 return self._written(origin, [], changed=False)
+            if self.store.exists(target):
+                raise AlreadyExistsError(f"memory already exists: {target!r}")
+            self._declare_id(origin)
             self.store.rename(origin, target)
         return self._written(target, [])
+
+    def _declare_id(self, path: str) -> None:
+        """Write the memory's citation ID into its file, so the ID survives the move."""
+        citation_id = retrieval.citation_id_of(self, path)
+        loaded = self.store.read(path)
+        memory = loaded.doc.memory
+        if memory.meta.citation_id != citation_id:
+            declared = replace(memory, meta=replace(memory.meta, citation_id=citation_id))
+            self._write(loaded, declared)
 
     def prune(self, *, dry_run: bool = False) -> Listing:
         """Remove expired memories (or only list them). Unreadable files are never touched."""
@@ -238,6 +292,87 @@ class MemoryService:
                 for summary in expired:
                     self.store.delete(summary.path)
         return Listing(expired, listing.skipped)
+
+    # -- the index: IDs, search, context, usage ---------------------------------------
+
+    def reindex(self) -> SyncStats:
+        """Rebuild the index from the files."""
+        return self.index.rebuild()
+
+    def citation_id(self, path: str) -> str:
+        """The `[mem:XXXXXX]` handle of an existing memory."""
+        return format_citation_id(retrieval.citation_id_of(self, self.store.locate(path)))
+
+    def resolve(self, citation_id: str, *, include_expired: bool = True) -> Fetched:
+        """The memory a citation ID names (`mem:a7Bc3x`, `[mem:a7Bc3x]` or `a7Bc3x`)."""
+        return self.get(
+            retrieval.resolve(self, citation_id), include_expired=include_expired, action="resolve"
+        )
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: Mode | str = Mode.LEXICAL,
+        category: str | None = None,
+        tag: str | None = None,
+        include_expired: bool = False,
+        verify: bool = False,
+        min_confidence: float | None = None,
+    ) -> list[retrieval.SearchResult]:
+        filters = Filters(normalize_category(category) if category else None, tag, include_expired)
+        return retrieval.run_search(
+            self, query, limit=limit, mode=_mode(mode), filters=filters, verify=verify,
+            min_confidence=min_confidence,
+        )  # fmt: skip
+
+    def context(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        max_tokens: int | None = 2000,
+        verify: bool = False,
+        mode: Mode | str = Mode.LEXICAL,
+    ) -> tuple[str, list[retrieval.SearchResult]]:
+        """A prompt-ready markdown block of the memories that answer a query."""
+        results = retrieval.run_search(
+            self, query, limit=limit, mode=_mode(mode), filters=Filters(), verify=verify,
+            action=None,
+        )  # fmt: skip
+        text, used = retrieval.render_context(self, results, max_tokens)
+        retrieval.record_use(
+            self, [(r.hit.row.citation_id, r.hit.row.path) for r in used], "context", query
+        )
+        return text, used
+
+    def popular(self, limit: int = 10) -> list[retrieval.Popular]:
+        return retrieval.popular(self, limit)
+
+    def graduation_candidates(self, min_uses: int = 5, limit: int = 50) -> list[retrieval.Popular]:
+        """Memories used often enough to deserve a place in the global store (seed 002 §5.3)."""
+        if min_uses < 1:
+            raise InvalidInputError(f"invalid min_uses {min_uses}: it must be at least 1")
+        return [p for p in retrieval.popular(self, limit, min_uses) if p.path is not None]
+
+    def graduate(self, path: str, target: MemoryService) -> WriteResult:
+        """Copy a memory into another store (the global one), keeping citations; link the two."""
+        if target.store.root == self.store.root:
+            raise InvalidInputError("cannot graduate a memory into its own store")
+        source = self.get(path, include_expired=True).memory
+        link_back = Link(f"{self.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
+        result = target.add(
+            source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
+            citations=source.meta.citations, links=[link_back], source="graduate",
+        )  # fmt: skip
+        link_out = Link(f"{target.store.name}:{result.path}", "graduated_to", LinkKind.TYPED)
+        self._edit(
+            source.path,
+            lambda m: (replace(m, links=(*(m.links or ()), link_out)), []),
+            touch=True,
+        )
+        return result
 
     # -- verification -------------------------------------------------------------
 
@@ -297,7 +432,8 @@ class MemoryService:
     ) -> WriteResult:
         loaded = self.store.read(target)
         problems = [*warnings, *loaded.doc.problems]
-        return WriteResult(target, loaded.doc.memory, changed, tuple(problems))
+        citation_id = retrieval.citation_id_of(self, target)
+        return WriteResult(target, loaded.doc.memory, changed, tuple(problems), citation_id)
 
     def _prepare_citations(
         self, wanted: Sequence[Citation], existing: Sequence[Citation]
@@ -338,6 +474,16 @@ class MemoryService:
                     )
             result.append(citation)
         return result, warnings
+
+
+def _mode(mode: Mode | str) -> Mode:
+    if isinstance(mode, Mode):
+        return mode
+    try:
+        return Mode(mode)
+    except ValueError:
+        choices = ", ".join(m.value for m in Mode)
+        raise InvalidInputError(f"invalid search mode {mode!r} (choose from {choices})") from None
 
 
 def _source_warning(citation: Citation, status: SourceStatus, root: str) -> str:

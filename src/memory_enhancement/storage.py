@@ -83,25 +83,54 @@ class Store:
 
     def iter_paths(self, category: str | None = None) -> Iterator[str]:
         """Memory paths under a category (recursively), sorted; hidden files and folders skipped."""
-        top = self.root
-        if category:
-            top = self.folder_for(category)
-            if not top.is_dir():
-                return
-        found = []
-        for folder, dirs, files in os.walk(top):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            rel = os.path.relpath(folder, self.root)
-            prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-            for name in files:
-                if name.endswith(MEMORY_SUFFIX) and not name.startswith("."):
-                    found.append(prefix + name[: -len(MEMORY_SUFFIX)])
-        yield from sorted(found)
+        yield from sorted(self.scan(category))
+
+    def scan(self, category: str | None = None) -> dict[str, tuple[int, int]]:
+        """Every memory path under a category with its file's (mtime_ns, size).
+
+        One stat per file and no reads: this is what keeps the index in step with
+        the files cheaply. Hidden files and folders (`.git`, `.obsidian`,
+        temporary files of an interrupted write) are skipped, and symlinked
+        folders are not followed.
+        """
+        top = self.folder_for(category) if category else self.root
+        found: dict[str, tuple[int, int]] = {}
+        prefix = "" if not category else category.strip("/") + "/"
+        stack = [(str(top), prefix)]
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, f"{prefix}{name}/"))
+                elif name.endswith(MEMORY_SUFFIX):
+                    try:
+                        stat = entry.stat()
+                    except OSError:
+                        continue  # a dangling symlink
+                    found[prefix + name[: -len(MEMORY_SUFFIX)]] = (stat.st_mtime_ns, stat.st_size)
+        return found
 
     # -- reading --------------------------------------------------------------
 
     def read(self, path: str, *, links: bool = True) -> Loaded:
         """Read and parse one memory; UnreadableMemoryError says what is wrong with it."""
+        data, stat = self.read_bytes(path)
+        return self.parse(path, data, stat, links=links)
+
+    def parse(self, path: str, data: bytes, stat: os.stat_result, *, links: bool = True) -> Loaded:
+        decoded = formats.decode(path, data)
+        doc = formats.parse_text(path, decoded.text, links=links)
+        return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size)
+
+    def read_bytes(self, path: str) -> tuple[bytes, os.stat_result]:
+        """A memory file's bytes (at most the size limit plus one) and its stat."""
         file = self.file_for(path)
         try:
             with open(file, "rb") as handle:
@@ -116,9 +145,7 @@ class Store:
             raise NotFoundError(f"{path!r} is a category, not a memory") from None
         except OSError as exc:
             raise UnreadableMemoryError(f"{path}: cannot read file: {exc.strerror}") from None
-        decoded = formats.decode(path, data)
-        doc = formats.parse_text(path, decoded.text, links=links)
-        return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size)
+        return data, stat
 
     def default_format(self) -> str:
         """The format of new memories: configured, else what the store already holds."""

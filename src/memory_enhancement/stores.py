@@ -13,6 +13,7 @@ the environment; everything else receives the resulting paths.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,6 +49,22 @@ def cache_home(env: Mapping[str, str]) -> Path:
         return Path(env[HOME_ENV]).expanduser() / "cache"
     base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")) / ".cache")
     return Path(base).expanduser() / "memory-enhancement"
+
+
+def data_home(env: Mapping[str, str]) -> Path:
+    """The folder of data that cannot be rebuilt (usage, verification history)."""
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]).expanduser() / "data"
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")) / ".local" / "share")
+    return Path(base).expanduser() / "memory-enhancement"
+
+
+def store_key(root: Path) -> str:
+    """A file name that identifies a store folder: its name and a hash of its real path."""
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(real.encode("utf-8")).hexdigest()[:12]
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(real).name) or "store"
+    return f"{name}-{digest}"
 
 
 def global_store(env: Mapping[str, str]) -> Path:

@@ -16,7 +16,9 @@ the files alone, then the undecided ones are resolved with history together.
 
 from __future__ import annotations
 
+import bisect
 import enum
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -119,6 +121,7 @@ class Verifier:
     git: Git | None = None
     urls: UrlChecker | None = None
     _squashed: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _joined: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
         memories = list(memories)
@@ -183,6 +186,8 @@ class Verifier:
             found = candidates[0]
             return CitationCheck(citation, moved, path, found, f"{where}snippet at line {found}")
         if not candidates:
+            if line is not None and not renamed and self._base(citation) is not None:
+                return _Pending(citation, path, [])  # stale; history says where to look
             return self._stale(citation, source, path, where)
         return _Pending(citation, path, candidates, path if renamed else None)
 
@@ -205,32 +210,67 @@ class Verifier:
         return CitationCheck(citation, Verdict.MISSING, reason=f"{citation.target} not found")
 
     def _stale(
-        self, citation: Citation, source: SourceFile, path: str, where: str
+        self,
+        citation: Citation,
+        source: SourceFile,
+        path: str,
+        where: str,
+        line_map: LineMap | None = None,
     ) -> CitationCheck:
-        line = citation.line
-        if line is None:
+        """A stale verdict whose reason quotes what is there now.
+
+        With history, "there" is where git's diff put the cited line: after lines
+        were inserted above an edited line, the cited line number holds some
+        other line, and quoting it would send the reader to the wrong place.
+        """
+        if citation.line is None:
             return CitationCheck(citation, Verdict.STALE, path, None, f"{where}snippet not in file")
+        start = citation.line
+        if line_map is not None:
+            if citation.end_line is None and line_map.deleted(start):
+                reason = f"{where}line {start} was deleted"
+                return CitationCheck(citation, Verdict.STALE, path, None, reason)
+            start = line_map.expected(start)
+        line = _first_changed(citation, source, start)
+        cited = citation.line + (line - start)
         if line > len(source.lines):
             reason = f"line {line} is past the end of {path} ({len(source.lines)} lines)"
         else:
             now = source.lines[line - 1].strip()
-            reason = f"line {line} now reads `{_short(now)}`" if now else f"line {line} is blank"
+            text = f"now reads `{_short(now)}`" if now else "is blank"
+            if line != cited:
+                text = f"changed (line {line} {text.removeprefix('now ')})"
+            reason = f"line {cited} {text}"
         return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
 
     def _occurrences(self, path: str, source: SourceFile, snippet: str, span: int) -> list[int]:
-        """First lines of every window of `span` lines that holds the snippet."""
+        """First lines of every window of `span` lines that holds the snippet.
+
+        A window starts on the line where the snippet's text begins. The text is
+        matched across line breaks in the squashed file, not line by line: a
+        serena table cell cannot hold a newline, so a range's snippet is often
+        written on one line (`def f(): return 1` for two lines of code).
+        """
         lines = self._squashed.get(path)
         if lines is None:
             lines = self._squashed[path] = [squash(text) for text in source.lines]
         wanted = squash(snippet)
         if span == 1:
             return [i + 1 for i, text in enumerate(lines) if wanted in text]
-        first = squash(snippet.split("\n", 1)[0]) or wanted
-        return [
-            i + 1
-            for i, text in enumerate(lines[: len(lines) - span + 1])
-            if first in text and wanted in "".join(lines[i : i + span])
-        ]
+        joined = self._joined.get(path)
+        if joined is None:
+            starts = list(itertools.accumulate((len(text) for text in lines[:-1]), initial=0))
+            joined = self._joined[path] = ("".join(lines), starts)
+        text, starts = joined
+        found: dict[int, None] = {}
+        at = text.find(wanted)
+        while at != -1:
+            first = bisect.bisect_right(starts, at) - 1
+            last = bisect.bisect_right(starts, at + len(wanted) - 1) - 1
+            if last - first < span and first + span <= len(lines):
+                found[first + 1] = None
+            at = text.find(wanted, at + 1)
+        return list(found)
 
     # -- pass 2: history ------------------------------------------------------
 
@@ -260,6 +300,9 @@ class Verifier:
         citation, candidates = item.citation, item.candidates
         line = citation.line or 1
         where = f"renamed to {item.path}; " if item.renamed_to else ""
+        if not candidates:
+            usable = line_map if line_map is not None and line_map.new_path == item.path else None
+            return self._stale(citation, self.repo.read(item.path), item.path, where, usable)
         if line_map is None or line_map.new_path != item.path:
             # No history (no git, no verified stamp, or the file did not change since):
             # the occurrence nearest to the cited line is the best guess.
@@ -275,10 +318,15 @@ class Verifier:
             return self._moved(item, _nearest(added, line_map.expected(line)), where)
         source = self.repo.read(item.path)
         expected = line_map.expected(line)
-        now = source.lines[expected - 1].strip() if 0 < expected <= len(source.lines) else ""
-        changed = f"line {line} changed (now line {expected}: `{_short(now)}`)"
+        if line_map.deleted(line) or not 0 < expected <= len(source.lines):
+            # A deleted line has no "now": quoting a neighbour would mislead.
+            changed = f"line {line} was deleted"
+        else:
+            now = source.lines[expected - 1].strip()
+            changed = f"line {line} changed (now line {expected}: `{_short(now)}`)"
         others = ", ".join(str(n) for n in candidates[:3])
-        reason = f"{where}{changed}; the same text at line {others} was already there"
+        at = "lines" if len(candidates) > 1 else "line"
+        reason = f"{where}{changed}; the same text at {at} {others} was already there"
         return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
 
     def _moved(self, item: _Pending, line: int, where: str) -> CitationCheck:
@@ -310,6 +358,24 @@ def _span(citation: Citation) -> int:
     if citation.line is None or citation.end_line is None:
         return 1
     return citation.end_line - citation.line + 1
+
+
+def _first_changed(citation: Citation, source: SourceFile, line: int) -> int:
+    """The line of a cited range (now starting at `line`) to quote: the first that changed.
+
+    Quoting the first line of a range whose third line changed would show text
+    that is still right; when the snippet's lines do not match the range's, the
+    first line is quoted.
+    """
+    parts = (citation.snippet or "").split("\n")
+    if citation.line is None or citation.end_line is None:
+        return line
+    if len(parts) != citation.end_line - citation.line + 1:
+        return line
+    for at, part in enumerate(parts, start=line):
+        if at > len(source.lines) or squash(part) not in squash(source.lines[at - 1]):
+            return at
+    return line
 
 
 def _nearest(lines: Sequence[int], target: int) -> int:

@@ -82,16 +82,44 @@ class App:
             probe = probe.parent
         return find_git_root(probe) or self.cwd
 
-    def service(self) -> Any:
-        if self._service is None:
-            from ..repo import Repository
-            from ..service import MemoryService
-            from ..storage import Store
+    def service(self, location: Any = None) -> Any:
+        """The service for the chosen store (or for `location`, e.g. the global store)."""
+        if location is None and self._service is not None:
+            return self._service
+        from ..repo import Repository
+        from ..service import MemoryService
+        from ..state import State
+        from ..storage import Store
+        from ..stores import cache_home, data_home, store_key
 
-            location = self.location()
-            store = Store(location.root, location.name)
-            self._service = MemoryService(store, Repository(self.repo_root(store.root)))
-        return self._service
+        chosen = location or self.location()
+        store = Store(chosen.root, chosen.name)
+        key = store_key(store.root)
+        given = self.options.get("index") if location is None else None
+        index = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
+        service = MemoryService(
+            store,
+            Repository(self.repo_root(store.root)),
+            index_path=index,
+            state=State(data_home(self.env) / "state" / f"{key}.db"),
+            session=self.session(),
+            semantic_model=self.env.get("MEMORY_ENHANCEMENT_MODEL") or _store_model(store),
+        )
+        if location is None:
+            self._service = service
+        return service
+
+    def session(self) -> str:
+        """--session, else MEMORY_ENHANCEMENT_SESSION, else one per calling shell."""
+        given = self.options.get("session") or self.env.get("MEMORY_ENHANCEMENT_SESSION")
+        return str(given) if given else f"cli-{os.getppid()}"
+
+
+def _store_model(store: Any) -> str:
+    from ..semantic import DEFAULT_MODEL
+
+    model = store.config().get("semantic_model")
+    return str(model) if model else DEFAULT_MODEL
 
 
 def _remember(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -129,6 +157,22 @@ def store_options(func: F) -> F:
             expose_value=False,
             callback=_remember("repo_root"),
             help="Root of the code that citations point into (default: git top-level).",
+        ),
+        click.option(
+            "--index",
+            "index_path",
+            metavar="FILE",
+            expose_value=False,
+            callback=_remember("index"),
+            help="Index database to use (default: in the user's cache folder).",
+        ),
+        click.option(
+            "--session",
+            "session",
+            metavar="ID",
+            expose_value=False,
+            callback=_remember("session"),
+            help="Session ID for usage tracking (default: $MEMORY_ENHANCEMENT_SESSION).",
         ),
     ]
     for option in reversed(options):

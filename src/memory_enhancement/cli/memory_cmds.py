@@ -39,9 +39,9 @@ def _write_result(result: Any, as_json: bool, verb: str) -> None:
 
     warn(result.warnings)
     if as_json:
-        emit_json({**memory_dict(result.memory), "changed": result.changed})
+        emit_json({**memory_dict(result.memory, result.citation_id), "changed": result.changed})
     elif result.changed:
-        click.echo(f"{verb} {result.path}")
+        click.echo(f"{verb} {result.path}  [mem:{result.citation_id}]")
     else:
         click.echo(f"unchanged {result.path}")
 
@@ -118,12 +118,12 @@ def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
     warn(fetched.warnings)
     result = service.verify(fetched.memory.path).results[0] if check else None
     if as_json:
-        data = memory_dict(fetched.memory)
+        data = memory_dict(fetched.memory, fetched.citation_id)
         if result is not None:
             data["verification"] = verification_dict(result)
         emit_json(data)
         return
-    print_memory(fetched.memory)
+    print_memory(fetched.memory, fetched.citation_id)
     if result is not None:
         from .verify_cmds import print_result
 

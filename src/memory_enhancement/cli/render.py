@@ -11,10 +11,11 @@ from ..timestamps import format_timestamp
 from .app import emit_json, warn
 
 
-def print_memory(memory: Memory) -> None:
+def print_memory(memory: Memory, citation_id: str = "") -> None:
     meta = memory.meta
     click.secho(f"# {memory.title}", bold=True)
     rows = [
+        ("id", f"[mem:{citation_id}]" if citation_id else "-"),
         ("path", memory.path),
         ("format", memory.format),
         ("created", format_timestamp(meta.created_at) if meta.created_at else "-"),
@@ -53,4 +54,5 @@ def print_listing(listing: Any, as_json: bool) -> None:
     for summary in listing.memories:
         tags = "  " + " ".join(f"#{t}" for t in summary.meta.tags) if summary.meta.tags else ""
         expired = "  (expired)" if summary.expired else ""
-        click.echo(f"{summary.path:<{width}}  {summary.title}{tags}{expired}")
+        cid = f"[mem:{summary.citation_id}]  " if summary.citation_id else ""
+        click.echo(f"{cid}{summary.path:<{width}}  {summary.title}{tags}{expired}")

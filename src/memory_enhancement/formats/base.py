@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..errors import UnreadableMemoryError
-from ..model import Memory
+from ..model import Link, Memory
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 _BOM = "\ufeff"
@@ -123,6 +123,14 @@ class LineEdits:
         for _, (start, end, new_lines) in reversed(ordered):
             result[start:end] = new_lines
         return result
+
+
+def added_links(old: Memory, new: Memory) -> list[Link]:
+    """Links in the edited memory that the file does not have yet (formats only add links)."""
+    if new.links is None:
+        return []
+    present = {(link.target, link.type) for link in old.links or ()}
+    return [link for link in new.links if (link.target, link.type) not in present]
 
 
 def content_of(text: str) -> str:

@@ -34,10 +34,11 @@ import yaml
 
 from ..citations import make_citation, parse_citation, parse_line_spec
 from ..errors import MemoryToolError, UnreadableMemoryError
+from ..ids import PREFIX, parse_citation_id
 from ..model import Citation, Link, LinkKind, Memory, MemoryMeta
 from ..timestamps import format_timestamp, maybe_timestamp
 from . import markdown as md
-from .base import Document, LineEdits, as_lines, content_of
+from .base import Document, LineEdits, added_links, as_lines, content_of
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
@@ -53,6 +54,7 @@ FIELDS = (
     "citations",
     "confidence",
     "last_verified",
+    "citation_id",
 )
 _TIMES = ("created_at", "updated_at", "expires_at", "last_verified")
 _READ_ONLY_KEYS = ("links", "related")
@@ -119,7 +121,7 @@ class FrontmatterFormat:
             body = content_of(memory.content)
             return f"---\n{head}---\n{body}\n" if body else f"---\n{head}---\n"
         assert isinstance(doc, FrontmatterDocument)
-        lines = _edit_keys(doc, memory.meta)
+        lines = _edit_keys(doc, memory.meta, added_links(doc.memory, memory))
         if content_of(memory.content) != doc.memory.content:
             body = content_of(memory.content)
             close = doc.close + len(lines) - len(doc.lines)  # key edits sit above it
@@ -236,6 +238,8 @@ def _field_value(key: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise ValueError(key)
         return float(value)
+    if key == "citation_id":
+        return None if value is None else parse_citation_id(str(value))
     return None if value is None else str(value)
 
 
@@ -311,9 +315,11 @@ def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
 # -- rendering ----------------------------------------------------------------
 
 
-def _edit_keys(doc: FrontmatterDocument, meta: MemoryMeta) -> list[str]:
+def _edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link]) -> list[str]:
     old = doc.memory.meta
     edits = LineEdits()
+    if new_links:
+        _add_links(doc, new_links, edits)
     for name in FIELDS:
         if getattr(meta, name) == getattr(old, name):
             continue
@@ -327,6 +333,25 @@ def _edit_keys(doc: FrontmatterDocument, meta: MemoryMeta) -> list[str]:
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
     return edits.apply(doc.lines)
+
+
+def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:
+    """Append links to the `links:` key, creating it at the end of the frontmatter."""
+    items = [f"  - {_flow(_link_item(link))}\n" for link in links]
+    block = doc.blocks.get("links")
+    if block is None:
+        edits.insert(doc.close, ["links:\n", *items])
+    elif block.items:
+        edits.insert(block.end, items)
+    else:
+        existing = doc.data.get("links")
+        old = existing if isinstance(existing, list) else [] if existing is None else [existing]
+        lines = [f"  - {_flow(item)}\n" for item in old]
+        edits.replace(block.start, block.end, ["links:\n", *lines, *items])
+
+
+def _link_item(link: Link) -> Any:
+    return link.target if link.type == "link" else {"target": link.target, "type": link.type}
 
 
 def _insert_at(doc: FrontmatterDocument, name: str) -> int:
@@ -373,6 +398,8 @@ def _render_key(name: str, meta: MemoryMeta) -> list[str]:
         return []
     if name in _TIMES:
         return [f"{name}: {format_timestamp(value)}\n"]
+    if name == "citation_id":
+        return [f"{name}: {PREFIX}{value}\n"]
     return [f"{name}: {_flow(value)}\n"]
 
 
@@ -399,10 +426,7 @@ def _render_item(citation: Citation, indent: str) -> list[str]:
 def _render_links(links: tuple[Link, ...]) -> list[str]:
     if not links:
         return []
-    items = [
-        _flow(link.target if link.type == "link" else {"target": link.target, "type": link.type})
-        for link in links
-    ]
+    items = [_flow(_link_item(link)) for link in links]
     return ["links:\n", *(f"  - {item}\n" for item in items)]
 
 

@@ -51,6 +51,19 @@ def section_key(title: str) -> str:
 
 def fence_mask(lines: list[str]) -> list[bool]:
     """For each line, whether it belongs to a fenced code block (fences included)."""
+    return _scan_fences(lines)[0]
+
+
+def open_fence(lines: list[str]) -> str:
+    """The fence a text ends inside of ("" when all are closed).
+
+    CommonMark runs an unclosed fence to the end of the document, so anything
+    appended after it would be code, not markdown.
+    """
+    return _scan_fences(lines)[1]
+
+
+def _scan_fences(lines: list[str]) -> tuple[list[bool], str]:
     mask = [False] * len(lines)
     fence = ""
     for i, line in enumerate(lines):
@@ -64,7 +77,7 @@ def fence_mask(lines: list[str]) -> list[bool]:
         if match and not (match[1][0] == "`" and "`" in line.strip()[len(match[1]) :]):
             fence = match[1]
             mask[i] = True
-    return mask
+    return mask, fence
 
 
 def headings(lines: list[str], mask: list[bool] | None = None) -> Iterator[tuple[int, int, str]]:

@@ -27,10 +27,11 @@ from typing import Any
 
 from ..citations import format_lines, make_citation, parse_citation, parse_line_spec
 from ..errors import MemoryToolError
+from ..ids import PREFIX, parse_citation_id
 from ..model import Citation, Link, LinkKind, Memory, MemoryMeta
 from ..timestamps import format_timestamp, maybe_timestamp
 from . import markdown as md
-from .base import Document, LineEdits, as_lines, content_of
+from .base import Document, LineEdits, added_links, as_lines, content_of
 
 CITATIONS, LINKS, METADATA = "citations", "links", "metadata"
 MANAGED = (CITATIONS, LINKS, METADATA)
@@ -50,10 +51,12 @@ _META_LABELS = {
     "tags": "tags", "source": "source",
     "expires": "expires_at", "expires at": "expires_at", "expiry": "expires_at",
     "confidence": "confidence", "last verified": "last_verified", "links": "links",
+    "id": "citation_id", "citation id": "citation_id",
 }  # fmt: skip
 _META_WRITE = {
     "created_at": "Created", "updated_at": "Updated", "tags": "Tags", "source": "Source",
     "expires_at": "Expires", "confidence": "Confidence", "last_verified": "Last Verified",
+    "citation_id": "ID",
 }  # fmt: skip
 _META_BULLET = re.compile(
     r"^(?P<lead>\s*[-*+]\s+)\*\*(?P<label>[^*]+?)\*\*\s*:?\s*(?P<value>.*?)\s*$"
@@ -129,11 +132,15 @@ class SerenaFormat:
             return _render_new(memory)
         assert isinstance(doc, SerenaDocument)
         text = doc.text
+        new_links = added_links(doc.memory, memory)
         if content_of(memory.content) != doc.memory.content:
             text = _replace_content(doc, memory.content)
             doc = self.parse(doc.memory.path, text, links=False)
         if tuple(memory.meta.citations) != tuple(e.citation for e in doc.entries):
             text = _edit_citations(doc, list(memory.meta.citations))
+            doc = self.parse(doc.memory.path, text, links=False)
+        if new_links:
+            text = _append_links(doc, new_links)
             doc = self.parse(doc.memory.path, text, links=False)
         return _edit_metadata(doc, memory.meta)
 
@@ -251,6 +258,8 @@ def _meta_value(field_name: str | None, raw: str) -> Any:
         if not 0 <= value <= 1:
             raise ValueError(raw)
         return value
+    if field_name == "citation_id":
+        return parse_citation_id(raw.strip("`"))
     return raw
 
 
@@ -316,7 +325,9 @@ def _meta_bullet(name: str, meta: MemoryMeta, label: str | None = None, lead: st
     if name == "tags":
         text = ", ".join(value)
     elif name == "confidence":
-        text = f"{value:.2f}"
+        text = f"{value:.4g}"
+    elif name == "citation_id":
+        text = f"{PREFIX}{value}"
     elif name in ("created_at", "updated_at", "expires_at", "last_verified"):
         text = format_timestamp(value)
     else:
@@ -437,13 +448,40 @@ def _append_to_section(
     edits.insert(end, lead + block)
 
 
+def _append_links(doc: SerenaDocument, links: list[Link]) -> str:
+    """New links become bullets of `## Links` (created before `## Metadata`, else at the end)."""
+    edits = LineEdits()
+    bullets = [_link_bullet(link) for link in links]
+    section = doc.section(LINKS)
+    if section is not None:
+        _append_to_section(doc.lines, section, bullets, edits, tight=True)
+    else:
+        block = ["## Links\n", "\n", *bullets]
+        anchor = doc.section(METADATA)
+        if anchor is not None:
+            lead = ["\n"] if anchor.start > 0 and doc.lines[anchor.start - 1].strip() else []
+            edits.insert(anchor.start, lead + block + ["\n"])
+        else:
+            edits.insert(len(doc.lines), _tail_gap(doc.lines) + block)
+    return "".join(edits.apply(doc.lines))
+
+
 def _tail_gap(lines: list[str]) -> list[str]:
-    """What to add before appending a block at the end: a newline and a blank line."""
+    """What to add before appending a block at the end: a newline and a blank line.
+
+    A file that ends inside an unclosed code fence gets the fence closed first,
+    or the new section would be read back as code and the edit silently lost.
+    """
     if not lines:
         return []
-    if not lines[-1].endswith("\n"):
-        return ["\n", "\n"]
-    return [] if not lines[-1].strip() else ["\n"]
+    last = lines[-1]
+    gap = [] if last.endswith("\n") else ["\n"]
+    fence = md.open_fence(lines)
+    if fence:
+        gap.append(fence + "\n")
+    if fence or last.strip() or not last.endswith("\n"):
+        gap.append("\n")
+    return gap
 
 
 def _drop_empty_citations_section(text: str) -> str:

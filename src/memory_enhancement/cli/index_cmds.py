@@ -1,0 +1,209 @@
+"""Commands over the index: search, context, resolve, reindex, stats, graduate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .app import CONTEXT, app, emit_json, json_option, store_options, warn
+from .render import print_memory
+
+MODES = ["lexical", "semantic", "hybrid"]
+
+
+def _hit_dict(result: Any) -> dict[str, Any]:
+    from ..serialize import summary_dict, verification_dict
+
+    hit = result.hit
+    data = {
+        "id": result.citation_id,
+        "path": hit.row.path,
+        "title": hit.row.title,
+        "score": hit.score,
+        "snippet": hit.snippet,
+        "lexical_rank": hit.lexical_rank,
+        "semantic_rank": hit.semantic_rank,
+        "memory": summary_dict(_summary(hit.row)),
+    }
+    if result.verification is not None:
+        data["verification"] = verification_dict(result.verification)
+    return data
+
+
+def _summary(row: Any) -> Any:
+    from ..service import Summary
+
+    return Summary.of(row, "")
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, help="How many hits.")
+@click.option("--category", help="Only memories under this category.")
+@click.option("--tag", help="Only memories with this tag.")
+@click.option("--include-expired", is_flag=True, help="Also search expired memories.")
+@click.option("--mode", type=click.Choice(MODES), default="lexical", show_default=True)
+@click.option("--verify", "check", is_flag=True, help="Verify the hits' citations now.")
+@click.option(
+    "--min-confidence", type=float, help="With --verify: drop hits below this confidence."
+)
+@json_option
+@store_options
+def search(
+    query: str,
+    limit: int,
+    category: str | None,
+    tag: str | None,
+    include_expired: bool,
+    mode: str,
+    check: bool,
+    min_confidence: float | None,
+    as_json: bool,
+) -> None:
+    """Search memories (BM25; --mode semantic or hybrid with the [semantic] extra)."""
+    results = app().service().search(
+        query, limit=limit, mode=mode, category=category, tag=tag,
+        include_expired=include_expired, verify=check, min_confidence=min_confidence,
+    )  # fmt: skip
+    if as_json:
+        emit_json([_hit_dict(r) for r in results])
+        return
+    if not results:
+        click.echo("no matches")
+        return
+    for n, result in enumerate(results, start=1):
+        row = result.hit.row
+        note = ""
+        if result.verification is not None and result.verification.checks:
+            v = result.verification
+            note = "  [verified]" if v.valid else "  [STALE]"
+            if v.confidence is not None:
+                note += f" confidence {v.confidence:.0%}"
+        click.secho(f"{n}. {result.citation_id} {row.path}  {row.title}{note}", bold=True)
+        click.echo(f"   {' '.join(result.hit.snippet.split())}")
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("query")
+@click.option("--limit", "-n", default=5, show_default=True, help="At most this many memories.")
+@click.option("--max-tokens", default=2000, show_default=True, help="Token budget (chars / 4).")
+@click.option("--mode", type=click.Choice(MODES), default="lexical", show_default=True)
+@click.option("--verify", "check", is_flag=True, help="Verify citations; flag stale memories.")
+@json_option
+@store_options
+def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_json: bool) -> None:
+    """Print a markdown block of the memories answering QUERY, ready for a prompt."""
+    text, used = (
+        app().service().context(query, limit=limit, max_tokens=max_tokens, verify=check, mode=mode)
+    )
+    if as_json:
+        emit_json({"context": text, "memories": [_hit_dict(r) for r in used]})
+    else:
+        click.echo(text, nl=False)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("citation_id")
+@json_option
+@store_options
+def resolve(citation_id: str, as_json: bool) -> None:
+    """Show the memory a citation ID names: mem:a7Bc3x, [mem:a7Bc3x] or a7Bc3x."""
+    from ..serialize import memory_dict
+
+    fetched = app().service().resolve(citation_id)
+    warn(fetched.warnings)
+    if as_json:
+        emit_json(memory_dict(fetched.memory, fetched.citation_id))
+    else:
+        print_memory(fetched.memory, fetched.citation_id)
+
+
+@click.command(context_settings=CONTEXT)
+@json_option
+@store_options
+def reindex(as_json: bool) -> None:
+    """Rebuild the index of the store from its files."""
+    service = app().service()
+    stats = service.reindex()
+    if as_json:
+        emit_json({"indexed": stats.added, "seconds": round(stats.seconds, 3)})
+    else:
+        click.echo(f"indexed {stats.added} memories in {stats.seconds:.2f}s ({service.index.path})")
+
+
+@click.group(context_settings=CONTEXT)
+def stats() -> None:
+    """Usage statistics: which memories agents rely on."""
+
+
+def _popular_dicts(items: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"mem:{p.citation_id}",
+            "path": p.path,
+            "uses": p.uses,
+            "sessions": p.sessions,
+            "last_used": p.last_used,
+        }
+        for p in items
+    ]
+
+
+def _print_popular(items: list[Any]) -> None:
+    if not items:
+        click.echo("no usage recorded yet")
+    for p in items:
+        where = p.path or "(removed)"
+        click.echo(f"{p.uses:>5}  [mem:{p.citation_id}]  {where}  ({p.sessions} sessions)")
+
+
+@stats.command("popular", context_settings=CONTEXT)
+@click.option("--limit", "-n", default=10, show_default=True)
+@json_option
+@store_options
+def popular(limit: int, as_json: bool) -> None:
+    """The most used memories."""
+    items = app().service().popular(limit)
+    if as_json:
+        emit_json(_popular_dicts(items))
+    else:
+        _print_popular(items)
+
+
+@stats.command("graduation", context_settings=CONTEXT)
+@click.option("--min-uses", default=5, show_default=True, help="Uses needed to be a candidate.")
+@json_option
+@store_options
+def graduation(min_uses: int, as_json: bool) -> None:
+    """Memories used often enough to graduate into the global store."""
+    items = app().service().graduation_candidates(min_uses)
+    if as_json:
+        emit_json(_popular_dicts(items))
+    else:
+        _print_popular(items)
+
+
+@click.command(context_settings=CONTEXT)
+@click.argument("memory")
+@click.option("--to", "to_store", default="global", show_default=True, help="Target store name.")
+@json_option
+@store_options
+def graduate(memory: str, to_store: str, as_json: bool) -> None:
+    """Copy a project memory into the global (or another) store and link the two."""
+    from ..serialize import memory_dict
+    from ..stores import named_store
+
+    state = app()
+    target = state.service(named_store(to_store, cwd=state.cwd, env=state.env))
+    result = state.service().graduate(memory, target)
+    warn(result.warnings)
+    if as_json:
+        emit_json(
+            {**memory_dict(result.memory, result.citation_id), "store": str(target.store.root)}
+        )
+    else:
+        click.echo(f"graduated {memory} -> {to_store}:{result.path}  [mem:{result.citation_id}]")
+
+
+COMMANDS = [search, context, resolve, reindex, stats, graduate]

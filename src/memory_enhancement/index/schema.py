@@ -1,0 +1,154 @@
+"""The index's SQLite schema, and opening a database that may be missing or broken.
+
+The index is a cache: everything in it is derived from the memory files. So a
+missing, corrupt or older-version database is not repaired, it is deleted and
+rebuilt from the files. The schema version lives in `PRAGMA user_version`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+SCHEMA_VERSION = 3
+
+DDL = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+
+CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '',
+    content TEXT NOT NULL DEFAULT '',
+    format TEXT,
+    created_at TEXT,
+    updated_at TEXT,
+    expires_at TEXT,
+    source TEXT,
+    confidence REAL,
+    last_verified TEXT,
+    citation_count INTEGER NOT NULL DEFAULT 0,
+    declared_id TEXT,
+    citation_id TEXT UNIQUE,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    error TEXT,
+    problems TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX memories_expires ON memories(expires_at);
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    title, tags, path, content,
+    content='memories', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, title, tags, path, content)
+    VALUES (new.id, new.title, new.tags, new.path, new.content);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
+    VALUES ('delete', old.id, old.title, old.tags, old.path, old.content);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF title, tags, path, content ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
+    VALUES ('delete', old.id, old.title, old.tags, old.path, old.content);
+    INSERT INTO memories_fts(rowid, title, tags, path, content)
+    VALUES (new.id, new.title, new.tags, new.path, new.content);
+END;
+
+CREATE TABLE tags (
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    tag TEXT NOT NULL
+);
+CREATE INDEX tags_tag ON tags(tag, memory_id);
+CREATE INDEX tags_memory ON tags(memory_id);
+
+CREATE TABLE links (
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    type TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    line INTEGER
+);
+CREATE INDEX links_memory ON links(memory_id);
+
+CREATE TABLE citations (
+    memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    line INTEGER,
+    end_line INTEGER,
+    snippet TEXT,
+    verified TEXT,
+    is_url INTEGER NOT NULL
+);
+CREATE INDEX citations_target ON citations(target);
+CREATE INDEX citations_memory ON citations(memory_id);
+
+CREATE TABLE embeddings (
+    memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+"""
+
+
+def connect(path: Path | None) -> sqlite3.Connection:
+    """Open (creating or rebuilding as needed) the index database at path; None = in memory."""
+    if path is None:
+        conn = _raw_connect(":memory:")
+        _create(conn)
+        return conn
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = _raw_connect(str(path))
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            conn.execute("SELECT count(*) FROM meta").fetchone()
+            return conn
+        conn.close()
+    except sqlite3.DatabaseError:
+        with contextlib.suppress(Exception):
+            conn.close()
+    _discard(path)
+    conn = _raw_connect(str(path))
+    _create(conn)
+    return conn
+
+
+def _raw_connect(target: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    if target != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    """Create the schema in one transaction; a process racing to do the same finds it done."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        return
+    try:
+        conn.executescript(
+            f"BEGIN IMMEDIATE;\n{DDL}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;"
+        )
+    except sqlite3.OperationalError:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            raise
+
+
+def _discard(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")

