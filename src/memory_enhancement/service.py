@@ -8,19 +8,24 @@ MemoryToolError subclasses; they never print.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from . import formats, retrieval
 from .citations import parse_citation, snippet_matches
-from .errors import AlreadyExistsError, ExpiredError, InvalidInputError
+from .errors import AlreadyExistsError, ExpiredError, InvalidInputError, NotFoundError
 from .formats.markdown import code_span
 from .git import Git
+from .graph import Algorithm, Backlink, Direction, GraphResult, backlinks, orphans, roots, traverse
 from .ids import ID_LENGTH, format_citation_id
 from .index import Index, Row, SyncStats
+from .linkfix import BrokenLink, broken_links, fix_links
+from .links import LinkStatus, Resolver
 from .memory_paths import normalize_category, normalize_new_path
 from .model import Citation, Link, LinkKind, Memory, MemoryMeta
 from .repo import Repository, SourceStatus, cited_text
@@ -29,9 +34,10 @@ from .semantic import DEFAULT_MODEL
 from .state import State
 from .storage import Loaded, Store
 from .timestamps import format_timestamp, maybe_timestamp, now
-from .verification import VerifyOptions, VerifyRun, changed_paths, verify_paths
+from .verification import Fix, VerifyOptions, VerifyRun, changed_paths, verify_paths
 
 CitationInput = str | Citation
+E = TypeVar("E", bound=enum.Enum)
 _TYPED_LINK = "[link:"
 SOURCES = ("cli", "file", "stdin", "mcp", "import", "graduate")
 
@@ -374,6 +380,66 @@ class MemoryService:
         )
         return result
 
+    # -- the link graph ------------------------------------------------------------
+
+    def graph(
+        self,
+        root: str,
+        *,
+        depth: int = 3,
+        direction: Direction | str = Direction.OUT,
+        algorithm: Algorithm | str = Algorithm.BFS,
+        types: Iterable[str] = (),
+    ) -> GraphResult:
+        """Follow links from a memory (seed 004 US-4), BFS or DFS, out, in or both ways."""
+        start = self.find(root)
+        with self.index.connect() as conn:
+            return traverse(
+                conn, start, depth=depth, direction=_choice(Direction, direction, "direction"),
+                algorithm=_choice(Algorithm, algorithm, "algorithm"), types=tuple(types),
+            )  # fmt: skip
+
+    def related(self, path: str) -> list[Backlink]:
+        """Memories that link to this one (the seed's `related`)."""
+        target = self.find(path)
+        with self.index.connect() as conn:
+            return backlinks(conn, target)
+
+    def roots(self) -> list[str]:
+        with self.index.connect() as conn:
+            return roots(conn)
+
+    def orphans(self) -> list[str]:
+        with self.index.connect() as conn:
+            return orphans(conn)
+
+    def broken_links(self) -> list[BrokenLink]:
+        """Dangling and ambiguous links, each with the fix offered when there is one."""
+        return broken_links(self)
+
+    def fix_links(self, *, dry_run: bool = False) -> tuple[list[BrokenLink], list[Fix]]:
+        broken = broken_links(self)
+        return broken, fix_links(self, broken, dry_run=dry_run)
+
+    def find(self, reference: str) -> str:
+        """An existing memory from a path, a citation ID or a unique name."""
+        try:
+            return self.store.locate(reference)
+        except NotFoundError:
+            pass
+        text = reference.strip()
+        if text.startswith(("mem:", "[mem:")):
+            return retrieval.resolve(self, text)
+        with self.index.connect() as conn:
+            paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
+        found = Resolver(paths).resolve("", Link(text, "link", LinkKind.BARE))
+        if found.status is LinkStatus.RESOLVED and found.target:
+            return found.target
+        if found.candidates:
+            options = ", ".join(found.candidates[:5])
+            raise InvalidInputError(f"{reference!r} is ambiguous: {options}")
+        raise NotFoundError(f"memory not found: {reference!r} (store {self.store.root})")
+
     # -- verification -------------------------------------------------------------
 
     @cached_property
@@ -474,6 +540,16 @@ class MemoryService:
                     )
             result.append(citation)
         return result, warnings
+
+
+def _choice(enum_type: type[E], value: E | str, name: str) -> E:
+    if isinstance(value, enum_type):
+        return value
+    try:
+        return enum_type(value)
+    except ValueError:
+        choices = ", ".join(str(m.value) for m in enum_type)
+        raise InvalidInputError(f"invalid {name} {value!r} (choose from {choices})") from None
 
 
 def _mode(mode: Mode | str) -> Mode:

@@ -26,6 +26,7 @@ from .errors import (
 from .formats.base import Decoded, Document
 from .memory_paths import existing_path_candidates
 from .model import MEMORY_SUFFIX
+from .scan import full_scan
 
 CONFIG_FILE = ".memory-enhancement.yaml"
 _SAMPLE = 64
@@ -94,28 +95,8 @@ class Store:
         folders are not followed.
         """
         top = self.folder_for(category) if category else self.root
-        found: dict[str, tuple[int, int]] = {}
         prefix = "" if not category else category.strip("/") + "/"
-        stack = [(str(top), prefix)]
-        while stack:
-            folder, prefix = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, f"{prefix}{name}/"))
-                elif name.endswith(MEMORY_SUFFIX):
-                    try:
-                        stat = entry.stat()
-                    except OSError:
-                        continue  # a dangling symlink
-                    found[prefix + name[: -len(MEMORY_SUFFIX)]] = (stat.st_mtime_ns, stat.st_size)
-        return found
+        return full_scan(str(top), prefix).files
 
     # -- reading --------------------------------------------------------------
 

@@ -93,20 +93,18 @@ def changed_paths(service: MemoryService, ref: str, category: str | None) -> lis
             f"--changed-since {ref!r} needs a git repository at {service.repo.root}"
         )
     changed = git.changed_since(ref)
-    chosen = []
-    for path in service.store.iter_paths(category):
-        file = os.path.relpath(service.store.file_for(path), service.repo.root).replace(os.sep, "/")
-        if file in changed:
-            chosen.append(path)
-            continue
-        try:
-            memory = service.store.read(path, links=False).doc.memory
-        except MemoryToolError:
-            chosen.append(path)  # let the run report it
-            continue
-        if any(c.target in changed for c in memory.meta.citations if not c.is_url):
-            chosen.append(path)
-    return chosen
+    store_dir = os.path.relpath(service.store.root, service.repo.root).replace(os.sep, "/")
+    prefix = "" if store_dir == "." else store_dir + "/"
+    own = {
+        f[len(prefix) : -len(".md")]
+        for f in changed
+        if f.startswith(prefix) and f.endswith(".md") and not store_dir.startswith("..")
+    }
+    with service.index.connect() as conn:
+        rows, _ = service.index.rows(conn, category)
+        citing = set(service.index.citing(conn, changed))
+    known = {row.path for row in rows}
+    return sorted(path for path in known if path in citing or path in own)
 
 
 def _run(
@@ -185,7 +183,11 @@ def _fix_one(
                 f"b/{name}",
             )
         )
-        if not dry_run and text != loaded.decoded.text:
+        if text == loaded.decoded.text:
+            # The change cannot be written in this format (an inline `[cite:]` has
+            # no snippet or stamp): reporting a fix would repeat on every run.
+            return None
+        if not dry_run:
             service.store.replace(result.path, loaded.decoded.encode(text))
     return Fix(result.path, diff, written=not dry_run)
 

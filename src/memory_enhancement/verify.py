@@ -173,9 +173,11 @@ class Verifier:
         line, snippet, total = citation.line, citation.snippet, len(source.lines)
         moved = Verdict.MOVED if renamed else Verdict.VALID
         where = f"renamed to {path}; " if renamed else ""
+        renamed_to = path if renamed else None
         if snippet is None or not squash(snippet):
             if line is None or (citation.end_line or line) <= total:
-                return CitationCheck(citation, moved, path, line, f"{where}no snippet to compare")
+                reason = f"{where}no snippet to compare"
+                return CitationCheck(citation, moved, path, line, reason, renamed_to)
             last = citation.end_line or line
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
@@ -184,12 +186,13 @@ class Verifier:
             return CitationCheck(citation, Verdict.VALID, path, line)
         if line is None and candidates:
             found = candidates[0]
-            return CitationCheck(citation, moved, path, found, f"{where}snippet at line {found}")
+            reason = f"{where}snippet at line {found}"
+            return CitationCheck(citation, moved, path, found, reason, renamed_to)
         if not candidates:
             if line is not None and not renamed and self._base(citation) is not None:
                 return _Pending(citation, path, [])  # stale; history says where to look
             return self._stale(citation, source, path, where)
-        return _Pending(citation, path, candidates, path if renamed else None)
+        return _Pending(citation, path, candidates, renamed_to)
 
     def _missing(self, citation: Citation) -> CitationCheck | _Pending:
         renamed = self.git.renames.get(citation.target) if self.git else None

@@ -252,7 +252,8 @@ def prune(dry_run: bool, as_json: bool) -> None:
     verb = "would remove" if dry_run else "removed"
     for path in paths:
         click.echo(f"{verb} {path}")
-    click.echo(f"{len(paths)} expired memor{'y' if len(paths) == 1 else 'ies'} {verb}")
+    done = "would be removed" if dry_run else "removed"
+    click.echo(f"{len(paths)} expired memor{'y' if len(paths) == 1 else 'ies'} {done}")
 
 
 @click.group(context_settings=CONTEXT)

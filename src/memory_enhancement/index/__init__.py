@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import sqlite3
 import threading
 import time
@@ -22,13 +23,17 @@ from typing import Any
 
 from ..errors import MemoryToolError, NotFoundError
 from ..formats.base import Document
-from ..ids import ID_LENGTH, citation_id
+from ..ids import ID_LENGTH
+from ..scan import RACY_NS, Snapshot, rescan
 from ..state import State
 from ..storage import Store
-from ..timestamps import format_timestamp
 from . import schema
+from .idassign import assign_ids
+from .linking import resolve_links
+from .writer import upsert, upsert_error
 
-_RACY_NS = 2_000_000_000
+FULL_CHECK_LIMIT = 20_000  # memories; above this, files are stat-ed at most every interval
+FULL_CHECK_INTERVAL = 10.0  # seconds
 
 
 @dataclass(frozen=True)
@@ -79,12 +84,21 @@ class Index:
     """The index of one store. `path=None` keeps it in memory for the object's lifetime."""
 
     def __init__(
-        self, store: Store, path: Path | None, state: State, *, id_length: int = ID_LENGTH
+        self,
+        store: Store,
+        path: Path | None,
+        state: State,
+        *,
+        id_length: int = ID_LENGTH,
+        full_check_limit: int = FULL_CHECK_LIMIT,
+        full_check_interval: float = FULL_CHECK_INTERVAL,
     ) -> None:
         self.store = store
         self.path = path
         self.state = state
         self.id_length = id_length
+        self.full_check_limit = full_check_limit
+        self.full_check_interval = full_check_interval
         self._shared: sqlite3.Connection | None = None
         self._lock = threading.RLock()
 
@@ -124,39 +138,65 @@ class Index:
 
     # -- keeping in step --------------------------------------------------------
 
-    def sync(self, conn: sqlite3.Connection) -> SyncStats:
+    def sync(self, conn: sqlite3.Connection, *, check_files: bool | None = None) -> SyncStats:
+        """Bring the index in step with the files; see scan.py for how changes are found.
+
+        Files are stat-ed one by one on every call for stores up to
+        `full_check_limit` memories; bigger stores check folders on every call
+        and files at least every `full_check_interval` seconds.
+        """
         started = time.perf_counter()
-        disk = self.store.scan()
+        now_ns = time.time_ns()
         known = {
             path: (mtime, size, digest)
             for path, mtime, size, digest in conn.execute(
                 "SELECT path, mtime_ns, size, hash FROM memories"
             )
         }
-        last = conn.execute("SELECT value FROM meta WHERE key = 'synced_at_ns'").fetchone()
-        racy_after = int(last[0]) - _RACY_NS if last else None
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
+        checked_at = int(meta.get("files_checked_at_ns", 0))
+        if check_files is None:
+            overdue = now_ns - checked_at > self.full_check_interval * 1e9
+            check_files = len(known) <= self.full_check_limit or overdue
+        previous = None
+        if "dirs" in meta:
+            files = {path: (m, s) for path, (m, s, _) in known.items()}
+            previous = Snapshot(files, json.loads(meta["dirs"]))
+        disk = rescan(
+            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at
+        )
+        racy_after = synced_at - RACY_NS if synced_at else None
         todo = [
             path
-            for path, (mtime, size) in disk.items()
+            for path, (mtime, size) in disk.files.items()
             if path not in known
             or known[path][:2] != (mtime, size)
             or (racy_after is not None and mtime >= racy_after)
         ]
-        gone = [path for path in known if path not in disk]
-        if not todo and not gone and last is not None:
-            return SyncStats(len(disk), seconds=time.perf_counter() - started)
-        now_ns = time.time_ns()
+        gone = [path for path in known if path not in disk.files]
+        dirs_changed = previous is None or disk.dirs != previous.dirs
+        if not todo and not gone and not dirs_changed and synced_at is not None:
+            settle: dict[str, object] = {}
+            if racy_after is not None and any(m >= racy_after for m in disk.dirs.values()):
+                settle["synced_at_ns"] = now_ns  # let recently changed folders settle
+            if check_files and len(known) > self.full_check_limit:
+                settle["files_checked_at_ns"] = now_ns
+            if settle:
+                _set_meta(conn, settle)
+            return SyncStats(len(disk.files), seconds=time.perf_counter() - started)
         conn.execute("BEGIN IMMEDIATE")
         try:
             stats = self._apply(conn, todo, gone, known)
-            conn.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('synced_at_ns', ?)", (str(now_ns),)
-            )
+            values: dict[str, object] = {"synced_at_ns": now_ns, "dirs": json.dumps(disk.dirs)}
+            if check_files:
+                values["files_checked_at_ns"] = now_ns
+            _set_meta(conn, values)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return SyncStats(len(disk), *stats, seconds=time.perf_counter() - started)
+        return SyncStats(len(disk.files), *stats, seconds=time.perf_counter() - started)
 
     def _apply(
         self,
@@ -165,6 +205,11 @@ class Index:
         gone: list[str],
         known: dict[str, tuple[int, int, str]],
     ) -> tuple[int, int, int, int]:
+        gone_ids = [
+            row[0]
+            for p in gone
+            for row in conn.execute("SELECT citation_id FROM memories WHERE path = ?", (p,))
+        ]
         conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
         added: list[tuple[str, Document | None, str | None]] = []
         updated = touched = 0
@@ -174,7 +219,7 @@ class Index:
             except NotFoundError:
                 continue  # vanished between the scan and the read
             except MemoryToolError as exc:
-                _upsert_error(conn, path, str(exc), 0, 0, "")
+                upsert_error(conn, path, str(exc), 0, 0, "")
                 continue
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()
             if path in known and known[path][2] == digest:
@@ -191,59 +236,13 @@ class Index:
                 doc, error = None, str(exc)
             if path in known:
                 updated += 1
-            _upsert(conn, path, doc, error, stat.st_mtime_ns, stat.st_size, digest)
+            upsert(conn, path, doc, error, stat.st_mtime_ns, stat.st_size, digest)
             if path not in known:
                 added.append((path, doc, error))
-        self._assign_ids(conn, added)
+        assign_ids(conn, self.state, added, self.id_length)
+        appeared = [path for path, _, _ in added]
+        resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids)
         return len(added), updated, len(gone), touched
-
-    # -- citation IDs -----------------------------------------------------------
-
-    def _assign_ids(
-        self, conn: sqlite3.Connection, added: list[tuple[str, Document | None, str | None]]
-    ) -> None:
-        """Give new memories their IDs, oldest first, so collisions resolve the same way."""
-        if not added:
-            return
-        taken = {row[0] for row in conn.execute("SELECT citation_id FROM memories") if row[0]}
-        order = sorted(added, key=lambda a: (_created(a[1]), a[0]))
-        assigned = []
-        with self.state.connect() as state:
-            state.execute("BEGIN IMMEDIATE")
-            try:
-                for path, doc, _ in order:
-                    declared = doc.memory.meta.citation_id if doc else None
-                    cid = self._choose_id(state, path, declared, taken)
-                    taken.add(cid)
-                    assigned.append((cid, path))
-                state.execute("COMMIT")
-            except BaseException:
-                state.execute("ROLLBACK")
-                raise
-        conn.executemany("UPDATE memories SET citation_id = ? WHERE path = ?", assigned)
-
-    def _choose_id(
-        self, state: sqlite3.Connection, path: str, declared: str | None, taken: set[str]
-    ) -> str:
-        if declared and declared not in taken:
-            return declared
-        known = state.execute("SELECT citation_id FROM ids WHERE identity = ?", (path,)).fetchone()
-        if known and known[0] not in taken:
-            return str(known[0])
-        salt = 0
-        while True:
-            cid = citation_id(path, salt, self.id_length)
-            owner = state.execute(
-                "SELECT identity FROM ids WHERE citation_id = ?", (cid,)
-            ).fetchone()
-            if cid not in taken and (owner is None or owner[0] == path):
-                state.execute(
-                    "INSERT INTO ids(identity, citation_id) VALUES (?, ?) "
-                    "ON CONFLICT(identity) DO UPDATE SET citation_id = excluded.citation_id",
-                    (path, cid),
-                )
-                return cid
-            salt += 1
 
     # -- queries ----------------------------------------------------------------
 
@@ -296,89 +295,16 @@ class Index:
         return sorted(found)
 
 
+def _set_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        [(k, str(v)) for k, v in values.items()],
+    )
+
+
 def _category_filter(category: str | None) -> tuple[str, tuple[str, ...]]:
     if not category:
         return "", ()
     prefix = category.strip("/") + "/"
     # path in [prefix, prefix with its last character bumped): a prefix match on the index.
     return " AND path >= ? AND path < ?", (prefix, prefix[:-1] + "0")
-
-
-def _created(doc: Document | None) -> str:
-    moment = doc.memory.meta.created_at if doc else None
-    return format_timestamp(moment) if moment else "~"
-
-
-def _upsert_error(
-    conn: sqlite3.Connection, path: str, error: str, mtime: int, size: int, digest: str
-) -> None:
-    _upsert(conn, path, None, error, mtime, size, digest)
-
-
-def _upsert(
-    conn: sqlite3.Connection,
-    path: str,
-    doc: Document | None,
-    error: str | None,
-    mtime: int,
-    size: int,
-    digest: str,
-) -> None:
-    memory = doc.memory if doc else None
-    meta = memory.meta if memory else None
-    values = {
-        "path": path,
-        "title": memory.title if memory else "",
-        "tags": "\x1f".join(meta.tags) if meta else "",
-        "content": memory.content if memory else "",
-        "format": memory.format if memory else None,
-        "created_at": _time(meta.created_at if meta else None),
-        "updated_at": _time(meta.updated_at if meta else None),
-        "expires_at": _time(meta.expires_at if meta else None),
-        "source": meta.source if meta else None,
-        "confidence": meta.confidence if meta else None,
-        "last_verified": _time(meta.last_verified if meta else None),
-        "citation_count": len(meta.citations) if meta else 0,
-        "declared_id": meta.citation_id if meta else None,
-        "mtime_ns": mtime,
-        "size": size,
-        "hash": digest,
-        "error": error,
-        "problems": "\n".join(doc.problems) if doc else "",
-    }
-    columns = ", ".join(values)
-    marks = ", ".join(f":{k}" for k in values)
-    updates = ", ".join(f"{k} = excluded.{k}" for k in values if k != "path")
-    memory_id = conn.execute(
-        f"INSERT INTO memories ({columns}) VALUES ({marks}) "
-        f"ON CONFLICT(path) DO UPDATE SET {updates} RETURNING id",
-        values,
-    ).fetchone()[0]
-    for table in ("tags", "links", "citations"):
-        conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
-    if memory is None or meta is None:
-        return
-    conn.executemany(
-        "INSERT INTO tags(memory_id, tag) VALUES (?, ?)", [(memory_id, t) for t in meta.tags]
-    )
-    conn.executemany(
-        "INSERT INTO links(memory_id, ord, target, type, kind, line) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (memory_id, n, link.target, link.type, link.kind.value, link.line)
-            for n, link in enumerate(memory.links or ())
-        ],
-    )
-    conn.executemany(
-        "INSERT INTO citations(memory_id, ord, target, line, end_line, snippet, verified, is_url) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (memory_id, n, c.target, c.line, c.end_line, c.snippet, c.verified, int(c.is_url))
-            for n, c in enumerate(meta.citations)
-        ],
-    )
-
-
-def _time(moment: object) -> str | None:
-    from datetime import datetime
-
-    return format_timestamp(moment) if isinstance(moment, datetime) else None

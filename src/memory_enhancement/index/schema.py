@@ -12,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -74,9 +74,15 @@ CREATE TABLE links (
     target TEXT NOT NULL,
     type TEXT NOT NULL,
     kind TEXT NOT NULL,
-    line INTEGER
+    line INTEGER,
+    key TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'dangling',
+    resolved TEXT,
+    candidates TEXT
 );
 CREATE INDEX links_memory ON links(memory_id);
+CREATE INDEX links_key ON links(key);
+CREATE INDEX links_resolved ON links(resolved) WHERE resolved IS NOT NULL;
 
 CREATE TABLE citations (
     memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,

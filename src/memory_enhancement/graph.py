@@ -1,0 +1,229 @@
+"""The memory graph: traversal, backlinks, roots, orphans and broken links.
+
+Everything reads the links the index resolved (see links.py and
+index/linking.py), so a traversal touches a handful of rows instead of parsing
+files on every visit, and a backlink query is one indexed lookup instead of a
+scan of every file (the seed's `find_related_memories`).
+"""
+
+from __future__ import annotations
+
+import enum
+import sqlite3
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .errors import InvalidInputError
+
+MAX_CYCLES = 100
+
+
+class Direction(enum.Enum):
+    OUT = "out"
+    IN = "in"
+    BOTH = "both"
+
+
+class Algorithm(enum.Enum):
+    BFS = "bfs"
+    DFS = "dfs"
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    type: str
+    depth: int  # depth of the node reached through this edge
+
+
+@dataclass
+class GraphResult:
+    """The seed's GraphResult (adjacency, visited_count, max_depth_reached) and more."""
+
+    root: str
+    nodes: dict[str, list[str]]
+    visited_count: int
+    max_depth_reached: int
+    edges: list[Edge] = field(default_factory=list)
+    cycles: list[list[str]] = field(default_factory=list)
+    depths: dict[str, int] = field(default_factory=dict)
+    dangling: list[tuple[str, str]] = field(default_factory=list)  # (source, target as written)
+
+
+@dataclass(frozen=True)
+class Backlink:
+    source: str
+    type: str
+    line: int | None
+
+
+def traverse(
+    conn: sqlite3.Connection,
+    root: str,
+    *,
+    depth: int = 3,
+    direction: Direction = Direction.OUT,
+    algorithm: Algorithm = Algorithm.BFS,
+    types: Iterable[str] = (),
+) -> GraphResult:
+    """Walk the graph from root up to depth, in the given direction, BFS or DFS."""
+    if depth < 0:
+        raise InvalidInputError(f"invalid depth {depth}: it must be 0 or more")
+    wanted = frozenset(types)
+    nodes: dict[str, list[str]] = {}
+    depths = {root: 0}
+    edges: list[Edge] = []
+    dangling: list[tuple[str, str]] = []
+    frontier: deque[tuple[str, int]] = deque([(root, 0)])
+    while frontier:
+        current, level = frontier.popleft() if algorithm is Algorithm.BFS else frontier.pop()
+        if current in nodes:
+            continue
+        neighbours = _neighbours(conn, current, direction, wanted, dangling)
+        nodes[current] = []
+        for other, kind in neighbours:
+            if other not in nodes[current]:
+                nodes[current].append(other)
+            if level >= depth:
+                continue
+            edges.append(Edge(*_oriented(current, other, direction, kind), level + 1))
+            if other not in depths or depths[other] > level + 1:
+                depths[other] = level + 1
+                frontier.append((other, level + 1))
+        if level >= depth:
+            nodes[current] = []  # at the depth limit: listed, not expanded
+    edges = _unique(edges)
+    directed = [(e.source, e.target) for e in edges]
+    return GraphResult(
+        root,
+        nodes,
+        len(nodes),
+        max(depths[n] for n in nodes),
+        edges,
+        find_cycles(directed),
+        {n: depths[n] for n in nodes},
+        dangling,
+    )
+
+
+def _neighbours(
+    conn: sqlite3.Connection,
+    path: str,
+    direction: Direction,
+    types: frozenset[str],
+    dangling: list[tuple[str, str]],
+) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if direction in (Direction.OUT, Direction.BOTH):
+        for target, kind, status, written in conn.execute(
+            "SELECT l.resolved, l.type, l.status, l.target FROM links l "
+            "JOIN memories m ON m.id = l.memory_id WHERE m.path = ? ORDER BY l.ord",
+            (path,),
+        ):
+            if types and kind not in types:
+                continue
+            if status == "resolved":
+                found.append((target, kind))
+            elif status in ("dangling", "ambiguous"):
+                dangling.append((path, written))
+    if direction in (Direction.IN, Direction.BOTH):
+        for source, kind in conn.execute(
+            "SELECT m.path, l.type FROM links l JOIN memories m ON m.id = l.memory_id "
+            "WHERE l.resolved = ? AND l.status = 'resolved' ORDER BY m.path, l.ord",
+            (path,),
+        ):
+            if not types or kind in types:
+                found.append((source, kind))
+    return found
+
+
+def _oriented(current: str, other: str, direction: Direction, kind: str) -> tuple[str, str, str]:
+    """Edges keep the direction of the link, whichever way the walk went."""
+    if direction is Direction.IN:
+        return other, current, kind
+    return current, other, kind
+
+
+def _unique(edges: list[Edge]) -> list[Edge]:
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for edge in edges:
+        key = (edge.source, edge.target, edge.type)
+        if key not in seen:
+            seen.add(key)
+            out.append(edge)
+    return out
+
+
+def find_cycles(edges: Iterable[tuple[str, str]], limit: int = MAX_CYCLES) -> list[list[str]]:
+    """Cycles among the edges (self-links included), one per back edge, each closed on itself."""
+    graph: dict[str, list[str]] = {}
+    for source, target in edges:
+        graph.setdefault(source, []).append(target)
+        graph.setdefault(target, [])
+    colour: dict[str, int] = dict.fromkeys(graph, 0)  # 0 new, 1 on the stack, 2 done
+    cycles: list[list[str]] = []
+    for start in sorted(graph):
+        if colour[start]:
+            continue
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(graph[start]))]
+        path = [start]
+        colour[start] = 1
+        while stack and len(cycles) < limit:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                path.pop()
+                colour[node] = 2
+            elif colour[child] == 1:
+                cycles.append([*path[path.index(child) :], child])
+            elif colour[child] == 0:
+                colour[child] = 1
+                path.append(child)
+                stack.append((child, iter(graph[child])))
+    return cycles
+
+
+def backlinks(conn: sqlite3.Connection, path: str) -> list[Backlink]:
+    """Memories that link to path (the seed's `related`), with the link's type and line."""
+    return [
+        Backlink(source, kind, line)
+        for source, kind, line in conn.execute(
+            "SELECT m.path, l.type, l.line FROM links l JOIN memories m ON m.id = l.memory_id "
+            "WHERE l.resolved = ? AND l.status = 'resolved' AND m.path != ? "
+            "ORDER BY m.path, l.line",
+            (path, path),
+        )
+    ]
+
+
+def roots(conn: sqlite3.Connection) -> list[str]:
+    """Memories no other memory links to."""
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT m.path FROM memories m WHERE m.error IS NULL AND NOT EXISTS ("
+            " SELECT 1 FROM links l JOIN memories s ON s.id = l.memory_id"
+            " WHERE l.resolved = m.path AND l.status = 'resolved' AND s.path != m.path)"
+            " ORDER BY m.path"
+        )
+    ]
+
+
+def orphans(conn: sqlite3.Connection) -> list[str]:
+    """Memories with no links to or from any other memory."""
+    return [
+        row[0]
+        for row in conn.execute(
+            "SELECT m.path FROM memories m WHERE m.error IS NULL AND NOT EXISTS ("
+            " SELECT 1 FROM links l JOIN memories s ON s.id = l.memory_id"
+            " WHERE l.resolved = m.path AND l.status = 'resolved' AND s.path != m.path)"
+            " AND NOT EXISTS ("
+            " SELECT 1 FROM links l WHERE l.memory_id = m.id AND l.status = 'resolved'"
+            " AND l.resolved != m.path)"
+            " ORDER BY m.path"
+        )
+    ]

@@ -1,0 +1,77 @@
+"""Keeping the resolved targets of links in step as memories come and go.
+
+Resolving every link again after each change would cost seconds at 100k
+memories. A link's answer can only change when the linking memory is
+rewritten, or when a memory with the name (or citation ID) it looks for
+appears or vanishes, so only those links are resolved again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..links import STORE_PREFIXES, Resolver
+from ..model import Link, LinkKind
+from .writer import chunks, path_key
+
+
+def resolve_links(
+    conn: sqlite3.Connection,
+    store_name: str,
+    written: list[str],
+    moved: list[str],
+    gone_ids: list[str],
+) -> None:
+    """Re-resolve the links whose answer may have changed, and only those.
+
+    That is the links of memories just (re)written, and links anywhere whose
+    target name (or citation ID) is that of a memory that appeared or vanished.
+    """
+    keys = {path_key(p) for p in moved}
+    for chunk in chunks(moved):
+        marks = ",".join("?" * len(chunk))
+        keys.update(
+            f"mem:{row[0]}"
+            for row in conn.execute(
+                f"SELECT citation_id FROM memories WHERE path IN ({marks})", chunk
+            )
+            if row[0]
+        )
+    keys.update(f"mem:{cid}" for cid in gone_ids if cid)
+    affected: set[int] = set()
+    for chunk in chunks(sorted(keys)):
+        affected.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT rowid FROM links WHERE key IN ({','.join('?' * len(chunk))})", chunk
+            )
+        )
+    for chunk in chunks(written):
+        affected.update(
+            row[0]
+            for row in conn.execute(
+                "SELECT l.rowid FROM links l JOIN memories m ON m.id = l.memory_id "
+                f"WHERE m.path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    if not affected:
+        return
+    resolver = Resolver(
+        [row[0] for row in conn.execute("SELECT path FROM memories WHERE error IS NULL")],
+        dict(conn.execute("SELECT citation_id, path FROM memories WHERE citation_id IS NOT NULL")),
+        {*STORE_PREFIXES, store_name},
+    )
+    updates = []
+    for chunk in chunks(sorted(affected)):
+        for rowid, source, target, kind, kind_type in conn.execute(
+            "SELECT l.rowid, m.path, l.target, l.kind, l.type FROM links l "
+            "JOIN memories m ON m.id = l.memory_id "
+            f"WHERE l.rowid IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ):
+            found = resolver.resolve(source, Link(target, kind_type, LinkKind(kind)))
+            updates.append((found.target, found.status.value, "\x1f".join(found.candidates), rowid))
+    conn.executemany(
+        "UPDATE links SET resolved = ?, status = ?, candidates = ? WHERE rowid = ?", updates
+    )

@@ -1,0 +1,144 @@
+"""Broken links: which ones, what they most likely meant, and rewriting just their targets.
+
+About one real link in eight points at a memory that no longer exists. Each
+dangling or ambiguous link is reported with its memory file and line; when a
+single existing memory is the likely target (the file git says it was renamed
+to, the only candidate in the same folder, the only nearly identical name) it
+is offered as the fix. `--fix` rewrites only the target text of those links,
+on their own lines, and leaves every other byte of the file alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from .git import Git
+from .links import LinkStatus, Resolution, Resolver, link_text_for
+from .model import MEMORY_SUFFIX, Link, LinkKind
+from .verification import Fix
+
+if TYPE_CHECKING:
+    from .service import MemoryService
+
+
+@dataclass(frozen=True)
+class BrokenLink:
+    source: str
+    file: str
+    line: int | None
+    target: str
+    kind: str
+    type: str
+    status: str
+    candidates: tuple[str, ...]
+    suggestion: str | None
+    replacement: str | None
+
+
+def broken_links(service: MemoryService) -> list[BrokenLink]:
+    with service.index.connect() as conn:
+        rows = conn.execute(
+            "SELECT m.path, l.target, l.kind, l.type, l.line, l.status, l.candidates "
+            "FROM links l JOIN memories m ON m.id = l.memory_id "
+            "WHERE l.status IN ('dangling', 'ambiguous') ORDER BY m.path, l.line, l.ord"
+        ).fetchall()
+        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
+    resolver = Resolver(paths)
+    renames = _memory_renames(service) if rows else {}
+    found = []
+    for source, target, kind, kind_type, line, status, candidates in rows:
+        link = Link(target, kind_type, LinkKind(kind), line)
+        choices = tuple(candidates.split("\x1f")) if candidates else ()
+        resolution = Resolution(LinkStatus(status), None, choices)
+        suggestion = resolver.suggest(source, link, resolution, renames)
+        replacement = link_text_for(source, suggestion, link) if suggestion else None
+        if kind == LinkKind.MEM_ID.value:
+            replacement = None
+        file = os.path.relpath(service.store.file_for(source), service.repo.root)
+        broken = BrokenLink(
+            source, file, line, target, kind, kind_type, status, choices, suggestion, replacement
+        )
+        found.append(broken)
+    return found
+
+
+def _memory_renames(service: MemoryService) -> dict[str, str]:
+    """Memory path -> the path git says its file was renamed to (within the store)."""
+    git = Git.discover(service.store.root)
+    if git is None:
+        return {}
+    renames = {}
+    for old, new in git.renames.items():
+        if old.endswith(MEMORY_SUFFIX) and new.endswith(MEMORY_SUFFIX):
+            renames[old[: -len(MEMORY_SUFFIX)]] = new[: -len(MEMORY_SUFFIX)]
+    return renames
+
+
+def fix_links(service: MemoryService, broken: list[BrokenLink], *, dry_run: bool) -> list[Fix]:
+    """Rewrite the target text of every broken link that has a single likely fix."""
+    by_source: dict[str, list[BrokenLink]] = defaultdict(list)
+    for item in broken:
+        if item.replacement and item.line:
+            by_source[item.source].append(item)
+    fixes = []
+    for source, items in sorted(by_source.items()):
+        with service.store.lock():
+            loaded = service.store.read(source, links=False)
+            text = loaded.decoded.text
+            lines = text.split("\n")
+            for item in items:
+                assert item.line is not None and item.replacement is not None
+                index = item.line - 1
+                if 0 <= index < len(lines):
+                    lines[index] = _retarget(lines[index], item)
+            new = "\n".join(lines)
+            if new == text:
+                continue
+            name = os.path.relpath(service.store.file_for(source), service.repo.root)
+            diff = "".join(
+                difflib.unified_diff(
+                    text.splitlines(keepends=True),
+                    new.splitlines(keepends=True),
+                    f"a/{name}",
+                    f"b/{name}",
+                )
+            )
+            if not dry_run:
+                service.store.replace(source, loaded.decoded.encode(new))
+            fixes.append(Fix(source, diff, written=not dry_run))
+    return fixes
+
+
+def _retarget(line: str, item: BrokenLink) -> str:
+    """The line with this link's target text replaced, and nothing else."""
+    old, new = item.target, item.replacement or item.target
+    if item.kind in (LinkKind.MARKDOWN.value, LinkKind.TYPED.value):
+        for match in re.finditer(r"\]\((<?)([^)\s>]+)(>?)\)", line):
+            href = match[2]
+            path, hash_, anchor = href.partition("#")
+            if unquote(path).strip() == old:
+                start, end = match.span(2)
+                return line[:start] + new + hash_ + anchor + line[end:]
+        return line
+    if item.kind == LinkKind.WIKI.value:
+        pattern = re.compile(r"\[\[\s*" + re.escape(old) + r"(?=\s*[\]|#])")
+        return pattern.sub(lambda m: "[[" + new, line, count=1)
+    if item.kind == LinkKind.BARE.value:
+        pattern = re.compile(r"^(\s*[-*+]\s+(?:\*\*[^*]*\*\*:?\s*)?)" + re.escape(old) + r"\b")
+        replaced = pattern.sub(lambda m: m[1] + new, line, count=1)
+        return replaced if replaced != line else _replace_word(line, old, new)
+    if item.kind == LinkKind.FRONTMATTER.value:
+        return _replace_word(line, old, new)
+    return line
+
+
+def _replace_word(line: str, old: str, new: str) -> str:
+    """Replace old where it stands alone (not inside a longer name or path)."""
+    pattern = re.compile(r"(?<![\w/.-])" + re.escape(old) + r"(?![\w/.-])")
+    return pattern.sub(lambda m: new, line, count=1)
