@@ -59,8 +59,11 @@ def normalize_new_path(path: str) -> str:
 
 
 def normalize_category(path: str) -> str:
-    """A category filter as the user typed it: existing folders are matched as written."""
-    segments = split_path(path)
+    """A category filter as the user typed it: existing folders are matched as written.
+
+    One trailing slash is allowed: shell completion adds it to folder names.
+    """
+    segments = split_path(path.strip().rstrip("/") or path)
     if any(not s.strip() for s in segments):
         raise InvalidPathError(f"invalid category {path!r}: a segment is empty")
     return "/".join(s.strip() for s in segments)

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from .model import Citation, Link, Memory
+from .retrieval import SearchResult
 from .service import Summary
 from .timestamps import format_timestamp
 from .verify import CitationCheck, MemoryVerification
@@ -128,4 +129,22 @@ def verification_dict(result: MemoryVerification) -> dict[str, Any]:
     }
     if result.mentions:
         data["mentions"] = [check_dict(c) for c in result.mentions]
+    return data
+
+
+def hit_dict(result: SearchResult) -> dict[str, Any]:
+    """One search hit: its citation ID, path, score, highlighted snippet and ranks."""
+    hit = result.hit
+    data = {
+        "id": f"mem:{hit.row.citation_id}",
+        "path": hit.row.path,
+        "title": hit.row.title,
+        "score": hit.score,
+        "snippet": hit.snippet,
+        "lexical_rank": hit.lexical_rank,
+        "semantic_rank": hit.semantic_rank,
+        "memory": summary_dict(Summary.of(hit.row, "")),
+    }
+    if result.verification is not None:
+        data["verification"] = verification_dict(result.verification)
     return data

@@ -9,6 +9,7 @@ from .app import CONTEXT, App, Group, store_options
 from .graph_cmds import COMMANDS as GRAPH_COMMANDS
 from .index_cmds import COMMANDS as INDEX_COMMANDS
 from .memory_cmds import COMMANDS as MEMORY_COMMANDS
+from .serve_cmds import COMMANDS as SERVE_COMMANDS
 from .store_cmds import store
 from .verify_cmds import COMMANDS as VERIFY_COMMANDS
 
@@ -26,7 +27,14 @@ def cli(ctx: click.Context) -> None:
     ctx.ensure_object(App)
 
 
-for command in [*MEMORY_COMMANDS, *VERIFY_COMMANDS, *INDEX_COMMANDS, *GRAPH_COMMANDS, store]:
+for command in [
+    *MEMORY_COMMANDS,
+    *VERIFY_COMMANDS,
+    *INDEX_COMMANDS,
+    *GRAPH_COMMANDS,
+    *SERVE_COMMANDS,
+    store,
+]:
     cli.add_command(command)
 cli.add_command(MEMORY_COMMANDS[1], "show")
 

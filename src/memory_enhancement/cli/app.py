@@ -84,30 +84,50 @@ class App:
 
     def service(self, location: Any = None) -> Any:
         """The service for the chosen store (or for `location`, e.g. the global store)."""
-        if location is None and self._service is not None:
-            return self._service
+        if location is not None:
+            return self.build(location, self.session(), default=False)
+        if self._service is None:
+            self._service = self.build(self.location(), self.session(), default=True)
+        return self._service
+
+    def build(self, location: Any, session: str, *, default: bool) -> Any:
+        """A fresh service: its index in the cache folder, its state in the data folder."""
         from ..repo import Repository
         from ..service import MemoryService
         from ..state import State
         from ..storage import Store
         from ..stores import cache_home, data_home, store_key
 
-        chosen = location or self.location()
-        store = Store(chosen.root, chosen.name)
+        store = Store(location.root, location.name)
         key = store_key(store.root)
-        given = self.options.get("index") if location is None else None
+        given = self.options.get("index") if default else None
         index = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
-        service = MemoryService(
+        return MemoryService(
             store,
             Repository(self.repo_root(store.root)),
             index_path=index,
             state=State(data_home(self.env) / "state" / f"{key}.db"),
-            session=self.session(),
+            session=session,
             semantic_model=self.env.get("MEMORY_ENHANCEMENT_MODEL") or _store_model(store),
         )
-        if location is None:
-            self._service = service
-        return service
+
+    def service_for(self, store: str | None, session: str, *, create: bool = False) -> Any:
+        """What the MCP server calls per tool call: a named store (created on first write) or
+        the default one chosen by the command-line options."""
+        if store is None:
+            return self.build(self.location(), session, default=True)
+        from ..errors import NotFoundError
+        from ..stores import Registry, StoreLocation, named_store, tool_home
+
+        try:
+            location = named_store(store, cwd=self.cwd, env=self.env)
+        except NotFoundError:
+            if not create:
+                raise
+            root = tool_home(self.env) / "stores" / store
+            Registry(tool_home(self.env)).add(store, root)
+            location = StoreLocation(root, store, "named")
+        return self.build(location, session, default=False)
 
     def session(self) -> str:
         """--session, else MEMORY_ENHANCEMENT_SESSION, else one per calling shell."""

@@ -12,31 +12,6 @@ from .render import print_memory
 MODES = ["lexical", "semantic", "hybrid"]
 
 
-def _hit_dict(result: Any) -> dict[str, Any]:
-    from ..serialize import summary_dict, verification_dict
-
-    hit = result.hit
-    data = {
-        "id": result.citation_id,
-        "path": hit.row.path,
-        "title": hit.row.title,
-        "score": hit.score,
-        "snippet": hit.snippet,
-        "lexical_rank": hit.lexical_rank,
-        "semantic_rank": hit.semantic_rank,
-        "memory": summary_dict(_summary(hit.row)),
-    }
-    if result.verification is not None:
-        data["verification"] = verification_dict(result.verification)
-    return data
-
-
-def _summary(row: Any) -> Any:
-    from ..service import Summary
-
-    return Summary.of(row, "")
-
-
 @click.command(context_settings=CONTEXT)
 @click.argument("query")
 @click.option("--limit", "-n", default=10, show_default=True, help="How many hits.")
@@ -62,12 +37,14 @@ def search(
     as_json: bool,
 ) -> None:
     """Search memories (BM25; --mode semantic or hybrid with the [semantic] extra)."""
+    from ..serialize import hit_dict
+
     results = app().service().search(
         query, limit=limit, mode=mode, category=category, tag=tag,
         include_expired=include_expired, verify=check, min_confidence=min_confidence,
     )  # fmt: skip
     if as_json:
-        emit_json([_hit_dict(r) for r in results])
+        emit_json([hit_dict(r) for r in results])
         return
     if not results:
         click.echo("no matches")
@@ -94,11 +71,13 @@ def search(
 @store_options
 def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_json: bool) -> None:
     """Print a markdown block of the memories answering QUERY, ready for a prompt."""
+    from ..serialize import hit_dict
+
     text, used = (
         app().service().context(query, limit=limit, max_tokens=max_tokens, verify=check, mode=mode)
     )
     if as_json:
-        emit_json({"context": text, "memories": [_hit_dict(r) for r in used]})
+        emit_json({"context": text, "memories": [hit_dict(r) for r in used]})
     else:
         click.echo(text, nl=False)
 

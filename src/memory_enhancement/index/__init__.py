@@ -36,6 +36,10 @@ FULL_CHECK_LIMIT = 20_000  # memories; above this, files are stat-ed at most eve
 FULL_CHECK_INTERVAL = 10.0  # seconds
 
 
+class IndexCorruptError(MemoryToolError):
+    """The index file turned out to be damaged mid-call; it was removed, the next call rebuilds."""
+
+
 @dataclass(frozen=True)
 class SyncStats:
     """What a sync did."""
@@ -116,10 +120,42 @@ class Index:
         conn = schema.connect(self.path)
         try:
             if sync:
-                self.sync(conn)
+                conn = self._sync_or_rebuild(conn, self.path)
             yield conn
+        except sqlite3.DatabaseError as exc:
+            if not schema.is_corrupt(exc):
+                raise
+            conn.close()
+            schema._discard(self.path)
+            raise IndexCorruptError(
+                f"the index {self.path} is corrupt ({exc}); it was removed and will be "
+                "rebuilt from the memory files on the next call"
+            ) from None
         finally:
             conn.close()
+
+    def _sync_or_rebuild(self, conn: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+        """Sync; an index found corrupt on the way is discarded and built again from the files.
+
+        Opening checks only the header and schema version, so damage deeper in
+        the file (a torn page, a bad FTS segment) shows up here, as
+        SQLITE_CORRUPT, rather than as a crash in the caller.
+        """
+        try:
+            self.sync(conn)
+            return conn
+        except sqlite3.DatabaseError as exc:
+            if not schema.is_corrupt(exc):
+                raise
+        conn.close()
+        schema._discard(path)
+        fresh = schema.connect(path)
+        try:
+            self.sync(fresh)
+        except BaseException:
+            fresh.close()
+            raise
+        return fresh
 
     def rebuild(self) -> SyncStats:
         """Forget everything and index the store again from its files."""

@@ -119,6 +119,12 @@ def connect(path: Path | None) -> sqlite3.Connection:
         if version == SCHEMA_VERSION:
             conn.execute("SELECT count(*) FROM meta").fetchone()
             return conn
+        if version == 0 and conn.execute("SELECT 1 FROM sqlite_master").fetchone() is None:
+            # A new, empty file, perhaps being created by another process right now:
+            # create the schema in place (_create tolerates that race); discarding it
+            # would pull the file from under the other process.
+            _create(conn)
+            return conn
         conn.close()
     except sqlite3.DatabaseError:
         with contextlib.suppress(Exception):
@@ -127,6 +133,12 @@ def connect(path: Path | None) -> sqlite3.Connection:
     conn = _raw_connect(str(path))
     _create(conn)
     return conn
+
+
+def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """Whether an error means the file is damaged (not busy, locked or misused)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 def _raw_connect(target: str) -> sqlite3.Connection:

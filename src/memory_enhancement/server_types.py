@@ -1,0 +1,186 @@
+"""The typed shapes of the MCP tools' results (their output schemas).
+
+They describe exactly the dictionaries `serialize.py` builds for `--json`, so
+an agent over MCP and a script over the CLI read the same fields. Nested
+TypedDicts come from typing_extensions, as pydantic requires on Python 3.11.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired
+
+from typing_extensions import TypedDict
+
+
+class MetadataOut(TypedDict):
+    created_at: str | None
+    updated_at: str | None
+    tags: list[str]
+    source: str | None
+    expires_at: str | None
+    citations: list[str]
+
+
+class LinkOut(TypedDict):
+    target: str
+    type: str
+    kind: str
+    line: int | None
+
+
+class CitationOut(TypedDict):
+    ref: str
+    kind: str
+    path: str | None
+    url: str | None
+    line: int | None
+    end_line: int | None
+    snippet: str | None
+    verified: str | None
+
+
+class CheckOut(TypedDict):
+    path: str
+    line: int | None
+    end_line: int | None
+    snippet: str | None
+    status: str
+    current_path: str | None
+    current_line: int | None
+    reason: str
+    anchored: bool
+    renamed_to: str | None
+
+
+class StaleOut(TypedDict):
+    path: str
+    line: int | None
+    reason: str
+
+
+class FixOut(TypedDict):
+    diff: str
+    written: bool
+
+
+class VerificationOut(TypedDict):
+    memory_id: str
+    valid: bool
+    confidence: float | None
+    stale_citations: list[StaleOut]
+    citations: list[CheckOut]
+    mentions: NotRequired[list[CheckOut]]
+    fix: NotRequired[FixOut]
+
+
+class MemoryOut(TypedDict):
+    path: str
+    id: str | None
+    content: str
+    metadata: MetadataOut
+    links: list[LinkOut]
+    title: str
+    format: str
+    citations: list[CitationOut]
+    confidence: float | None
+    last_verified: str | None
+    extra: dict[str, Any]
+    changed: NotRequired[bool]
+    warnings: NotRequired[list[str]]
+    verification: NotRequired[VerificationOut]
+
+
+class SummaryOut(TypedDict):
+    path: str
+    title: str
+    format: str
+    tags: list[str]
+    created_at: str | None
+    updated_at: str | None
+    expires_at: str | None
+    expired: bool
+    source: str | None
+    citations: int
+    id: str | None
+
+
+class ListingOut(TypedDict):
+    memories: list[SummaryOut]
+    skipped: list[str]
+
+
+class RemovedOut(TypedDict):
+    path: str
+    removed: bool
+
+
+class PruneOut(TypedDict):
+    dry_run: bool
+    removed: list[str]
+    skipped: list[str]
+
+
+class HitOut(TypedDict):
+    id: str
+    path: str
+    title: str
+    score: float
+    snippet: str
+    lexical_rank: int | None
+    semantic_rank: int | None
+    memory: SummaryOut
+    verification: NotRequired[VerificationOut]
+
+
+class SearchOut(TypedDict):
+    query: str
+    mode: str
+    hits: list[HitOut]
+
+
+class ContextOut(TypedDict):
+    context: str
+    memories: list[HitOut]
+
+
+class VerifySummaryOut(TypedDict):
+    memories: int
+    citations: int
+    counts: dict[str, int]
+    valid: bool
+    invalid: list[VerificationOut]
+    skipped: list[str]
+
+
+class EdgeOut(TypedDict):
+    source: str
+    target: str
+    type: str
+    depth: int
+
+
+class DanglingOut(TypedDict):
+    source: str
+    target: str
+
+
+class GraphOut(TypedDict):
+    root: str
+    nodes: dict[str, list[str]]
+    visited_count: int
+    max_depth_reached: int
+    edges: list[EdgeOut]
+    cycles: list[list[str]]
+    depths: dict[str, int]
+    dangling: list[DanglingOut]
+
+
+class BacklinkOut(TypedDict):
+    path: str
+    type: str
+    line: int | None
+
+
+class RelatedOut(TypedDict):
+    memory: str
+    related: list[BacklinkOut]
