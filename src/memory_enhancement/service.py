@@ -11,17 +11,19 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
-from . import formats, retrieval
+from . import formats, history, retrieval
 from .citations import parse_citation, snippet_matches
 from .errors import AlreadyExistsError, ExpiredError, InvalidInputError, NotFoundError
 from .formats.markdown import code_span
 from .git import Git
 from .graph import Algorithm, Backlink, Direction, GraphResult, backlinks, orphans, roots, traverse
+from .health import HealthReport
+from .health import build as build_health
 from .ids import ID_LENGTH, format_citation_id
 from .index import Index, Row, SyncStats
 from .linkfix import BrokenLink, broken_links, fix_links
@@ -34,7 +36,7 @@ from .semantic import DEFAULT_MODEL
 from .state import State
 from .storage import Loaded, Store
 from .timestamps import format_timestamp, maybe_timestamp, now
-from .verification import Fix, VerifyOptions, VerifyRun, changed_paths, verify_paths
+from .verification import Fix, VerifyOptions, VerifyRun, changed_paths, verify_file, verify_paths
 
 CitationInput = str | Citation
 E = TypeVar("E", bound=enum.Enum)
@@ -440,6 +442,60 @@ class MemoryService:
             raise InvalidInputError(f"{reference!r} is ambiguous: {options}")
         raise NotFoundError(f"memory not found: {reference!r} (store {self.store.root})")
 
+    # -- health and confidence -----------------------------------------------------
+
+    def health(self) -> HealthReport:
+        """Verify every memory now and rank them by urgency (see health.py)."""
+        return build_health(self)
+
+    def reinforce(self, path: str, note: str | None = None) -> tuple[str, int]:
+        """Record that an agent or a person confirmed this memory; returns (ID, confirmations)."""
+        target = self.store.locate(path)
+        citation_id = retrieval.citation_id_of(self, target)
+        faded = history.policy_expiry(self, citation_id)
+        current = self.store.read(target, links=False).doc.memory.meta.expires_at
+        if faded is not None and current is not None and format_timestamp(current) == faded:
+            self.update(target, clear_expiry=True)  # renewed: the policy's expiry no longer holds
+        return citation_id, history.reinforce(self, citation_id, target, note)
+
+    def apply_expiry_policy(
+        self, *, after_days: float, grace_days: float, dry_run: bool = False
+    ) -> list[tuple[str, datetime]]:
+        """Give memories neither verified valid, confirmed nor used for `after_days` an expiry.
+
+        They fade `grace_days` later unless someone renews them (reinforce, or
+        `update --no-expires-at`). Memories that already expire are left alone.
+        """
+        if after_days <= 0 or grace_days < 0:
+            raise InvalidInputError("expiry policy needs after_days > 0 and grace_days >= 0")
+        now_time = self.clock()
+        cutoff = now_time - timedelta(days=after_days)
+        expires = now_time + timedelta(days=grace_days)
+        listing = self.list_memories(include_expired=True)
+        ids = [s.citation_id for s in listing.memories]
+        facts = history.evidence(self, ids)
+        chosen = []
+        for summary in listing.memories:
+            if summary.meta.expires_at is not None:
+                continue
+            evidence = facts.get(summary.citation_id, history.Evidence())
+            moments = [
+                m
+                for m in (
+                    evidence.last_valid, evidence.last_used, summary.meta.updated_at,
+                    summary.meta.created_at,
+                )
+                if m is not None
+            ]  # fmt: skip
+            last = max(moments) if moments else datetime.fromtimestamp(summary.sort_time, UTC)
+            if last < cutoff:
+                chosen.append((summary.path, summary.citation_id))
+        if not dry_run:
+            for path, citation_id in chosen:
+                self.update(path, expires_at=expires)
+                history.mark_policy_expiry(self, citation_id, path, expires)
+        return [(path, expires) for path, _ in chosen]
+
     # -- verification -------------------------------------------------------------
 
     @cached_property
@@ -450,7 +506,7 @@ class MemoryService:
     def verify(self, path: str, options: VerifyOptions | None = None) -> VerifyRun:
         """Verify one memory's citations just in time (and fix moved ones on request)."""
         target = self.store.locate(path)
-        return verify_paths(self, [target], options or VerifyOptions(), explicit=True)
+        return verify_file(self, target, options or VerifyOptions())
 
     def verify_all(
         self,
@@ -461,9 +517,10 @@ class MemoryService:
     ) -> VerifyRun:
         """Verify every memory with citations, or only those a change since a ref touches."""
         prefix = normalize_category(category) if category else None
+        paths: list[str] | None = None
         if changed_since:
             paths = changed_paths(self, changed_since, prefix)
-        else:
+        elif prefix:
             paths = list(self.store.iter_paths(prefix))
         return verify_paths(self, paths, options or VerifyOptions())
 

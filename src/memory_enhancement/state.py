@@ -33,6 +33,55 @@ MIGRATIONS = [
     );
     CREATE INDEX usage_citation ON usage(citation_id);
     """,
+    """
+    CREATE TABLE verifications (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        verified_at TEXT NOT NULL,
+        commit_sha TEXT,
+        citation_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        ref TEXT NOT NULL,
+        status TEXT NOT NULL,
+        current_path TEXT,
+        current_line INTEGER
+    );
+    CREATE INDEX verifications_memory ON verifications(citation_id, verified_at);
+    CREATE INDEX verifications_time ON verifications(verified_at);
+    CREATE TABLE reinforcements (
+        id INTEGER PRIMARY KEY,
+        citation_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        session TEXT NOT NULL,
+        reinforced_at TEXT NOT NULL,
+        note TEXT
+    );
+    CREATE INDEX reinforcements_memory ON reinforcements(citation_id);
+    CREATE TABLE memory_runs (
+        citation_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        verified_at TEXT NOT NULL,
+        commit_sha TEXT,
+        total INTEGER NOT NULL,
+        failing INTEGER NOT NULL,
+        moved INTEGER NOT NULL,
+        PRIMARY KEY (citation_id, run_id)
+    );
+    CREATE INDEX memory_runs_time ON memory_runs(citation_id, verified_at);
+    CREATE TABLE verdict_days (
+        day TEXT NOT NULL,
+        status TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (day, status)
+    );
+    CREATE TABLE policy_expiry (
+        citation_id TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        set_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
+    """,
 ]
 
 
@@ -74,6 +123,7 @@ def _open(target: str) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout = 30000")
     if target != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; never corrupt
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version < len(MIGRATIONS):
         _migrate(conn)

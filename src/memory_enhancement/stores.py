@@ -148,7 +148,21 @@ class Registry:
         return {str(k): str(v) for k, v in stores.items()}
 
     def add(self, name: str, root: Path) -> None:
-        if not name or name in BUILTIN_NAMES or "/" in name or name != name.strip():
+        """Register name for root; the name must be usable as one folder name.
+
+        The MCP server creates a named store at `stores/NAME` on first write, so
+        '.', '..', backslashes and control characters are refused: '..' would put
+        the store at the tool's home (outside `stores/`) and NUL crashed the write
+        after the name was already registered.
+        """
+        if (
+            not name
+            or name in BUILTIN_NAMES
+            or name in (".", "..")
+            or any(c in name for c in "/\\")
+            or not name.isprintable()
+            or name != name.strip()
+        ):
             raise InvalidInputError(f"invalid store name {name!r}")
         stores = self.load()
         if name in stores and Path(stores[name]) != root:

@@ -12,10 +12,11 @@ import difflib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from . import formats
-from .errors import InvalidInputError, MemoryToolError
+from . import confidence, formats, history
+from .errors import InvalidInputError
 from .fixes import fixed_citations
 from .mentions import basename_resolver, find_mentions
 from .model import Citation, Memory
@@ -63,26 +64,29 @@ class VerifyOptions:
     include_mentions: bool = False
     check_urls: bool = False
     url_timeout: float = 5.0
+    write: bool = False
 
 
 def verify_paths(
-    service: MemoryService, paths: Iterable[str], options: VerifyOptions, *, explicit: bool = False
+    service: MemoryService, paths: Iterable[str] | None, options: VerifyOptions
 ) -> VerifyRun:
-    """Verify the memories at paths; unreadable ones are skipped (or raised when explicit)."""
-    memories: list[Memory] = []
-    files: dict[str, tuple[str, list[int | None]]] = {}
-    skipped: list[str] = []
-    for path in paths:
-        try:
-            loaded = service.store.read(path, links=False)
-        except MemoryToolError as exc:
-            if explicit:
-                raise
-            skipped.append(str(exc))
-            continue
-        memories.append(loaded.doc.memory)
-        files[path] = (_display_file(service, path), loaded.doc.citation_lines)
-    return _run(service, memories, files, options, skipped, keep_uncited=explicit)
+    """Verify a batch of memories (all of them when paths is None) as the index knows them.
+
+    The index is in step with the files (it syncs first), so nothing is parsed
+    again; unreadable memory files are reported as skipped.
+    """
+    with service.index.connect() as conn:
+        found, skipped = service.index.verifiable(conn, paths)
+    memories = [memory for memory, _ in found]
+    files = {m.path: (_display_file(service, m.path), list(lines)) for m, lines in found}
+    return _run(service, memories, files, options, skipped, keep_uncited=False)
+
+
+def verify_file(service: MemoryService, path: str, options: VerifyOptions) -> VerifyRun:
+    """Verify one memory read from its file, just in time (errors are raised, not skipped)."""
+    loaded = service.store.read(path, links=False)
+    files = {path: (_display_file(service, path), loaded.doc.citation_lines)}
+    return _run(service, [loaded.doc.memory], files, options, [], keep_uncited=True)
 
 
 def changed_paths(service: MemoryService, ref: str, category: str | None) -> list[str]:
@@ -119,11 +123,12 @@ def _run(
     urls = UrlChecker(timeout=options.url_timeout) if options.check_urls else None
     verifier = Verifier(service.repo, service.git, urls)
     results = verifier.verify_memories(memories)
+    history.record(service, results)
     if options.include_mentions:
         results = _with_mentions(service, verifier, memories, results)
     decorated = [replace(r, file=files[r.path][0], lines=tuple(files[r.path][1])) for r in results]
     kept = [r for r in decorated if keep_uncited or r.checks or r.mentions]
-    fixes = _apply_fixes(service, kept, options) if options.fix else []
+    fixes = _apply_fixes(service, kept, options) if options.fix or options.write else []
     return VerifyRun(kept, fixes, skipped)
 
 
@@ -147,33 +152,71 @@ def _with_mentions(
 def _apply_fixes(
     service: MemoryService, results: list[MemoryVerification], options: VerifyOptions
 ) -> list[Fix]:
+    """--fix rewrites moved citations; --write (and --fix, on what it fixes) records the
+    latest confidence and verification time in the file, so they travel with git."""
     stamp = format_timestamp(service.clock())
+    states = _states(service, results) if options.write or options.fix else {}
     fixes = []
     for result in results:
-        wanted = fixed_citations(result.checks, service.repo, stamp)
-        if wanted == tuple(c.citation for c in result.checks):
+        current = tuple(c.citation for c in result.checks)
+        wanted = fixed_citations(result.checks, service.repo, stamp) if options.fix else current
+        if wanted == current and not options.write:
             continue
-        fix = _fix_one(service, result, wanted, dry_run=options.dry_run)
+        fix = _fix_one(service, result, wanted, states.get(result.path), dry_run=options.dry_run)
         if fix is not None:
             fixes.append(fix)
     return fixes
+
+
+def _states(
+    service: MemoryService, results: list[MemoryVerification]
+) -> dict[str, tuple[float, datetime]]:
+    """Per memory, its confidence now (see confidence.py) and the time of this verification."""
+    now = service.clock()
+    ids = history.citation_ids(service, [r.path for r in results])
+    facts = history.evidence(service, ids.values())
+    states = {}
+    for result in results:
+        evidence = facts.get(ids.get(result.path, ""), history.Evidence())
+        counted = [c for c in result.checks if c.status is not Verdict.SKIPPED]
+        good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
+        score = confidence.compute(
+            confidence.Inputs(
+                len(counted), good, evidence.last_valid, evidence.reinforcements,
+                evidence.uses, evidence.runs, evidence.failed_runs,
+            ),
+            now,
+        )  # fmt: skip
+        states[result.path] = (score.score, now)
+    return states
 
 
 def _fix_one(
     service: MemoryService,
     result: MemoryVerification,
     wanted: tuple[Citation, ...],
+    state: tuple[float, datetime] | None,
     *,
     dry_run: bool,
 ) -> Fix | None:
-    """Rewrite one memory's citations under the lock, if the file still says what was verified."""
+    """Rewrite one memory under the lock, if the file still says what was verified."""
     with service.store.lock():
         loaded = service.store.read(result.path, links=False)
         memory = loaded.doc.memory
         if memory.meta.citations != tuple(c.citation for c in result.checks):
             return None  # changed since it was verified; the next run will see it
-        edited = replace(memory, meta=replace(memory.meta, citations=wanted))
+        meta = replace(memory.meta, citations=wanted)
+        if state is not None:
+            score, moment = state
+            meta = replace(meta, last_verified=moment)
+            if not _has_own_confidence(memory):
+                meta = replace(meta, confidence=score)
+        edited = replace(memory, meta=meta)
         text = formats.by_name(memory.format).render(loaded.doc, edited)
+        if text == loaded.decoded.text:
+            # Nothing this format can record changed (an inline `[cite:]` has no room for
+            # a snippet or a stamp): reporting a fix would repeat on every run.
+            return None
         name = result.file or result.path
         diff = "".join(
             difflib.unified_diff(
@@ -183,17 +226,18 @@ def _fix_one(
                 f"b/{name}",
             )
         )
-        if text == loaded.decoded.text:
-            # The change cannot be written in this format (an inline `[cite:]` has
-            # no snippet or stamp): reporting a fix would repeat on every run.
-            return None
         if not dry_run:
             service.store.replace(result.path, loaded.decoded.encode(text))
     return Fix(result.path, diff, written=not dry_run)
 
 
+def _has_own_confidence(memory: Memory) -> bool:
+    """A file whose author wrote a confidence of their own (`HIGH`) keeps it."""
+    return any(key.lower() == "confidence" for key in memory.meta.extra)
+
+
 def _display_file(service: MemoryService, path: str) -> str:
     """The memory file relative to the repository root when inside it (for annotations)."""
-    file = service.store.file_for(path)
+    file = service.store.root / (path + ".md")
     rel = os.path.relpath(file, service.repo.root)
     return file.as_posix() if rel.startswith("..") else rel.replace(os.sep, "/")

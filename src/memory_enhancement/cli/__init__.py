@@ -7,6 +7,7 @@ import click
 from .. import __version__
 from .app import CONTEXT, App, Group, store_options
 from .graph_cmds import COMMANDS as GRAPH_COMMANDS
+from .health_cmds import COMMANDS as HEALTH_COMMANDS
 from .index_cmds import COMMANDS as INDEX_COMMANDS
 from .memory_cmds import COMMANDS as MEMORY_COMMANDS
 from .serve_cmds import COMMANDS as SERVE_COMMANDS
@@ -33,6 +34,7 @@ for command in [
     *INDEX_COMMANDS,
     *GRAPH_COMMANDS,
     *SERVE_COMMANDS,
+    *HEALTH_COMMANDS,
     store,
 ]:
     cli.add_command(command)

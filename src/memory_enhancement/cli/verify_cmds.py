@@ -42,6 +42,11 @@ def verify_options(func: F) -> F:
             "--include-mentions", is_flag=True, help="Also check path:line mentions in the prose."
         ),
         click.option(
+            "--write",
+            is_flag=True,
+            help="Record confidence and Last Verified in each memory file (travels with git).",
+        ),
+        click.option(
             "--check-urls", is_flag=True, help="Fetch URL citations (HEAD/GET, short timeout)."
         ),
         click.option(
@@ -53,12 +58,14 @@ def verify_options(func: F) -> F:
     return func
 
 
-def _options(fix: bool, dry_run: bool, mentions: bool, urls: bool, timeout: float) -> Any:
+def _options(
+    fix: bool, dry_run: bool, mentions: bool, write: bool, urls: bool, timeout: float
+) -> Any:
     from ..verification import VerifyOptions
 
-    if dry_run and not fix:
-        raise click.UsageError("--dry-run only applies with --fix")
-    return VerifyOptions(fix, dry_run, mentions, urls, timeout)
+    if dry_run and not (fix or write):
+        raise click.UsageError("--dry-run only applies with --fix or --write")
+    return VerifyOptions(fix, dry_run, mentions, urls, timeout, write)
 
 
 @click.command(context_settings=CONTEXT)
@@ -72,13 +79,14 @@ def verify(
     dry_run: bool,
     strict: bool,
     include_mentions: bool,
+    write: bool,
     check_urls: bool,
     url_timeout: float,
 ) -> None:
     """Verify the citations of one MEMORY against the code, just in time."""
     from ..serialize import verification_dict
 
-    options = _options(fix, dry_run, include_mentions, check_urls, url_timeout)
+    options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
     run = app().service().verify(memory, options)
     result = run.results[0]
     if as_json:
@@ -114,13 +122,14 @@ def verify_all(
     dry_run: bool,
     strict: bool,
     include_mentions: bool,
+    write: bool,
     check_urls: bool,
     url_timeout: float,
 ) -> None:
     """Verify every memory that has citations (optionally under CATEGORY)."""
     from ..serialize import verification_dict
 
-    options = _options(fix, dry_run, include_mentions, check_urls, url_timeout)
+    options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
     run = app().service().verify_all(category, changed_since=changed_since, options=options)
     warn(run.skipped)
     fmt = "json" if as_json else fmt

@@ -268,7 +268,7 @@ def _meta_value(field_name: str | None, raw: str) -> Any:
 
 def _render_new(memory: Memory) -> str:
     parts = []
-    content = content_of(memory.content)
+    content = _close_fence(content_of(memory.content))
     if content:
         parts.append(content + "\n")
     if memory.meta.citations:
@@ -335,12 +335,22 @@ def _meta_bullet(name: str, meta: MemoryMeta, label: str | None = None, lead: st
     return f"{lead}**{label or _META_WRITE[name]}**: {text}\n"
 
 
+def _close_fence(content: str) -> str:
+    """Content with its last code fence closed, when it ends inside one.
+
+    The managed sections are written after the content; behind an unclosed
+    fence they would be read back as code and their values lost.
+    """
+    fence = md.open_fence(as_lines(content))
+    return f"{content}\n{fence}" if fence else content
+
+
 def _replace_content(doc: SerenaDocument, content: str) -> str:
     """New content goes where the first unmanaged lines were; managed sections stay."""
     managed = sorted(
         (s for s in (doc.section(k) for k in MANAGED) if s is not None), key=lambda s: s.start
     )
-    body = content_of(content)
+    body = _close_fence(content_of(content)) if managed else content_of(content)
     new_lines = as_lines(body + "\n") if body else []
     kept = [doc.lines[s.start : s.end] for s in managed]
     out: list[str] = list(new_lines)

@@ -24,6 +24,7 @@ from typing import Any
 from ..errors import MemoryToolError, NotFoundError
 from ..formats.base import Document
 from ..ids import ID_LENGTH
+from ..model import Citation, Memory, MemoryMeta
 from ..scan import RACY_NS, Snapshot, rescan
 from ..state import State
 from ..storage import Store
@@ -223,6 +224,16 @@ class Index:
             return SyncStats(len(disk.files), seconds=time.perf_counter() - started)
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # Re-read what is indexed now that we hold the write lock: another process
+            # or thread may have synced since `known` was read. With the stale view, a
+            # memory it had just indexed looked new here and got a second citation ID,
+            # so the ID an add had returned changed under the agent (MCP parallel adds).
+            known = {
+                path: (mtime, size, digest)
+                for path, mtime, size, digest in conn.execute(
+                    "SELECT path, mtime_ns, size, hash FROM memories"
+                )
+            }
             stats = self._apply(conn, todo, gone, known)
             values: dict[str, object] = {"synced_at_ns": now_ns, "dirs": json.dumps(disk.dirs)}
             if check_files:
@@ -312,6 +323,38 @@ class Index:
             "SELECT path FROM memories WHERE citation_id = ?", (bare_id,)
         ).fetchone()
         return str(found[0]) if found else None
+
+    def verifiable(
+        self, conn: sqlite3.Connection, paths: Iterable[str] | None = None
+    ) -> tuple[list[tuple[Memory, tuple[int | None, ...]]], list[str]]:
+        """Memories with citations, rebuilt from the index (no file is parsed), and the
+        reasons unreadable ones among `paths` were skipped.
+
+        Each memory carries its content and citations only, which is what
+        verification needs; its second element gives each citation's line in the file.
+        """
+        wanted = None if paths is None else set(paths)
+        citations: dict[int, list[tuple[Citation, int | None]]] = {}
+        for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
+            "SELECT memory_id, target, line, end_line, snippet, verified, commit_sha, extra, "
+            "file_line FROM citations ORDER BY memory_id, ord"
+        ):
+            fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
+            citation = Citation(target, line, end, snippet, verified, commit, fields)
+            citations.setdefault(memory_id, []).append((citation, at))
+        found, skipped = [], []
+        for memory_id, path, content, error in conn.execute(
+            "SELECT id, path, content, error FROM memories ORDER BY path"
+        ):
+            if wanted is not None and path not in wanted:
+                continue
+            if error is not None:
+                skipped.append(str(error))
+                continue
+            rows = citations.get(memory_id, [])
+            meta = MemoryMeta(citations=tuple(c for c, _ in rows))
+            found.append((Memory(path, content, meta, None), tuple(at for _, at in rows)))
+        return found, skipped
 
     def citing(self, conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
         """Memories with a citation to any of these repository files."""

@@ -12,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -92,6 +92,9 @@ CREATE TABLE citations (
     end_line INTEGER,
     snippet TEXT,
     verified TEXT,
+    commit_sha TEXT,
+    extra TEXT,
+    file_line INTEGER,
     is_url INTEGER NOT NULL
 );
 CREATE INDEX citations_target ON citations(target);

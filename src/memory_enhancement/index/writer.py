@@ -6,6 +6,7 @@ triggers in schema.py, in the same transaction.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
@@ -99,11 +100,24 @@ def upsert(
             for n, link in enumerate(memory.links or ())
         ],
     )
+    lines = doc.citation_lines if doc else []
     conn.executemany(
-        "INSERT INTO citations(memory_id, ord, target, line, end_line, snippet, verified, is_url) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO citations(memory_id, ord, target, line, end_line, snippet, verified, "
+        "commit_sha, extra, file_line, is_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (memory_id, n, c.target, c.line, c.end_line, c.snippet, c.verified, int(c.is_url))
+            (
+                memory_id,
+                n,
+                c.target,
+                c.line,
+                c.end_line,
+                c.snippet,
+                c.verified,
+                c.commit,
+                json.dumps(c.extra) if c.extra else None,
+                lines[n] if n < len(lines) else None,
+                int(c.is_url),
+            )
             for n, c in enumerate(meta.citations)
         ],
     )
