@@ -34,6 +34,7 @@ from .server_types import (
     ListingOut,
     MemoryOut,
     PruneOut,
+    ReinforceOut,
     RelatedOut,
     RemovedOut,
     SearchOut,
@@ -346,6 +347,34 @@ def build_server(factory: ServiceFactory) -> MCPServer:
                 "memory": target,
                 "related": [{"path": b.source, "type": b.type, "line": b.line} for b in found],
             }
+
+    @mcp.tool(annotations=READ_ONLY)
+    def memory_health(
+        ctx: Context,
+        limit: Annotated[
+            int, Field(description="At most this many memories, most urgent first.")
+        ] = 50,
+        store: Store = None,
+    ) -> dict[str, Any]:
+        """Verify every memory and rank them: stale and doubtful first, with a summary."""
+        from .health_render import as_json
+
+        with tool_errors():
+            return as_json(service(ctx, store).health(), limit)
+
+    @mcp.tool(annotations=WRITES)
+    def reinforce_memory(
+        path: MemoryPath,
+        ctx: Context,
+        note: Annotated[str | None, Field(description="What you checked.")] = None,
+        store: Store = None,
+    ) -> ReinforceOut:
+        """Confirm a memory you checked against the code (raises its confidence)."""
+        with tool_errors():
+            svc = service(ctx, store)
+            target = svc.store.locate(path)
+            citation_id, count = svc.reinforce(target, note)
+            return {"path": target, "id": f"mem:{citation_id}", "reinforcements": count}
 
     @mcp.resource(
         "memory://{store}/{+path}",

@@ -184,3 +184,9 @@ class BacklinkOut(TypedDict):
 class RelatedOut(TypedDict):
     memory: str
     related: list[BacklinkOut]
+
+
+class ReinforceOut(TypedDict):
+    path: str
+    id: str
+    reinforcements: int
