@@ -32,6 +32,6 @@ def _fixed(check: CitationCheck, repo: Repository, stamp: str) -> Citation:
         return replace(citation, target=check.current_path, line=line, end_line=end, verified=stamp)
     if check.status is Verdict.VALID and citation.snippet is None and citation.line is not None:
         text = cited_text(repo.read(citation.target), citation.line, citation.end_line)
-        if text:
+        if text and text.strip():
             return replace(citation, snippet=text, verified=stamp)
     return citation

@@ -368,7 +368,8 @@ class MemoryService:
         """Copy a memory into another store (the global one), keeping citations; link the two."""
         if target.store.root == self.store.root:
             raise InvalidInputError("cannot graduate a memory into its own store")
-        source = self.get(path, include_expired=True).memory
+        # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
+        source = self.get(path, include_expired=True, action=None).memory
         link_back = Link(f"{self.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
         result = target.add(
             source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
@@ -585,6 +586,11 @@ class MemoryService:
                     warnings.append(
                         f"citation {citation.ref}: line {citation.end_line or citation.line} is "
                         f"past the end of {citation.target} ({len(source.lines)} lines)"
+                    )
+                elif citation.snippet is None and not text.strip():
+                    warnings.append(
+                        f"citation {citation.ref}: the cited line is blank, so no snippet was "
+                        "captured and a change there cannot be detected"
                     )
                 elif citation.snippet is None:
                     citation = replace(citation, snippet=text, verified=stamp)
