@@ -26,7 +26,7 @@ RELATED = "related"
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
-_WIKI = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_WIKI = re.compile(r"\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")  # not POSIX classes like [[:space:]]
 _MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
 _BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 _TYPED_PREFIX = "link:"
