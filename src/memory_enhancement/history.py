@@ -37,6 +37,7 @@ class Evidence:
     reinforcements: int = 0
     uses: int = 0
     last_used: datetime | None = None
+    last_reinforced: datetime | None = None  # a confirmation renews, as the expiry policy says
 
 
 def record(service: MemoryService, results: Sequence[MemoryVerification]) -> None:
@@ -135,11 +136,13 @@ def evidence(service: MemoryService, ids: Iterable[str] | None = None) -> dict[s
                 "GROUP BY citation_id"
             ).fetchall()
         )
-        reinforced = dict(
-            state.execute(
-                "SELECT citation_id, count(*) FROM reinforcements GROUP BY citation_id"
-            ).fetchall()
-        )
+        reinforced = {
+            cid: (count, last)
+            for cid, count, last in state.execute(
+                "SELECT citation_id, count(*), max(reinforced_at) FROM reinforcements "
+                "GROUP BY citation_id"
+            )
+        }
         used = {
             cid: (count, last)
             for cid, count, last in state.execute(
@@ -151,14 +154,16 @@ def evidence(service: MemoryService, ids: Iterable[str] | None = None) -> dict[s
     for cid in keys:
         recent = runs.get(cid, [])
         count, last_use = used.get(cid, (0, None))
+        confirmations, last_confirmed = reinforced.get(cid, (0, None))
         out[cid] = Evidence(
             runs=len(recent),
             failed_runs=sum(1 for _, failing in recent if failing),
             last_verified=maybe_timestamp(recent[0][0]) if recent else None,
             last_valid=maybe_timestamp(last_valid.get(cid)),
-            reinforcements=int(reinforced.get(cid, 0)),
+            reinforcements=int(confirmations),
             uses=int(count),
             last_used=maybe_timestamp(last_use),
+            last_reinforced=maybe_timestamp(last_confirmed),
         )
     return out
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .errors import InvalidInputError, NotFoundError
@@ -31,6 +31,7 @@ Ranker = Callable[[sqlite3.Connection, str, Filters, int], list[Hit]]
 class SearchResult:
     hit: Hit
     verification: MemoryVerification | None = None
+    expired: bool = False  # by the service's clock; only --include-expired returns such hits
 
     @property
     def citation_id(self) -> str:
@@ -98,11 +99,11 @@ def run_search(
     fetch = limit * 3 if verify and min_confidence else limit
     with service.index.connect() as conn:
         hits = search(conn, query, filters, limit=fetch, mode=mode, semantic=ranker)
-    results = [SearchResult(hit) for hit in hits]
+    results = [SearchResult(hit, expired=hit.row.expired(filters.now)) for hit in hits]
     if verify and results:
         run = verify_paths(service, [r.hit.row.path for r in results], VerifyOptions())
         by_path = {v.path: v for v in run.results}
-        results = [SearchResult(r.hit, by_path.get(r.hit.row.path)) for r in results]
+        results = [replace(r, verification=by_path.get(r.hit.row.path)) for r in results]
         if min_confidence:
             results = [r for r in results if _confidence(r) >= min_confidence]
     results = results[:limit]

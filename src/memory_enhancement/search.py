@@ -21,6 +21,9 @@ from .errors import InvalidInputError
 from .index import ROW_COLUMNS, Row, row_from
 
 WEIGHTS = (10.0, 6.0, 3.0, 1.0)  # title, tags, path, content
+# Snippets come from the content column: with -1, FTS5 picks the best-matching
+# column, which may be the tags (joined by an invisible \x1f) or the bare path.
+_SNIPPET_COLUMN = 3
 RRF_K = 60
 _FETCH = 50
 _PHRASE = re.compile(r'"([^"]+)"')
@@ -85,7 +88,7 @@ def lexical(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) 
     weights = ", ".join(str(w) for w in WEIGHTS)
     sql = (
         f"SELECT {columns}, bm25(memories_fts, {weights}) AS rank, "
-        "snippet(memories_fts, -1, '**', '**', '…', 16) "
+        f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16) "
         "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
         f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )

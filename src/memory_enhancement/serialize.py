@@ -6,6 +6,7 @@ Timestamps are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -143,7 +144,8 @@ def hit_dict(result: SearchResult) -> dict[str, Any]:
         "snippet": hit.snippet,
         "lexical_rank": hit.lexical_rank,
         "semantic_rank": hit.semantic_rank,
-        "memory": summary_dict(Summary.of(hit.row, "")),
+        # The row alone cannot tell expiry (no clock here): the search result says.
+        "memory": summary_dict(replace(Summary.of(hit.row, ""), expired=result.expired)),
     }
     if result.verification is not None:
         data["verification"] = verification_dict(result.verification)

@@ -483,8 +483,8 @@ class MemoryService:
             moments = [
                 m
                 for m in (
-                    evidence.last_valid, evidence.last_used, summary.meta.updated_at,
-                    summary.meta.created_at,
+                    evidence.last_valid, evidence.last_used, evidence.last_reinforced,
+                    summary.meta.updated_at, summary.meta.created_at,
                 )
                 if m is not None
             ]  # fmt: skip

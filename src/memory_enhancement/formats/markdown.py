@@ -26,7 +26,8 @@ RELATED = "related"
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
-_WIKI = re.compile(r"\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")  # not POSIX classes like [[:space:]]
+# [[target#section|alias]]; a target never starts with ':' (that is a POSIX class, [[:space:]]).
+_WIKI = re.compile(r"\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
 _BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 _TYPED_PREFIX = "link:"
