@@ -72,6 +72,4 @@ def compute(inputs: Inputs, now: datetime) -> Confidence:
         + WEIGHTS["support"] * support
         + WEIGHTS["record"] * record
     )
-    return Confidence(
-        round(min(max(score, 0.0), 1.0), 2), evidence, freshness, support, record
-    )
+    return Confidence(round(min(max(score, 0.0), 1.0), 2), evidence, freshness, support, record)

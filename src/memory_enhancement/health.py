@@ -119,7 +119,8 @@ def build(service: MemoryService) -> HealthReport:
         broken_files=[(f, n, len(broken_memories[f])) for f, n in broken.most_common(15)],
         verdict_days=history.verdict_days(service),
         graph=_worst_graph(memories, edges),
-        skipped=[*skipped, *run.skipped],
+        # The index and the verification run both report an unreadable file: list it once.
+        skipped=list(dict.fromkeys([*skipped, *run.skipped])),
     )
 
 

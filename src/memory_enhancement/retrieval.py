@@ -56,7 +56,10 @@ def citation_id_of(service: MemoryService, path: str) -> str:
             "SELECT citation_id, mtime_ns, size FROM memories WHERE path = ?", (path,)
         ).fetchone()
         if row is None or row[0] is None or tuple(row[1:]) != (stat.st_mtime_ns, stat.st_size):
-            service.index.sync(conn)
+            if row is None and conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None:
+                service.index.sync(conn)  # a new index: IDs are handed out in a stable order
+            else:
+                service.index.refresh(conn, [path])
             row = conn.execute(
                 "SELECT citation_id FROM memories WHERE path = ?", (path,)
             ).fetchone()

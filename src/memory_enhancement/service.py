@@ -280,6 +280,8 @@ class MemoryService:
                 raise AlreadyExistsError(f"memory already exists: {target!r}")
             self._declare_id(origin)
             self.store.rename(origin, target)
+            with self.index.connect(sync=False) as conn:
+                self.index.refresh(conn, [origin, target])  # the ID moves with the file
         return self._written(target, [])
 
     def _declare_id(self, path: str) -> None:

@@ -245,6 +245,30 @@ class Index:
             raise
         return SyncStats(len(disk.files), *stats, seconds=time.perf_counter() - started)
 
+    def refresh(self, conn: sqlite3.Connection, paths: list[str]) -> None:
+        """Bring just these memories in step (after this process wrote them).
+
+        Cheaper than a sync of the whole store on every write; the next read
+        still syncs everything, so nothing written by others is missed.
+        """
+        known = {
+            path: (mtime, size, digest)
+            for path, mtime, size, digest in conn.execute(
+                f"SELECT path, mtime_ns, size, hash FROM memories "
+                f"WHERE path IN ({','.join('?' * len(paths))})",
+                paths,
+            )
+        }
+        present = [p for p in paths if self.store.exists(p)]
+        gone = [p for p in paths if p in known and p not in present]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._apply(conn, present, gone, known)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
     def _apply(
         self,
         conn: sqlite3.Connection,
