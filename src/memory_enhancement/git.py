@@ -14,8 +14,8 @@ import bisect
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -46,6 +46,7 @@ class LineMap:
     old_path: str
     new_path: str
     hunks: tuple[Hunk, ...] = ()
+    removed: Mapping[int, str] = field(default_factory=dict)  # old line -> its text at the base
 
     def forward(self, old_line: int) -> int | None:
         """Where an unchanged old line is now; None when the diff changed or deleted it."""
@@ -277,11 +278,15 @@ def _parse_diff(out: str) -> list[LineMap]:
         old: str | None = None
         new: str | None = None
         hunks: list[Hunk] = []
+        removed: dict[int, str] = {}
         for line in chunk.split("\n"):
             if line.startswith("@@ "):
                 hunks.append(_hunk(line))
+                at = hunks[-1].old_start
             elif hunks:
-                continue  # a changed line, whatever it looks like
+                if line.startswith("-"):  # a changed line, whatever it looks like
+                    removed[at] = line[1:]
+                    at += 1
             elif line.startswith("--- "):
                 old = _diff_path(line[4:])
             elif line.startswith("+++ "):
@@ -291,7 +296,7 @@ def _parse_diff(out: str) -> list[LineMap]:
             elif line.startswith("rename to "):
                 new = _unquote(line[len("rename to ") :])
         if old is not None and new is not None:
-            maps.append(LineMap(old, new, tuple(hunks)))
+            maps.append(LineMap(old, new, tuple(hunks), removed))
     return maps
 
 

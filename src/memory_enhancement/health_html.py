@@ -182,7 +182,8 @@ def _files(files: list[tuple[str, int, int]]) -> str:
         return '<p class="muted">No failing citations.</p>'
     top = max(n for _, n, _ in files) or 1
     rows = len(files[:10])
-    parts = [f'<svg viewBox="0 0 340 {rows * 22 + 4}" width="100%" role="img">']
+    # 370 wide: the longest bar ends at 335 and its count is written after it.
+    parts = [f'<svg viewBox="0 0 370 {rows * 22 + 4}" width="100%" role="img">']
     for n, (file, count, memories) in enumerate(files[:10]):
         w = 150 * count / top
         y = n * 22 + 2

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from .verify import MemoryVerification, Verdict
 
 if TYPE_CHECKING:
     from .service import MemoryService
+    from .storage import Loaded
 
 RECENT_RUNS = 10
 
@@ -89,11 +90,26 @@ def record(service: MemoryService, results: Sequence[MemoryVerification]) -> Non
             raise
 
 
-def citation_ids(service: MemoryService, paths: Iterable[str]) -> dict[str, str]:
-    """path -> bare citation ID, for memories the index knows."""
+def citation_ids(
+    service: MemoryService, paths: Iterable[str], loaded: Mapping[str, Loaded] | None = None
+) -> dict[str, str]:
+    """path -> bare citation ID. The index was brought in step by the caller's run,
+    so it is not synced again; a memory it does not know yet is indexed on its own."""
     wanted = list(paths)
     found: dict[str, str] = {}
-    with service.index.connect() as conn:
+    with service.index.connect(sync=False) as conn:
+        known = {
+            row[0]
+            for start in range(0, len(wanted), 500)
+            for row in conn.execute(
+                "SELECT path FROM memories WHERE citation_id IS NOT NULL AND path IN "
+                f"({','.join('?' * len(wanted[start : start + 500]))})",
+                wanted[start : start + 500],
+            )
+        }
+        missing = [p for p in wanted if p not in known]
+        if missing:
+            service.index.refresh(conn, missing, loaded)
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ",".join("?" * len(chunk))

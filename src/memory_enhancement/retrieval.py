@@ -56,10 +56,8 @@ def citation_id_of(service: MemoryService, path: str) -> str:
             "SELECT citation_id, mtime_ns, size FROM memories WHERE path = ?", (path,)
         ).fetchone()
         if row is None or row[0] is None or tuple(row[1:]) != (stat.st_mtime_ns, stat.st_size):
-            if row is None and conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is None:
-                service.index.sync(conn)  # a new index: IDs are handed out in a stable order
-            else:
-                service.index.refresh(conn, [path])
+            # Just this memory: reading one memory must not parse the whole store.
+            service.index.refresh(conn, [path])
             row = conn.execute(
                 "SELECT citation_id FROM memories WHERE path = ?", (path,)
             ).fetchone()
@@ -97,6 +95,9 @@ def run_search(
     """Search, verify the hits just in time if asked, and record their use (unless action=None)."""
     if min_confidence is not None and not 0 <= min_confidence <= 1:
         raise InvalidInputError(f"invalid min_confidence {min_confidence}: use a value in [0, 1]")
+    # A confidence floor can only be applied to verified hits: asking for one implies
+    # verification, rather than silently returning stale hits the caller meant to drop.
+    verify = verify or bool(min_confidence)
     filters = Filters(filters.category, filters.tag, filters.include_expired, _now(service))
     ranker = _semantic_ranker(service) if mode is not Mode.LEXICAL else None
     fetch = limit * 3 if verify and min_confidence else limit

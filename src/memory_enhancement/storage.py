@@ -41,6 +41,7 @@ class Loaded:
     doc: Document
     mtime_ns: int
     size: int
+    data: bytes = b""  # the bytes as read, so the index can take them without reading again
 
 
 class Store:
@@ -108,7 +109,7 @@ class Store:
     def parse(self, path: str, data: bytes, stat: os.stat_result, *, links: bool = True) -> Loaded:
         decoded = formats.decode(path, data)
         doc = formats.parse_text(path, decoded.text, links=links)
-        return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size)
+        return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size, data)
 
     def read_bytes(self, path: str) -> tuple[bytes, os.stat_result]:
         """A memory file's bytes (at most the size limit plus one) and its stat."""

@@ -13,9 +13,10 @@ the environment; everything else receives the resulting paths.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,19 +165,42 @@ class Registry:
             or name != name.strip()
         ):
             raise InvalidInputError(f"invalid store name {name!r}")
-        stores = self.load()
-        if name in stores and Path(stores[name]) != root:
-            raise StoreError(f"store {name!r} is already registered at {stores[name]}")
-        stores[name] = str(root)
-        self._save(stores)
+        with self._locked():
+            stores = self.load()
+            if name in stores and Path(stores[name]) != root:
+                raise StoreError(f"store {name!r} is already registered at {stores[name]}")
+            stores[name] = str(root)
+            self._save(stores)
 
     def remove(self, name: str) -> str:
-        stores = self.load()
-        if name not in stores:
-            raise NotFoundError(f"unknown store {name!r}")
-        root = stores.pop(name)
-        self._save(stores)
+        with self._locked():
+            stores = self.load()
+            if name not in stores:
+                raise NotFoundError(f"unknown store {name!r}")
+            root = stores.pop(name)
+            self._save(stores)
         return root
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold an flock on `stores.yaml.lock` for a read-modify-write of the registry.
+
+        The MCP server registers stores on first write from worker threads and
+        from several processes at once; unlocked, concurrent registrations
+        overwrote each other and stores whose memories were written were lost.
+        """
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no flock; the write stays atomic
+            yield
+            return
+        fd = os.open(self.file.with_name(REGISTRY_FILE + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     def _save(self, stores: dict[str, str]) -> None:
         import yaml

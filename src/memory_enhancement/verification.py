@@ -9,10 +9,12 @@ applies `--fix` through the same locked read-edit-write path as every edit.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import confidence, formats, history
@@ -84,8 +86,9 @@ def verify_paths(
 
 def verify_file(service: MemoryService, path: str, options: VerifyOptions) -> VerifyRun:
     """Verify one memory read from its file, just in time (errors are raised, not skipped)."""
-    loaded = service.store.read(path, links=False)
+    loaded = service.store.read(path)
     files = {path: (_display_file(service, path), loaded.doc.citation_lines)}
+    history.citation_ids(service, [path], {path: loaded})  # indexes it from this read
     return _run(service, [loaded.doc.memory], files, options, [], keep_uncited=True)
 
 
@@ -162,7 +165,14 @@ def _apply_fixes(
         wanted = fixed_citations(result.checks, service.repo, stamp) if options.fix else current
         if wanted == current and not options.write:
             continue
-        fix = _fix_one(service, result, wanted, states.get(result.path), dry_run=options.dry_run)
+        fix = _fix_one(
+            service,
+            result,
+            wanted,
+            states.get(result.path),
+            dry_run=options.dry_run,
+            only_recorded=not options.write,
+        )
         if fix is not None:
             fixes.append(fix)
     return fixes
@@ -198,15 +208,21 @@ def _fix_one(
     state: tuple[float, datetime] | None,
     *,
     dry_run: bool,
+    only_recorded: bool = False,
 ) -> Fix | None:
-    """Rewrite one memory under the lock, if the file still says what was verified."""
+    """Rewrite one memory under the lock, if the file still says what was verified.
+
+    With only_recorded (plain --fix), confidence and Last Verified are refreshed only
+    in files that already record them, so a fix touches nothing else in other files.
+    """
     with service.store.lock():
         loaded = service.store.read(result.path, links=False)
         memory = loaded.doc.memory
         if memory.meta.citations != tuple(c.citation for c in result.checks):
             return None  # changed since it was verified; the next run will see it
         meta = replace(memory.meta, citations=wanted)
-        if state is not None:
+        recorded = memory.meta.last_verified is not None or memory.meta.confidence is not None
+        if state is not None and (recorded or not only_recorded):
             score, moment = state
             meta = replace(meta, last_verified=moment)
             if not _has_own_confidence(memory):
@@ -238,6 +254,12 @@ def _has_own_confidence(memory: Memory) -> bool:
 
 def _display_file(service: MemoryService, path: str) -> str:
     """The memory file relative to the repository root when inside it (for annotations)."""
-    file = service.store.root / (path + ".md")
-    rel = os.path.relpath(file, service.repo.root)
-    return file.as_posix() if rel.startswith("..") else rel.replace(os.sep, "/")
+    return _store_prefix(str(service.store.root), str(service.repo.root)) + path + ".md"
+
+
+@functools.cache
+def _store_prefix(store: str, repo: str) -> str:
+    rel = os.path.relpath(store, repo)
+    if rel.startswith(".."):
+        return Path(store).as_posix() + "/"
+    return "" if rel == "." else rel.replace(os.sep, "/") + "/"

@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from ..ids import ID_LENGTH
 from ..model import Citation, Memory, MemoryMeta
 from ..scan import RACY_NS, Snapshot, rescan
 from ..state import State
-from ..storage import Store
+from ..storage import Loaded, Store
 from . import schema
 from .idassign import assign_ids
 from .linking import resolve_links
@@ -245,11 +245,17 @@ class Index:
             raise
         return SyncStats(len(disk.files), *stats, seconds=time.perf_counter() - started)
 
-    def refresh(self, conn: sqlite3.Connection, paths: list[str]) -> None:
+    def refresh(
+        self,
+        conn: sqlite3.Connection,
+        paths: list[str],
+        loaded: Mapping[str, Loaded] | None = None,
+    ) -> None:
         """Bring just these memories in step (after this process wrote them).
 
         Cheaper than a sync of the whole store on every write; the next read
-        still syncs everything, so nothing written by others is missed.
+        still syncs everything, so nothing written by others is missed. Memories
+        the caller already read (with links) are taken as they are, not read again.
         """
         known = {
             path: (mtime, size, digest)
@@ -263,7 +269,7 @@ class Index:
         gone = [p for p in paths if p in known and p not in present]
         conn.execute("BEGIN IMMEDIATE")
         try:
-            self._apply(conn, present, gone, known)
+            self._apply(conn, present, gone, known, loaded or {})
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -275,6 +281,7 @@ class Index:
         todo: list[str],
         gone: list[str],
         known: dict[str, tuple[int, int, str]],
+        loaded: Mapping[str, Loaded] | None = None,
     ) -> tuple[int, int, int, int]:
         gone_ids = [
             row[0]
@@ -285,6 +292,14 @@ class Index:
         added: list[tuple[str, Document | None, str | None]] = []
         updated = touched = 0
         for path in sorted(todo):
+            ready = (loaded or {}).get(path)
+            if ready is not None and ready.doc.memory.links is not None:
+                digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
+                updated += path in known
+                upsert(conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest)
+                if path not in known:
+                    added.append((path, ready.doc, None))
+                continue
             try:
                 data, stat = self.store.read_bytes(path)
             except NotFoundError:
