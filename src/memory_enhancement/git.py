@@ -232,7 +232,7 @@ class Git:
         for line_map in _parse_diff(out):
             old, new = self._from_git(line_map.old_path), self._from_git(line_map.new_path)
             if old and new:
-                maps[old] = LineMap(old, new, line_map.hunks)
+                maps[old] = LineMap(old, new, line_map.hunks, line_map.removed)
         return maps
 
     def changed_since(self, ref: str) -> set[str]:

@@ -327,9 +327,14 @@ class Verifier:
             target = mapped if mapped in candidates else _nearest(candidates, mapped)
             return self._moved(item, target, where)
         added = [n for n in candidates if line_map.backward(n) is None]
+        source = self.repo.read(item.path)
+        if _was_whole_line(citation, line_map.removed.get(line)):
+            # The snippet was the whole cited line: only a line that still says exactly
+            # that is where it moved; a new, longer line merely containing it is a rewrite.
+            wanted = squash(citation.snippet or "")
+            added = [n for n in added if squash(source.lines[n - 1]) == wanted]
         if added:
             return self._moved(item, _nearest(added, line_map.expected(line)), where)
-        source = self.repo.read(item.path)
         expected = line_map.expected(line)
         if line_map.deleted(line) or not 0 < expected <= len(source.lines):
             # A deleted line has no "now": quoting a neighbour would mislead.
@@ -360,10 +365,9 @@ class Verifier:
             if mapped != line and mapped in item.candidates:
                 return self._moved(item, mapped, "")
             return valid
-        old = line_map.removed.get(line)
-        wanted = squash(citation.snippet or "")
-        if old is None or squash(old) != wanted or citation.end_line:
+        if not _was_whole_line(citation, line_map.removed.get(line)):
             return valid  # a partial snippet that still holds, or a range: containment is enough
+        wanted = squash(citation.snippet or "")
         source = self.repo.read(item.path)
         exact = [n for n in item.candidates if squash(source.lines[n - 1]) == wanted]
         added = [n for n in exact if line_map.backward(n) is None]
@@ -398,6 +402,13 @@ class Verifier:
                 if isinstance(item, CitationCheck) and item.status is Verdict.SKIPPED:
                     status, reason = outcomes[item.citation.target]
                     row[n] = CitationCheck(item.citation, Verdict(status), reason=reason)
+
+
+def _was_whole_line(citation: Citation, old: str | None) -> bool:
+    """Whether the snippet was the entire cited line when the citation was verified."""
+    if old is None or citation.end_line or not citation.snippet:
+        return False
+    return squash(old) == squash(citation.snippet)
 
 
 def _span(citation: Citation) -> int:
