@@ -1,0 +1,415 @@
+"""Verdicts that need git history: renames, and which occurrence of repeated text is ours.
+
+When the cited text occurs more than once, git's diff since the commit at which
+the citation was verified decides where the code went; without that history
+the nearest occurrence is the best guess. These tests are built so that the
+two answers differ.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.git import Git
+from memory_enhancement.model import Citation
+from memory_enhancement.verify import Verdict
+from verify_support import GitRepo, numbered
+
+APP = ["import os", "", "API_VERSION = 'v2'", "", "def main() -> None:", "    return None"]
+
+
+def twice(count: int = 12) -> list[str]:
+    """Distinct lines, except `return None` on lines 5 and 10."""
+    lines = numbered(count)
+    lines[4] = lines[9] = "return None"
+    return lines
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "project")
+
+
+# -- renames --------------------------------------------------------------------
+
+
+@pytest.fixture
+def app(repo: GitRepo) -> Citation:
+    repo.write_lines("src/app.py", APP)
+    repo.commit("initial")
+    return Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=repo.stamp())
+
+
+def test_a_renamed_file_makes_the_citation_moved_with_its_current_path(
+    repo: GitRepo, app: Citation
+) -> None:
+    repo.mv("src/app.py", "src/main.py")
+    repo.commit("rename")
+    [check] = repo.verify(app)
+    assert check.status is Verdict.MOVED
+    assert (check.current_path, check.current_line) == ("src/main.py", 3)
+    assert check.renamed_to == "src/main.py"
+    assert check.reason == "renamed to src/main.py; found at line 3 (was 3)"
+
+
+def test_a_staged_rename_is_followed_before_it_is_committed(repo: GitRepo, app: Citation) -> None:
+    repo.mv("src/app.py", "lib/app.py")
+    [check] = repo.verify(app)
+    assert check.status is Verdict.MOVED
+    assert check.current_path == "lib/app.py"
+
+
+def test_a_rename_with_lines_inserted_reports_the_new_path_and_line(
+    repo: GitRepo, app: Citation
+) -> None:
+    repo.mv("src/app.py", "src/main.py")
+    repo.write_lines("src/main.py", ["# header", "# more", *APP])
+    repo.commit("rename and grow")
+    [check] = repo.verify(app)
+    assert check.status is Verdict.MOVED
+    assert (check.current_path, check.current_line) == ("src/main.py", 5)
+
+
+def test_renames_are_followed_through_a_chain(repo: GitRepo, app: Citation) -> None:
+    repo.mv("src/app.py", "src/b.py")
+    repo.commit("first rename")
+    repo.mv("src/b.py", "pkg/c.py")
+    repo.commit("second rename")
+    [check] = repo.verify(app)
+    assert check.status is Verdict.MOVED
+    assert check.current_path == "pkg/c.py"
+
+
+def test_a_renamed_file_without_the_cited_text_is_missing_with_renamed_to(
+    repo: GitRepo, app: Citation
+) -> None:
+    repo.mv("src/app.py", "src/main.py")
+    repo.commit("rename")
+    repo.write_lines("src/main.py", [line.replace("'v2'", "'v3'") for line in APP])
+    repo.commit("bump")
+    [check] = repo.verify(app)
+    assert check.status is Verdict.MISSING
+    assert check.renamed_to == "src/main.py"
+    assert check.reason == "file was renamed to src/main.py, but the cited text is not in it"
+
+
+def test_a_whole_file_citation_follows_a_rename(repo: GitRepo, app: Citation) -> None:
+    repo.mv("src/app.py", "src/main.py")
+    repo.commit("rename")
+    [check] = repo.verify(Citation("src/app.py"))
+    assert check.status is Verdict.MOVED
+    assert check.current_path == check.renamed_to == "src/main.py"
+    [check] = repo.verify(Citation("src/app.py", snippet="API_VERSION"))
+    assert (check.status, check.current_line) == (Verdict.MOVED, 3)
+    assert check.current_path == check.renamed_to == "src/main.py"
+
+
+def test_a_file_moved_without_git_knowing_is_missing(repo: GitRepo, app: Citation) -> None:
+    (repo.root / "src/app.py").rename(repo.root / "src/main.py")  # untracked new file
+    [check] = repo.verify(app)
+    assert check.status is Verdict.MISSING
+    assert check.renamed_to is None
+
+
+# -- duplicate lines ------------------------------------------------------------
+
+
+def cite_second(repo: GitRepo, **fields: str | None) -> Citation:
+    stamp: str | None = repo.stamp()
+    return Citation("src/dup.py", 10, snippet="return None", verified=fields.get("verified", stamp),
+                    commit=fields.get("commit"))  # fmt: skip
+
+
+def grow_between(repo: GitRepo) -> None:
+    """Six lines inserted between the two `return None`: they are now at 5 and 16.
+
+    From line 10, the nearest occurrence is line 5; the code went to 16.
+    """
+    lines = twice()
+    repo.write_lines("src/dup.py", [*lines[:5], *numbered(6, "new"), *lines[5:]])
+
+
+def test_a_repeated_line_follows_the_code_where_git_says_it_moved(repo: GitRepo) -> None:
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    citation = cite_second(repo)
+    grow_between(repo)
+    repo.commit("grow")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.MOVED
+    assert check.current_line == 16
+
+
+def test_uncommitted_changes_count_in_the_history_too(repo: GitRepo) -> None:
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    citation = cite_second(repo)
+    grow_between(repo)
+    [check] = repo.verify(citation)
+    assert check.current_line == 16
+
+
+def test_a_recorded_commit_is_used_when_there_is_no_verified_stamp(repo: GitRepo) -> None:
+    repo.write_lines("src/dup.py", twice())
+    base = repo.commit("initial")
+    citation = cite_second(repo, verified=None, commit=base)
+    grow_between(repo)
+    repo.commit("grow")
+    [check] = repo.verify(citation)
+    assert check.current_line == 16
+
+
+def test_an_unknown_recorded_commit_falls_back_to_the_nearest_occurrence(repo: GitRepo) -> None:
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    citation = cite_second(repo, verified=None, commit="0123456789abcdef0123456789abcdef01234567")
+    grow_between(repo)
+    [check] = repo.verify(citation)
+    assert (check.status, check.current_line) == (Verdict.MOVED, 5)
+
+
+def test_without_a_verified_stamp_the_nearest_occurrence_is_taken(repo: GitRepo) -> None:
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    citation = cite_second(repo, verified=None)
+    grow_between(repo)
+    repo.commit("grow")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.MOVED
+    assert check.current_line == 5
+
+
+def test_a_stamp_from_before_the_first_commit_has_no_history(repo: GitRepo) -> None:
+    citation = cite_second(repo, verified="2020-01-01T00:00:00Z")
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    grow_between(repo)
+    [check] = repo.verify(citation)
+    assert check.current_line == 5
+
+
+def test_the_verified_stamp_picks_the_commit_head_was_at_then(repo: GitRepo) -> None:
+    """Verified after the change: the code was already at 16, so history has nothing to say."""
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    early = cite_second(repo)
+    grow_between(repo)
+    repo.commit("grow")
+    late = cite_second(repo)  # the same (wrong) line, verified after the move
+    first, second = repo.verify(early, late)
+    assert first.current_line == 16
+    assert second.current_line == 5
+
+
+def test_a_stamp_on_the_very_second_of_a_commit_counts_that_commit(repo: GitRepo) -> None:
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    grow_between(repo)
+    repo.commit("grow")
+    git = Git.discover(repo.root)
+    assert git is not None
+    times, shas = git._commits
+    assert len(times) == 2
+    from datetime import UTC, datetime
+
+    assert git.commit_at(datetime.fromtimestamp(times[1], UTC)) == shas[1]
+    assert git.commit_at(datetime.fromtimestamp(times[1] - 1, UTC)) == shas[0]
+    assert git.commit_at(datetime.fromtimestamp(times[0] - 1, UTC)) is None
+
+
+def test_a_changed_line_whose_text_was_already_elsewhere_is_stale_not_moved(
+    repo: GitRepo,
+) -> None:
+    repo.write_lines("src/dup.py", twice())
+    repo.commit("initial")
+    citation = cite_second(repo)
+    lines = twice()
+    lines[9] = "return 1"
+    repo.write_lines("src/dup.py", lines)
+    repo.commit("change")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.STALE
+    assert check.reason == (
+        "line 10 changed (now line 10: `return 1`); the same text at line 5 was already there"
+    )
+
+
+def test_a_deleted_line_whose_text_was_already_elsewhere_is_stale_and_says_deleted(
+    repo: GitRepo,
+) -> None:
+    lines = twice()
+    lines[0] = "return None"  # lines 1, 5 and 10
+    repo.write_lines("src/dup.py", lines)
+    repo.commit("initial")
+    citation = Citation("src/dup.py", 1, snippet="return None", verified=repo.stamp())
+    repo.write_lines("src/dup.py", lines[1:])
+    repo.commit("drop the first line")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.STALE
+    assert check.reason == "line 1 was deleted; the same text at lines 4, 9 was already there"
+
+
+def test_a_line_moved_next_to_an_older_copy_goes_where_the_diff_added_it(repo: GitRepo) -> None:
+    """Line 10 is cut and pasted at line 2; the older copy (now line 6) is nearer but not ours."""
+    lines = twice()
+    repo.write_lines("src/dup.py", lines)
+    repo.commit("initial")
+    citation = cite_second(repo)
+    moved = [lines[0], "return None", *lines[1:9], *lines[10:]]
+    repo.write_lines("src/dup.py", moved)
+    repo.commit("move it up")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.MOVED
+    assert check.current_line == 2
+
+
+def test_history_is_read_from_a_diff_whose_lines_look_like_diff_headers(repo: GitRepo) -> None:
+    """A deleted SQL comment `-- users` shows as `--- users` in the diff: it is not a header."""
+    schema = ["-- users", "CREATE TABLE users (", "  id INTEGER", ");"]
+    schema += ["-- orders", "CREATE TABLE orders (", "  id INTEGER", ");"]
+    repo.write_lines("db/schema.sql", schema)
+    repo.commit("schema")
+    citation = Citation("db/schema.sql", 7, snippet="id INTEGER", verified=repo.stamp())
+    notes = [f"-- note {n}" for n in range(8)]
+    repo.write_lines("db/schema.sql", [*notes, *schema[1:]])
+    repo.commit("document")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.MOVED
+    assert check.current_line == 14  # the nearest copy (line 10) is the users table's
+
+
+def test_history_works_when_the_repository_root_is_a_subfolder_of_the_work_tree(
+    repo: GitRepo,
+) -> None:
+    repo.write_lines("pkg/src/dup.py", twice())
+    repo.write_lines("pkg/src/app.py", APP)
+    repo.commit("initial")
+    dup = cite_second(repo)
+    app = Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=repo.stamp())
+    lines = twice()
+    repo.write_lines("pkg/src/dup.py", [*lines[:5], *numbered(6, "new"), *lines[5:]])
+    repo.mv("pkg/src/app.py", "pkg/src/main.py")
+    repo.commit("grow and rename")
+    repo.memory("note", [dup, app])
+    result = repo.service(code_root=repo.root / "pkg").verify("note").results[0]
+    first, second = result.checks
+    assert (first.status, first.current_line) == (Verdict.MOVED, 16)
+    assert (second.status, second.current_path) == (Verdict.MOVED, "src/main.py")
+
+
+# -- no git at all --------------------------------------------------------------
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> GitRepo:
+    """A plain folder of code: no git repository anywhere above it."""
+    folder = GitRepo(tmp_path / "plain", init=False)
+    assert Git.discover(folder.root) is None
+    return folder
+
+
+def test_without_git_every_verdict_but_rename_still_works(folder: GitRepo) -> None:
+    folder.write_lines("src/app.py", APP)
+    folder.write_lines("src/old.py", APP)
+    stamp = folder.stamp()
+    valid = Citation("src/app.py", 5, snippet="def main()", verified=stamp)
+    moved = Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=stamp)
+    stale = Citation("src/app.py", 1, snippet="import os", verified=stamp)
+    missing = Citation("src/gone.py", 1, snippet="x", verified=stamp)
+    renamed = Citation("src/old.py", 1, snippet="import os", verified=stamp)
+    out = Citation("src/app.py", 99)
+    folder.write_lines("src/app.py", ["import sys", "# header", *APP[1:]])
+    (folder.root / "src/old.py").rename(folder.root / "src/new.py")
+    service = folder.service()
+    assert service.git is None
+    folder.memory("note", [valid, moved, stale, missing, renamed, out])
+    checks = service.verify("note").results[0].checks
+    assert [c.status for c in checks] == [
+        Verdict.MOVED,
+        Verdict.MOVED,
+        Verdict.STALE,
+        Verdict.MISSING,
+        Verdict.MISSING,
+        Verdict.OUT_OF_RANGE,
+    ]
+    assert [c.current_line for c in checks[:2]] == [6, 4]
+    assert checks[2].reason == "line 1 now reads `import sys`"
+    assert checks[4].renamed_to is None
+
+
+def test_without_git_a_repeated_line_goes_to_the_nearest_occurrence(folder: GitRepo) -> None:
+    folder.write_lines("src/dup.py", twice())
+    citation = cite_second(folder)
+    lines = twice()
+    folder.write_lines("src/dup.py", [*lines[:5], *numbered(6, "new"), *lines[5:]])
+    [check] = folder.verify(citation)
+    assert (check.status, check.current_line) == (Verdict.MOVED, 5)
+    changed = twice()
+    changed[9] = "return 1"
+    folder.write_lines("src/dup.py", changed)
+    [check] = folder.verify(citation)
+    assert (check.status, check.current_line) == (Verdict.MOVED, 5)
+
+
+def test_without_git_whitespace_changes_are_valid_and_edits_stale(folder: GitRepo) -> None:
+    folder.write_lines("src/app.py", APP)
+    citation = Citation("src/app.py", 3, snippet="API_VERSION = 'v2'")
+    folder.write_lines("src/app.py", [line.replace(" = ", "=") for line in APP])
+    [check] = folder.verify(citation)
+    assert check.status is Verdict.VALID
+    folder.write_lines("src/app.py", [line.replace("v2", "v3") for line in APP])
+    [check] = folder.verify(citation)
+    assert check.status is Verdict.STALE
+
+
+# -- a cited line that still contains the snippet ------------------------------------
+
+
+def test_a_whole_line_rewritten_into_a_longer_one_is_stale_not_valid(repo: GitRepo) -> None:
+    repo.write_lines("pyproject.toml", ["[tool.pytest]", "testpaths = [", '    "tests",', "]"])
+    repo.commit("initial")
+    citation = Citation("pyproject.toml", 2, snippet="testpaths = [", verified=repo.stamp())
+    repo.write_lines("pyproject.toml", ["[tool.pytest]", 'testpaths = ["tests"]'])
+    repo.commit("one line")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.STALE
+    assert check.reason == 'line 2 was rewritten; it now reads `testpaths = ["tests"]`'
+
+
+def test_a_partial_snippet_still_on_its_changed_line_stays_valid(repo: GitRepo) -> None:
+    repo.write_lines("src/c.ts", ["// constants", "export const API_VERSION = 'v2';"])
+    repo.commit("initial")
+    citation = Citation("src/c.ts", 2, snippet="API_VERSION = 'v2'", verified=repo.stamp())
+    repo.write_lines("src/c.ts", ["// constants", "export const API_VERSION = 'v2'; // public"])
+    repo.commit("comment")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.VALID
+    assert check.current_line == 2
+
+
+def test_a_whole_line_moved_into_a_longer_line_elsewhere_is_stale(repo: GitRepo) -> None:
+    before = ["import os", "import chardet", "", "def f():", "    return os"]
+    repo.write_lines("src/p.py", before)
+    repo.commit("initial")
+    citation = Citation("src/p.py", 2, snippet="import chardet", verified=repo.stamp())
+    repo.write_lines("src/p.py", ["import os", "from .compat import chardet", *before[2:]])
+    repo.commit("vendored")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.STALE
+
+
+def test_the_cited_copy_moving_while_another_copy_slides_into_its_line_is_moved(
+    repo: GitRepo,
+) -> None:
+    """Three lines above go; the cited copy moves to 1 and the other copy lands on line 4."""
+    loop = "for value in sequence:"
+    repo.write_lines("src/loop.py", ["x1 = 1", "x2 = 2", "x3 = 3", loop, "y = 1", "z = 2", loop])
+    repo.commit("initial")
+    citation = Citation("src/loop.py", 4, snippet=loop, verified=repo.stamp())
+    repo.write_lines("src/loop.py", [loop, "y = 1", "z = 2", loop])
+    repo.commit("drop the constants")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.MOVED
+    assert check.current_line == 1
