@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from ..model import Link, LinkKind, is_url
@@ -29,6 +29,7 @@ _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
 # [[target#section|alias]]; a target never starts with ':' (that is a POSIX class, [[:space:]]).
 _WIKI = re.compile(r"\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(.*)$")
 _BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 _TYPED_PREFIX = "link:"
 
@@ -166,52 +167,51 @@ def _parser() -> MarkdownIt:
 def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
     """Every memory link written in a markdown body, in document order.
 
-    `line_offset` is added to 0-based token lines so that reported lines are
+    The block structure (fences, level-2 sections, list items) comes from the
+    line scan above; only lines that can hold a link go through markdown-it's
+    inline parser, which decides what is a link (not in a code span, escapes,
+    nested brackets). Parsing whole documents was five times slower, and it is
+    the cost of indexing a store. `line_offset` turns 0-based body lines into
     1-based lines of the whole file (after a frontmatter block, say).
     """
     if "[" not in text and "- " not in text:
         return []
+    lines = text.split("\n")
+    mask = fence_mask(lines)
     links: list[Link] = []
     section = ""
-    pending_heading = False
-    in_item = 0
-    for token in _parser().parse(text):
-        if token.type == "heading_open":
-            pending_heading = token.tag in ("h1", "h2")
+    for i, line in enumerate(lines):
+        if mask[i]:
             continue
-        if token.type == "list_item_open":
-            in_item += 1
-        elif token.type == "list_item_close":
-            in_item -= 1
-        if token.type != "inline":
-            continue
-        if pending_heading:
-            section = section_key(token.content)
-            pending_heading = False
-            continue
-        first_line = (token.map[0] if token.map else 0) + line_offset + 1
-        links.extend(_inline_links(token, section, first_line, bool(in_item)))
+        if line.lstrip(" ").startswith("#"):
+            heading = _HEADING.match(line.rstrip("\r"))
+            if heading and len(heading[1]) <= 2:
+                section = section_key(heading[2] or "") if len(heading[1]) == 2 else ""
+                continue
+        number = i + 1 + line_offset
+        default_type = RELATED if section == RELATED else "link"
+        if section in (MANAGED_LINKS, RELATED):
+            item = _LIST_ITEM.match(line)
+            bare = _BARE_ID.match(item[1].strip()) if item else None
+            if bare:
+                links.append(Link(bare[1], default_type, LinkKind.BARE, number))
+                continue
+        if "](" in line or "[[" in line or "[mem:" in line:
+            links.extend(_inline_links(line, default_type, number))
     return links
 
 
-def _inline_links(token: Any, section: str, line: int, in_item: bool) -> Iterator[Link]:
-    default_type = RELATED if section == RELATED else "link"
-    children = token.children or []
-    if in_item and section in (MANAGED_LINKS, RELATED):
-        bare = _bare_id(children)
-        if bare:
-            yield Link(bare, default_type, LinkKind.BARE, line)
-            return
+def _inline_links(line: str, default_type: str, number: int) -> Iterator[Link]:
+    tokens = _parser().parseInline(line.strip())
+    children = tokens[0].children if tokens and tokens[0].children else []
     href: str | None = None
     label: list[str] = []
     for child in children:
-        if child.type in ("softbreak", "hardbreak"):
-            line += 1
-        elif child.type == "link_open":
+        if child.type == "link_open":
             href = str(child.attrGet("href") or "")
             label = []
         elif child.type == "link_close" and href is not None:
-            link = _markdown_link(href, "".join(label), default_type, line)
+            link = _markdown_link(href, "".join(label), default_type, number)
             if link:
                 yield link
             href = None
@@ -219,14 +219,7 @@ def _inline_links(token: Any, section: str, line: int, in_item: bool) -> Iterato
             if href is not None:
                 label.append(child.content)
             elif child.type == "text":
-                yield from _text_links(child.content, default_type, line)
-
-
-def _bare_id(children: list[Any]) -> str | None:
-    if len(children) != 1 or children[0].type != "text":
-        return None
-    match = _BARE_ID.match(children[0].content.strip())
-    return match[1] if match else None
+                yield from _text_links(child.content, default_type, number)
 
 
 def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link | None:
