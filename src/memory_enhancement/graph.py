@@ -68,40 +68,54 @@ def traverse(
     algorithm: Algorithm = Algorithm.BFS,
     types: Iterable[str] = (),
 ) -> GraphResult:
-    """Walk the graph from root up to depth, in the given direction, BFS or DFS."""
+    """Walk the graph from root up to depth, in the given direction, BFS or DFS.
+
+    Both algorithms visit the same memories at the same (shortest) depths; only
+    the order differs. DFS follows a memory's links in the order they are
+    written, deep along the first before the next, and expands a memory again
+    when it is later reached by a shorter path: expanding it only once left a
+    memory first met at the depth limit unexpanded although `depths` gave it a
+    smaller depth, so DFS missed memories BFS found.
+    """
     if depth < 0:
         raise InvalidInputError(f"invalid depth {depth}: it must be 0 or more")
     wanted = frozenset(types)
     nodes: dict[str, list[str]] = {}
     depths = {root: 0}
-    edges: list[Edge] = []
+    expanded: dict[str, int] = {}  # memory -> the depth it was last expanded at
+    seen: dict[str, list[tuple[str, str, bool]]] = {}  # each memory's neighbours, read once
+    edges: dict[tuple[str, str, str], int] = {}
     dangling: list[tuple[str, str]] = []
     frontier: deque[tuple[str, int]] = deque([(root, 0)])
     while frontier:
         current, level = frontier.popleft() if algorithm is Algorithm.BFS else frontier.pop()
-        if current in nodes:
-            continue
-        neighbours = _neighbours(conn, current, direction, wanted, dangling)
-        nodes[current] = []
-        for other, kind in neighbours:
-            if other not in nodes[current]:
-                nodes[current].append(other)
+        if level > depths[current] or expanded.get(current, level + 1) <= level:
+            continue  # reached since by a shorter path, or already expanded at this depth
+        expanded[current] = level
+        if current not in seen:
+            seen[current] = _neighbours(conn, current, direction, wanted, dangling)
+        listed: list[str] = []
+        children: list[tuple[str, int]] = []
+        for other, kind, outgoing in seen[current]:
+            if other not in listed:
+                listed.append(other)
             if level >= depth:
                 continue
-            edges.append(Edge(*_oriented(current, other, direction, kind), level + 1))
+            key = (current, other, kind) if outgoing else (other, current, kind)
+            edges[key] = min(edges.get(key, level + 1), level + 1)
             if other not in depths or depths[other] > level + 1:
                 depths[other] = level + 1
-                frontier.append((other, level + 1))
-        if level >= depth:
-            nodes[current] = []  # at the depth limit: listed, not expanded
-    edges = _unique(edges)
-    directed = [(e.source, e.target) for e in edges]
+                children.append((other, level + 1))
+        nodes[current] = listed if level < depth else []  # at the limit: listed, not expanded
+        frontier.extend(children if algorithm is Algorithm.BFS else reversed(children))
+    edge_list = [Edge(s, t, kind, d) for (s, t, kind), d in edges.items()]
+    directed = [(e.source, e.target) for e in edge_list]
     return GraphResult(
         root,
         nodes,
         len(nodes),
         max(depths[n] for n in nodes),
-        edges,
+        edge_list,
         find_cycles(directed),
         {n: depths[n] for n in nodes},
         dangling,
@@ -114,8 +128,13 @@ def _neighbours(
     direction: Direction,
     types: frozenset[str],
     dangling: list[tuple[str, str]],
-) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
+) -> list[tuple[str, str, bool]]:
+    """(other memory, link type, whether the link goes out of path) for each link.
+
+    The flag keeps edges pointing the way each link was written: with
+    `--direction both` an incoming link used to come out as an edge from path.
+    """
+    found: list[tuple[str, str, bool]] = []
     if direction in (Direction.OUT, Direction.BOTH):
         for target, kind, status, written in conn.execute(
             "SELECT l.resolved, l.type, l.status, l.target FROM links l "
@@ -125,7 +144,7 @@ def _neighbours(
             if types and kind not in types:
                 continue
             if status == "resolved":
-                found.append((target, kind))
+                found.append((target, kind, True))
             elif status in ("dangling", "ambiguous"):
                 dangling.append((path, written))
     if direction in (Direction.IN, Direction.BOTH):
@@ -135,26 +154,8 @@ def _neighbours(
             (path,),
         ):
             if not types or kind in types:
-                found.append((source, kind))
+                found.append((source, kind, False))
     return found
-
-
-def _oriented(current: str, other: str, direction: Direction, kind: str) -> tuple[str, str, str]:
-    """Edges keep the direction of the link, whichever way the walk went."""
-    if direction is Direction.IN:
-        return other, current, kind
-    return current, other, kind
-
-
-def _unique(edges: list[Edge]) -> list[Edge]:
-    seen: set[tuple[str, str, str]] = set()
-    out = []
-    for edge in edges:
-        key = (edge.source, edge.target, edge.type)
-        if key not in seen:
-            seen.add(key)
-            out.append(edge)
-    return out
 
 
 def find_cycles(edges: Iterable[tuple[str, str]], limit: int = MAX_CYCLES) -> list[list[str]]:

@@ -69,12 +69,18 @@ def as_mermaid(result: GraphResult) -> str:
 
 
 def as_dot(result: GraphResult) -> str:
+    """Graphviz DOT; names are quoted strings (DOT has no \\u escapes, so none are written)."""
     out = ["digraph memories {", "  rankdir=LR;", "  node [shape=box];"]
     for node in result.depths:
         style = ", style=bold" if node == result.root else ""
-        out.append(f"  {json.dumps(node)} [label={json.dumps(node)}{style}];")
+        out.append(f"  {_dot(node)} [label={_dot(node)}{style}];")
     for edge in result.edges:
-        label = "" if edge.type == "link" else f" [label={json.dumps(edge.type)}]"
-        out.append(f"  {json.dumps(edge.source)} -> {json.dumps(edge.target)}{label};")
+        label = "" if edge.type == "link" else f" [label={_dot(edge.type)}]"
+        out.append(f"  {_dot(edge.source)} -> {_dot(edge.target)}{label};")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def _dot(text: str) -> str:
+    """A DOT quoted string: JSON's escapes, but non-ASCII kept as is (`café`, not `caf\\u00e9`)."""
+    return json.dumps(text, ensure_ascii=False)

@@ -9,7 +9,8 @@ The JSON shape (documented in docs/health.md)::
                    "confidence_parts": {...}, "last_verified", "uses", "reinforcements",
                    "citations": {"total", "valid", "moved", ...}, "dangling_links",
                    "problems": [{"citation", "reason"}]}],
-     "history": [{"day", "counts": {verdict: n}}], "graph": {"nodes", "edges"},
+     "history": [{"day", "counts": {verdict: n}}],
+     "graph": {"nodes": [{"path", "status", "worst"}], "edges": [{"source", "target", "type"}]},
      "skipped": [...]}
 """
 

@@ -119,12 +119,18 @@ def _retarget(line: str, item: BrokenLink) -> str:
     """The line with this link's target text replaced, and nothing else."""
     old, new = item.target, item.replacement or item.target
     if item.kind in (LinkKind.MARKDOWN.value, LinkKind.TYPED.value):
-        for match in re.finditer(r"\]\((<?)([^)\s>]+)(>?)\)", line):
-            href = match[2]
+        # A destination may be in <angle brackets> (it can then hold spaces) and be
+        # followed by a title: `[t](<a b.md> "Title")`. Matching only a bare
+        # destination closed at once by `)` offered a fix, then silently left
+        # such links as they were.
+        for match in _DESTINATION.finditer(line):
+            angled = match[1] is not None
+            href = match[1] if angled else match[2]
             path, hash_, anchor = href.partition("#")
             if unquote(path).strip() == old:
-                start, end = match.span(2)
-                return line[:start] + new + hash_ + anchor + line[end:]
+                start, end = match.span(1 if angled else 2)
+                target = new if angled or " " not in new else new.replace(" ", "%20")
+                return line[:start] + target + hash_ + anchor + line[end:]
         return line
     if item.kind == LinkKind.WIKI.value:
         pattern = re.compile(r"\[\[\s*" + re.escape(old) + r"(?=\s*[\]|#])")
@@ -136,6 +142,12 @@ def _retarget(line: str, item: BrokenLink) -> str:
     if item.kind == LinkKind.FRONTMATTER.value:
         return _replace_word(line, old, new)
     return line
+
+
+_DESTINATION = re.compile(
+    r"\]\(\s*(?:<([^<>\n]*)>|([^\s)<>]+))"  # ](<destination> or ](destination
+    r"""(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)"""  # an optional "title", then )
+)
 
 
 def _replace_word(line: str, old: str, new: str) -> str:

@@ -8,6 +8,7 @@ to an agent, in which session and for which query (seed 002 §5).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -17,11 +18,13 @@ from .errors import InvalidInputError, NotFoundError
 from .ids import format_citation_id, parse_citation_id
 from .search import Filters, Hit, Mode, search
 from .timestamps import format_timestamp
-from .verification import VerifyOptions, verify_paths
-from .verify import MemoryVerification
 
 if TYPE_CHECKING:
+    from .model import Link
+    from .results import WriteResult
     from .service import MemoryService
+    from .storage import Loaded
+    from .verify import MemoryVerification
 
 CHARS_PER_TOKEN = 4  # the estimate Cortex uses
 Ranker = Callable[[sqlite3.Connection, str, Filters, int], list[Hit]]
@@ -47,23 +50,48 @@ class Popular:
     last_used: str
 
 
-def citation_id_of(service: MemoryService, path: str) -> str:
-    """The bare citation ID of an existing memory, syncing the index only when needed."""
-    data, stat = service.store.read_bytes(path)
-    del data
+def citation_id_of(service: MemoryService, path: str, loaded: Loaded | None = None) -> str:
+    """The bare citation ID of an existing memory, indexing just that memory when needed.
+
+    Reading one memory must not parse the whole store; when the caller already
+    read the file (`loaded`, with links), the index takes it as it is.
+    """
+    if loaded is None or loaded.doc.memory.links is None:
+        stat = os.stat(service.store.file_for(path))
+        current = (stat.st_mtime_ns, stat.st_size)
+        ready = None
+    else:
+        current = (loaded.mtime_ns, loaded.size)
+        ready = {path: loaded}
     with service.index.connect(sync=False) as conn:
         row = conn.execute(
             "SELECT citation_id, mtime_ns, size FROM memories WHERE path = ?", (path,)
         ).fetchone()
-        if row is None or row[0] is None or tuple(row[1:]) != (stat.st_mtime_ns, stat.st_size):
-            # Just this memory: reading one memory must not parse the whole store.
-            service.index.refresh(conn, [path])
+        if row is None or row[0] is None or tuple(row[1:]) != current:
+            service.index.refresh(conn, [path], ready)
             row = conn.execute(
                 "SELECT citation_id FROM memories WHERE path = ?", (path,)
             ).fetchone()
     if row is None or row[0] is None:  # pragma: no cover - the file was just read
         raise NotFoundError(f"memory not found: {path!r}")
     return str(row[0])
+
+
+def indexed_links(service: MemoryService, path: str) -> tuple[Link, ...]:
+    """A memory's links as the index extracted them (call after citation_id_of).
+
+    `get` reads the file without extracting links and takes them from the index
+    row it just checked is current: same result, no markdown parser to load.
+    """
+    from .model import Link, LinkKind
+
+    with service.index.connect(sync=False) as conn:
+        rows = conn.execute(
+            "SELECT l.target, l.type, l.kind, l.line FROM links l "
+            "JOIN memories m ON m.id = l.memory_id WHERE m.path = ? ORDER BY l.ord",
+            (path,),
+        ).fetchall()
+    return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
 
 
 def resolve(service: MemoryService, text: str) -> str:
@@ -105,6 +133,8 @@ def run_search(
         hits = search(conn, query, filters, limit=fetch, mode=mode, semantic=ranker)
     results = [SearchResult(hit, expired=hit.row.expired(filters.now)) for hit in hits]
     if verify and results:
+        from .verification import VerifyOptions, verify_paths
+
         run = verify_paths(service, [r.hit.row.path for r in results], VerifyOptions())
         by_path = {v.path: v for v in run.results}
         results = [replace(r, verification=by_path.get(r.hit.row.path)) for r in results]
@@ -247,3 +277,43 @@ def popular(service: MemoryService, limit: int, min_uses: int = 1) -> list[Popul
 
 def _now(service: MemoryService) -> str:
     return format_timestamp(service.clock())
+
+
+def find(service: MemoryService, reference: str) -> str:
+    """An existing memory from a path, a citation ID or a unique name."""
+    from .links import LinkStatus, Resolver
+    from .model import Link, LinkKind
+
+    try:
+        return service.store.locate(reference)
+    except NotFoundError:
+        pass
+    text = reference.strip()
+    if text.startswith(("mem:", "[mem:")):
+        return resolve(service, text)
+    with service.index.connect() as conn:
+        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
+    found = Resolver(paths).resolve("", Link(text, "link", LinkKind.BARE))
+    if found.status is LinkStatus.RESOLVED and found.target:
+        return found.target
+    if found.candidates:
+        raise InvalidInputError(f"{reference!r} is ambiguous: {', '.join(found.candidates[:5])}")
+    raise NotFoundError(f"memory not found: {reference!r} (store {service.store.root})")
+
+
+def graduate(service: MemoryService, path: str, target: MemoryService) -> WriteResult:
+    """Copy a memory into another store (the global one), keeping citations; link the two."""
+    from .model import Link, LinkKind
+
+    if target.store.root == service.store.root:
+        raise InvalidInputError("cannot graduate a memory into its own store")
+    # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
+    source = service.get(path, include_expired=True, action=None).memory
+    link_back = Link(f"{service.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
+    result = target.add(
+        source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
+        citations=source.meta.citations, links=[link_back], source="graduate",
+    )  # fmt: skip
+    link_out = Link(f"{target.store.name}:{result.path}", "graduated_to", LinkKind.TYPED)
+    service.add_links(source.path, [link_out])
+    return result

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import Citation, Link, Memory
-from .retrieval import SearchResult
-from .service import Summary
+from .results import Summary
 from .timestamps import format_timestamp
-from .verify import CitationCheck, MemoryVerification
+
+if TYPE_CHECKING:
+    from .retrieval import SearchResult
+    from .verify import CitationCheck, MemoryVerification
 
 
 def memory_dict(memory: Memory, citation_id: str = "") -> dict[str, Any]:

@@ -4,102 +4,49 @@ Every front end parses its arguments, calls one method here and renders the
 result; rules such as "citations given replace the list, an empty list clears
 it, omitted keeps it" live here once. Methods return values and raise
 MemoryToolError subclasses; they never print.
+
+Reading and writing memories is implemented here; the rest (search,
+verification, the graph, health) lives in its own module and is imported when
+first used, so that a `get` does not pay for loading the verifier or an HTTP
+client: start-up time is part of every CLI call.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING
 
-from . import formats, history, retrieval
-from .citations import parse_citation, snippet_matches
-from .errors import AlreadyExistsError, ExpiredError, InvalidInputError, NotFoundError
-from .formats.markdown import code_span
-from .git import Git
-from .graph import Algorithm, Backlink, Direction, GraphResult, backlinks, orphans, roots, traverse
-from .health import HealthReport
-from .health import build as build_health
+from . import formats, retrieval
+from .citations import parse_citation
+from .errors import AlreadyExistsError, ExpiredError, InvalidInputError
 from .ids import ID_LENGTH, format_citation_id
-from .index import Index, Row, SyncStats
-from .linkfix import BrokenLink, broken_links, fix_links
-from .links import LinkStatus, Resolver
+from .index import Index, SyncStats
+from .inputs import CitationInput, choice, clean_tags, parse_citations, parse_links
+from .inputs import prepare_citations as _prepare
 from .memory_paths import normalize_category, normalize_new_path
-from .model import Citation, Link, LinkKind, Memory, MemoryMeta
-from .repo import Repository, SourceStatus, cited_text
-from .search import Filters, Mode
+from .model import Citation, Link, Memory, MemoryMeta
+from .repo import Repository
+from .results import Fetched, Listing, Summary, WriteResult
 from .semantic import DEFAULT_MODEL
 from .state import State
 from .storage import Loaded, Store
 from .timestamps import format_timestamp, maybe_timestamp, now
-from .verification import Fix, VerifyOptions, VerifyRun, changed_paths, verify_file, verify_paths
 
-CitationInput = str | Citation
-E = TypeVar("E", bound=enum.Enum)
-_TYPED_LINK = "[link:"
+if TYPE_CHECKING:
+    from .git import Git
+    from .graph import Algorithm, Backlink, Direction, GraphResult
+    from .health import HealthReport
+    from .linkfix import BrokenLink
+    from .search import Mode
+    from .verification import Fix, VerifyOptions, VerifyRun
+
+__all__ = ["Fetched", "Listing", "MemoryService", "Summary", "WriteResult"]
+
 SOURCES = ("cli", "file", "stdin", "mcp", "import", "graduate")
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    """What a write did: the memory as now on disk, and anything worth a warning."""
-
-    path: str
-    memory: Memory
-    changed: bool = True
-    warnings: tuple[str, ...] = ()
-    citation_id: str = ""
-
-
-@dataclass(frozen=True)
-class Summary:
-    """One line of a listing: what can be known without extracting links."""
-
-    path: str
-    title: str
-    format: str
-    meta: MemoryMeta
-    expired: bool
-    mtime_ns: int
-    citation_id: str = ""
-    citation_count: int = 0
-
-    @classmethod
-    def of(cls, row: Row, now_text: str) -> Summary:
-        meta = MemoryMeta(
-            created_at=maybe_timestamp(row.created_at),
-            updated_at=maybe_timestamp(row.updated_at),
-            tags=row.tags,
-            source=row.source,
-            expires_at=maybe_timestamp(row.expires_at),
-        )
-        expired = row.expired(now_text)
-        return cls(
-            row.path, row.title, row.format, meta, expired, row.mtime_ns, row.citation_id,
-            row.citation_count,
-        )  # fmt: skip
-
-    @property
-    def sort_time(self) -> float:
-        moment = self.meta.updated_at or self.meta.created_at
-        return moment.timestamp() if moment else self.mtime_ns / 1e9
-
-
-@dataclass(frozen=True)
-class Listing:
-    memories: list[Summary]
-    skipped: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Fetched:
-    memory: Memory
-    warnings: tuple[str, ...] = ()
-    citation_id: str = ""  # bare; format_citation_id() quotes it
 
 
 class MemoryService:
@@ -111,19 +58,24 @@ class MemoryService:
         repo: Repository,
         *,
         index_path: Path | None = None,
+        index: Index | None = None,
         state: State | None = None,
         session: str = "cli",
         semantic_model: str = DEFAULT_MODEL,
         id_length: int = ID_LENGTH,
         clock: Callable[[], datetime] = now,
     ) -> None:
-        """`index_path=None` keeps the index in memory (tests, one-off use); `state=None` too."""
+        """`index_path=None` keeps the index in memory (tests, one-off use); `state=None` too.
+
+        A long-running process passes the same `index` and `state` to every service
+        it makes, so their connections stay open between calls.
+        """
         self.store = store
         self.repo = repo
         self.clock = clock
         self.session = session
         self.state = state or State(None)
-        self.index = Index(store, index_path, self.state, id_length=id_length)
+        self.index = index or Index(store, index_path, self.state, id_length=id_length)
         self.semantic_model = semantic_model
 
     # -- reading ----------------------------------------------------------------
@@ -132,7 +84,7 @@ class MemoryService:
         self, path: str, *, include_expired: bool = False, action: str | None = "get"
     ) -> Fetched:
         """A memory's content and metadata; records the use (seed 002 §5) unless action=None."""
-        loaded = self.store.read(self.store.locate(path))
+        loaded = self.store.read(self.store.locate(path), links=False)
         memory = loaded.doc.memory
         expires = memory.meta.expires_at
         if not include_expired and expires is not None and memory.meta.is_expired(self.clock()):
@@ -140,7 +92,8 @@ class MemoryService:
                 f"memory {memory.path!r} expired at {format_timestamp(expires)} "
                 "(use include_expired to read it anyway)"
             )
-        citation_id = retrieval.citation_id_of(self, memory.path)
+        citation_id = retrieval.citation_id_of(self, memory.path, loaded)
+        memory = replace(memory, links=retrieval.indexed_links(self, memory.path))
         if action:
             retrieval.record_use(self, [(citation_id, memory.path)], action, None)
         return Fetched(memory, tuple(loaded.doc.problems), citation_id)
@@ -181,18 +134,18 @@ class MemoryService:
         if not content or not content.strip():
             raise InvalidInputError(f"content of {target!r} is empty")
         moment = self.clock()
-        prepared, warnings = self._prepare_citations(_parse_citations(citations), ())
+        prepared, warnings = self._prepare(parse_citations(citations), ())
         meta = MemoryMeta(
             created_at=moment,
             updated_at=moment,
-            tags=_clean_tags(tags),
+            tags=clean_tags(tags),
             source=source,
             expires_at=maybe_timestamp(expires_at, field="expires_at"),
             citations=tuple(prepared),
         )
         with self.store.lock():
             fmt = formats.by_name(self.store.default_format())
-            memory = Memory(target, content, meta, tuple(_parse_links(links)), fmt.name)
+            memory = Memory(target, content, meta, tuple(parse_links(links)), fmt.name)
             decoded = formats.Decoded(fmt.render(None, memory))
             self.store.create(target, decoded.encode(decoded.text))
         return self._written(target, warnings)
@@ -222,14 +175,14 @@ class MemoryService:
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             meta, warnings = memory.meta, list[str]()
             if tags is not None:
-                meta = replace(meta, tags=_clean_tags(tags))
+                meta = replace(meta, tags=clean_tags(tags))
             if expires_at is not None:
                 meta = replace(meta, expires_at=maybe_timestamp(expires_at, field="expires_at"))
             if clear_expiry:
                 meta = replace(meta, expires_at=None)
             if citations is not None:
-                wanted = _parse_citations(citations)
-                prepared, warnings = self._prepare_citations(wanted, meta.citations)
+                wanted = parse_citations(citations)
+                prepared, warnings = self._prepare(wanted, meta.citations)
                 meta = replace(meta, citations=tuple(prepared))
             new = replace(memory, meta=meta, content=memory.content if content is None else content)
             return new, warnings
@@ -255,13 +208,22 @@ class MemoryService:
                 return memory, [f"citation {citation.ref} is already on {target}"]
             if citation.snippet is None and any(c.ref == citation.ref for c in existing):
                 return memory, [f"citation {citation.ref} is already on {target}"]
-            prepared, warnings = self._prepare_citations([citation], ())
+            prepared, warnings = self._prepare([citation], ())
             meta = replace(memory.meta, citations=(*existing, *prepared))
             if meta.updated_at is not None:
                 meta = replace(meta, updated_at=self.clock())
             return replace(memory, meta=meta), warnings
 
         return self._edit(target, change, touch=False)
+
+    def add_links(self, path: str, links: Iterable[str | Link]) -> WriteResult:
+        """Append links to a memory (the formats add them; they never drop one)."""
+        extra = parse_links(links)
+        return self._edit(
+            self.store.locate(path),
+            lambda m: (replace(m, links=(*(m.links or ()), *extra)), []),
+            touch=True,
+        )
 
     def remove(self, path: str) -> str:
         with self.store.lock():
@@ -270,7 +232,7 @@ class MemoryService:
         return target
 
     def move(self, source: str, destination: str) -> WriteResult:
-        """Move a memory; its content, citations and links travel with it unchanged."""
+        """Move a memory; its content, citations, links and citation ID travel with it."""
         with self.store.lock():
             origin = self.store.locate(source)
             target = normalize_new_path(destination) if destination.strip() else destination
@@ -284,15 +246,6 @@ class MemoryService:
                 self.index.refresh(conn, [origin, target])  # the ID moves with the file
         return self._written(target, [])
 
-    def _declare_id(self, path: str) -> None:
-        """Write the memory's citation ID into its file, so the ID survives the move."""
-        citation_id = retrieval.citation_id_of(self, path)
-        loaded = self.store.read(path)
-        memory = loaded.doc.memory
-        if memory.meta.citation_id != citation_id:
-            declared = replace(memory, meta=replace(memory.meta, citation_id=citation_id))
-            self._write(loaded, declared)
-
     def prune(self, *, dry_run: bool = False) -> Listing:
         """Remove expired memories (or only list them). Unreadable files are never touched."""
         with self.store.lock():
@@ -303,7 +256,7 @@ class MemoryService:
                     self.store.delete(summary.path)
         return Listing(expired, listing.skipped)
 
-    # -- the index: IDs, search, context, usage ---------------------------------------
+    # -- the index: IDs, search, context, usage ---------------------------------
 
     def reindex(self) -> SyncStats:
         """Rebuild the index from the files."""
@@ -315,26 +268,27 @@ class MemoryService:
 
     def resolve(self, citation_id: str, *, include_expired: bool = True) -> Fetched:
         """The memory a citation ID names (`mem:a7Bc3x`, `[mem:a7Bc3x]` or `a7Bc3x`)."""
-        return self.get(
-            retrieval.resolve(self, citation_id), include_expired=include_expired, action="resolve"
-        )
+        path = retrieval.resolve(self, citation_id)
+        return self.get(path, include_expired=include_expired, action="resolve")
 
     def search(
         self,
         query: str,
         *,
         limit: int = 10,
-        mode: Mode | str = Mode.LEXICAL,
+        mode: Mode | str = "lexical",
         category: str | None = None,
         tag: str | None = None,
         include_expired: bool = False,
         verify: bool = False,
         min_confidence: float | None = None,
     ) -> list[retrieval.SearchResult]:
+        from .search import Filters, Mode
+
         filters = Filters(normalize_category(category) if category else None, tag, include_expired)
         return retrieval.run_search(
-            self, query, limit=limit, mode=_mode(mode), filters=filters, verify=verify,
-            min_confidence=min_confidence,
+            self, query, limit=limit, mode=choice(Mode, mode, "search mode"), filters=filters,
+            verify=verify, min_confidence=min_confidence,
         )  # fmt: skip
 
     def context(
@@ -344,17 +298,18 @@ class MemoryService:
         limit: int = 5,
         max_tokens: int | None = 2000,
         verify: bool = False,
-        mode: Mode | str = Mode.LEXICAL,
+        mode: Mode | str = "lexical",
     ) -> tuple[str, list[retrieval.SearchResult]]:
         """A prompt-ready markdown block of the memories that answer a query."""
+        from .search import Filters, Mode
+
         results = retrieval.run_search(
-            self, query, limit=limit, mode=_mode(mode), filters=Filters(), verify=verify,
-            action=None,
+            self, query, limit=limit, mode=choice(Mode, mode, "search mode"), filters=Filters(),
+            verify=verify, action=None,
         )  # fmt: skip
         text, used = retrieval.render_context(self, results, max_tokens)
-        retrieval.record_use(
-            self, [(r.hit.row.citation_id, r.hit.row.path) for r in used], "context", query
-        )
+        handed = [(r.hit.row.citation_id, r.hit.row.path) for r in used]
+        retrieval.record_use(self, handed, "context", query)
         return text, used
 
     def popular(self, limit: int = 10) -> list[retrieval.Popular]:
@@ -368,91 +323,108 @@ class MemoryService:
 
     def graduate(self, path: str, target: MemoryService) -> WriteResult:
         """Copy a memory into another store (the global one), keeping citations; link the two."""
-        if target.store.root == self.store.root:
-            raise InvalidInputError("cannot graduate a memory into its own store")
-        # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
-        source = self.get(path, include_expired=True, action=None).memory
-        link_back = Link(f"{self.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
-        result = target.add(
-            source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
-            citations=source.meta.citations, links=[link_back], source="graduate",
-        )  # fmt: skip
-        link_out = Link(f"{target.store.name}:{result.path}", "graduated_to", LinkKind.TYPED)
-        self._edit(
-            source.path,
-            lambda m: (replace(m, links=(*(m.links or ()), link_out)), []),
-            touch=True,
-        )
-        return result
+        return retrieval.graduate(self, path, target)
 
-    # -- the link graph ------------------------------------------------------------
+    def find(self, reference: str) -> str:
+        """An existing memory from a path, a citation ID or a unique name."""
+        return retrieval.find(self, reference)
+
+    # -- the link graph ---------------------------------------------------------
 
     def graph(
         self,
         root: str,
         *,
         depth: int = 3,
-        direction: Direction | str = Direction.OUT,
-        algorithm: Algorithm | str = Algorithm.BFS,
+        direction: Direction | str = "out",
+        algorithm: Algorithm | str = "bfs",
         types: Iterable[str] = (),
     ) -> GraphResult:
         """Follow links from a memory (seed 004 US-4), BFS or DFS, out, in or both ways."""
+        from .graph import Algorithm, Direction, traverse
+
         start = self.find(root)
         with self.index.connect() as conn:
             return traverse(
-                conn, start, depth=depth, direction=_choice(Direction, direction, "direction"),
-                algorithm=_choice(Algorithm, algorithm, "algorithm"), types=tuple(types),
+                conn, start, depth=depth, direction=choice(Direction, direction, "direction"),
+                algorithm=choice(Algorithm, algorithm, "algorithm"), types=tuple(types),
             )  # fmt: skip
 
     def related(self, path: str) -> list[Backlink]:
         """Memories that link to this one (the seed's `related`)."""
+        from .graph import backlinks
+
         target = self.find(path)
         with self.index.connect() as conn:
             return backlinks(conn, target)
 
     def roots(self) -> list[str]:
+        from .graph import roots
+
         with self.index.connect() as conn:
             return roots(conn)
 
     def orphans(self) -> list[str]:
+        from .graph import orphans
+
         with self.index.connect() as conn:
             return orphans(conn)
 
     def broken_links(self) -> list[BrokenLink]:
         """Dangling and ambiguous links, each with the fix offered when there is one."""
+        from .linkfix import broken_links
+
         return broken_links(self)
 
     def fix_links(self, *, dry_run: bool = False) -> tuple[list[BrokenLink], list[Fix]]:
+        from .linkfix import broken_links, fix_links
+
         broken = broken_links(self)
         return broken, fix_links(self, broken, dry_run=dry_run)
 
-    def find(self, reference: str) -> str:
-        """An existing memory from a path, a citation ID or a unique name."""
-        try:
-            return self.store.locate(reference)
-        except NotFoundError:
-            pass
-        text = reference.strip()
-        if text.startswith(("mem:", "[mem:")):
-            return retrieval.resolve(self, text)
-        with self.index.connect() as conn:
-            paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
-        found = Resolver(paths).resolve("", Link(text, "link", LinkKind.BARE))
-        if found.status is LinkStatus.RESOLVED and found.target:
-            return found.target
-        if found.candidates:
-            options = ", ".join(found.candidates[:5])
-            raise InvalidInputError(f"{reference!r} is ambiguous: {options}")
-        raise NotFoundError(f"memory not found: {reference!r} (store {self.store.root})")
+    # -- verification, health and confidence -------------------------------------
 
-    # -- health and confidence -----------------------------------------------------
+    @cached_property
+    def git(self) -> Git | None:
+        """The git repository around the cited code, found once per service."""
+        from .git import Git
+
+        return Git.discover(self.repo.root)
+
+    def verify(self, path: str, options: VerifyOptions | None = None) -> VerifyRun:
+        """Verify one memory's citations just in time (and fix moved ones on request)."""
+        from .verification import VerifyOptions, verify_file
+
+        return verify_file(self, self.store.locate(path), options or VerifyOptions())
+
+    def verify_all(
+        self,
+        category: str | None = None,
+        *,
+        changed_since: str | None = None,
+        options: VerifyOptions | None = None,
+    ) -> VerifyRun:
+        """Verify every memory with citations, or only those a change since a ref touches."""
+        from .verification import VerifyOptions, changed_paths, verify_paths
+
+        prefix = normalize_category(category) if category else None
+        paths: list[str] | None = None
+        if changed_since:
+            paths = changed_paths(self, changed_since, prefix)
+        elif prefix:
+            paths = list(self.store.iter_paths(prefix))
+        return verify_paths(self, paths, options or VerifyOptions())
 
     def health(self) -> HealthReport:
         """Verify every memory now and rank them by urgency (see health.py)."""
-        return build_health(self)
+        from .health import build
+
+        return build(self)
 
     def reinforce(self, path: str, note: str | None = None) -> tuple[str, int]:
         """Record that an agent or a person confirmed this memory; returns (ID, confirmations)."""
+        from . import history
+
         target = self.store.locate(path)
         citation_id = retrieval.citation_id_of(self, target)
         faded = history.policy_expiry(self, citation_id)
@@ -464,70 +436,17 @@ class MemoryService:
     def apply_expiry_policy(
         self, *, after_days: float, grace_days: float, dry_run: bool = False
     ) -> list[tuple[str, datetime]]:
-        """Give memories neither verified valid, confirmed nor used for `after_days` an expiry.
+        """Give memories neither verified valid, confirmed nor used for a while an expiry."""
+        from .expiry import apply_policy
 
-        They fade `grace_days` later unless someone renews them (reinforce, or
-        `update --no-expires-at`). Memories that already expire are left alone.
-        """
-        if after_days <= 0 or grace_days < 0:
-            raise InvalidInputError("expiry policy needs after_days > 0 and grace_days >= 0")
-        now_time = self.clock()
-        cutoff = now_time - timedelta(days=after_days)
-        expires = now_time + timedelta(days=grace_days)
-        listing = self.list_memories(include_expired=True)
-        ids = [s.citation_id for s in listing.memories]
-        facts = history.evidence(self, ids)
-        chosen = []
-        for summary in listing.memories:
-            if summary.meta.expires_at is not None:
-                continue
-            evidence = facts.get(summary.citation_id, history.Evidence())
-            moments = [
-                m
-                for m in (
-                    evidence.last_valid, evidence.last_used, evidence.last_reinforced,
-                    summary.meta.updated_at, summary.meta.created_at,
-                )
-                if m is not None
-            ]  # fmt: skip
-            last = max(moments) if moments else datetime.fromtimestamp(summary.sort_time, UTC)
-            if last < cutoff:
-                chosen.append((summary.path, summary.citation_id))
-        if not dry_run:
-            for path, citation_id in chosen:
-                self.update(path, expires_at=expires)
-                history.mark_policy_expiry(self, citation_id, path, expires)
-        return [(path, expires) for path, _ in chosen]
-
-    # -- verification -------------------------------------------------------------
-
-    @cached_property
-    def git(self) -> Git | None:
-        """The git repository around the cited code, found once per service."""
-        return Git.discover(self.repo.root)
-
-    def verify(self, path: str, options: VerifyOptions | None = None) -> VerifyRun:
-        """Verify one memory's citations just in time (and fix moved ones on request)."""
-        target = self.store.locate(path)
-        return verify_file(self, target, options or VerifyOptions())
-
-    def verify_all(
-        self,
-        category: str | None = None,
-        *,
-        changed_since: str | None = None,
-        options: VerifyOptions | None = None,
-    ) -> VerifyRun:
-        """Verify every memory with citations, or only those a change since a ref touches."""
-        prefix = normalize_category(category) if category else None
-        paths: list[str] | None = None
-        if changed_since:
-            paths = changed_paths(self, changed_since, prefix)
-        elif prefix:
-            paths = list(self.store.iter_paths(prefix))
-        return verify_paths(self, paths, options or VerifyOptions())
+        return apply_policy(self, after_days=after_days, grace_days=grace_days, dry_run=dry_run)
 
     # -- helpers ----------------------------------------------------------------
+
+    def _prepare(
+        self, wanted: Sequence[Citation], existing: Sequence[Citation]
+    ) -> tuple[list[Citation], list[str]]:
+        return _prepare(self.repo, format_timestamp(self.clock()), wanted, existing)
 
     def _edit(
         self,
@@ -558,124 +477,14 @@ class MemoryService:
     ) -> WriteResult:
         loaded = self.store.read(target)
         problems = [*warnings, *loaded.doc.problems]
-        citation_id = retrieval.citation_id_of(self, target)
+        citation_id = retrieval.citation_id_of(self, target, loaded)
         return WriteResult(target, loaded.doc.memory, changed, tuple(problems), citation_id)
 
-    def _prepare_citations(
-        self, wanted: Sequence[Citation], existing: Sequence[Citation]
-    ) -> tuple[list[Citation], list[str]]:
-        """Capture snippets from the code and say what looks wrong, without refusing it.
-
-        A citation already on the memory is kept exactly as it is; a new
-        file:line citation without a snippet gets the cited text as snippet and a
-        verified stamp, so verification can later tell a moved line from a
-        changed one. Problems are warnings: a store may live apart from its code.
-        """
-        kept = set(existing)
-        stamp = format_timestamp(self.clock())
-        result: list[Citation] = []
-        warnings: list[str] = []
-        for citation in dict.fromkeys(wanted):
-            if citation in kept or citation.is_url:
-                result.append(citation)
-                continue
-            source = self.repo.read(citation.target)
-            if source.status is not SourceStatus.TEXT:
-                warnings.append(_source_warning(citation, source.status, str(self.repo.root)))
-            elif citation.line is not None:
-                text = cited_text(source, citation.line, citation.end_line)
-                if text is None:
-                    warnings.append(
-                        f"citation {citation.ref}: line {citation.end_line or citation.line} is "
-                        f"past the end of {citation.target} ({len(source.lines)} lines)"
-                    )
-                elif citation.snippet is None and not text.strip():
-                    warnings.append(
-                        f"citation {citation.ref}: the cited line is blank, so no snippet was "
-                        "captured and a change there cannot be detected"
-                    )
-                elif citation.snippet is None:
-                    citation = replace(citation, snippet=text, verified=stamp)
-                elif snippet_matches(snippet := citation.snippet, text):
-                    citation = replace(citation, verified=citation.verified or stamp)
-                else:
-                    warnings.append(
-                        f"citation {citation.ref}: snippet {code_span(snippet)} is not "
-                        f"on that line, which reads {code_span(text.splitlines()[0])}"
-                    )
-            result.append(citation)
-        return result, warnings
-
-
-def _choice(enum_type: type[E], value: E | str, name: str) -> E:
-    if isinstance(value, enum_type):
-        return value
-    try:
-        return enum_type(value)
-    except ValueError:
-        choices = ", ".join(str(m.value) for m in enum_type)
-        raise InvalidInputError(f"invalid {name} {value!r} (choose from {choices})") from None
-
-
-def _mode(mode: Mode | str) -> Mode:
-    if isinstance(mode, Mode):
-        return mode
-    try:
-        return Mode(mode)
-    except ValueError:
-        choices = ", ".join(m.value for m in Mode)
-        raise InvalidInputError(f"invalid search mode {mode!r} (choose from {choices})") from None
-
-
-def _source_warning(citation: Citation, status: SourceStatus, root: str) -> str:
-    match status:
-        case SourceStatus.MISSING:
-            return f"citation {citation.ref}: {citation.target} does not exist under {root} (kept)"
-        case SourceStatus.OUTSIDE:
-            return f"citation {citation.ref}: the path leaves the repository root {root}"
-        case SourceStatus.BINARY:
-            return f"citation {citation.ref}: {citation.target} is a binary file"
-        case _:
-            return f"citation {citation.ref}: {citation.target} cannot be read"
-
-
-def _parse_citations(items: Iterable[CitationInput]) -> list[Citation]:
-    if isinstance(items, str):
-        raise InvalidInputError("citations must be a list of strings, not one string")
-    return [parse_citation(item) if isinstance(item, str) else item for item in items]
-
-
-def _clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(tags, str):
-        raise InvalidInputError("tags must be a list of strings, not one string")
-    cleaned: list[str] = []
-    for tag in tags:
-        text = str(tag).strip()
-        if not text:
-            raise InvalidInputError("invalid tag '': tags cannot be empty")
-        if "," in text or "\n" in text:
-            raise InvalidInputError(f"invalid tag {text!r}: tags cannot contain commas or newlines")
-        if text not in cleaned:
-            cleaned.append(text)
-    return tuple(cleaned)
-
-
-def _parse_links(items: Iterable[str | Link]) -> list[Link]:
-    links = []
-    for item in items:
-        if isinstance(item, Link):
-            links.append(item)
-            continue
-        text = str(item).strip()
-        if not text:
-            raise InvalidInputError("invalid link '': a link needs a target")
-        if text.startswith(_TYPED_LINK) and text.endswith(")") and "](" in text:
-            kind, _, target = text[len(_TYPED_LINK) : -1].partition("](")
-            links.append(Link(target.strip(), kind.strip() or "link", LinkKind.TYPED))
-            continue
-        kind, sep, target = text.partition(":")
-        if sep and kind.isidentifier() and target.strip():
-            links.append(Link(target.strip(), kind, LinkKind.TYPED))
-        else:
-            links.append(Link(text, "link", LinkKind.BARE))
-    return links
+    def _declare_id(self, path: str) -> None:
+        """Write the memory's citation ID into its file, so the ID survives the move."""
+        citation_id = retrieval.citation_id_of(self, path)
+        loaded = self.store.read(path)
+        memory = loaded.doc.memory
+        if memory.meta.citation_id != citation_id:
+            declared = replace(memory, meta=replace(memory.meta, citation_id=citation_id))
+            self._write(loaded, declared)

@@ -13,7 +13,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 MIGRATIONS = [
@@ -85,13 +85,53 @@ MIGRATIONS = [
 ]
 
 
+class ConnectionPool:
+    """One open connection per thread, reopened when the database file was replaced.
+
+    For long-running processes (the MCP server). A connection is handed back
+    after each use; if the file it was opened on is gone or replaced (a
+    `reindex` by another process removes and rebuilds it), a new one is opened.
+    """
+
+    def __init__(self, opener: Callable[[], sqlite3.Connection]) -> None:
+        self._opener = opener
+        self._local = threading.local()
+
+    def take(self) -> sqlite3.Connection:
+        held: tuple[sqlite3.Connection, str, int | None] | None = getattr(self._local, "held", None)
+        self._local.held = None
+        if held is not None:
+            conn, path, inode = held
+            if _inode(path) == inode:
+                return conn
+            conn.close()
+        return self._opener()
+
+    def give(self, conn: sqlite3.Connection) -> None:
+        path = _database_file(conn)
+        self._local.held = (conn, path, _inode(path))
+
+
+def _database_file(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row else ""
+
+
+def _inode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_ino if path else None
+    except OSError:
+        return None
+
+
 class State:
     """The per-store state database. None as path keeps it in memory (tests, throwaway use)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, persistent: bool = False) -> None:
         self.path = path
         self._memory: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._pool = ConnectionPool(lambda: _open_file(path)) if persistent and path else None
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -100,6 +140,15 @@ class State:
                 if self._memory is None:
                     self._memory = _open(":memory:")
                 yield self._memory
+            return
+        if self._pool is not None:
+            conn = self._pool.take()
+            try:
+                yield conn
+            except BaseException:
+                conn.close()
+                raise
+            self._pool.give(conn)
             return
         conn = _open_file(self.path)
         try:

@@ -7,10 +7,7 @@ server refuses HEAD), in parallel, with a short timeout.
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 _USER_AGENT = "memory-enhancement (citation check)"
@@ -23,6 +20,8 @@ class UrlChecker:
 
     def check_all(self, urls: Iterable[str]) -> dict[str, tuple[str, str]]:
         """url -> (verdict value, reason) for each distinct URL."""
+        from concurrent.futures import ThreadPoolExecutor
+
         distinct = list(dict.fromkeys(urls))
         if not distinct:
             return {}
@@ -30,6 +29,9 @@ class UrlChecker:
             return dict(zip(distinct, pool.map(self.check, distinct), strict=True))
 
     def check(self, url: str) -> tuple[str, str]:
+        import urllib.error
+        import urllib.request
+
         status: int | None = None
         for method in ("HEAD", "GET"):
             request = urllib.request.Request(

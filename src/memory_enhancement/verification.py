@@ -23,7 +23,6 @@ from .fixes import fixed_citations
 from .mentions import basename_resolver, find_mentions
 from .model import Citation, Memory
 from .timestamps import format_timestamp
-from .urlcheck import UrlChecker
 from .verify import MemoryVerification, Verdict, Verifier
 
 if TYPE_CHECKING:
@@ -123,7 +122,11 @@ def _run(
     *,
     keep_uncited: bool,
 ) -> VerifyRun:
-    urls = UrlChecker(timeout=options.url_timeout) if options.check_urls else None
+    urls = None
+    if options.check_urls:
+        from .urlcheck import UrlChecker
+
+        urls = UrlChecker(timeout=options.url_timeout)
     verifier = Verifier(service.repo, service.git, urls)
     results = verifier.verify_memories(memories)
     history.record(service, results)

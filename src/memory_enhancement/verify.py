@@ -22,12 +22,15 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .citations import squash
 from .git import Git, LineMap
 from .model import Citation, Memory
 from .repo import Repository, SourceFile, SourceStatus
-from .urlcheck import UrlChecker
+
+if TYPE_CHECKING:
+    from .urlcheck import UrlChecker
 
 
 class Verdict(enum.Enum):

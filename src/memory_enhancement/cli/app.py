@@ -56,6 +56,7 @@ class App:
         self.cwd = cwd or Path.cwd()
         self.options: dict[str, Any] = {}
         self._service: Any = None
+        self._shared: dict[str, Any] = {}  # per store, for the server: see build()
 
     def location(self) -> Any:
         from ..stores import resolve_store
@@ -90,23 +91,38 @@ class App:
             self._service = self.build(self.location(), self.session(), default=True)
         return self._service
 
-    def build(self, location: Any, session: str, *, default: bool) -> Any:
-        """A fresh service: its index in the cache folder, its state in the data folder."""
+    def build(self, location: Any, session: str, *, default: bool, persistent: bool = False) -> Any:
+        """A fresh service: its index in the cache folder, its state in the data folder.
+
+        With `persistent` (the MCP server), the store's index and state objects are
+        made once and shared by the services of every call, keeping their database
+        connections open; the repository is new for each call, so cited files and
+        git history are always read as they are now.
+        """
+        from ..index import Index
         from ..repo import Repository
         from ..service import MemoryService
         from ..state import State
         from ..storage import Store
         from ..stores import cache_home, data_home, store_key
 
-        store = Store(location.root, location.name)
-        key = store_key(store.root)
-        given = self.options.get("index") if default else None
-        index = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
+        key = store_key(location.root)
+        shared = self._shared.get(key) if persistent else None
+        if shared is None:
+            store = Store(location.root, location.name)
+            given = self.options.get("index") if default else None
+            index_file = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
+            state = State(data_home(self.env) / "state" / f"{key}.db", persistent=persistent)
+            index = Index(store, index_file, state, persistent=persistent, **_index_settings(store))
+            shared = (store, index, state)
+            if persistent:
+                self._shared[key] = shared
+        store, index, state = shared
         return MemoryService(
             store,
             Repository(self.repo_root(store.root)),
-            index_path=index,
-            state=State(data_home(self.env) / "state" / f"{key}.db"),
+            index=index,
+            state=state,
             session=session,
             semantic_model=self.env.get("MEMORY_ENHANCEMENT_MODEL") or _store_model(store),
         )
@@ -115,7 +131,7 @@ class App:
         """What the MCP server calls per tool call: a named store (created on first write) or
         the default one chosen by the command-line options."""
         if store is None:
-            return self.build(self.location(), session, default=True)
+            return self.build(self.location(), session, default=True, persistent=True)
         from ..errors import NotFoundError
         from ..stores import Registry, StoreLocation, named_store, tool_home
 
@@ -127,12 +143,29 @@ class App:
             root = tool_home(self.env) / "stores" / store
             Registry(tool_home(self.env)).add(store, root)
             location = StoreLocation(root, store, "named")
-        return self.build(location, session, default=False)
+        return self.build(location, session, default=False, persistent=True)
 
     def session(self) -> str:
         """--session, else MEMORY_ENHANCEMENT_SESSION, else one per calling shell."""
         given = self.options.get("session") or self.env.get("MEMORY_ENHANCEMENT_SESSION")
         return str(given) if given else f"cli-{os.getppid()}"
+
+
+def _index_settings(store: Any) -> dict[str, Any]:
+    """`index: {full_check_limit: N, full_check_interval: S}` from the store's config."""
+    settings = store.config().get("index") or {}
+    if not isinstance(settings, dict):
+        raise ToolError("the store's `index` setting must be a mapping")
+    allowed = {"full_check_limit": int, "full_check_interval": float}
+    chosen = {}
+    for key, value in settings.items():
+        if key not in allowed:
+            raise ToolError(f"unknown index setting {key!r} (known: {', '.join(allowed)})")
+        try:
+            chosen[key] = allowed[key](value)
+        except (TypeError, ValueError):
+            raise ToolError(f"invalid index setting {key}: {value!r}") from None
+    return chosen
 
 
 def _store_model(store: Any) -> str:

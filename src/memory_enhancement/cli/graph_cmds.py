@@ -126,8 +126,10 @@ def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
         broken, fixes = service.fix_links(dry_run=dry_run)
     else:
         broken, fixes = service.broken_links(), []
-    fixed = {b for b in broken if b.replacement} if fixes and not dry_run else set()
-    remaining = [b for b in broken if b not in fixed]
+    # After a written fix, ask again: counting every link that had a replacement as
+    # fixed exited 0 while a link the rewrite could not apply was still broken.
+    written = any(f.written for f in fixes)
+    remaining = service.broken_links() if written else broken
     if as_json:
         emit_json(
             {

@@ -28,9 +28,8 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from difflib import SequenceMatcher
+from functools import cache
 from typing import Any
-
-import yaml
 
 from ..citations import make_citation, parse_citation, parse_line_spec
 from ..errors import MemoryToolError, UnreadableMemoryError
@@ -40,7 +39,20 @@ from ..timestamps import format_timestamp, maybe_timestamp
 from . import markdown as md
 from .base import Document, LineEdits, added_links, as_lines, content_of
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+@cache
+def _yaml() -> Any:
+    """PyYAML, imported on first use: a store of serena files never needs it."""
+    import yaml
+
+    return yaml
+
+
+def _loader() -> Any:
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 _KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
 _ITEM_LINE = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]|$)")
 
@@ -156,8 +168,8 @@ def _closing_line(lines: list[str]) -> int | None:
 
 def _load_yaml(path: str, text: str) -> dict[str, Any]:
     try:
-        data = yaml.load(text, Loader=_LOADER)
-    except yaml.YAMLError as exc:
+        data = _yaml().load(text, Loader=_loader())
+    except _yaml().YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -439,8 +451,8 @@ def _scalar_text(value: str) -> str:
     plain = _flow(value)
     if plain.startswith(("'", '"')) and "\n" not in value:
         try:  # any text can get here (`}`, `[1, 2`): only a timestamp stays bare
-            loaded = yaml.load(value, Loader=_LOADER)
-        except yaml.YAMLError:
+            loaded = _yaml().load(value, Loader=_loader())
+        except _yaml().YAMLError:
             return plain
         if isinstance(loaded, datetime | date) and _text(loaded) == value:
             return value
@@ -449,8 +461,9 @@ def _scalar_text(value: str) -> str:
 
 def _flow(value: Any) -> str:
     """One value as single-line YAML (flow style; strings quoted when YAML needs it)."""
+    yaml = _yaml()
     if isinstance(value, str) and ("\n" in value or value != value.strip()):
         dumped = yaml.safe_dump(value, default_style='"', width=2**31, allow_unicode=True)
     else:
         dumped = yaml.safe_dump(value, default_flow_style=True, width=2**31, allow_unicode=True)
-    return dumped.removesuffix("\n").removesuffix("\n...").strip()
+    return str(dumped).removesuffix("\n").removesuffix("\n...").strip()

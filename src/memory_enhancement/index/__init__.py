@@ -26,15 +26,15 @@ from ..formats.base import Document
 from ..ids import ID_LENGTH
 from ..model import Citation, Memory, MemoryMeta
 from ..scan import RACY_NS, Snapshot, rescan
-from ..state import State
+from ..state import ConnectionPool, State
 from ..storage import Loaded, Store
 from . import schema
 from .idassign import assign_ids
 from .linking import resolve_links
 from .writer import upsert, upsert_error
 
-FULL_CHECK_LIMIT = 20_000  # memories; above this, files are stat-ed at most every interval
-FULL_CHECK_INTERVAL = 10.0  # seconds
+FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
+FULL_CHECK_INTERVAL = 5.0  # seconds
 
 
 class IndexCorruptError(MemoryToolError):
@@ -97,7 +97,11 @@ class Index:
         id_length: int = ID_LENGTH,
         full_check_limit: int = FULL_CHECK_LIMIT,
         full_check_interval: float = FULL_CHECK_INTERVAL,
+        persistent: bool = False,
     ) -> None:
+        """`persistent` keeps one connection per thread open between calls (a server):
+        opening and closing costs more than a small query, and closing the last
+        connection to a WAL database checkpoints it, with an fsync."""
         self.store = store
         self.path = path
         self.state = state
@@ -105,6 +109,7 @@ class Index:
         self.full_check_limit = full_check_limit
         self.full_check_interval = full_check_interval
         self._shared: sqlite3.Connection | None = None
+        self._pool = ConnectionPool(lambda: schema.connect(path)) if persistent and path else None
         self._lock = threading.RLock()
 
     @contextlib.contextmanager
@@ -118,11 +123,13 @@ class Index:
                     self.sync(self._shared)
                 yield self._shared
             return
-        conn = schema.connect(self.path)
+        conn = self._pool.take() if self._pool else schema.connect(self.path)
+        keep = False
         try:
             if sync:
                 conn = self._sync_or_rebuild(conn, self.path)
             yield conn
+            keep = self._pool is not None
         except sqlite3.DatabaseError as exc:
             if not schema.is_corrupt(exc):
                 raise
@@ -133,7 +140,10 @@ class Index:
                 "rebuilt from the memory files on the next call"
             ) from None
         finally:
-            conn.close()
+            if keep and self._pool is not None:
+                self._pool.give(conn)
+            else:
+                conn.close()
 
     def _sync_or_rebuild(self, conn: sqlite3.Connection, path: Path) -> sqlite3.Connection:
         """Sync; an index found corrupt on the way is discarded and built again from the files.
