@@ -1,0 +1,104 @@
+"""Helpers for the index, search, ID, usage and context tests: memories written by hand.
+
+Files are written the way a person or `git pull` would write them, straight to
+disk, and dated an hour in the past (mtime) unless a test says otherwise, so
+the index's "written within two seconds of the last sync" re-check does not
+blur what a test counts.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from memory_enhancement.repo import Repository
+from memory_enhancement.service import MemoryService
+from memory_enhancement.state import State
+from memory_enhancement.storage import Store
+
+HOUR_NS = 3600 * 1_000_000_000
+
+
+def write_memory(
+    store: Path,
+    path: str,
+    body: str,
+    *,
+    title: str | None = None,
+    tags: Iterable[str] = (),
+    created: str | None = None,
+    updated: str | None = None,
+    expires: str | None = None,
+    age_ns: int | None = HOUR_NS,
+) -> Path:
+    """A frontmatter memory file, as a person would write it; mtime `age_ns` in the past."""
+    head = []
+    if created:
+        head.append(f"created_at: {created}")
+    if updated:
+        head.append(f"updated_at: {updated}")
+    tag_list = list(tags)
+    if tag_list:
+        head.append(f"tags: [{', '.join(tag_list)}]")
+    if expires:
+        head.append(f"expires_at: {expires}")
+    text = ""
+    if head:
+        text = "---\n" + "\n".join(head) + "\n---\n"
+    if title is not None:
+        text += f"# {title}\n\n"
+    text += body.rstrip("\n") + "\n"
+    file = store / f"{path}.md"
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(text, encoding="utf-8")
+    if age_ns is not None:
+        age(file, age_ns)
+    return file
+
+
+def age(file: Path, age_ns: int = HOUR_NS) -> None:
+    """Date a file's mtime in the past (like a checkout of an old commit)."""
+    moment = time.time_ns() - age_ns
+    os.utime(file, ns=(moment, moment))
+
+
+def disk_service(
+    store: Path,
+    repo: Path,
+    folder: Path,
+    *,
+    id_length: int | None = None,
+    **kwargs: object,
+) -> MemoryService:
+    """A service with its index and state as real files in `folder`."""
+    extra: dict[str, object] = dict(kwargs)
+    if id_length is not None:
+        extra["id_length"] = id_length
+    return MemoryService(
+        Store(store),
+        Repository(repo),
+        index_path=folder / "index.db",
+        state=State(folder / "state.db"),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def usage_rows(state_file: Path) -> list[tuple[str, str, str, str, str, str | None]]:
+    """Every recorded use: (citation_id, path, session, used_at, action, query), oldest first."""
+    conn = sqlite3.connect(state_file)
+    try:
+        return list(
+            conn.execute(
+                "SELECT citation_id, path, session, used_at, action, query FROM usage ORDER BY id"
+            )
+        )
+    finally:
+        conn.close()
+
+
+def paths(results: Iterable[object]) -> list[str]:
+    """The memory paths of search results, in rank order."""
+    return [r.hit.row.path for r in results]  # type: ignore[attr-defined]

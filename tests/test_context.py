@@ -1,0 +1,198 @@
+"""Prompt context (seed 002 §3.3 and §4.3, issue 4 "Prompt context").
+
+`context QUERY` prints a markdown block ready for a prompt: each memory quoted,
+then its line `[mem:a7Bc3x] - 2026-01-30, path`. With verification, stale
+memories are flagged rather than served as truth. The token budget (chars / 4,
+as Cortex estimates) is never exceeded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import Clock, RunCli
+from index_support import disk_service, write_memory
+from memory_enhancement.errors import InvalidInputError
+from memory_enhancement.model import Citation
+from memory_enhancement.retrieval import CHARS_PER_TOKEN
+from memory_enhancement.service import MemoryService
+from verify_support import GitRepo
+
+
+@pytest.fixture
+def store(store_dir: Path) -> Path:
+    write_memory(
+        store_dir, "notes/deploy", "Deploys go through the blue pipeline.\n\nStaging first.",
+        title="Deploy", created="2026-01-10T08:00:00Z", updated="2026-01-30T09:30:00Z",
+    )  # fmt: skip
+    write_memory(
+        store_dir, "notes/rollback", "Roll back a bad pipeline run with the revert job.",
+        title="Rollback", created="2026-01-20T10:00:00Z",
+    )  # fmt: skip
+    write_memory(store_dir, "howto/undated", "The pipeline dashboard is on the wiki.")
+    long_lines = "\n".join(f"- pipeline step {n}: do the thing" for n in range(200))
+    write_memory(store_dir, "ops/runbook", long_lines, title="Runbook")
+    return store_dir
+
+
+@pytest.fixture
+def service(store: Path, git_repo: Path, tmp_path: Path, clock: Clock) -> MemoryService:
+    return disk_service(store, git_repo, tmp_path, clock=clock)
+
+
+def cid(service: MemoryService, path: str) -> str:
+    return service.citation_id(path)
+
+
+def test_a_memory_is_quoted_and_followed_by_its_id_date_and_path(service: MemoryService) -> None:
+    text, used = service.context("staging")
+    assert [r.hit.row.path for r in used] == ["notes/deploy"]
+    assert text == (
+        "> # Deploy\n"
+        ">\n"
+        "> Deploys go through the blue pipeline.\n"
+        ">\n"
+        "> Staging first.\n"
+        ">\n"
+        f"> {cid(service, 'notes/deploy')} - 2026-01-30, notes/deploy\n"
+    )
+
+
+def test_the_date_is_the_last_update_else_the_creation_else_left_out(
+    service: MemoryService,
+) -> None:
+    text, _ = service.context("revert")
+    assert text.endswith(f"> {cid(service, 'notes/rollback')} - 2026-01-20, notes/rollback\n")
+    text, _ = service.context("dashboard")
+    assert text.endswith(f"> {cid(service, 'howto/undated')} - howto/undated\n")
+
+
+def test_memories_come_in_rank_order_one_block_each(service: MemoryService) -> None:
+    text, used = service.context("pipeline", limit=3, max_tokens=None)
+    assert len(used) == 3
+    blocks = text.split("\n\n")
+    assert len(blocks) == 3
+    for block, result in zip(blocks, used, strict=True):
+        assert all(line.startswith(">") for line in block.strip("\n").splitlines())
+        assert block.rstrip("\n").endswith(result.hit.row.path)
+        assert result.citation_id in block
+
+
+def test_limit_caps_the_number_of_memories(service: MemoryService) -> None:
+    _, used = service.context("pipeline", limit=2, max_tokens=None)
+    assert len(used) == 2
+
+
+@pytest.mark.parametrize("max_tokens", [30, 40, 60, 100, 150, 400, 2000])
+def test_the_token_budget_is_never_exceeded(service: MemoryService, max_tokens: int) -> None:
+    text, used = service.context("pipeline step thing", limit=4, max_tokens=max_tokens)
+    assert len(text) <= max_tokens * CHARS_PER_TOKEN
+    assert used
+    assert text.count("[mem:") == len(used)
+
+
+def test_a_first_memory_too_long_for_the_budget_is_cut_and_says_so(service: MemoryService) -> None:
+    text, used = service.context("step thing", limit=1, max_tokens=100)
+    assert [r.hit.row.path for r in used] == ["ops/runbook"]
+    assert len(text) <= 400
+    assert "> [… truncated to fit]\n" in text
+    assert text.startswith("> # Runbook\n>\n> - pipeline step 0: do the thing\n")
+    assert text.endswith(f"> {cid(service, 'ops/runbook')} - ops/runbook\n")
+    # The cut is as long as the budget allows: one more line would not fit.
+    assert len(text) > 400 - len("> - pipeline step 10: do the thing\n")
+
+
+def test_later_memories_are_left_out_whole_rather_than_cut(service: MemoryService) -> None:
+    full, _ = service.context("staging blue", limit=1, max_tokens=None)
+    text, used = service.context("staging blue revert", limit=3, max_tokens=len(full) // 4 + 5)
+    assert [r.hit.row.path for r in used] == ["notes/deploy"]
+    assert text == full
+    assert "truncated" not in text
+
+
+def test_a_budget_too_small_for_any_citation_line_gives_an_empty_block(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    text, used = service.context("staging", max_tokens=3)
+    assert (text, used) == ("", [])
+
+
+def test_an_invalid_budget_is_a_clear_error(service: MemoryService) -> None:
+    with pytest.raises(InvalidInputError, match="max_tokens"):
+        service.context("pipeline", max_tokens=0)
+
+
+def test_a_query_with_no_match_gives_an_empty_block(service: MemoryService) -> None:
+    assert service.context("kangaroo") == ("", [])
+
+
+# -- with verification ------------------------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> GitRepo:
+    project = GitRepo(tmp_path / "project")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v2'", "", "def main():"])
+    project.commit("initial")
+    project.memory(
+        "api/entry",
+        [Citation("src/app.py", 5, snippet="def main():", verified=project.stamp())],
+        content="# API entry\n\nThe api starts in main().\n",
+    )
+    project.memory(
+        "api/version",
+        [Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=project.stamp())],
+        content="# API version\n\nThe api version is v2.\n",
+    )
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v3'", "", "def main():"])
+    project.commit("bump")
+    return project
+
+
+def test_verify_marks_each_verdict_and_flags_stale_memories(project: GitRepo) -> None:
+    service = project.service()
+    text, used = service.context("api", verify=True)
+    blocks = dict(zip([r.hit.row.path for r in used], text.split("\n\n"), strict=True))
+    entry, version = blocks["api/entry"], blocks["api/version"]
+    assert entry.rstrip("\n").endswith(
+        f"> {service.citation_id('api/entry')} - api/entry (verified, confidence 100%)"
+    )
+    assert "Warning" not in entry
+    assert version.startswith(
+        "> **Warning: stale memory, check before relying on it.** "
+        "STALE: 1 of 1 citations fail, confidence 0%\n"
+    )
+    assert version.rstrip("\n").endswith(
+        "api/version (STALE: 1 of 1 citations fail, confidence 0%)"
+    )
+
+
+def test_without_verify_no_verdict_is_claimed(project: GitRepo) -> None:
+    text, _ = project.service().context("api")
+    assert "verified" not in text
+    assert "STALE" not in text
+
+
+# -- the CLI ------------------------------------------------------------------------------
+
+
+def test_context_from_the_cli_prints_the_block_and_json(
+    run_cli: RunCli, store: Path, service: MemoryService
+) -> None:
+    result = run_cli(["context", "staging", "--dir", store])
+    assert result.exit_code == 0
+    assert result.output.endswith(
+        f"> {service.citation_id('notes/deploy')} - 2026-01-30, notes/deploy\n"
+    )
+    data = json.loads(
+        run_cli(["context", "pipeline", "--limit", "2", "--json", "--dir", store]).output
+    )
+    assert set(data) == {"context", "memories"}
+    assert len(data["memories"]) == 2
+    for memory in data["memories"]:
+        assert f"[{memory['id']}] - " in data["context"]
+    small = run_cli(["context", "pipeline", "--max-tokens", "40", "--dir", store])
+    assert len(small.output) <= 160

@@ -1,0 +1,461 @@
+"""Broken links: reported where they are, fixed when one memory is the likely target,
+and kept in step as memories come and go (issue 5 "Link resolution", `links`).
+
+The stores here live in a real git repository (`.memories`, the project store),
+so renames made with `git mv` are what git reports, not a mock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import RunCli, git
+from graph_support import broken, out_links, write, write_all
+from memory_enhancement.index import SyncStats
+from memory_enhancement.repo import Repository
+from memory_enhancement.service import MemoryService
+from memory_enhancement.state import State
+from memory_enhancement.storage import Store
+
+
+@pytest.fixture
+def memories(git_repo: Path) -> Path:
+    """The project store of the test repository."""
+    return git_repo / ".memories"
+
+
+@pytest.fixture
+def project(memories: Path, git_repo: Path) -> MemoryService:
+    return MemoryService(Store(memories), Repository(git_repo))
+
+
+def commit(repo: Path, message: str = "memories") -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+# -- reporting -------------------------------------------------------------------------
+
+
+def test_dangling_and_ambiguous_links_are_reported_with_file_and_line(
+    project: MemoryService, memories: Path
+) -> None:
+    write_all(
+        memories,
+        {
+            "notes/a": "# A\n\nSee [gone](gone.md).\n\n## Links\n\n- cache-policy\n",
+            "notes/sub/cache-policy": "# One\n",
+            "ops/cache-policy": "# Two\n",
+        },
+    )
+    found = project.broken_links()
+    assert [(b.file, b.line, b.target, b.kind, b.status, b.candidates) for b in found] == [
+        (".memories/notes/a.md", 3, "gone.md", "markdown", "dangling", ()),
+        (
+            ".memories/notes/a.md",
+            7,
+            "cache-policy",
+            "bare",
+            "ambiguous",
+            ("notes/sub/cache-policy", "ops/cache-policy"),
+        ),
+    ]
+    assert all(b.suggestion is None and b.replacement is None for b in found)
+
+
+def test_a_dangling_link_is_reported_in_the_traversal_too(
+    project: MemoryService, memories: Path
+) -> None:
+    write(memories, "a", "# A\n\n[[gone]] and [[b]]\n")
+    write(memories, "b", "# B\n")
+    result = project.graph("a")
+    assert result.dangling == [("a", "gone")]
+    assert list(result.nodes) == ["a", "b"]
+
+
+# -- fixes offered ----------------------------------------------------------------------
+
+
+def test_a_link_to_a_unique_name_now_in_another_folder_still_resolves(
+    project: MemoryService, memories: Path
+) -> None:
+    """The Resolver finds a unique name anywhere, so such a link is not broken at all."""
+    write_all(
+        memories,
+        {
+            "notes/a": "# A\n\n[R](runbook.md), [[old/runbook]]\n\n## Links\n\n- notes/runbook\n",
+            "ops/runbook": "# Runbook, moved from notes/\n",
+        },
+    )
+    assert out_links(project, "notes/a") == [("ops/runbook", "link")]
+    assert broken(project) == []
+
+
+def test_an_ambiguous_link_is_offered_the_one_candidate_in_its_own_folder(
+    project: MemoryService, memories: Path
+) -> None:
+    write_all(
+        memories,
+        {
+            "notes/a": "# A\n\n[[old/cache-policy]] and [C](archive/cache-policy.md)\n",
+            "notes/cache-policy": "# Ours\n",
+            "ops/cache-policy": "# Theirs\n",
+            "ops/x": "# X\n\n[[old/cache-policy]]\n",  # no candidate in ops/... but one: ops/
+            "arch/y": "# Y\n\n[[old/cache-policy]]\n",  # none in arch/: no fix
+        },
+    )
+    found = {(b.source, b.kind): (b.status, b.suggestion, b.replacement) for b in project.broken_links()}
+    assert found == {
+        ("notes/a", "wiki"): ("ambiguous", "notes/cache-policy", "notes/cache-policy"),
+        ("notes/a", "markdown"): ("ambiguous", "notes/cache-policy", "cache-policy.md"),
+        ("ops/x", "wiki"): ("ambiguous", "ops/cache-policy", "ops/cache-policy"),
+        ("arch/y", "wiki"): ("ambiguous", None, None),
+    }
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["staged", "committed"])
+def test_a_memory_renamed_with_git_mv_is_offered_as_the_fix(
+    project: MemoryService, memories: Path, git_repo: Path, committed: bool
+) -> None:
+    write_all(
+        memories,
+        {
+            "notes/deploy-steps": "# Deploy steps\n\nThe whole procedure.\n",
+            "notes/a": (
+                "# A\n\n[steps](deploy-steps.md) and [[notes/deploy-steps#Rollback|roll back]]\n\n"
+                "## Links\n\n- notes/deploy-steps - the procedure\n"
+            ),
+            "ops/b": "# B\n\n[link:depends_on](notes/deploy-steps)\n",
+        },
+    )
+    commit(git_repo)
+    git(git_repo, "mv", ".memories/notes/deploy-steps.md", ".memories/notes/release-runbook.md")
+    if committed:
+        commit(git_repo, "rename")
+    assert broken(project) == [
+        ("notes/a", 3, "deploy-steps.md", "dangling", "notes/release-runbook"),
+        ("notes/a", 3, "notes/deploy-steps", "dangling", "notes/release-runbook"),
+        ("notes/a", 7, "notes/deploy-steps", "dangling", "notes/release-runbook"),
+        ("ops/b", 3, "notes/deploy-steps", "dangling", "notes/release-runbook"),
+    ]
+    assert [b.replacement for b in project.broken_links()] == [
+        "release-runbook.md",  # markdown links stay relative to the linking file
+        "notes/release-runbook",
+        "notes/release-runbook",
+        "notes/release-runbook",
+    ]
+
+
+def test_a_close_name_is_offered_only_when_it_is_the_only_one(
+    project: MemoryService, memories: Path
+) -> None:
+    write_all(
+        memories,
+        {
+            "notes/a": "# A\n\n[[deploy-rollbak]] and [[cache-polcy]]\n",
+            "ops/deploy-rollback": "# Rollback\n",
+            "ops/cache-policy-a": "# Cache A\n",
+            "ops/cache-policy-b": "# Cache B\n",
+        },
+    )
+    assert broken(project) == [
+        ("notes/a", 3, "deploy-rollbak", "dangling", "ops/deploy-rollback"),
+        ("notes/a", 3, "cache-polcy", "dangling", None),
+    ]
+
+
+def test_a_dangling_citation_id_gets_no_fix(project: MemoryService, memories: Path) -> None:
+    write_all(memories, {"a": "# A\n\n[mem:ABCDEF]\n", "abcdef": "# Same letters, not the ID\n"})
+    assert [(b.target, b.status, b.replacement) for b in project.broken_links()] == [
+        ("mem:ABCDEF", "dangling", None)
+    ]
+
+
+# -- kept in step as memories come and go ----------------------------------------------
+
+
+class CountingStore(Store):
+    """A real store that remembers which memory files it opened."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def read_bytes(self, path: str) -> tuple[bytes, os.stat_result]:
+        self.reads.append(path)
+        return super().read_bytes(path)
+
+
+@pytest.fixture
+def counting(store_dir: Path, git_repo: Path, tmp_path: Path) -> MemoryService:
+    write_all(
+        store_dir,
+        {
+            "notes/a": "# A\n\n[[runbook]] and [R](ops/runbook.md)\n",
+            "notes/b": "# B\n\n## Related\n\n- runbook\n",
+            "notes/c": "# C\n\n[[notes/b]]\n",
+        },
+    )
+    return MemoryService(
+        CountingStore(store_dir),
+        Repository(git_repo),
+        index_path=tmp_path / "index.db",
+        state=State(tmp_path / "state.db"),
+    )
+
+
+def sync(service: MemoryService) -> tuple[SyncStats, list[str]]:
+    """Sync the index and return what it did and which files it read."""
+    store = service.store
+    assert isinstance(store, CountingStore)
+    store.reads.clear()
+    with service.index.connect(sync=False) as conn:
+        stats = service.index.sync(conn)
+    return stats, sorted(store.reads)
+
+
+def test_adding_the_missing_memory_resolves_dangling_links_reading_only_it(
+    counting: MemoryService, store_dir: Path
+) -> None:
+    sync(counting)
+    assert [b[2] for b in broken(counting)] == ["runbook", "ops/runbook.md", "runbook"]
+    write(store_dir, "ops/runbook", "# Runbook\n")
+    stats, reads = sync(counting)
+    assert (stats.added, stats.updated, reads) == (1, 0, ["ops/runbook"])
+    assert out_links(counting, "notes/a") == [("ops/runbook", "link")]
+    assert out_links(counting, "notes/b") == [("ops/runbook", "related")]
+    assert broken(counting) == []
+
+
+def test_removing_a_memory_makes_the_links_to_it_dangle_reading_nothing(
+    counting: MemoryService, store_dir: Path
+) -> None:
+    write(store_dir, "ops/runbook", "# Runbook\n")
+    sync(counting)
+    assert broken(counting) == []
+    (store_dir / "ops" / "runbook.md").unlink()
+    stats, reads = sync(counting)
+    assert (stats.removed, stats.updated, reads) == (1, 0, [])
+    assert [(b[0], b[2], b[3]) for b in broken(counting)] == [
+        ("notes/a", "runbook", "dangling"),
+        ("notes/a", "ops/runbook.md", "dangling"),
+        ("notes/b", "runbook", "dangling"),
+    ]
+    assert out_links(counting, "notes/c") == [("notes/b", "link")]
+
+
+def test_a_second_memory_of_the_same_name_makes_name_resolved_links_ambiguous(
+    counting: MemoryService, store_dir: Path
+) -> None:
+    write(store_dir, "ops/runbook", "# Runbook\n")
+    sync(counting)
+    write(store_dir, "archive/runbook", "# The old runbook\n")
+    stats, reads = sync(counting)
+    assert (stats.added, stats.updated, reads) == (1, 0, ["archive/runbook"])
+    found = counting.broken_links()
+    assert [(b.source, b.target, b.status, b.candidates) for b in found] == [
+        ("notes/a", "runbook", "ambiguous", ("archive/runbook", "ops/runbook")),
+        ("notes/b", "runbook", "ambiguous", ("archive/runbook", "ops/runbook")),
+    ]
+    # The markdown link names its folder from the store root, so it still resolves.
+    assert out_links(counting, "notes/a") == [("ops/runbook", "link")]
+    (store_dir / "archive" / "runbook.md").unlink()
+    sync(counting)
+    assert broken(counting) == []
+
+
+def test_an_edited_memory_has_its_links_resolved_again(
+    counting: MemoryService, store_dir: Path
+) -> None:
+    write(store_dir, "ops/runbook", "# Runbook\n")
+    sync(counting)
+    write(store_dir, "notes/c", "# C\n\nNow [[gone-away]] and [[ops/runbook]].\n")
+    stats, reads = sync(counting)
+    assert (stats.updated, reads) == (1, ["notes/c"])
+    assert out_links(counting, "notes/c") == [("ops/runbook", "link")]
+    assert broken(counting) == [("notes/c", 3, "gone-away", "dangling", None)]
+
+
+# -- links --fix ----------------------------------------------------------------------
+
+BEFORE_A = (
+    "---\n"
+    "created_at: 2026-01-01T00:00:00.000Z\n"
+    "related: [notes/deploy-steps, ops/keep]  # a comment stays\n"
+    "---\n"
+    "# Deploy notes \u2014 caf\u00e9\n"
+    "\n"
+    "Trailing spaces stay.   \n"
+    "\tA tab, then [the steps](deploy-steps.md \"Steps\") and [[deploy-steps#Rollback|rb]].\n"
+    "Untouched: [keep](../ops/keep.md), `[x](deploy-steps.md)`, deploy-steps in prose.\n"
+    "\n"
+    "## Links\n"
+    "\n"
+    "- notes/deploy-steps - why: the procedure\n"
+    "- [link:depends_on](<deploy-steps.md#one>)\n"
+    "- ops/keep\n"
+    "- [[old/cache-policy]]\n"
+    "no final newline"
+)
+AFTER_A = (
+    "---\n"
+    "created_at: 2026-01-01T00:00:00.000Z\n"
+    "related: [notes/release-runbook, ops/keep]  # a comment stays\n"
+    "---\n"
+    "# Deploy notes \u2014 caf\u00e9\n"
+    "\n"
+    "Trailing spaces stay.   \n"
+    "\tA tab, then [the steps](release-runbook.md \"Steps\") and "
+    "[[notes/release-runbook#Rollback|rb]].\n"
+    "Untouched: [keep](../ops/keep.md), `[x](deploy-steps.md)`, deploy-steps in prose.\n"
+    "\n"
+    "## Links\n"
+    "\n"
+    "- notes/release-runbook - why: the procedure\n"
+    "- [link:depends_on](<notes/release-runbook#one>)\n"
+    "- ops/keep\n"
+    "- [[notes/cache-policy]]\n"
+    "no final newline"
+)
+BEFORE_B = b"\xef\xbb\xbf# B\r\n\r\nSee [[deploy-steps]] here.\r\n"
+AFTER_B = b"\xef\xbb\xbf# B\r\n\r\nSee [[notes/release-runbook]] here.\r\n"
+CLEAN = "# Clean\n\nNothing broken: [[ops/keep]].\n"
+
+
+@pytest.fixture
+def to_fix(memories: Path, git_repo: Path) -> Path:
+    """A store with links broken by a `git mv`, one ambiguous link without a fix and one with."""
+    write_all(
+        memories,
+        {
+            "notes/a": BEFORE_A,
+            "notes/deploy-steps": "# Steps\n",
+            "notes/cache-policy": "# Ours\n",
+            "ops/cache-policy": "# Theirs\n",
+            "ops/keep": "# Keep\n",
+            "ops/clean": CLEAN,
+            "arch/y": "# Y\n\n[[old/cache-policy]]\n",  # no candidate in arch/: no fix
+        },
+    )
+    (memories / "notes" / "b.md").write_bytes(BEFORE_B)
+    commit(git_repo)
+    git(git_repo, "mv", ".memories/notes/deploy-steps.md", ".memories/notes/release-runbook.md")
+    return memories
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        str(f.relative_to(root)): (f.read_bytes(), f.stat().st_mtime_ns)
+        for f in sorted(root.rglob("*.md"))
+    }
+
+
+def test_links_fix_rewrites_only_the_link_targets(
+    run_cli: RunCli, to_fix: Path, git_repo: Path
+) -> None:
+    before = snapshot(to_fix)
+    result = run_cli(["links", "--fix"], cwd=git_repo)
+    assert "fixed notes/a\nfixed notes/b\n" in result.stdout
+    assert (to_fix / "notes" / "a.md").read_bytes() == AFTER_A.encode("utf-8")
+    assert (to_fix / "notes" / "b.md").read_bytes() == AFTER_B
+    after = snapshot(to_fix)
+    untouched = set(before) - {"notes/a.md", "notes/b.md", "notes/deploy-steps.md"}
+    assert {name: after[name] for name in untouched} == {name: before[name] for name in untouched}
+    # What --fix could not fix is still reported, and the exit code says so.
+    assert result.exit_code == 1
+    again = run_cli(["links"], cwd=git_repo)
+    assert again.exit_code == 1
+    assert again.stdout == (
+        "ambiguous .memories/arch/y.md:3  -> old/cache-policy  "
+        "(candidates: notes/cache-policy, ops/cache-policy)\n"
+        "1 broken links (0 dangling, 1 ambiguous), 0 with a fix\n"
+    )
+
+
+def test_links_fix_dry_run_prints_the_diff_and_writes_nothing(
+    run_cli: RunCli, to_fix: Path, git_repo: Path
+) -> None:
+    before = snapshot(to_fix)
+    result = run_cli(["links", "--fix", "--dry-run"], cwd=git_repo)
+    assert result.exit_code == 1
+    assert snapshot(to_fix) == before
+    out = result.stdout
+    assert "--- a/.memories/notes/a.md\n+++ b/.memories/notes/a.md\n" in out
+    assert "-related: [notes/deploy-steps, ops/keep]  # a comment stays\n" in out
+    assert "+related: [notes/release-runbook, ops/keep]  # a comment stays\n" in out
+    assert "+- [[notes/cache-policy]]\n" in out
+    assert "--- a/.memories/notes/b.md\n+++ b/.memories/notes/b.md\n" in out
+    assert "fixed" not in out
+    assert out.endswith("8 broken links (6 dangling, 2 ambiguous), 7 with a fix\n")
+
+
+def test_links_exits_0_once_every_broken_link_is_fixed(
+    run_cli: RunCli, memories: Path, git_repo: Path
+) -> None:
+    write_all(memories, {"a": "# A\n\n[[deploy-rollbak]]\n", "ops/deploy-rollback": "# R\n"})
+    first = run_cli(["links"], cwd=git_repo)
+    assert (first.exit_code, first.stdout) == (
+        1,
+        "dangling  .memories/a.md:3  -> deploy-rollbak  fix: ops/deploy-rollback\n"
+        "1 broken links (1 dangling, 0 ambiguous), 1 with a fix\n",
+    )
+    fixed = run_cli(["links", "--fix"], cwd=git_repo)
+    assert fixed.exit_code == 0
+    assert (memories / "a.md").read_text() == "# A\n\n[[ops/deploy-rollback]]\n"
+    clean = run_cli(["links", "--dangling"], cwd=git_repo)
+    assert (clean.exit_code, clean.stdout) == (
+        0,
+        "0 broken links (0 dangling, 0 ambiguous), 0 with a fix\n",
+    )
+
+
+def test_links_json_lists_each_broken_link_with_its_fix(
+    run_cli: RunCli, memories: Path, git_repo: Path
+) -> None:
+    write_all(memories, {"notes/a": "# A\n\n[R](rollbak.md)\n", "ops/rollback": "# R\n"})
+    result = run_cli(["links", "--json"], cwd=git_repo)
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "broken": [
+            {
+                "memory": "notes/a",
+                "file": ".memories/notes/a.md",
+                "line": 3,
+                "target": "rollbak.md",
+                "kind": "markdown",
+                "type": "link",
+                "status": "dangling",
+                "candidates": [],
+                "suggestion": "ops/rollback",
+                "replacement": "../ops/rollback.md",
+            }
+        ],
+        "fixes": [],
+        "remaining": 1,
+    }
+
+
+def test_links_dry_run_without_fix_is_a_usage_error(run_cli: RunCli, git_repo: Path) -> None:
+    result = run_cli(["links", "--dry-run"], cwd=git_repo)
+    assert result.exit_code == 2
+    assert "--dry-run only applies with --fix" in result.stderr
+
+
+def test_fixing_a_link_with_spaces_keeps_the_markdown_valid(
+    project: MemoryService, memories: Path
+) -> None:
+    write_all(
+        memories,
+        {
+            "a": "# A\n\n[x](<my notess.md>) and [y](my%20notess.md)\n",
+            "my notes": "# A name with a space\n",
+        },
+    )
+    project.fix_links()
+    assert (memories / "a.md").read_text() == "# A\n\n[x](<my notes.md>) and [y](my%20notes.md)\n"
+    assert broken(project) == []
+    assert out_links(project, "a") == [("my notes", "link")]

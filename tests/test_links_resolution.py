@@ -1,0 +1,380 @@
+"""How each link style resolves to a memory (issue 5 "Link resolution").
+
+Every memory here is written by hand in the style real stores use; what a link
+resolved to is read back through the service: the edges of a one-step
+traversal, the backlinks of the target, the broken-link report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graph_support import broken, out_links, write, write_all
+from memory_enhancement.links import LinkStatus, Resolver
+from memory_enhancement.model import Link, LinkKind
+from memory_enhancement.service import MemoryService
+
+# -- markdown links -------------------------------------------------------------------
+
+
+def test_a_markdown_link_resolves_against_the_linking_files_folder_first(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/a": "# A\n\nSee [B](b.md).\n",
+            "notes/b": "# B in notes\n",
+            "b": "# B at the root\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [("notes/b", "link")]
+
+
+def test_a_markdown_link_then_resolves_against_the_store_root(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/a": "# A\n\nSee [C](ops/c.md) and [root B](/b.md).\n",
+            "ops/c": "# C\n",
+            "b": "# B\n",
+            "notes/other/b": "# Another B, so the name alone is ambiguous\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [("ops/c", "link"), ("b", "link")]
+
+
+def test_a_markdown_link_then_resolves_by_a_unique_file_name(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Links are copied between folders; a name that only one memory has still finds it."""
+    write_all(
+        store_dir,
+        {
+            "notes/a": "# A\n\n[D](../archive/d.md) and [E](elsewhere/E.MD)\n",
+            "ops/deep/d": "# D\n",
+            "ops/e": "# E (names match whatever their case)\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [("ops/deep/d", "link"), ("ops/e", "link")]
+
+
+def test_a_markdown_link_with_dot_dot_segments_resolves_from_the_linking_folder(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/deep/a": "# A\n\n[C](../../ops/c.md) [D](./d.md) [E](%2E%2E/e.md)\n",
+            "ops/c": "# C\n",
+            "notes/deep/d": "# D\n",
+            "notes/e": "# E, percent-encoded dots\n",
+        },
+    )
+    assert out_links(service, "notes/deep/a") == [
+        ("ops/c", "link"),
+        ("notes/deep/d", "link"),
+        ("notes/e", "link"),
+    ]
+
+
+def test_a_markdown_link_leaving_the_store_to_a_repository_document_is_not_broken(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write(store_dir, "notes/a", "# A\n\nSee [the guide](../../docs/guide.md).\n")
+    assert out_links(service, "notes/a") == []
+    assert broken(service) == []
+
+
+def test_a_markdown_link_with_an_anchor_resolves_to_the_memory(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(store_dir, {"a": "# A\n\n[B, part two](b.md#part-two)\n", "b": "# B\n"})
+    assert out_links(service, "a") == [("b", "link")]
+
+
+# -- wiki links and bare ids -----------------------------------------------------------
+
+
+def test_a_wiki_link_resolves_by_path_from_the_store_root(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/a": "# A\n\nSee [[ops/c]].\n",
+            "ops/c": "# C\n",
+            "archive/ops/c": "# An older C\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [("ops/c", "link")]
+
+
+def test_a_wiki_link_resolves_by_a_unique_name(service: MemoryService, store_dir: Path) -> None:
+    write_all(store_dir, {"notes/a": "# A\n\nSee [[cache-policy]].\n", "ops/cache-policy": "# C\n"})
+    assert out_links(service, "notes/a") == [("ops/cache-policy", "link")]
+
+
+def test_a_wiki_link_with_a_section_and_an_alias_resolves_to_the_memory(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/a": "# A\n\n[[ops/c#Rollback|how to roll back]], [[d|D]] and [[e#Steps]].\n",
+            "ops/c": "# C\n",
+            "ops/d": "# D\n",
+            "e": "# E\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [("ops/c", "link"), ("ops/d", "link"), ("e", "link")]
+
+
+def test_bare_ids_in_links_and_related_bullets_resolve_with_their_section_type(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/a": (
+                "# A\n\n"
+                "- ops/not-a-link (a bullet outside the two sections)\n\n"
+                "## Links\n\n"
+                "- ops/c\n"
+                "* d - why it matters\n\n"
+                "## Related\n\n"
+                "- e\n"
+                "1. ops/f\n"
+            ),
+            "ops/c": "# C\n",
+            "ops/d": "# D\n",
+            "e": "# E\n",
+            "ops/f": "# F\n",
+            "ops/not-a-link": "# Not linked\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [
+        ("ops/c", "link"),
+        ("ops/d", "link"),
+        ("e", "related"),
+        ("ops/f", "related"),
+    ]
+
+
+def test_markdown_and_wiki_links_under_related_have_the_related_type(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "a": "# A\n\n[B](b.md) in prose.\n\n## Related\n\n- [B](b.md)\n- [[c]]\n",
+            "b": "# B\n",
+            "c": "# C\n",
+        },
+    )
+    assert out_links(service, "a") == [("b", "link"), ("b", "related"), ("c", "related")]
+
+
+def test_a_typed_link_keeps_its_type(service: MemoryService, store_dir: Path) -> None:
+    write_all(
+        store_dir,
+        {
+            "a": (
+                "# A\n\n[link:depends_on](infra/db) and [link:supersedes](old.md).\n\n"
+                "## Related\n\n- [link:depends_on](infra/cache#warmup)\n"
+            ),
+            "infra/db": "# DB\n",
+            "old": "# Old\n",
+            "infra/cache": "# Cache\n",
+        },
+    )
+    assert out_links(service, "a") == [
+        ("infra/db", "depends_on"),
+        ("old", "supersedes"),
+        ("infra/cache", "depends_on"),
+    ]
+
+
+# -- citation IDs and frontmatter keys ---------------------------------------------------
+
+
+def test_a_mem_id_link_resolves_through_the_index(service: MemoryService, store_dir: Path) -> None:
+    write(store_dir, "decisions/api", "# API\n\nv2.\n")
+    citation_id = service.citation_id("decisions/api")
+    write(store_dir, "notes/a", f"# A\n\nAs decided [mem:{citation_id}], and [mem:ZZZZZZ].\n")
+    assert out_links(service, "notes/a") == [("decisions/api", "link")]
+    assert broken(service) == [("notes/a", 3, "mem:ZZZZZZ", "dangling", None)]
+
+
+def test_a_mem_id_link_follows_the_memory_when_it_moves(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write(store_dir, "decisions/api", "# API\n")
+    citation_id = service.citation_id("decisions/api")
+    write(store_dir, "notes/a", f"# A\n\n[mem:{citation_id}]\n")
+    service.move("decisions/api", "archive/api")
+    assert out_links(service, "notes/a") == [("archive/api", "link")]
+
+
+def test_frontmatter_related_and_links_keys_are_links(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/a": (
+                "---\n"
+                "links:\n"
+                "  - d\n"
+                "  - {target: ops/e, type: depends_on}\n"
+                "related: [ops/c]\n"
+                "---\n"
+                "# A\n\nBody with [[f]].\n"
+            ),
+            "ops/c": "# C\n",
+            "ops/d": "# D\n",
+            "ops/e": "# E\n",
+            "f": "# F\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [
+        ("ops/d", "link"),
+        ("ops/e", "depends_on"),
+        ("ops/c", "related"),
+        ("f", "link"),
+    ]
+
+
+# -- what is not a memory link ------------------------------------------------------------
+
+
+def test_anchors_external_urls_and_other_files_are_not_memory_links(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write(
+        store_dir,
+        "a",
+        "# A\n\n"
+        "[up](#top) [site](https://example.com/page.md) [mail](mailto:x@example.com)\n"
+        "[code](../src/app.py) [image](diagram.png) <https://example.com/b.md>\n"
+        "[cite:the API](src/app.py)\n\n"
+        "## Related\n\n- https://example.com/notes.md\n- [Home](http://example.com)\n",
+    )
+    links = service.store.read("a").doc.memory.links
+    assert links == ()
+    assert broken(service) == []
+
+
+def test_links_in_code_spans_and_fenced_blocks_are_not_links(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "a": (
+                "# A\n\n"
+                "Inline `[[b]]` and `[B](b.md)` and `[mem:ABCDEF]` are examples.\n\n"
+                "```markdown\n[[b]] [B](b.md)\n## Links\n- b\n```\n\n"
+                "~~~\n[[c]]\n~~~\n\n"
+                "## Links\n\n"
+                "- `b`\n"
+                "- c\n"
+            ),
+            "b": "# B\n",
+            "c": "# C\n",
+        },
+    )
+    assert out_links(service, "a") == [("c", "link")]
+    assert broken(service) == []
+
+
+def test_a_link_into_another_store_is_external_not_dangling(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write(store_dir, "a", "# A\n\n## Links\n\n- global:notes/shared\n- [link:graduated_to](project:x)\n")
+    assert out_links(service, "a") == []
+    assert broken(service) == []
+
+
+# -- type and line ---------------------------------------------------------------------
+
+
+def test_each_link_keeps_its_type_and_its_line(service: MemoryService, store_dir: Path) -> None:
+    write_all(
+        store_dir,
+        {
+            "target": "# Target\n",
+            "a": (
+                "---\n"  # 1
+                "related:\n"  # 2
+                "  - target\n"  # 3
+                "---\n"  # 4
+                "# A\n"  # 5
+                "\n"  # 6
+                "See [T](target.md).\n"  # 7
+                "\n"  # 8
+                "## Links\n"  # 9
+                "\n"  # 10
+                "- [link:depends_on](target)\n"  # 11
+                "\n"  # 12
+                "## Related\n"  # 13
+                "\n"  # 14
+                "- [[target]]\n"  # 15
+            ),
+        },
+    )
+    assert [(b.source, b.type, b.line) for b in service.related("target")] == [
+        ("a", "related", 3),
+        ("a", "link", 7),
+        ("a", "depends_on", 11),
+        ("a", "related", 15),
+    ]
+
+
+def test_line_numbers_count_crlf_files_and_serena_bodies_like_an_editor(
+    service: MemoryService, store_dir: Path
+) -> None:
+    (store_dir / "notes").mkdir(parents=True)
+    (store_dir / "notes" / "crlf.md").write_bytes(b"# CRLF\r\n\r\nSee [[gone]].\r\n")
+    write(store_dir, "notes/serena", "# Serena\n\nText.\n\n## Links\n\n- also-gone\n")
+    assert [(b.source, b.line, b.target) for b in service.broken_links()] == [
+        ("notes/crlf", 3, "gone"),
+        ("notes/serena", 7, "also-gone"),
+    ]
+
+
+# -- the resolver's rules, directly --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "link", "status", "target"),
+    [
+        ("notes/a", Link("b.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "notes/b"),
+        ("notes/a", Link("c.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "c"),
+        ("notes/a", Link("../c.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "c"),
+        ("notes/a", Link("../../x.md", kind=LinkKind.MARKDOWN), LinkStatus.EXTERNAL, "../../x.md"),
+        ("notes/a", Link("gone.md", kind=LinkKind.MARKDOWN), LinkStatus.DANGLING, None),
+        ("x/a", Link("dup.md", kind=LinkKind.MARKDOWN), LinkStatus.AMBIGUOUS, None),
+        ("notes/a", Link("dup.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "notes/dup"),
+        ("x", Link("notes/b", kind=LinkKind.WIKI), LinkStatus.RESOLVED, "notes/b"),
+        ("x", Link("B", kind=LinkKind.WIKI), LinkStatus.RESOLVED, "notes/b"),
+        ("x", Link("dup", kind=LinkKind.BARE), LinkStatus.AMBIGUOUS, None),
+        ("ops/y", Link("dup", kind=LinkKind.BARE), LinkStatus.RESOLVED, "ops/dup"),
+        ("x", Link("global:notes/b", kind=LinkKind.BARE), LinkStatus.EXTERNAL, "global:notes/b"),
+        ("x", Link("mem:abc123", kind=LinkKind.MEM_ID), LinkStatus.RESOLVED, "c"),
+        ("x", Link("mem:zzz999", kind=LinkKind.MEM_ID), LinkStatus.DANGLING, None),
+        ("x", Link("c.md", kind=LinkKind.FRONTMATTER), LinkStatus.RESOLVED, "c"),
+    ],
+)
+def test_the_resolver_applies_each_styles_rules(
+    source: str, link: Link, status: LinkStatus, target: str | None
+) -> None:
+    resolver = Resolver(["notes/b", "c", "notes/dup", "ops/dup"], {"abc123": "c"})
+    found = resolver.resolve(source, link)
+    assert (found.status, found.target) == (status, target)
+    if status is LinkStatus.AMBIGUOUS:
+        assert found.candidates == ("notes/dup", "ops/dup")

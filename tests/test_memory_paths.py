@@ -1,0 +1,127 @@
+"""Memory paths (seed 001): category/.../slug, normalized, never leaving the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.errors import InvalidPathError, NotFoundError
+from memory_enhancement.memory_paths import (
+    existing_path_candidates,
+    normalize_category,
+    normalize_new_path,
+    normalize_segment,
+)
+from memory_enhancement.storage import Store
+
+
+def test_a_single_level_category_and_slug_is_a_valid_memory_path() -> None:
+    assert normalize_new_path("category/memory") == "category/memory"
+
+
+def test_a_multi_level_path_is_a_valid_memory_path_of_any_depth() -> None:
+    path = "category/subcategory/nested/memory"
+    assert normalize_new_path(path) == path
+    deep = "/".join(f"level{n}" for n in range(12))
+    assert normalize_new_path(deep) == deep
+
+
+def test_segments_are_normalized_like_cortex_does() -> None:
+    assert normalize_segment("  Hello World  ") == "hello-world"
+    assert normalize_new_path("  Global  /  Hello World  ") == "global/hello-world"
+    assert normalize_new_path("Décisions/Use SQLite!") == "decisions/use-sqlite"
+    assert normalize_new_path("a/snake_case_kept") == "a/snake_case_kept"
+
+
+def test_a_trailing_md_suffix_is_not_part_of_the_path() -> None:
+    assert normalize_new_path("notes/todo.md") == "notes/todo"
+
+
+def test_a_new_memory_needs_a_category_and_a_slug() -> None:
+    with pytest.raises(InvalidPathError) as info:
+        normalize_new_path("lonely")
+    assert "'lonely'" in str(info.value)
+    assert "category and a slug" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../escape",
+        "a/../b",
+        "a/./b",
+        "./a/b",
+        "../../etc/passwd",
+        "a/ .. /b",
+        "/etc/passwd",
+        "/abs/path",
+        "C:/windows/x",
+        "a\\b",
+        "a//b",
+        "a/b/",
+        "a/!!!/b",
+        "",
+        "   ",
+    ],
+)
+def test_paths_that_could_leave_the_store_or_are_empty_are_rejected_naming_the_path(
+    path: str,
+) -> None:
+    with pytest.raises(InvalidPathError) as info:
+        normalize_new_path(path)
+    assert repr(path) in str(info.value)
+
+
+@pytest.mark.parametrize("path", ["../x", "/etc/passwd", "a/../../b", "a\\..\\b", "a//b"])
+def test_existing_paths_refuse_the_same_escapes(path: str) -> None:
+    with pytest.raises(InvalidPathError) as info:
+        existing_path_candidates(path)
+    assert repr(path) in str(info.value)
+
+
+@pytest.mark.parametrize("path", ["../x", "/etc", "a/./b"])
+def test_category_filters_refuse_the_same_escapes(path: str) -> None:
+    with pytest.raises(InvalidPathError):
+        normalize_category(path)
+
+
+def test_an_existing_file_is_addressed_exactly_as_it_is_on_disk(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    (root / "adr").mkdir(parents=True)
+    (root / "README.md").write_text("top-level readme\n")
+    (root / "adr" / "ADR-014 Use SQLite.md").write_text("an ADR\n")
+    store = Store(root)
+    assert store.locate("README") == "README"
+    assert store.locate("adr/ADR-014 Use SQLite") == "adr/ADR-014 Use SQLite"
+    assert store.locate("adr/ADR-014 Use SQLite.md") == "adr/ADR-014 Use SQLite"
+
+
+def test_an_existing_file_is_also_found_by_its_normalized_spelling(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "hello-world.md").write_text("hi\n")
+    assert Store(root).locate("Notes/Hello World") == "notes/hello-world"
+
+
+def test_a_path_that_does_not_exist_is_not_found_and_named(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError, match="'notes/nothing'"):
+        Store(tmp_path).locate("notes/nothing")
+
+
+def test_a_symlinked_category_pointing_out_of_the_store_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret\n")
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(InvalidPathError, match="outside the store"):
+        Store(root).file_for("link/secret")
+
+
+def test_a_category_filter_is_matched_as_written_and_may_end_in_a_slash() -> None:
+    assert normalize_category("projects/Alpha") == "projects/Alpha"
+    assert normalize_category("projects/alpha/") == "projects/alpha"
+    with pytest.raises(InvalidPathError):
+        normalize_category("/")

@@ -1,0 +1,86 @@
+"""The pre-commit hook published in `.pre-commit-hooks.yaml`, run as pre-commit runs it."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from memory_enhancement.model import Citation
+from verify_support import GitRepo
+
+HOOKS = Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml"
+APP = ["import os", "", "API_VERSION = 'v2'", "", "def main() -> None:", "    return None"]
+
+
+def hook() -> dict[str, Any]:
+    hooks = yaml.safe_load(HOOKS.read_text(encoding="utf-8"))
+    [found] = [h for h in hooks if h["id"] == "verify-memory-citations"]
+    return dict(found)
+
+
+def command() -> list[str]:
+    """The hook's entry, with the console script of this environment."""
+    head, *rest = shlex.split(hook()["entry"])
+    assert head == "memory-enhancement"
+    script = Path(sys.executable).parent / "memory-enhancement"
+    if script.exists():
+        return [str(script), *rest]
+    found = shutil.which("memory-enhancement")
+    return [found, *rest] if found else [sys.executable, "-m", "memory_enhancement", *rest]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> GitRepo:
+    """A project with its store in `.serena/memories`, committed."""
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("src/app.py", APP)
+    repo.commit("code")
+    stamp = repo.stamp()
+    repo.memory("api", [Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=stamp)])
+    repo.memory("main", [Citation("src/app.py", 5, snippet="def main()", verified=stamp)])
+    repo.commit("memories")
+    return repo
+
+
+def run_hook(project: GitRepo) -> subprocess.CompletedProcess[str]:
+    """Run as pre-commit does: from the repository root, no file names passed."""
+    return subprocess.run(
+        command(), cwd=project.root, capture_output=True, text=True, check=False, timeout=60
+    )
+
+
+def test_the_hook_is_declared_for_pre_commit() -> None:
+    declared = hook()
+    assert declared["language"] == "python"
+    assert declared["entry"] == "memory-enhancement verify-all"
+    assert declared["pass_filenames"] is False
+    assert declared["always_run"] is True
+    assert declared["name"] and declared["description"]
+
+
+def test_the_hook_passes_when_every_citation_is_valid(project: GitRepo) -> None:
+    done = run_hook(project)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "2 memories, 2 citations: 2 valid, 0 moved, 0 stale, 0 missing\n"
+
+
+def test_the_hook_passes_on_moved_citations_and_fails_on_a_stale_one(project: GitRepo) -> None:
+    project.write_lines("src/app.py", ["# header", *APP])
+    assert run_hook(project).returncode == 0
+    project.write_lines("src/app.py", ["# header", *(s.replace("v2", "v3") for s in APP)])
+    done = run_hook(project)
+    assert done.returncode == 1
+    assert done.stdout == (
+        "INVALID  api  (confidence 0%)\n"
+        "  STALE        src/app.py:3  line 3 changed (line 4 reads `API_VERSION = 'v3'`)\n"
+        "valid    main  (confidence 100%)\n"
+        "  moved        src/app.py:5 -> src/app.py:6  found at line 6 (was 5)\n"
+        "2 memories, 2 citations: 0 valid, 1 moved, 1 stale, 0 missing\n"
+    )

@@ -1,0 +1,242 @@
+"""Lexical search over the index (issue 4 "Search"): BM25 ranking, snippets, filters, syntax.
+
+Real SQLite FTS5 over real memory files. A query is an agent's question, never
+FTS5 syntax: quotes, `-`, `*`, `:`, parentheses and the words AND, OR, NOT and
+NEAR are searched for as text and never crash; only a query with no words at
+all is an error, and it says so.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import Clock
+from index_support import disk_service, paths, write_memory
+from memory_enhancement.errors import InvalidInputError
+from memory_enhancement.ids import format_citation_id
+from memory_enhancement.model import Citation
+from memory_enhancement.service import MemoryService
+from verify_support import GitRepo
+
+NOW = datetime(2026, 1, 31, 12, 0, 0, tzinfo=UTC)
+FILLER = "Some unrelated words about the weather, lunch and the office plants."
+
+
+@pytest.fixture(scope="module")
+def searcher(tmp_path_factory: pytest.TempPathFactory) -> MemoryService:
+    """One store for the whole module: these tests only read (and record usage)."""
+    tmp_path = tmp_path_factory.mktemp("search")
+    store_dir = tmp_path / "store"
+    write_memory(store_dir, "notes/title", FILLER, title="Kubernetes upgrades")
+    write_memory(store_dir, "notes/body", f"{FILLER} We also run kubernetes.", title="Office")
+    write_memory(
+        store_dir, "notes/tagged", f"{FILLER} Nothing else.", title="Infra", tags=["kubernetes"]
+    )
+    write_memory(
+        store_dir, "ops/pipeline", "The blue pipeline deploys to staging first.", title="Deploys"
+    )
+    write_memory(
+        store_dir, "ops/pipeline-old", "The pipeline was blue and green once.", title="History"
+    )
+    write_memory(store_dir, "ops/cafe", "The café on the corner sells espresso.", title="Coffee")
+    write_memory(
+        store_dir, "ops/expired", "Kubernetes freeze until the end of January.",
+        title="Freeze", expires="2026-01-15T00:00:00Z",
+    )  # fmt: skip
+    write_memory(store_dir, "notesarchive/x", "Kubernetes notes of old.", title="Old notes")
+    return disk_service(store_dir, tmp_path, tmp_path, clock=Clock(NOW))
+
+
+def test_a_title_match_ranks_above_a_body_only_match(searcher: MemoryService) -> None:
+    ranked = paths(searcher.search("kubernetes", category="notes"))
+    assert ranked.index("notes/title") < ranked.index("notes/body")
+
+
+def test_a_tag_match_ranks_above_a_body_only_match(searcher: MemoryService) -> None:
+    ranked = paths(searcher.search("kubernetes", category="notes"))
+    assert ranked.index("notes/tagged") < ranked.index("notes/body")
+
+
+def test_scores_are_positive_and_descending(searcher: MemoryService) -> None:
+    scores = [r.hit.score for r in searcher.search("kubernetes")]
+    assert len(scores) >= 3
+    assert all(score > 0 for score in scores)
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_each_hit_carries_its_citation_id_path_title_and_a_highlighted_snippet(
+    searcher: MemoryService,
+) -> None:
+    (hit,) = searcher.search("espresso")
+    assert hit.hit.row.path == "ops/cafe"
+    assert hit.hit.row.title == "Coffee"
+    assert hit.citation_id == searcher.citation_id("ops/cafe")
+    assert hit.citation_id == format_citation_id(hit.hit.row.citation_id)
+    assert "**espresso**" in hit.hit.snippet
+    assert hit.hit.lexical_rank == 1
+
+
+def test_the_snippet_comes_from_the_content_even_when_a_tag_matched_best(
+    searcher: MemoryService,
+) -> None:
+    (hit,) = searcher.search("kubernetes", tag="kubernetes")
+    assert "\x1f" not in hit.hit.snippet
+    assert hit.hit.snippet.startswith("# Infra")
+    (body,) = [r for r in searcher.search("kubernetes") if r.hit.row.path == "notes/body"]
+    assert "**kubernetes**" in body.hit.snippet
+
+
+def test_limit_keeps_the_best_hits(searcher: MemoryService) -> None:
+    everything = paths(searcher.search("kubernetes"))
+    assert len(everything) == 4
+    assert paths(searcher.search("kubernetes", limit=2)) == everything[:2]
+    with pytest.raises(InvalidInputError, match="limit"):
+        searcher.search("kubernetes", limit=0)
+
+
+def test_category_keeps_only_memories_under_it_not_siblings_sharing_a_prefix(
+    searcher: MemoryService,
+) -> None:
+    found = paths(searcher.search("kubernetes", category="notes"))
+    assert sorted(found) == ["notes/body", "notes/tagged", "notes/title"]
+    assert paths(searcher.search("kubernetes", category="notesarchive/")) == ["notesarchive/x"]
+
+
+def test_tag_keeps_only_memories_with_that_tag(searcher: MemoryService) -> None:
+    assert paths(searcher.search("kubernetes", tag="kubernetes")) == ["notes/tagged"]
+    assert paths(searcher.search("kubernetes", tag="nope")) == []
+
+
+def test_expired_memories_are_hidden_unless_asked_for(searcher: MemoryService) -> None:
+    assert "ops/expired" not in paths(searcher.search("freeze kubernetes"))
+    found = paths(searcher.search("freeze", include_expired=True))
+    assert found == ["ops/expired"]
+
+
+def test_words_match_across_stems_and_accents(searcher: MemoryService) -> None:
+    assert paths(searcher.search("cafe")) == ["ops/cafe"]
+    assert paths(searcher.search("deploying")) == ["ops/pipeline"]
+
+
+def test_a_quoted_phrase_stays_a_phrase(searcher: MemoryService) -> None:
+    assert paths(searcher.search('"blue pipeline"')) == ["ops/pipeline"]
+    assert sorted(paths(searcher.search("blue pipeline"))) == ["ops/pipeline", "ops/pipeline-old"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'blue "pipeline',  # unbalanced quote
+        '"blue',
+        'pipeline"',
+        "blue -pipeline",
+        "-blue",
+        "pipeline*",
+        "blue*pipeline",
+        "title:pipeline",
+        "ops/pipeline:3",
+        "(blue OR green)",
+        "((pipeline",
+        "pipeline)",
+        "blue AND pipeline",
+        "blue OR pipeline",
+        "blue NOT pipeline",
+        "NOT pipeline",
+        "NEAR(blue pipeline, 2)",
+        "blue + pipeline ^ {x}",
+        "pipeline's",
+        'say "" pipeline',
+        "pipeline\\",
+        "%pipeline_",
+        "blue\x00pipeline",
+    ],
+)
+def test_queries_with_fts5_syntax_characters_never_crash(
+    searcher: MemoryService, query: str
+) -> None:
+    found = paths(searcher.search(query))
+    assert "ops/pipeline" in found
+
+
+def test_operator_words_alone_are_searched_as_plain_words(searcher: MemoryService) -> None:
+    with_and = ["notes/body", "notes/tagged", "notes/title", "ops/pipeline-old"]
+    assert sorted(paths(searcher.search("AND"))) == with_and
+    assert sorted(paths(searcher.search("and OR"))) == with_and
+    assert paths(searcher.search("NOT")) == []
+    assert paths(searcher.search("NEAR")) == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", '"', '""', "-", "*", ":", "()", '"-*:"', "!?", "🙂"])
+def test_a_query_with_no_words_is_a_clear_error(searcher: MemoryService, query: str) -> None:
+    with pytest.raises(InvalidInputError, match="no words to search for"):
+        searcher.search(query)
+
+
+def test_an_unknown_mode_is_a_clear_error(searcher: MemoryService) -> None:
+    with pytest.raises(InvalidInputError, match="invalid search mode 'fuzzy'"):
+        searcher.search("pipeline", mode="fuzzy")
+
+
+# -- search with verification (seed 004 search_with_verification) ---------------------
+
+
+@pytest.fixture
+def verified_project(tmp_path: Path) -> GitRepo:
+    """A real git repository where one memory's cited line changed after it was written."""
+    project = GitRepo(tmp_path / "project")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v2'", "", "def main():"])
+    project.commit("initial")
+    project.memory(
+        "api/entry",
+        [Citation("src/app.py", 5, snippet="def main():", verified=project.stamp())],
+        content="# API entry point\n\nThe api starts in main().\n",
+    )
+    project.memory(
+        "api/version",
+        [Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=project.stamp())],
+        content="# API version\n\nThe api version is v2.\n",
+    )
+    project.memory("api/plain", [], content="# API style\n\nThe api uses snake case.\n")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v3'", "", "def main():"])
+    project.commit("bump the api version")
+    return project
+
+
+def test_verify_attaches_a_verdict_to_each_hit(verified_project: GitRepo) -> None:
+    results = verified_project.service().search("api", verify=True)
+    verdicts = {
+        r.hit.row.path: (r.verification.valid, r.verification.confidence)
+        for r in results
+        if r.verification is not None
+    }
+    assert verdicts["api/entry"] == (True, 1.0)
+    assert verdicts["api/version"] == (False, 0.0)
+    assert set(paths(results)) == {"api/entry", "api/version", "api/plain"}
+
+
+def test_min_confidence_drops_stale_hits_but_keeps_memories_without_citations(
+    verified_project: GitRepo,
+) -> None:
+    results = verified_project.service().search("api", verify=True, min_confidence=0.5)
+    assert sorted(paths(results)) == ["api/entry", "api/plain"]
+
+
+def test_min_confidence_alone_implies_verification(verified_project: GitRepo) -> None:
+    results = verified_project.service().search("api", min_confidence=0.5)
+    assert sorted(paths(results)) == ["api/entry", "api/plain"]
+    (entry,) = [r for r in results if r.hit.row.path == "api/entry"]
+    assert entry.verification is not None and entry.verification.valid
+
+
+def test_without_verify_hits_carry_no_verdict(verified_project: GitRepo) -> None:
+    results = verified_project.service().search("api")
+    assert len(results) == 3
+    assert all(r.verification is None for r in results)
+
+
+def test_min_confidence_outside_zero_to_one_is_a_clear_error(verified_project: GitRepo) -> None:
+    with pytest.raises(InvalidInputError, match="min_confidence"):
+        verified_project.service().search("api", verify=True, min_confidence=1.5)

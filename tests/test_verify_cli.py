@@ -1,0 +1,619 @@
+"""`verify`, `verify-all` and `get --verify` from the command line: output and exit codes."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from conftest import RunCli
+from memory_enhancement.model import Citation
+from memory_enhancement.urlcheck import UrlChecker
+from verify_support import GitRepo
+
+APP = [
+    "import os",  # 1
+    "",  # 2
+    "API_VERSION = 'v2'",  # 3
+    "",  # 4
+    "def main() -> None:",  # 5
+    "    print(API_VERSION)",  # 6
+    "    return None",  # 7
+]
+UTIL = ["def helper(a, b):", "    return a | b"]
+CITATION_KEYS = {
+    "path",
+    "line",
+    "end_line",
+    "snippet",
+    "status",
+    "current_line",
+    "current_path",
+    "reason",
+    "anchored",
+    "renamed_to",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("src/app.py", APP)
+    repo.write_lines("src/util.py", UTIL)
+    repo.commit("initial")
+    return repo
+
+
+@pytest.fixture
+def cli(project: GitRepo, run_cli: RunCli) -> Any:
+    """Run the CLI from the project's root against its `.serena/memories` store."""
+
+    def run(*args: str) -> Result:
+        return run_cli([*args, "--dir", str(project.store_root)], cwd=project.root)
+
+    return run
+
+
+def at(project: GitRepo, path: str, line: int, snippet: str) -> Citation:
+    return Citation(path, line, snippet=snippet, verified=project.stamp())
+
+
+def three_memories(project: GitRepo) -> None:
+    """`api` stays valid, `helpers` moves, `version` goes stale; `plain` cites nothing."""
+    project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    project.memory("helpers", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    project.memory(
+        "version",
+        [
+            at(project, "src/app.py", 3, "API_VERSION = 'v2'"),
+            at(project, "src/app.py", 6, "print(API_VERSION)"),
+        ],
+    )
+    project.memory("plain", [])
+    project.write_lines("src/util.py", ["import operator", "", *UTIL])
+    project.write_lines("src/app.py", [line.replace("'v2'", "'v3'") for line in APP])
+
+
+# -- verify --json --------------------------------------------------------------
+
+
+def test_verify_json_prints_the_documented_keys_and_nothing_else(
+    project: GitRepo, cli: Any
+) -> None:
+    project.memory("api", [at(project, "src/app.py", 3, "API_VERSION = 'v2'")])
+    result = cli("verify", "api", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {
+        "memory_id": "api",
+        "valid": True,
+        "confidence": 1.0,
+        "stale_citations": [],
+        "citations": [
+            {
+                "path": "src/app.py",
+                "line": 3,
+                "end_line": None,
+                "snippet": "API_VERSION = 'v2'",
+                "status": "valid",
+                "current_line": 3,
+                "current_path": "src/app.py",
+                "reason": "",
+                "anchored": True,
+                "renamed_to": None,
+            }
+        ],
+    }
+
+
+def test_verify_json_reports_stale_citations_with_path_line_and_reason(
+    project: GitRepo, cli: Any
+) -> None:
+    three_memories(project)
+    result = cli("verify", "version", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert set(data) == {"memory_id", "valid", "confidence", "stale_citations", "citations"}
+    assert data["valid"] is False
+    assert data["confidence"] == 0.5
+    assert data["stale_citations"] == [
+        {"path": "src/app.py", "line": 3, "reason": "line 3 now reads `API_VERSION = 'v3'`"}
+    ]
+    stale, valid = data["citations"]
+    assert all(set(c) == CITATION_KEYS for c in data["citations"])
+    assert (stale["status"], stale["current_line"], stale["current_path"]) == (
+        "stale",
+        None,
+        "src/app.py",
+    )
+    assert (valid["status"], valid["current_line"], valid["current_path"]) == (
+        "valid",
+        valid["line"],
+        valid["path"],
+    )
+
+
+def test_verify_json_gives_where_a_moved_citation_is_now(project: GitRepo, cli: Any) -> None:
+    three_memories(project)
+    [moved] = json.loads(cli("verify", "helpers", "--json").stdout)["citations"]
+    assert moved["status"] == "moved"
+    assert (moved["line"], moved["current_line"]) == (1, 3)
+    assert moved["current_path"] == "src/util.py"
+    assert moved["reason"] == "found at line 3 (was 1)"
+
+
+def test_an_unanchored_citation_is_marked_in_json(project: GitRepo, cli: Any) -> None:
+    project.memory("loose", [Citation("src/app.py", 3)])
+    [citation] = json.loads(cli("verify", "loose", "--json").stdout)["citations"]
+    assert citation["anchored"] is False
+    assert citation["snippet"] is None
+    assert citation["status"] == "valid"
+
+
+def test_verify_text_lists_every_citation_of_the_memory(project: GitRepo, cli: Any) -> None:
+    three_memories(project)
+    result = cli("verify", "version")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "INVALID  version  (confidence 50%)\n"
+        "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
+        "  ok           src/app.py:6\n"
+    )
+
+
+# -- verify-all -------------------------------------------------------------------
+
+
+def test_verify_all_json_lists_one_object_per_memory_with_citations(
+    project: GitRepo, cli: Any
+) -> None:
+    three_memories(project)
+    result = cli("verify-all", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert [d["memory_id"] for d in data] == ["api", "helpers", "version"]
+    assert [d["valid"] for d in data] == [True, True, False]
+    for item in data:
+        assert set(item) == {"memory_id", "valid", "confidence", "stale_citations", "citations"}
+
+
+def test_verify_all_text_shows_what_needs_a_look_then_a_one_line_summary(
+    project: GitRepo, cli: Any
+) -> None:
+    three_memories(project)
+    result = cli("verify-all")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "valid    helpers  (confidence 100%)\n"
+        "  moved        src/util.py:1 -> src/util.py:3  found at line 3 (was 1)\n"
+        "INVALID  version  (confidence 50%)\n"
+        "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
+        "3 memories, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing\n"
+    )
+
+
+def test_the_summary_names_rarer_verdicts_only_when_they_occur(
+    project: GitRepo, cli: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "outside.py").write_text("x\n", encoding="utf-8")
+    project.memory(
+        "odd",
+        [
+            Citation("src/app.py", 50),
+            Citation("https://example.invalid/"),
+            Citation("../outside.py", 1, snippet="x"),
+            Citation("src/gone.py", 1, snippet="x"),
+        ],
+    )
+    result = cli("verify-all")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == (
+        "1 memories, 4 citations: 0 valid, 0 moved, 0 stale, 1 missing, "
+        "1 out of range, 1 skipped, 1 invalid"
+    )
+
+
+def test_verify_all_exits_0_when_everything_is_valid(project: GitRepo, cli: Any) -> None:
+    project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    result = cli("verify-all")
+    assert result.exit_code == 0
+    assert result.stdout == "1 memories, 1 citations: 1 valid, 0 moved, 0 stale, 0 missing\n"
+
+
+def test_moved_citations_pass_unless_strict(project: GitRepo, cli: Any) -> None:
+    three_memories(project)
+    (project.store_root / "version.md").unlink()
+    assert cli("verify-all").exit_code == 0
+    assert cli("verify-all", "--strict").exit_code == 1
+    assert cli("verify", "helpers").exit_code == 0
+    assert cli("verify", "helpers", "--strict").exit_code == 1
+
+
+def test_an_empty_store_is_all_valid(project: GitRepo, cli: Any) -> None:
+    project.store_root.mkdir(parents=True)
+    result = cli("verify-all", "--json")
+    assert (result.exit_code, json.loads(result.stdout)) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["verify-all", "--dry-run"], "--dry-run only applies with --fix"),
+        (["verify", "api", "--dry-run"], "--dry-run only applies with --fix"),
+        (["verify-all", "--changed-since", "no-such-ref"], "unknown git ref 'no-such-ref'"),
+        (["verify-all", "--format", "xml"], "'xml' is not one of"),
+        (["verify", "no-such-memory"], "memory not found: 'no-such-memory'"),
+    ],
+)
+def test_usage_errors_exit_with_2(
+    project: GitRepo, cli: Any, args: list[str], message: str
+) -> None:
+    project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_changed_since_without_git_is_a_usage_error(tmp_path: Path, run_cli: RunCli) -> None:
+    folder = GitRepo(tmp_path / "plain", init=False)
+    folder.write_lines("src/app.py", APP)
+    folder.memory("api", [Citation("src/app.py", 3, snippet="API_VERSION")])
+    result = run_cli(
+        ["verify-all", "--changed-since", "HEAD", "--dir", folder.store_root],
+        cwd=folder.root,
+    )
+    assert result.exit_code == 2
+    assert "needs a git repository" in result.stderr
+
+
+# -- where the repository is ------------------------------------------------------
+
+
+def test_the_repository_is_the_git_top_level_of_the_store_folder(
+    project: GitRepo, run_cli: RunCli, tmp_path: Path
+) -> None:
+    project.memory("api", [at(project, "src/app.py", 3, "API_VERSION = 'v2'")])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = run_cli(["verify", "api", "--json", "--dir", project.store_root], cwd=elsewhere)
+    assert json.loads(result.stdout)["citations"][0]["status"] == "valid"
+
+
+def test_repo_root_points_a_store_outside_the_code_at_it(
+    project: GitRepo, run_cli: RunCli, tmp_path: Path
+) -> None:
+    outside = GitRepo(tmp_path / "notes", init=False)
+    outside.memory("api", [at(project, "src/app.py", 3, "API_VERSION = 'v2'")])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = ["verify", "api", "--json", "--dir", outside.store_root]
+    found = run_cli([*args, "--repo-root", project.root], cwd=elsewhere)
+    assert json.loads(found.stdout)["citations"][0]["status"] == "valid"
+    from_cwd = run_cli(args, cwd=project.root)  # no git around the store: the current folder
+    assert json.loads(from_cwd.stdout)["citations"][0]["status"] == "valid"
+    lost = run_cli(args, cwd=elsewhere)
+    assert (lost.exit_code, json.loads(lost.stdout)["citations"][0]["status"]) == (1, "missing")
+
+
+def test_a_plain_folder_without_git_is_verified_from_the_cli(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    folder = GitRepo(tmp_path / "plain", init=False)
+    folder.write_lines("src/app.py", APP)
+    folder.memory("api", [Citation("src/app.py", 3, snippet="API_VERSION = 'v2'")])
+    folder.write_lines("src/app.py", ["# header", *APP])
+    result = run_cli(["verify-all", "--dir", folder.store_root], cwd=folder.root)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-2:] == [
+        "  moved        src/app.py:3 -> src/app.py:4  found at line 4 (was 3)",
+        "1 memories, 1 citations: 0 valid, 1 moved, 0 stale, 0 missing",
+    ]
+
+
+# -- --format github ------------------------------------------------------------
+
+
+def frontmatter_text(stamp: str) -> str:
+    return (
+        "---\n"
+        "tags: [api]\n"
+        "citations:\n"
+        "  - path: src/app.py\n"
+        "    line: 6\n"
+        "    snippet: print(API_VERSION)\n"
+        "  - path: src/app.py\n"  # line 7
+        "    line: 3\n"
+        "    snippet: API_VERSION = 'v2'\n"
+        f"    verified: {stamp}\n"
+        "---\n"
+        "# Version\n"
+    )
+
+
+def serena_text(stamp: str) -> str:
+    return (
+        "# Version\n"
+        "\n"
+        "Client and server agree on the version.\n"
+        "\n"
+        "## Citations\n"
+        "\n"
+        "| File | Line | Snippet | Verified |\n"
+        "|------|------|---------|----------|\n"
+        f"| src/app.py | 6 | `print(API_VERSION)` | {stamp} |\n"
+        f"| src/app.py | 3 | `API_VERSION = 'v2'` | {stamp} |\n"  # line 10
+        f"| src/util.py | 1 | `def helper(a, b):` | {stamp} |\n"  # line 11
+    )
+
+
+def test_github_annotations_point_at_the_line_holding_the_citation_in_both_formats(
+    project: GitRepo, cli: Any
+) -> None:
+    project.write(".serena/memories/front.md", frontmatter_text(project.stamp()))
+    project.write(".serena/memories/table.md", serena_text(project.stamp()))
+    project.write_lines("src/app.py", [line.replace("'v2'", "'v3'") for line in APP])
+    result = cli("verify-all", "--format", "github")
+    assert result.exit_code == 1
+    message = "stale citation src/app.py:3: line 3 now reads `API_VERSION = 'v3'`"
+    assert result.stdout.splitlines() == [
+        f"::warning file=.serena/memories/front.md,line=7,title=memory front::{message}",
+        f"::warning file=.serena/memories/table.md,line=10,title=memory table::{message}",
+        "2 memories, 5 citations: 3 valid, 0 moved, 2 stale, 0 missing",
+    ]
+
+
+def test_github_annotations_include_moved_citations_when_strict(project: GitRepo, cli: Any) -> None:
+    project.write(".serena/memories/table.md", serena_text(project.stamp()))
+    project.write_lines("src/util.py", ["", *UTIL])
+    assert cli("verify-all", "--format", "github").stdout.startswith("1 memories")
+    result = cli("verify-all", "--format", "github", "--strict")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[0] == (
+        "::warning file=.serena/memories/table.md,line=11,title=memory table::"
+        "moved citation src/util.py:1: found at line 2 (was 1)"
+    )
+
+
+# -- --changed-since ------------------------------------------------------------
+
+
+def test_changed_since_verifies_only_memories_touched_by_the_change(
+    project: GitRepo, cli: Any
+) -> None:
+    project.memory("app-notes", [at(project, "src/app.py", 5, "def main() -> None:")])
+    project.memory("util-notes", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    project.memory("edited", [at(project, "src/util.py", 2, "return a | b")])
+    base = project.commit("memories")
+    assert json.loads(cli("verify-all", "--json", "--changed-since", base).stdout) == []
+    project.write_lines("src/app.py", ["# header", *APP])
+    project.commit("code change")
+    notes = project.store_root / "edited.md"
+    notes.write_text(notes.read_text(encoding="utf-8") + "\nOne more thing.\n", encoding="utf-8")
+    result = cli("verify-all", "--json", "--changed-since", base)
+    assert result.exit_code == 0
+    assert [d["memory_id"] for d in json.loads(result.stdout)] == ["app-notes", "edited"]
+    result = cli("verify-all", "--changed-since", "HEAD")
+    assert result.stdout.splitlines()[-1] == (
+        "1 memories, 1 citations: 1 valid, 0 moved, 0 stale, 0 missing"
+    )
+
+
+def test_changed_since_sees_a_renamed_cited_file(project: GitRepo, cli: Any) -> None:
+    project.memory("util-notes", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    base = project.commit("memories")
+    project.mv("src/util.py", "src/helpers.py")
+    project.commit("rename")
+    [data] = json.loads(cli("verify-all", "--json", "--changed-since", base).stdout)
+    assert data["citations"][0]["current_path"] == "src/helpers.py"
+
+
+# -- get --verify -----------------------------------------------------------------
+
+
+def test_get_with_verify_includes_the_verdicts(project: GitRepo, cli: Any) -> None:
+    three_memories(project)
+    data = json.loads(cli("get", "version", "--verify", "--json").stdout)
+    assert data["path"] == "version"
+    verification = data["verification"]
+    assert verification["valid"] is False
+    assert [c["status"] for c in verification["citations"]] == ["stale", "valid"]
+    text = cli("get", "version", "--verify")
+    assert text.exit_code == 0
+    assert text.stdout.endswith(
+        "INVALID  version  (confidence 50%)\n"
+        "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
+        "  ok           src/app.py:6\n"
+    )
+
+
+def test_get_without_verify_does_not_verify(project: GitRepo, cli: Any) -> None:
+    three_memories(project)
+    data = json.loads(cli("get", "version", "--json").stdout)
+    assert "verification" not in data
+
+
+# -- --include-mentions ---------------------------------------------------------
+
+
+MENTIONS = (
+    "# Notes\n\n"
+    "The version is set in `src/app.py:3`; the helper is util.py:2.\n"
+    "Entry point: src/app.py:5 (declared below). Not a file: version 2.0:1.\n"
+    "The old location src/app.py:40 is gone; main.py:1 is ambiguous.\n"
+    "Not mentions: http://example.com:8080/x.py:3, host.example.org:22, 12:30.\n"
+)
+
+
+def test_mentions_in_prose_are_checked_apart_and_do_not_affect_validity(
+    project: GitRepo, cli: Any
+) -> None:
+    project.write_lines("pkg/a/main.py", ["a = 1"])
+    project.write_lines("pkg/b/main.py", ["b = 1"])
+    project.commit("two mains")
+    declared = at(project, "src/app.py", 5, "def main() -> None:")
+    project.memory("notes", [declared], content=MENTIONS)
+    without = json.loads(cli("verify", "notes", "--json").stdout)
+    assert "mentions" not in without
+    result = cli("verify", "notes", "--json", "--include-mentions")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["valid"] is True
+    assert len(data["citations"]) == 1
+    assert [(m["path"], m["line"], m["status"]) for m in data["mentions"]] == [
+        ("src/app.py", 3, "valid"),
+        ("src/util.py", 2, "valid"),
+        ("src/app.py", 40, "out_of_range"),
+    ]
+    assert all(m["anchored"] is False for m in data["mentions"])
+
+
+def test_failing_mentions_are_shown_in_verify_all_text(project: GitRepo, cli: Any) -> None:
+    project.memory("notes", [at(project, "src/app.py", 5, "def main()")], content=MENTIONS)
+    result = cli("verify-all", "--include-mentions")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "valid    notes  (confidence 100%)\n"
+        "  mention OUT OF RANGE src/app.py:40  line 40 is past the end of src/app.py (7 lines)"
+        "  (no snippet)\n"
+        "1 memories, 1 citations: 1 valid, 0 moved, 0 stale, 0 missing\n"
+    )
+
+
+# -- --check-urls -------------------------------------------------------------------
+
+
+@pytest.fixture
+def http_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A local HTTP server in a thread, serving one file (`/ok.txt`)."""
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "ok.txt").write_text("hello\n", encoding="utf-8")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_urls_are_skipped_unless_checked_then_200_is_valid_and_404_missing(
+    project: GitRepo, cli: Any, http_base: str
+) -> None:
+    project.memory("links", [Citation(f"{http_base}/ok.txt"), Citation(f"{http_base}/nope.txt")])
+    skipped = cli("verify", "links", "--json")
+    assert skipped.exit_code == 0
+    assert [c["status"] for c in json.loads(skipped.stdout)["citations"]] == ["skipped"] * 2
+    checked = cli("verify", "links", "--json", "--check-urls", "--url-timeout", "5")
+    assert checked.exit_code == 1
+    data = json.loads(checked.stdout)
+    assert [(c["status"], c["reason"]) for c in data["citations"]] == [
+        ("valid", "HTTP 200"),
+        ("missing", "HTTP 404"),
+    ]
+    assert data["confidence"] == 0.5
+
+
+def test_an_unreachable_url_is_stale_when_checked(project: GitRepo, cli: Any) -> None:
+    project.memory("links", [Citation("http://127.0.0.1:9/unreachable")])
+    data = json.loads(cli("verify", "links", "--json", "--check-urls").stdout)
+    [citation] = data["citations"]
+    assert citation["status"] == "stale"
+    assert citation["reason"].startswith("cannot fetch")
+
+
+def test_a_server_that_refuses_head_is_asked_with_get_and_each_url_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    requests: list[tuple[str, str]] = []
+
+    class NoHead(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            requests.append(("HEAD", self.path))
+            self.send_response(405)
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            requests.append(("GET", self.path))
+            self.send_response(200 if self.path == "/page" else 410)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NoHead)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        outcomes = UrlChecker(timeout=5).check_all([f"{base}/page", f"{base}/gone", f"{base}/page"])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert outcomes == {
+        f"{base}/page": ("valid", "HTTP 200"),
+        f"{base}/gone": ("missing", "HTTP 410"),
+    }
+    assert sorted(requests) == [
+        ("GET", "/gone"),
+        ("GET", "/page"),
+        ("HEAD", "/gone"),
+        ("HEAD", "/page"),
+    ]
+
+
+# -- a real subprocess ----------------------------------------------------------
+
+
+def console_script() -> list[str]:
+    script = Path(sys.executable).parent / "memory-enhancement"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("memory-enhancement")
+    return [found] if found else [sys.executable, "-m", "memory_enhancement"]
+
+
+def test_verify_all_in_a_real_process_prints_json_and_exits_1_on_stale(
+    project: GitRepo,
+) -> None:
+    three_memories(project)
+    done = subprocess.run(
+        [*console_script(), "verify-all", "--json"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert [d["valid"] for d in json.loads(done.stdout)] == [True, True, False]
+    text = subprocess.run(
+        [*console_script(), "verify-all"], cwd=project.root, capture_output=True, text=True
+    )
+    assert text.stdout.splitlines()[-1] == (
+        "3 memories, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing"
+    )

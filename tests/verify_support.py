@@ -1,0 +1,149 @@
+"""Helpers for the verification tests: a real git repository whose clock the test sets.
+
+Verification maps a citation's `verified` stamp to the commit HEAD was at, by
+commit time, and commit times have one-second resolution. So every commit here
+gets an explicit author and committer date an hour after the previous one, and
+`stamp()` gives a verified stamp a minute after the last commit: no sleeping,
+and no two commits that history cannot tell apart.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memory_enhancement import formats
+from memory_enhancement.model import Citation, Memory, MemoryMeta
+from memory_enhancement.repo import Repository
+from memory_enhancement.service import MemoryService
+from memory_enhancement.storage import Store
+from memory_enhancement.verify import CitationCheck, MemoryVerification
+
+START = 1_767_225_600  # 2026-01-01T00:00:00Z
+FIXED_NOW = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)
+STORE = ".serena/memories"
+
+
+def numbered(count: int, prefix: str = "line") -> list[str]:
+    """`count` distinct lines: `line_1 = 1`, `line_2 = 2`, ..."""
+    return [f"{prefix}_{n} = {n}" for n in range(1, count + 1)]
+
+
+class GitRepo:
+    """A folder of code, optionally a git repository, with a hand-driven clock."""
+
+    def __init__(self, root: Path, *, init: bool = True) -> None:
+        self.root = root
+        self.time = START
+        root.mkdir(parents=True, exist_ok=True)
+        if init:
+            self.git("init", "-q", "-b", "main")
+
+    # -- files ------------------------------------------------------------------
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        file = self.root / rel
+        file.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            file.write_bytes(text)
+        else:
+            file.write_text(text, encoding="utf-8")
+        return file
+
+    def write_lines(self, rel: str, lines: Iterable[str]) -> Path:
+        return self.write(rel, "".join(line + "\n" for line in lines))
+
+    def lines(self, rel: str) -> list[str]:
+        return (self.root / rel).read_text(encoding="utf-8").splitlines()
+
+    # -- git --------------------------------------------------------------------
+
+    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(
+            [
+                "git",
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+                *args,
+            ],
+            cwd=self.root,
+            check=True,
+            capture_output=True,
+            text=True,
+            env={
+                **os.environ,
+                "GIT_CONFIG_GLOBAL": os.devnull,
+                "GIT_CONFIG_NOSYSTEM": "1",
+                **(env or {}),
+            },
+        )
+        return done.stdout
+
+    def commit(self, message: str = "change") -> str:
+        """Commit everything, an hour after the previous commit; return the sha."""
+        self.time += 3600
+        date = f"@{self.time} +0000"
+        self.git("add", "-A")
+        self.git(
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            message,
+            env={"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date},
+        )
+        return self.head()
+
+    def mv(self, source: str, target: str) -> None:
+        """`git mv`, creating the target's folder first."""
+        (self.root / target).parent.mkdir(parents=True, exist_ok=True)
+        self.git("mv", source, target)
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD").strip()
+
+    def stamp(self) -> str:
+        """A verified stamp one minute after the last commit (so it maps to that commit)."""
+        moment = datetime.fromtimestamp(self.time + 60, UTC)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    # -- memories ---------------------------------------------------------------
+
+    @property
+    def store_root(self) -> Path:
+        return self.root / STORE
+
+    def memory(
+        self,
+        path: str,
+        citations: Sequence[Citation],
+        *,
+        fmt: str = "frontmatter",
+        content: str = "# Note\n\nSomething true about the code.\n",
+    ) -> Path:
+        """Write a memory file holding exactly these citations (snippets as given)."""
+        memory = Memory(path, content, MemoryMeta(citations=tuple(citations)), (), fmt)
+        text = formats.by_name(fmt).render(None, memory)
+        return self.write(f"{STORE}/{path}.md", text)
+
+    def service(self, *, code_root: Path | None = None) -> MemoryService:
+        return MemoryService(
+            Store(self.store_root), Repository(code_root or self.root), clock=lambda: FIXED_NOW
+        )
+
+    def verify(self, *citations: Citation, name: str = "note") -> tuple[CitationCheck, ...]:
+        """Write one memory with these citations and verify it, as `verify` would."""
+        return self.verify_memory(citations, name=name).checks
+
+    def verify_memory(
+        self, citations: Sequence[Citation], name: str = "note"
+    ) -> MemoryVerification:
+        self.memory(name, citations)
+        return self.service().verify(name).results[0]
