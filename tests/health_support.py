@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Clock
+from memory_enhancement import history
 from memory_enhancement.repo import Repository
 from memory_enhancement.service import MemoryService
 from memory_enhancement.state import State
@@ -96,15 +97,11 @@ class Project:
 
     def verifications(self, path: str | None = None) -> list[tuple[Any, ...]]:
         """(verified_at, commit, path, ord, ref, status) of every recorded citation verdict."""
-        rows = self.query(
-            "SELECT verified_at, commit_sha, path, ord, ref, status FROM verifications ORDER BY id"
-        )
-        return [row for row in rows if path is None or row[2] == path]
+        return history.verdicts(self.service, path)
 
     def runs(self, path: str) -> int:
         """How many verification runs recorded this memory."""
-        rows = self.query("SELECT DISTINCT run_id FROM verifications WHERE path = ?", path)
-        return len(rows)
+        return history.runs(self.service, path)
 
     def health_of(self, path: str) -> Any:
         """One memory's entry in a fresh health report (which verifies everything now)."""

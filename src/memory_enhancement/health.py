@@ -79,7 +79,7 @@ def build(service: MemoryService) -> HealthReport:
     now_text = format_timestamp(now)
     run = service.verify_all()
     verified = {r.path: r for r in run.results}
-    with service.index.connect() as conn:
+    with service.index.connect(sync=False) as conn:  # verify_all just brought it in step
         rows, skipped = service.index.rows(conn)
         dangling = dict(
             conn.execute(

@@ -2,27 +2,31 @@
 
 Every verification (CLI, MCP, `get --verify`, `search --verify`, CI) is
 recorded per citation with its time, the git commit and the verdict, in the
-state database (it cannot be rebuilt from the files). Two small aggregates are
-kept as rows are written, one row per memory per run and one per day and
-verdict, so that a health report over a large store reads a summary instead
-of the whole history.
+state database (it cannot be rebuilt from the files): one row per run, and one
+row per memory per run holding the verdicts of its citations. Two summaries
+are kept up to date as runs are written, one per memory (its last ten runs,
+when it was last verified and last valid) and one per day and verdict, so a
+health report over a large store reads a summary, not the whole history, and
+stays as fast after a thousand runs as after one.
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .timestamps import format_timestamp, maybe_timestamp
-from .verify import MemoryVerification, Verdict
 
 if TYPE_CHECKING:
     from .service import MemoryService
     from .storage import Loaded
+    from .verify import MemoryVerification
 
 RECENT_RUNS = 10
 
@@ -50,35 +54,31 @@ def record(service: MemoryService, results: Sequence[MemoryVerification]) -> Non
     moment = format_timestamp(service.clock())
     commit = service.git.head() if service.git else None
     run_id = uuid.uuid4().hex
-    rows, runs = [], []
+    rows: list[tuple[str, str, str, str, int]] = []
     days: Counter[str] = Counter()
     for result in checked:
         cid = ids.get(result.path)
         if cid is None:
             continue
-        for n, check in enumerate(result.checks):
-            rows.append(
-                (run_id, moment, commit, cid, result.path, n, check.citation.ref,
-                 check.status.value, check.current_path, check.current_line)
-            )  # fmt: skip
-            days[check.status.value] += 1
+        checks = [
+            [c.citation.ref, c.status.value, c.current_path, c.current_line] for c in result.checks
+        ]
+        days.update(c.status.value for c in result.checks)
         failing = sum(c.status.failing for c in result.checks)
-        moved = result.count(Verdict.MOVED)
-        runs.append((cid, run_id, moment, commit, len(result.checks), failing, moved))
+        rows.append((cid, run_id, result.path, json.dumps(checks, separators=(",", ":")), failing))
     with service.state.connect() as state:
         state.execute("BEGIN IMMEDIATE")
         try:
+            state.execute(
+                "INSERT INTO runs(run_id, verified_at, commit_sha) VALUES (?, ?, ?)",
+                (run_id, moment, commit),
+            )
             state.executemany(
-                "INSERT INTO verifications(run_id, verified_at, commit_sha, citation_id, path, "
-                "ord, ref, status, current_path, current_line) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO verdicts(citation_id, run_id, path, checks, failing) "
+                "VALUES (?, ?, ?, ?, ?)",
                 rows,
             )
-            state.executemany(
-                "INSERT OR REPLACE INTO memory_runs(citation_id, run_id, verified_at, commit_sha, "
-                "total, failing, moved) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                runs,
-            )
+            _update_evidence(state, [(cid, failing) for cid, _, _, _, failing in rows], moment)
             state.executemany(
                 "INSERT INTO verdict_days(day, status, count) VALUES (?, ?, ?) "
                 "ON CONFLICT(day, status) DO UPDATE SET count = count + excluded.count",
@@ -88,6 +88,65 @@ def record(service: MemoryService, results: Sequence[MemoryVerification]) -> Non
         except BaseException:
             state.execute("ROLLBACK")
             raise
+
+
+def _update_evidence(state: sqlite3.Connection, runs: list[tuple[str, int]], moment: str) -> None:
+    """Fold one run into each memory's summary: `recent` has one mark per run, newest first
+    ('x' a run in which a citation failed, '.' a clean one), at most RECENT_RUNS."""
+    before: dict[str, tuple[str, str | None]] = {}
+    ids = [cid for cid, _ in runs]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        before.update(
+            (cid, (recent, last_valid))
+            for cid, recent, last_valid in state.execute(
+                "SELECT citation_id, recent, last_valid FROM evidence "
+                f"WHERE citation_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    updates = []
+    for cid, failing in runs:
+        recent, last_valid = before.get(cid, ("", None))
+        mark = "x" if failing else "."
+        updates.append(
+            (cid, (mark + recent)[:RECENT_RUNS], moment, last_valid if failing else moment)
+        )
+    state.executemany(
+        "INSERT OR REPLACE INTO evidence(citation_id, recent, last_verified, last_valid) "
+        "VALUES (?, ?, ?, ?)",
+        updates,
+    )
+
+
+def verdicts(service: MemoryService, path: str | None = None) -> list[tuple[Any, ...]]:
+    """Every recorded citation verdict, oldest first:
+    (verified_at, commit, memory path, citation index, citation, verdict)."""
+    out = []
+    with service.state.connect() as state:
+        rows = state.execute(
+            "SELECT r.verified_at, r.commit_sha, v.path, v.checks FROM verdicts v "
+            "JOIN runs r ON r.run_id = v.run_id "
+            + ("WHERE v.path = ? " if path else "")
+            + "ORDER BY r.verified_at, r.rowid, v.path",
+            (path,) if path else (),
+        ).fetchall()
+    for verified_at, commit, memory, checks in rows:
+        for n, (ref, status, *_) in enumerate(json.loads(checks)):
+            out.append((verified_at, commit, memory, n, ref, status))
+    return out
+
+
+def runs(service: MemoryService, path: str | None = None) -> int:
+    """How many verification runs were recorded (that verified this memory, with a path)."""
+    with service.state.connect() as state:
+        if path is None:
+            row = state.execute("SELECT count(*) FROM runs").fetchone()
+        else:
+            row = state.execute(
+                "SELECT count(DISTINCT run_id) FROM verdicts WHERE path = ?", (path,)
+            ).fetchone()
+    return int(row[0])
 
 
 def citation_ids(
@@ -138,20 +197,13 @@ def reinforce(service: MemoryService, citation_id: str, path: str, note: str | N
 
 def evidence(service: MemoryService, ids: Iterable[str] | None = None) -> dict[str, Evidence]:
     """Evidence per citation ID (all memories with any history when ids is None)."""
-    runs: dict[str, list[tuple[str, int]]] = defaultdict(list)
     with service.state.connect() as state:
-        for cid, moment, failing in state.execute(
-            "SELECT citation_id, verified_at, failing FROM memory_runs "
-            "ORDER BY citation_id, verified_at DESC"
-        ):
-            if len(runs[cid]) < RECENT_RUNS:
-                runs[cid].append((moment, failing))
-        last_valid = dict(
-            state.execute(
-                "SELECT citation_id, max(verified_at) FROM memory_runs WHERE failing = 0 "
-                "GROUP BY citation_id"
-            ).fetchall()
-        )
+        summaries = {
+            cid: (recent, last_verified, last_valid)
+            for cid, recent, last_verified, last_valid in state.execute(
+                "SELECT citation_id, recent, last_verified, last_valid FROM evidence"
+            )
+        }
         reinforced = {
             cid: (count, last)
             for cid, count, last in state.execute(
@@ -165,17 +217,17 @@ def evidence(service: MemoryService, ids: Iterable[str] | None = None) -> dict[s
                 "SELECT citation_id, count(*), max(used_at) FROM usage GROUP BY citation_id"
             )
         }
-    keys = set(ids) if ids is not None else {*runs, *reinforced, *used}
+    keys = set(ids) if ids is not None else {*summaries, *reinforced, *used}
     out = {}
     for cid in keys:
-        recent = runs.get(cid, [])
+        recent, last_verified, last_valid = summaries.get(cid, ("", None, None))
         count, last_use = used.get(cid, (0, None))
         confirmations, last_confirmed = reinforced.get(cid, (0, None))
         out[cid] = Evidence(
             runs=len(recent),
-            failed_runs=sum(1 for _, failing in recent if failing),
-            last_verified=maybe_timestamp(recent[0][0]) if recent else None,
-            last_valid=maybe_timestamp(last_valid.get(cid)),
+            failed_runs=recent.count("x"),
+            last_verified=maybe_timestamp(last_verified),
+            last_valid=maybe_timestamp(last_valid),
             reinforcements=int(confirmations),
             uses=int(count),
             last_used=maybe_timestamp(last_use),

@@ -34,21 +34,31 @@ MIGRATIONS = [
     CREATE INDEX usage_citation ON usage(citation_id);
     """,
     """
-    CREATE TABLE verifications (
-        id INTEGER PRIMARY KEY,
-        run_id TEXT NOT NULL,
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
         verified_at TEXT NOT NULL,
-        commit_sha TEXT,
-        citation_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        ord INTEGER NOT NULL,
-        ref TEXT NOT NULL,
-        status TEXT NOT NULL,
-        current_path TEXT,
-        current_line INTEGER
+        commit_sha TEXT
     );
-    CREATE INDEX verifications_memory ON verifications(citation_id, verified_at);
-    CREATE INDEX verifications_time ON verifications(verified_at);
+    CREATE TABLE verdicts (
+        citation_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        checks TEXT NOT NULL,
+        failing INTEGER NOT NULL,
+        PRIMARY KEY (citation_id, run_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE evidence (
+        citation_id TEXT PRIMARY KEY,
+        recent TEXT NOT NULL,
+        last_verified TEXT NOT NULL,
+        last_valid TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE verdict_days (
+        day TEXT NOT NULL,
+        status TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (day, status)
+    );
     CREATE TABLE reinforcements (
         id INTEGER PRIMARY KEY,
         citation_id TEXT NOT NULL,
@@ -58,23 +68,6 @@ MIGRATIONS = [
         note TEXT
     );
     CREATE INDEX reinforcements_memory ON reinforcements(citation_id);
-    CREATE TABLE memory_runs (
-        citation_id TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        verified_at TEXT NOT NULL,
-        commit_sha TEXT,
-        total INTEGER NOT NULL,
-        failing INTEGER NOT NULL,
-        moved INTEGER NOT NULL,
-        PRIMARY KEY (citation_id, run_id)
-    );
-    CREATE INDEX memory_runs_time ON memory_runs(citation_id, verified_at);
-    CREATE TABLE verdict_days (
-        day TEXT NOT NULL,
-        status TEXT NOT NULL,
-        count INTEGER NOT NULL,
-        PRIMARY KEY (day, status)
-    );
     CREATE TABLE policy_expiry (
         citation_id TEXT PRIMARY KEY,
         path TEXT NOT NULL,

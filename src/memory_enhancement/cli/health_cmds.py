@@ -36,7 +36,10 @@ def health(fmt: str, output: str | None, limit: int | None) -> None:
     report = app().service().health()
     warn(report.skipped)
     if fmt == "json":
-        text = json.dumps(as_json(report, limit), indent=2, ensure_ascii=False) + "\n"
+        data = as_json(report, limit)
+        # Indenting forces Python's slow JSON encoder; a big report is written compact.
+        indent = 2 if len(data["memories"]) <= 200 else None
+        text = json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
     elif fmt == "html":
         from ..health_html import render
 
