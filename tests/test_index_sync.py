@@ -32,9 +32,9 @@ class CountingStore(Store):
         super().__init__(root)
         self.reads: list[str] = []
 
-    def read_bytes(self, path: str) -> tuple[bytes, os.stat_result]:
+    def read_bytes(self, path: str, *, scanned: bool = False) -> tuple[bytes, os.stat_result]:
         self.reads.append(path)
-        return super().read_bytes(path)
+        return super().read_bytes(path, scanned=scanned)
 
 
 @pytest.fixture

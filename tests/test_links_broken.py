@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -104,11 +106,13 @@ def test_an_ambiguous_link_is_offered_the_one_candidate_in_its_own_folder(
             "notes/a": "# A\n\n[[old/cache-policy]] and [C](archive/cache-policy.md)\n",
             "notes/cache-policy": "# Ours\n",
             "ops/cache-policy": "# Theirs\n",
-            "ops/x": "# X\n\n[[old/cache-policy]]\n",  # no candidate in ops/... but one: ops/
+            "ops/x": "# X\n\n[[old/cache-policy]]\n",  # its own folder has one candidate
             "arch/y": "# Y\n\n[[old/cache-policy]]\n",  # none in arch/: no fix
         },
     )
-    found = {(b.source, b.kind): (b.status, b.suggestion, b.replacement) for b in project.broken_links()}
+    found = {
+        (b.source, b.kind): (b.status, b.suggestion, b.replacement) for b in project.broken_links()
+    }
     assert found == {
         ("notes/a", "wiki"): ("ambiguous", "notes/cache-policy", "notes/cache-policy"),
         ("notes/a", "markdown"): ("ambiguous", "notes/cache-policy", "cache-policy.md"),
@@ -185,9 +189,9 @@ class CountingStore(Store):
         super().__init__(root)
         self.reads: list[str] = []
 
-    def read_bytes(self, path: str) -> tuple[bytes, os.stat_result]:
+    def read_bytes(self, path: str, *, scanned: bool = False) -> tuple[bytes, os.stat_result]:
         self.reads.append(path)
-        return super().read_bytes(path)
+        return super().read_bytes(path, scanned=scanned)
 
 
 @pytest.fixture
@@ -290,7 +294,7 @@ BEFORE_A = (
     "# Deploy notes \u2014 caf\u00e9\n"
     "\n"
     "Trailing spaces stay.   \n"
-    "\tA tab, then [the steps](deploy-steps.md \"Steps\") and [[deploy-steps#Rollback|rb]].\n"
+    '\tA tab, then [the steps](deploy-steps.md "Steps") and [[deploy-steps#Rollback|rb]].\n'
     "Untouched: [keep](../ops/keep.md), `[x](deploy-steps.md)`, deploy-steps in prose.\n"
     "\n"
     "## Links\n"
@@ -309,7 +313,7 @@ AFTER_A = (
     "# Deploy notes \u2014 caf\u00e9\n"
     "\n"
     "Trailing spaces stay.   \n"
-    "\tA tab, then [the steps](release-runbook.md \"Steps\") and "
+    '\tA tab, then [the steps](release-runbook.md "Steps") and '
     "[[notes/release-runbook#Rollback|rb]].\n"
     "Untouched: [keep](../ops/keep.md), `[x](deploy-steps.md)`, deploy-steps in prose.\n"
     "\n"
@@ -459,3 +463,40 @@ def test_fixing_a_link_with_spaces_keeps_the_markdown_valid(
     assert (memories / "a.md").read_text() == "# A\n\n[x](<my notes.md>) and [y](my%20notes.md)\n"
     assert broken(project) == []
     assert out_links(project, "a") == [("my notes", "link")]
+
+
+# -- the real corpus ------------------------------------------------------------------
+
+
+def test_fixing_the_real_corpus_rewrites_only_reported_lines_and_leaves_the_rest_broken(
+    corpus: Path, tmp_path: Path, git_repo: Path
+) -> None:
+    """About one real link in eight dangles; each fix offered must resolve, nothing else move."""
+    copy = tmp_path / "corpus"
+    shutil.copytree(corpus, copy)
+    service = MemoryService(Store(copy), Repository(git_repo))
+    found = service.broken_links()
+    assert len(found) > 300
+    for item in found:
+        line = (copy / f"{item.source}.md").read_text(encoding="utf-8").split("\n")[item.line - 1]
+        assert item.target.split("#")[0] in unquote(line), (item, line)
+        if item.suggestion is not None:
+            assert (copy / f"{item.suggestion}.md").is_file()
+    offered = [item for item in found if item.replacement]
+    assert len(offered) > 50
+    before = {f: f.read_bytes() for f in copy.rglob("*.md")}
+    _, fixes = service.fix_links()
+    assert {f.path for f in fixes} == {item.source for item in offered}
+    lines_reported = {(item.source, item.line) for item in offered}
+    for file, old in before.items():
+        new = file.read_bytes()
+        if new == old:
+            continue
+        source = file.relative_to(copy).as_posix().removesuffix(".md")
+        old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
+        assert len(old_lines) == len(new_lines)
+        pairs = enumerate(zip(old_lines, new_lines, strict=True), start=1)
+        changed = {n for n, (a, b) in pairs if a != b}
+        assert {(source, n) for n in changed} <= lines_reported
+    remaining = service.broken_links()
+    assert len(remaining) == len(found) - len(offered)

@@ -204,8 +204,8 @@ def test_a_typed_link_keeps_its_type(service: MemoryService, store_dir: Path) ->
 
 def test_a_mem_id_link_resolves_through_the_index(service: MemoryService, store_dir: Path) -> None:
     write(store_dir, "decisions/api", "# API\n\nv2.\n")
-    citation_id = service.citation_id("decisions/api")
-    write(store_dir, "notes/a", f"# A\n\nAs decided [mem:{citation_id}], and [mem:ZZZZZZ].\n")
+    citation_id = service.citation_id("decisions/api")  # written `[mem:XXXXXX]`
+    write(store_dir, "notes/a", f"# A\n\nAs decided {citation_id}, and [mem:ZZZZZZ].\n")
     assert out_links(service, "notes/a") == [("decisions/api", "link")]
     assert broken(service) == [("notes/a", 3, "mem:ZZZZZZ", "dangling", None)]
 
@@ -215,7 +215,7 @@ def test_a_mem_id_link_follows_the_memory_when_it_moves(
 ) -> None:
     write(store_dir, "decisions/api", "# API\n")
     citation_id = service.citation_id("decisions/api")
-    write(store_dir, "notes/a", f"# A\n\n[mem:{citation_id}]\n")
+    write(store_dir, "notes/a", f"# A\n\n{citation_id}\n")
     service.move("decisions/api", "archive/api")
     assert out_links(service, "notes/a") == [("archive/api", "link")]
 
@@ -295,7 +295,11 @@ def test_links_in_code_spans_and_fenced_blocks_are_not_links(
 def test_a_link_into_another_store_is_external_not_dangling(
     service: MemoryService, store_dir: Path
 ) -> None:
-    write(store_dir, "a", "# A\n\n## Links\n\n- global:notes/shared\n- [link:graduated_to](project:x)\n")
+    write(
+        store_dir,
+        "a",
+        "# A\n\n## Links\n\n- global:notes/shared\n- [link:graduated_to](project:x)\n",
+    )
     assert out_links(service, "a") == []
     assert broken(service) == []
 

@@ -99,7 +99,9 @@ def build(service: MemoryService) -> HealthReport:
     for row in rows:
         result = verified.get(row.path)
         facts = evidence.get(row.citation_id, history.Evidence())
-        health = _assess(row, result, facts, dangling.get(row.path, 0), row.path in lonely, now)
+        health = _assess(
+            row, result, facts, dangling.get(row.path, 0), row.path in lonely, now, now_text
+        )
         memories.append(health)
         for check in result.checks if result else ():
             if check.status.failing:
@@ -131,6 +133,7 @@ def _assess(
     dangling: int,
     orphan: bool,
     now: Any,
+    now_text: str,
 ) -> MemoryHealth:
     checks = result.checks if result else ()
     counts = Counter(check.status.value for check in checks)
@@ -157,7 +160,7 @@ def _assess(
         flags.append("dangling_links")
     if counts["moved"]:
         flags.append("moved")
-    if row.expired(format_timestamp(now)):
+    if row.expired(now_text):
         flags.append("expired")
     if not counted:
         flags.append("uncited")

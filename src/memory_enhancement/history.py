@@ -91,31 +91,17 @@ def record(service: MemoryService, results: Sequence[MemoryVerification]) -> Non
 
 
 def _update_evidence(state: sqlite3.Connection, runs: list[tuple[str, int]], moment: str) -> None:
-    """Fold one run into each memory's summary: `recent` has one mark per run, newest first
-    ('x' a run in which a citation failed, '.' a clean one), at most RECENT_RUNS."""
-    before: dict[str, tuple[str, str | None]] = {}
-    ids = [cid for cid, _ in runs]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        before.update(
-            (cid, (recent, last_valid))
-            for cid, recent, last_valid in state.execute(
-                "SELECT citation_id, recent, last_valid FROM evidence "
-                f"WHERE citation_id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-        )
-    updates = []
-    for cid, failing in runs:
-        recent, last_valid = before.get(cid, ("", None))
-        mark = "x" if failing else "."
-        updates.append(
-            (cid, (mark + recent)[:RECENT_RUNS], moment, last_valid if failing else moment)
-        )
+    """Fold one run into each memory's summary, in SQL: `recent` has one mark per run,
+    newest first ('x' a run in which a citation failed, '.' a clean one), at most
+    RECENT_RUNS; `last_valid` moves only when the run was clean."""
     state.executemany(
-        "INSERT OR REPLACE INTO evidence(citation_id, recent, last_verified, last_valid) "
-        "VALUES (?, ?, ?, ?)",
-        updates,
+        "INSERT INTO evidence(citation_id, recent, last_verified, last_valid) "
+        "VALUES (?1, ?2, ?3, CASE WHEN ?2 = '.' THEN ?3 END) "
+        "ON CONFLICT(citation_id) DO UPDATE SET "
+        f"recent = substr(excluded.recent || evidence.recent, 1, {RECENT_RUNS}), "
+        "last_verified = excluded.last_verified, "
+        "last_valid = coalesce(excluded.last_valid, evidence.last_valid)",
+        [(cid, "x" if failing else ".", moment) for cid, failing in runs],
     )
 
 
@@ -155,28 +141,33 @@ def citation_ids(
     """path -> bare citation ID. The index was brought in step by the caller's run,
     so it is not synced again; a memory it does not know yet is indexed on its own."""
     wanted = list(paths)
-    found: dict[str, str] = {}
     with service.index.connect(sync=False) as conn:
-        known = {
-            row[0]
-            for start in range(0, len(wanted), 500)
-            for row in conn.execute(
-                "SELECT path FROM memories WHERE citation_id IS NOT NULL AND path IN "
-                f"({','.join('?' * len(wanted[start : start + 500]))})",
-                wanted[start : start + 500],
-            )
-        }
-        missing = [p for p in wanted if p not in known]
+        found = _ids_of(conn, wanted)
+        missing = [p for p in wanted if p not in found]
         if missing:
             service.index.refresh(conn, missing, loaded)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            found.update(
-                conn.execute(
-                    f"SELECT path, citation_id FROM memories WHERE path IN ({marks})", chunk
-                ).fetchall()
-            )
+            found.update(_ids_of(conn, missing))
+    return found
+
+
+def _ids_of(conn: sqlite3.Connection, paths: list[str]) -> dict[str, str]:
+    """Known IDs of these paths: one query per 500 paths, or one scan for a whole store."""
+    if len(paths) > 2000:
+        wanted = set(paths)
+        rows = conn.execute(
+            "SELECT path, citation_id FROM memories WHERE citation_id IS NOT NULL"
+        ).fetchall()
+        return {path: cid for path, cid in rows if path in wanted}
+    found: dict[str, str] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        found.update(
+            conn.execute(
+                "SELECT path, citation_id FROM memories WHERE citation_id IS NOT NULL "
+                f"AND path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+        )
     return found
 
 

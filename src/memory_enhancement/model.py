@@ -11,6 +11,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from .errors import InvalidInputError
@@ -47,7 +48,7 @@ class Citation:
     commit: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
 
-    @property
+    @cached_property
     def kind(self) -> CitationKind:
         return CitationKind.URL if is_url(self.target) else CitationKind.FILE
 
@@ -55,7 +56,7 @@ class Citation:
     def is_url(self) -> bool:
         return self.kind is CitationKind.URL
 
-    @property
+    @cached_property
     def ref(self) -> str:
         """The canonical one-line form: `path`, `path:17`, `path:17-25` or the URL."""
         if self.line is None or self.is_url:

@@ -112,3 +112,17 @@ def _list(root: str, folder: str, files: dict[str, tuple[int, int]], stack: list
             except OSError:
                 continue  # a dangling symlink
             files[prefix + name[: -len(MEMORY_SUFFIX)]] = (stat.st_mtime_ns, stat.st_size)
+
+
+def folders_unchanged(root: str, dirs: dict[str, int], synced_at_ns: int) -> bool:
+    """Whether no folder changed (nor could have, unseen) since the last sync: the fast
+    path of a sync that does not stat files, one stat per folder and nothing else."""
+    racy_after = synced_at_ns - RACY_NS
+    for folder, recorded in dirs.items():
+        try:
+            mtime = os.stat(os.path.join(root, folder) if folder else root).st_mtime_ns
+        except OSError:
+            return False
+        if mtime != recorded or mtime >= racy_after:
+            return False
+    return True

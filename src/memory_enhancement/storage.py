@@ -51,6 +51,11 @@ class Store:
         self.root = Path(os.path.abspath(root))
         self.name = name or self.root.name
 
+    @property
+    def _real_root(self) -> str:
+        # Not cached: the store folder may be created (or replaced by a symlink) later.
+        return os.path.realpath(self.root)
+
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
 
@@ -64,7 +69,7 @@ class Store:
         return self._inside(self.root / category, category)
 
     def _inside(self, target: Path, path: str) -> Path:
-        real_root = os.path.realpath(self.root)
+        real_root = self._real_root
         probe = target
         while not os.path.lexists(probe) and probe != self.root and probe.parent != probe:
             probe = probe.parent
@@ -111,9 +116,16 @@ class Store:
         doc = formats.parse_text(path, decoded.text, links=links)
         return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size, data)
 
-    def read_bytes(self, path: str) -> tuple[bytes, os.stat_result]:
-        """A memory file's bytes (at most the size limit plus one) and its stat."""
-        file = self.file_for(path)
+    def read_bytes(self, path: str, *, scanned: bool = False) -> tuple[bytes, os.stat_result]:
+        """A memory file's bytes (at most the size limit plus one) and its stat.
+
+        `scanned` paths come from this store's own scan, which never follows a
+        symlinked folder; only a symlinked file can then point out, so the full
+        real-path check is made for those alone (it is the dearest part of a read).
+        """
+        file = self.root / (path + MEMORY_SUFFIX)
+        if not scanned or os.path.islink(file):
+            file = self.file_for(path)
         try:
             with open(file, "rb") as handle:
                 stat = os.fstat(handle.fileno())

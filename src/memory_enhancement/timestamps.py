@@ -8,6 +8,7 @@ Cortex form, so files written by either tool look the same.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 from .errors import InvalidInputError
 
@@ -55,4 +56,11 @@ def maybe_timestamp(value: object, *, field: str = "timestamp") -> datetime | No
     """Like parse_timestamp, but None and empty strings mean "not set"."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    if isinstance(value, str) and len(value) == 24 and value.endswith("Z"):
+        return _canonical(value)  # the form the tool writes, read in bulk from its databases
     return parse_timestamp(value, field=field)
+
+
+@lru_cache(maxsize=4096)
+def _canonical(text: str) -> datetime:
+    return parse_timestamp(text)

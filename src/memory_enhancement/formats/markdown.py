@@ -29,6 +29,11 @@ _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
 # [[target#section|alias]]; a target never starts with ':' (that is a POSIX class, [[:space:]]).
 _WIKI = re.compile(r"\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_SEPARATOR_CELL = re.compile(r":?-{1,}:?")
+_CODE_SPAN = re.compile(r"(`+)(.*?)\1", re.S)
+_NEEDS_PARSER = re.compile(r"[`\\<&]|!\[")
+_SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(.*)$")
 _BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 _TYPED_PREFIX = "link:"
@@ -122,17 +127,17 @@ def split_row(line: str) -> list[str]:
         text = text[1:]
     if text.endswith("|") and not text.endswith("\\|"):
         text = text[:-1]
-    return [cell.strip() for cell in re.split(r"(?<!\\)\|", text)]
+    return [cell.strip() for cell in _CELL_SPLIT.split(text)]
 
 
 def is_separator_row(cells: list[str]) -> bool:
-    return bool(cells) and all(re.fullmatch(r":?-{1,}:?", c.replace(" ", "")) for c in cells)
+    return bool(cells) and all(_SEPARATOR_CELL.fullmatch(c.replace(" ", "")) for c in cells)
 
 
 def cell_text(cell: str) -> str:
     """The text of a table cell: pipes unescaped and one code span unwrapped."""
     text = cell.strip().replace("\\|", "|")
-    match = re.fullmatch(r"(`+)(.*?)\1", text, flags=re.S)
+    match = _CODE_SPAN.fullmatch(text)
     if match:
         inner = match[2]
         if len(inner) >= 2 and inner.startswith(" ") and inner.endswith(" ") and inner.strip():
@@ -202,6 +207,10 @@ def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
 
 
 def _inline_links(line: str, default_type: str, number: int) -> Iterator[Link]:
+    simple = _simple_links(line, default_type, number)
+    if simple is not None:
+        yield from simple
+        return
     tokens = _parser().parseInline(line.strip())
     children = tokens[0].children if tokens and tokens[0].children else []
     href: str | None = None
@@ -220,6 +229,32 @@ def _inline_links(line: str, default_type: str, number: int) -> Iterator[Link]:
                 label.append(child.content)
             elif child.type == "text":
                 yield from _text_links(child.content, default_type, number)
+
+
+def _simple_links(line: str, default_type: str, number: int) -> list[Link] | None:
+    """The links of a plain line, found without the parser; None when the parser is needed.
+
+    A line with no code span, escape, entity, autolink, HTML or image, whose every
+    `](` opens a `[text](destination)` without nesting or a title, reads the same
+    to CommonMark and to this regex. Most lines that hold links are like that
+    (`- [title](other.md)`), and skipping the parser there is most of what makes
+    indexing fast; any other line goes to markdown-it.
+    """
+    if _NEEDS_PARSER.search(line):
+        return None
+    matches = list(_SIMPLE_LINK.finditer(line))
+    if len(matches) != line.count("]("):
+        return None
+    links: list[Link] = []
+    at = 0
+    for match in matches:
+        links.extend(_text_links(line[at : match.start()], default_type, number))
+        link = _markdown_link(match[2], match[1], default_type, number)
+        if link:
+            links.append(link)
+        at = match.end()
+    links.extend(_text_links(line[at:], default_type, number))
+    return links
 
 
 def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link | None:

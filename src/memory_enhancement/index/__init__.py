@@ -25,13 +25,13 @@ from ..errors import MemoryToolError, NotFoundError
 from ..formats.base import Document
 from ..ids import ID_LENGTH
 from ..model import Citation, Memory, MemoryMeta
-from ..scan import RACY_NS, Snapshot, rescan
+from ..scan import RACY_NS, Snapshot, folders_unchanged, rescan
 from ..state import ConnectionPool, State
 from ..storage import Loaded, Store
 from . import schema
 from .idassign import assign_ids
 from .linking import resolve_links
-from .writer import upsert, upsert_error
+from .writer import Children, upsert, upsert_error
 
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
@@ -194,18 +194,26 @@ class Index:
         """
         started = time.perf_counter()
         now_ns = time.time_ns()
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
+        checked_at = int(meta.get("files_checked_at_ns", 0))
+        count = int(meta.get("files", 0))
+        if check_files is None:
+            overdue = now_ns - checked_at > self.full_check_interval * 1e9
+            check_files = count <= self.full_check_limit or overdue
+        if (
+            not check_files
+            and "dirs" in meta
+            and synced_at is not None
+            and folders_unchanged(str(self.store.root), json.loads(meta["dirs"]), synced_at)
+        ):
+            return SyncStats(count, seconds=time.perf_counter() - started)
         known = {
             path: (mtime, size, digest)
             for path, mtime, size, digest in conn.execute(
                 "SELECT path, mtime_ns, size, hash FROM memories"
             )
         }
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-        synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
-        checked_at = int(meta.get("files_checked_at_ns", 0))
-        if check_files is None:
-            overdue = now_ns - checked_at > self.full_check_interval * 1e9
-            check_files = len(known) <= self.full_check_limit or overdue
         previous = None
         if "dirs" in meta:
             files = {path: (m, s) for path, (m, s, _) in known.items()}
@@ -245,7 +253,11 @@ class Index:
                 )
             }
             stats = self._apply(conn, todo, gone, known)
-            values: dict[str, object] = {"synced_at_ns": now_ns, "dirs": json.dumps(disk.dirs)}
+            values: dict[str, object] = {
+                "synced_at_ns": now_ns,
+                "dirs": json.dumps(disk.dirs),
+                "files": len(disk.files),
+            }
             if check_files:
                 values["files_checked_at_ns"] = now_ns
             _set_meta(conn, values)
@@ -267,18 +279,19 @@ class Index:
         still syncs everything, so nothing written by others is missed. Memories
         the caller already read (with links) are taken as they are, not read again.
         """
-        known = {
-            path: (mtime, size, digest)
-            for path, mtime, size, digest in conn.execute(
-                f"SELECT path, mtime_ns, size, hash FROM memories "
-                f"WHERE path IN ({','.join('?' * len(paths))})",
-                paths,
-            )
-        }
         present = [p for p in paths if self.store.exists(p)]
-        gone = [p for p in paths if p in known and p not in present]
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # Read under the write lock, as sync does, so a concurrent writer's rows count.
+            known = {
+                path: (mtime, size, digest)
+                for path, mtime, size, digest in conn.execute(
+                    f"SELECT path, mtime_ns, size, hash FROM memories "
+                    f"WHERE path IN ({','.join('?' * len(paths))})",
+                    paths,
+                )
+            }
+            gone = [p for p in paths if p in known and p not in present]
             self._apply(conn, present, gone, known, loaded or {})
             conn.execute("COMMIT")
         except BaseException:
@@ -301,17 +314,21 @@ class Index:
         conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
         added: list[tuple[str, Document | None, str | None]] = []
         updated = touched = 0
+        children = Children()
         for path in sorted(todo):
             ready = (loaded or {}).get(path)
             if ready is not None and ready.doc.memory.links is not None:
                 digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
                 updated += path in known
-                upsert(conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest)
+                upsert(
+                    conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
+                    fresh=path not in known, children=children,
+                )  # fmt: skip
                 if path not in known:
                     added.append((path, ready.doc, None))
                 continue
             try:
-                data, stat = self.store.read_bytes(path)
+                data, stat = self.store.read_bytes(path, scanned=True)
             except NotFoundError:
                 continue  # vanished between the scan and the read
             except MemoryToolError as exc:
@@ -332,9 +349,13 @@ class Index:
                 doc, error = None, str(exc)
             if path in known:
                 updated += 1
-            upsert(conn, path, doc, error, stat.st_mtime_ns, stat.st_size, digest)
+            upsert(
+                conn, path, doc, error, stat.st_mtime_ns, stat.st_size, digest,
+                fresh=path not in known, children=children,
+            )  # fmt: skip
             if path not in known:
                 added.append((path, doc, error))
+        children.flush(conn)
         assign_ids(conn, self.state, added, self.id_length)
         appeared = [path for path, _, _ in added]
         resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids)

@@ -46,6 +46,43 @@ def upsert_error(
     upsert(conn, path, None, error, mtime, size, digest)
 
 
+class Children:
+    """The tag, link and citation rows of the memories written in one sync, inserted
+    together at the end: one statement per table instead of three per memory."""
+
+    def __init__(self) -> None:
+        self.tags: list[tuple[Any, ...]] = []
+        self.links: list[tuple[Any, ...]] = []
+        self.citations: list[tuple[Any, ...]] = []
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        conn.executemany("INSERT INTO tags(memory_id, tag) VALUES (?, ?)", self.tags)
+        conn.executemany(
+            "INSERT INTO links(memory_id, ord, target, type, kind, line, key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            self.links,
+        )
+        conn.executemany(
+            "INSERT INTO citations(memory_id, ord, target, line, end_line, snippet, verified, "
+            "commit_sha, extra, file_line, is_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self.citations,
+        )
+        self.tags, self.links, self.citations = [], [], []
+
+
+_COLUMNS = (
+    "path", "title", "tags", "content", "format", "created_at", "updated_at", "expires_at",
+    "source", "confidence", "last_verified", "citation_count", "declared_id", "mtime_ns",
+    "size", "hash", "error", "problems",
+)  # fmt: skip
+_UPSERT = (
+    f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    "ON CONFLICT(path) DO UPDATE SET "
+    + ", ".join(f"{k} = excluded.{k}" for k in _COLUMNS if k != "path")
+    + " RETURNING id"
+)
+
+
 def upsert(
     conn: sqlite3.Connection,
     path: str,
@@ -54,73 +91,65 @@ def upsert(
     mtime: int,
     size: int,
     digest: str,
+    *,
+    fresh: bool = False,
+    children: Children | None = None,
 ) -> None:
+    """Write one memory's row; its tags, links and citations go to `children`
+    (inserted at once by the caller), or are inserted now when none is given."""
     memory = doc.memory if doc else None
     meta = memory.meta if memory else None
-    values = {
-        "path": path,
-        "title": memory.title if memory else "",
-        "tags": "\x1f".join(meta.tags) if meta else "",
-        "content": memory.content if memory else "",
-        "format": memory.format if memory else None,
-        "created_at": _time(meta.created_at if meta else None),
-        "updated_at": _time(meta.updated_at if meta else None),
-        "expires_at": _time(meta.expires_at if meta else None),
-        "source": meta.source if meta else None,
-        "confidence": meta.confidence if meta else None,
-        "last_verified": _time(meta.last_verified if meta else None),
-        "citation_count": len(meta.citations) if meta else 0,
-        "declared_id": meta.citation_id if meta else None,
-        "mtime_ns": mtime,
-        "size": size,
-        "hash": digest,
-        "error": error,
-        "problems": "\n".join(doc.problems) if doc else "",
-    }
-    columns = ", ".join(values)
-    marks = ", ".join(f":{k}" for k in values)
-    updates = ", ".join(f"{k} = excluded.{k}" for k in values if k != "path")
-    memory_id = conn.execute(
-        f"INSERT INTO memories ({columns}) VALUES ({marks}) "
-        f"ON CONFLICT(path) DO UPDATE SET {updates} RETURNING id",
-        values,
-    ).fetchone()[0]
-    for table in ("tags", "links", "citations"):
-        conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
+    values = (
+        path,
+        memory.title if memory else "",
+        "\x1f".join(meta.tags) if meta else "",
+        memory.content if memory else "",
+        memory.format if memory else None,
+        _time(meta.created_at if meta else None),
+        _time(meta.updated_at if meta else None),
+        _time(meta.expires_at if meta else None),
+        meta.source if meta else None,
+        meta.confidence if meta else None,
+        _time(meta.last_verified if meta else None),
+        len(meta.citations) if meta else 0,
+        meta.citation_id if meta else None,
+        mtime,
+        size,
+        digest,
+        error,
+        "\n".join(doc.problems) if doc else "",
+    )
+    memory_id = conn.execute(_UPSERT, values).fetchone()[0]
+    if not fresh:  # a memory seen for the first time has no old rows to clear
+        for table in ("tags", "links", "citations"):
+            conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
     if memory is None or meta is None:
         return
-    conn.executemany(
-        "INSERT INTO tags(memory_id, tag) VALUES (?, ?)", [(memory_id, t) for t in meta.tags]
-    )
-    conn.executemany(
-        "INSERT INTO links(memory_id, ord, target, type, kind, line, key) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (memory_id, n, link.target, link.type, link.kind.value, link.line, link_key(link))
-            for n, link in enumerate(memory.links or ())
-        ],
+    rows = children or Children()
+    rows.tags.extend((memory_id, t) for t in meta.tags)
+    rows.links.extend(
+        (memory_id, n, link.target, link.type, link.kind.value, link.line, link_key(link))
+        for n, link in enumerate(memory.links or ())
     )
     lines = doc.citation_lines if doc else []
-    conn.executemany(
-        "INSERT INTO citations(memory_id, ord, target, line, end_line, snippet, verified, "
-        "commit_sha, extra, file_line, is_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                memory_id,
-                n,
-                c.target,
-                c.line,
-                c.end_line,
-                c.snippet,
-                c.verified,
-                c.commit,
-                json.dumps(c.extra) if c.extra else None,
-                lines[n] if n < len(lines) else None,
-                int(c.is_url),
-            )
-            for n, c in enumerate(meta.citations)
-        ],
+    rows.citations.extend(
+        (
+            memory_id,
+            n,
+            c.target,
+            c.line,
+            c.end_line,
+            c.snippet,
+            c.verified,
+            c.commit,
+            json.dumps(c.extra) if c.extra else None,
+            lines[n] if n < len(lines) else None,
+            int(c.is_url),
+        )
+        for n, c in enumerate(meta.citations)
     )
+    if children is None:
+        rows.flush(conn)
 
 
 def _time(moment: object) -> str | None:

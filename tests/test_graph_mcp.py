@@ -1,0 +1,85 @@
+"""The graph MCP tools, `traverse_graph` and `related_memories`, through the SDK's
+in-process client (issue 5 "The MCP tools of the server issue reuse these operations").
+
+The server is built as `serve` builds it, in a real git repository whose
+project store (`.memories`) holds the crafted store of graph_support.py, written
+by hand. Each answer must be what the CLI's `--json` prints for the same store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from conftest import RunCli
+from graph_support import FULL, STORE, write_all
+from mcp_support import Agent
+from memory_enhancement.cli.app import App
+from memory_enhancement.server import build_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def app(isolated_home: Path, git_repo: Path) -> App:
+    write_all(git_repo / ".memories", STORE)
+    return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
+
+
+@pytest.fixture
+async def agent(app: App) -> AsyncIterator[Agent]:
+    async with Client(build_server(app.service_for)) as client:
+        yield Agent(client)
+
+
+async def test_traverse_graph_answers_as_graph_json(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    data = await agent.call("traverse_graph", root="a")
+    assert data == FULL
+    cli = run_cli(["graph", "a", "--json"], cwd=git_repo)
+    assert json.loads(cli.stdout) == data
+
+
+async def test_traverse_graph_takes_depth_direction_and_algorithm(agent: Agent) -> None:
+    root_only = await agent.call("traverse_graph", root="a", depth=0)
+    assert (root_only["nodes"], root_only["edges"]) == ({"a": []}, [])
+    dfs = await agent.call("traverse_graph", root="a", algorithm="dfs")
+    assert list(dfs["nodes"]) == ["a", "b", "d", "c", "e"]
+    both = await agent.call("traverse_graph", root="e", direction="both", depth=2)
+    assert [(e["source"], e["target"]) for e in both["edges"]] == [("c", "e"), ("a", "c")]
+
+
+async def test_traverse_graph_of_an_unknown_root_is_a_tool_error(agent: Agent) -> None:
+    message = await agent.fail("traverse_graph", root="nope")
+    assert message.startswith("memory not found: 'nope'")
+    assert "invalid depth -2" in await agent.fail("traverse_graph", root="a", depth=-2)
+    assert "invalid algorithm 'astar'" in await agent.fail(
+        "traverse_graph", root="a", algorithm="astar"
+    )
+
+
+async def test_related_memories_answers_as_related_json(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    data = await agent.call("related_memories", path="a")
+    assert data == {
+        "memory": "a",
+        "related": [
+            {"path": "b", "type": "link", "line": 6},
+            {"path": "f", "type": "related", "line": 5},
+        ],
+    }
+    assert json.loads(run_cli(["related", "a", "--json"], cwd=git_repo).stdout) == data
+    assert (await agent.call("related_memories", path="g"))["related"] == []
+    assert (await agent.fail("related_memories", path="nope")).startswith("memory not found")
