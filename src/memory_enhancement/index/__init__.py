@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemoryToolError, NotFoundError
+from ..errors import MemoryToolError
 from ..formats.base import Document
 from ..ids import ID_LENGTH
 from ..model import Citation, Memory, MemoryMeta
@@ -31,7 +31,8 @@ from ..storage import Loaded, Store
 from . import schema
 from .idassign import assign_ids
 from .linking import resolve_links
-from .writer import Children, upsert, upsert_error
+from .reading import read_many
+from .writer import Children, upsert
 
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
@@ -315,47 +316,43 @@ class Index:
         added: list[tuple[str, Document | None, str | None]] = []
         updated = touched = 0
         children = Children()
-        for path in sorted(todo):
-            ready = (loaded or {}).get(path)
-            if ready is not None and ready.doc.memory.links is not None:
-                digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
-                updated += path in known
-                upsert(
-                    conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
-                    fresh=path not in known, children=children,
-                )  # fmt: skip
-                if path not in known:
-                    added.append((path, ready.doc, None))
-                continue
-            try:
-                data, stat = self.store.read_bytes(path, scanned=True)
-            except NotFoundError:
-                continue  # vanished between the scan and the read
-            except MemoryToolError as exc:
-                upsert_error(conn, path, str(exc), 0, 0, "")
-                continue
-            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            if path in known and known[path][2] == digest:
-                conn.execute(
-                    "UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?",
-                    (stat.st_mtime_ns, stat.st_size, path),
-                )
-                touched += 1
-                continue
-            try:
-                doc: Document | None = self.store.parse(path, data, stat).doc
-                error = None
-            except MemoryToolError as exc:
-                doc, error = None, str(exc)
-            if path in known:
-                updated += 1
+        bulk = not known and len(todo) > 100  # a cold build: full-text index built at the end
+        if bulk:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bulk', '1')")
+        preloaded = {p: r for p, r in (loaded or {}).items() if r.doc.memory.links is not None}
+        for path, ready in sorted(preloaded.items()):
+            digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
+            updated += path in known
             upsert(
-                conn, path, doc, error, stat.st_mtime_ns, stat.st_size, digest,
+                conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
                 fresh=path not in known, children=children,
             )  # fmt: skip
             if path not in known:
-                added.append((path, doc, error))
+                added.append((path, ready.doc, None))
+        digests = {path: row[2] for path, row in known.items()}
+        rest = sorted(p for p in todo if p not in preloaded)
+        for outcome in read_many(self.store, rest, digests):
+            path = outcome.path
+            if outcome.kind == "gone":
+                continue
+            if outcome.kind == "same":
+                conn.execute(
+                    "UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?",
+                    (outcome.mtime, outcome.size, path),
+                )
+                touched += 1
+                continue
+            updated += path in known
+            upsert(
+                conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
+                outcome.digest, fresh=path not in known, children=children,
+            )  # fmt: skip
+            if path not in known:
+                added.append((path, outcome.doc, outcome.error))
         children.flush(conn)
+        if bulk:
+            conn.execute("DELETE FROM meta WHERE key = 'bulk'")
+            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
         assign_ids(conn, self.state, added, self.id_length)
         appeared = [path for path, _, _ in added]
         resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids)

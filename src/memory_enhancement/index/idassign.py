@@ -30,11 +30,13 @@ def assign_ids(
     with state.connect() as db:
         db.execute("BEGIN IMMEDIATE")
         try:
+            registry = _Registry(db, [path for path, _, _ in order])
             for path, doc, _ in order:
                 declared = doc.memory.meta.citation_id if doc else None
-                cid = _choose_id(db, path, declared, taken, id_length)
+                cid = _choose_id(registry, path, declared, taken, id_length)
                 taken.add(cid)
                 assigned.append((cid, path))
+            registry.save()
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -42,24 +44,49 @@ def assign_ids(
     conn.executemany("UPDATE memories SET citation_id = ? WHERE path = ?", assigned)
 
 
+class _Registry:
+    """The IDs handed out before (identity <-> ID), read once for a batch of new memories."""
+
+    def __init__(self, db: sqlite3.Connection, identities: list[str]) -> None:
+        self.db = db
+        self.by_identity: dict[str, str] = {}
+        self.owner: dict[str, str] = {}
+        rows = db.execute("SELECT identity, citation_id FROM ids").fetchall()
+        for identity, cid in rows:
+            self.by_identity[identity] = cid
+            self.owner[cid] = identity
+        self.new: list[tuple[str, str]] = []
+
+    def give(self, identity: str, cid: str) -> None:
+        old = self.by_identity.get(identity)
+        if old is not None:
+            self.owner.pop(old, None)
+        self.by_identity[identity] = cid
+        self.owner[cid] = identity
+        self.new.append((identity, cid))
+
+    def save(self) -> None:
+        self.db.executemany(
+            "INSERT INTO ids(identity, citation_id) VALUES (?, ?) "
+            "ON CONFLICT(identity) DO UPDATE SET citation_id = excluded.citation_id",
+            self.new,
+        )
+
+
 def _choose_id(
-    state: sqlite3.Connection, path: str, declared: str | None, taken: set[str], id_length: int
+    registry: _Registry, path: str, declared: str | None, taken: set[str], id_length: int
 ) -> str:
     if declared and declared not in taken:
         return declared
-    known = state.execute("SELECT citation_id FROM ids WHERE identity = ?", (path,)).fetchone()
-    if known and known[0] not in taken:
-        return str(known[0])
+    known = registry.by_identity.get(path)
+    if known and known not in taken:
+        return known
     salt = 0
     while True:
         cid = citation_id(path, salt, id_length)
-        owner = state.execute("SELECT identity FROM ids WHERE citation_id = ?", (cid,)).fetchone()
-        if cid not in taken and (owner is None or owner[0] == path):
-            state.execute(
-                "INSERT INTO ids(identity, citation_id) VALUES (?, ?) "
-                "ON CONFLICT(identity) DO UPDATE SET citation_id = excluded.citation_id",
-                (path, cid),
-            )
+        owner = registry.owner.get(cid)
+        if cid not in taken and (owner is None or owner == path):
+            registry.give(path, cid)
             return cid
         salt += 1
 

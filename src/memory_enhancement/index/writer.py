@@ -40,12 +40,6 @@ def chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
         yield items[start : start + size]
 
 
-def upsert_error(
-    conn: sqlite3.Connection, path: str, error: str, mtime: int, size: int, digest: str
-) -> None:
-    upsert(conn, path, None, error, mtime, size, digest)
-
-
 class Children:
     """The tag, link and citation rows of the memories written in one sync, inserted
     together at the end: one statement per table instead of three per memory."""

@@ -1,0 +1,87 @@
+"""Reading the memory files a sync must (re)index, in parallel for a cold build.
+
+Parsing is most of the cost of building an index (YAML frontmatter above all),
+and it is independent per file, so a build of thousands of files parses them
+in worker processes, one per core, while a small sync reads in-process. Workers
+send back only what the index stores, not the whole parsed document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import MemoryToolError, NotFoundError
+from ..formats.base import Document
+from ..storage import Store
+
+PARALLEL_FROM = 2000  # files; below this, starting workers costs more than it saves
+_CHUNK = 250
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What reading one file gave: a parsed document, an error, or nothing new."""
+
+    path: str
+    kind: str  # "doc" (doc or error set), "same" (content unchanged), "gone"
+    doc: Document | None = None
+    error: str | None = None
+    mtime: int = 0
+    size: int = 0
+    digest: str = ""
+
+
+def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
+    try:
+        data, stat = store.read_bytes(path, scanned=True)
+    except NotFoundError:
+        return Outcome(path, "gone")  # vanished between the scan and the read
+    except MemoryToolError as exc:
+        return Outcome(path, "doc", error=str(exc))
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if digest == known_digest:
+        return Outcome(path, "same", mtime=stat.st_mtime_ns, size=stat.st_size, digest=digest)
+    try:
+        doc: Document | None = store.parse(path, data, stat).doc
+        error = None
+    except MemoryToolError as exc:
+        doc, error = None, str(exc)
+    return Outcome(path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest)
+
+
+def read_many(store: Store, paths: list[str], known: Mapping[str, str]) -> Iterator[Outcome]:
+    """Outcomes for paths, in order; known maps path -> the digest indexed before."""
+    workers = min(os.cpu_count() or 1, 8)
+    if len(paths) < PARALLEL_FROM or workers < 2:
+        for path in paths:
+            yield read_one(store, path, known.get(path))
+        return
+    chunks = [paths[n : n + _CHUNK] for n in range(0, len(paths), _CHUNK)]
+    roots = [str(store.root)] * len(chunks)
+    digests = [{p: known[p] for p in chunk if p in known} for chunk in chunks]
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for outcomes in pool.map(_work, roots, chunks, digests):
+                yield from outcomes
+    except (OSError, RuntimeError):  # no process support here (a sandbox, a frozen app)
+        for path in paths:
+            yield read_one(store, path, known.get(path))
+
+
+def _work(root: str, paths: list[str], known: dict[str, str]) -> list[Outcome]:
+    store = Store(Path(root))
+    outcomes = []
+    for path in paths:
+        outcome = read_one(store, path, known.get(path))
+        doc = outcome.doc
+        if doc is not None:  # send back what the index keeps, not the whole document
+            light = Document(doc.memory, "", doc.problems, doc.citation_lines)
+            outcome = Outcome(path, outcome.kind, light, None, outcome.mtime, outcome.size,
+                              outcome.digest)  # fmt: skip
+        outcomes.append(outcome)
+    return outcomes
