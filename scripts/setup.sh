@@ -18,3 +18,21 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+
+# The browser test (tests/test_health_browser.py) drives Debian's headless Chromium. Install it
+# when it is missing and we can (root with apt-get); otherwise that test fails and says how.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "== installing chromium and chromium-driver (apt-get) for the browser test" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -q chromium chromium-driver >/dev/null; then
+      echo "== apt-get update, then again" >&2
+      { apt-get update -q >/dev/null &&
+        apt-get install -y -q chromium chromium-driver >/dev/null; } ||
+        echo "== could not install chromium; the browser test will fail and say how" >&2
+    fi
+  else
+    echo "== chromium or chromedriver missing and apt-get is not available as root:" \
+      "the browser test will fail (apt-get install -y chromium chromium-driver)" >&2
+  fi
+fi
