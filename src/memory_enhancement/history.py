@@ -114,7 +114,7 @@ def verdicts(service: MemoryService, path: str | None = None) -> list[tuple[Any,
             "SELECT r.verified_at, r.commit_sha, v.path, v.checks FROM verdicts v "
             "JOIN runs r ON r.run_id = v.run_id "
             + ("WHERE v.path = ? " if path else "")
-            + "ORDER BY r.verified_at, r.rowid, v.path",
+            + "ORDER BY r.verified_at, v.id",
             (path,) if path else (),
         ).fetchall()
     for verified_at, commit, memory, checks in rows:

@@ -11,7 +11,6 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cached_property
 from typing import Any
 
 from .errors import InvalidInputError
@@ -48,7 +47,7 @@ class Citation:
     commit: str | None = None
     extra: tuple[tuple[str, str], ...] = ()
 
-    @cached_property
+    @property
     def kind(self) -> CitationKind:
         return CitationKind.URL if is_url(self.target) else CitationKind.FILE
 
@@ -56,7 +55,7 @@ class Citation:
     def is_url(self) -> bool:
         return self.kind is CitationKind.URL
 
-    @cached_property
+    @property
     def ref(self) -> str:
         """The canonical one-line form: `path`, `path:17`, `path:17-25` or the URL."""
         if self.line is None or self.is_url:

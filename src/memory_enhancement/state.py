@@ -40,13 +40,13 @@ MIGRATIONS = [
         commit_sha TEXT
     );
     CREATE TABLE verdicts (
-        citation_id TEXT NOT NULL,
+        id INTEGER PRIMARY KEY,
         run_id TEXT NOT NULL,
+        citation_id TEXT NOT NULL,
         path TEXT NOT NULL,
         checks TEXT NOT NULL,
-        failing INTEGER NOT NULL,
-        PRIMARY KEY (citation_id, run_id)
-    ) WITHOUT ROWID;
+        failing INTEGER NOT NULL
+    );
     CREATE TABLE evidence (
         citation_id TEXT PRIMARY KEY,
         recent TEXT NOT NULL,
@@ -166,6 +166,7 @@ def _open(target: str) -> sqlite3.Connection:
     if target != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; never corrupt
+        conn.execute("PRAGMA cache_size = -16000")  # a run's history fits: no spilling mid-write
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version < len(MIGRATIONS):
         _migrate(conn)

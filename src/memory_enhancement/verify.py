@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import enum
 import itertools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -125,6 +125,8 @@ class Verifier:
     git: Git | None = None
     urls: UrlChecker | None = None
     _squashed: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _bases: dict[str | None, str | None] = field(default_factory=dict, repr=False)
+    _counts: dict[str, Counter[str]] = field(default_factory=dict, repr=False)
     _joined: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
@@ -185,6 +187,8 @@ class Verifier:
             last = citation.end_line or line
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
+        if line is not None and not renamed and self._only_here(path, source, citation, snippet):
+            return CitationCheck(citation, Verdict.VALID, path, line)
         candidates = self._occurrences(path, source, snippet, _span(citation))
         if line is not None and line in candidates and not renamed:
             window = "".join(source.lines[line - 1 : line - 1 + _span(citation)])
@@ -257,6 +261,45 @@ class Verifier:
             reason = f"line {cited} {text}"
         return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
 
+    def _only_here(self, path: str, source: SourceFile, citation: Citation, snippet: str) -> bool:
+        """The common case, decided at once: the cited line says exactly the snippet and
+        no other line of the file says the same (a line merely containing it is not a
+        copy of it). A range is checked with two searches of the whole file."""
+        line = citation.line or 1
+        span = _span(citation)
+        wanted = squash(snippet)
+        if span == 1:
+            squashed = self._squashed_lines(path, source)
+            if line > len(squashed) or squashed[line - 1] != wanted:
+                return False
+            return self._line_counts(path, squashed)[wanted] == 1
+        if squash("".join(source.lines[line - 1 : line - 1 + span])) != wanted:
+            return False
+        text, _ = self._joined_text(path, source)
+        first = text.find(wanted)
+        return first != -1 and text.find(wanted, first + 1) == -1
+
+    def _squashed_lines(self, path: str, source: SourceFile) -> list[str]:
+        lines = self._squashed.get(path)
+        if lines is None:
+            lines = self._squashed[path] = [squash(text) for text in source.lines]
+        return lines
+
+    def _line_counts(self, path: str, squashed: list[str]) -> Counter[str]:
+        counts = self._counts.get(path)
+        if counts is None:
+            counts = self._counts[path] = Counter(squashed)
+        return counts
+
+    def _joined_text(self, path: str, source: SourceFile) -> tuple[str, list[int]]:
+        """The file squashed into one string, and where each line starts in it."""
+        joined = self._joined.get(path)
+        if joined is None:
+            lines = self._squashed_lines(path, source)
+            starts = list(itertools.accumulate((len(text) for text in lines[:-1]), initial=0))
+            joined = self._joined[path] = ("".join(lines), starts)
+        return joined
+
     def _occurrences(self, path: str, source: SourceFile, snippet: str, span: int) -> list[int]:
         """First lines of every window of `span` lines that holds the snippet.
 
@@ -267,21 +310,15 @@ class Verifier:
         one `str.find` over the whole file per citation, in C, which is what keeps
         30,000 citations fast.
         """
-        lines = self._squashed.get(path)
-        if lines is None:
-            lines = self._squashed[path] = [squash(text) for text in source.lines]
         wanted = squash(snippet)
-        joined = self._joined.get(path)
-        if joined is None:
-            starts = list(itertools.accumulate((len(text) for text in lines[:-1]), initial=0))
-            joined = self._joined[path] = ("".join(lines), starts)
-        text, starts = joined
+        text, starts = self._joined_text(path, source)
+        total = len(starts)
         found: dict[int, None] = {}
         at = text.find(wanted)
         while at != -1:
             first = bisect.bisect_right(starts, at) - 1
             last = bisect.bisect_right(starts, at + len(wanted) - 1) - 1
-            if last - first < span and first + span <= len(lines):
+            if last - first < span and first + span <= total:
                 found[first + 1] = None
             at = text.find(wanted, at + 1)
         return list(found)
@@ -307,8 +344,11 @@ class Verifier:
             return None
         if citation.commit:
             return citation.commit
-        moment = citation.verified_at
-        return self.git.commit_at(moment) if moment else None
+        stamp = citation.verified
+        if stamp not in self._bases:  # many citations share a stamp: look each up once
+            moment = citation.verified_at
+            self._bases[stamp] = self.git.commit_at(moment) if moment else None
+        return self._bases[stamp]
 
     def _decide(self, item: _Pending, line_map: LineMap | None) -> CitationCheck:
         citation, candidates = item.citation, item.candidates
