@@ -165,7 +165,7 @@ def test_cli_expire_applies_the_policy_from_the_store_config(
     assert result.exit_code == 0, result.output
     first, summary = result.stdout.splitlines()
     assert first.removeprefix("expires notes/old at ") in days_from_now(14)
-    assert summary == "1 memories inactive for more than 90 days"
+    assert summary == "1 memory inactive for more than 90 days"
     assert expiry_in_file(stale_store, "notes/old") is not None
     assert expiry_in_file(stale_store, "notes/new") is None
 

@@ -187,4 +187,4 @@ def test_dot_escapes_quotes_and_backslashes_in_names() -> None:
 
 def test_text_of_a_lone_root_is_the_root_and_a_summary() -> None:
     lone = GraphResult("solo", {"solo": []}, 1, 0, depths={"solo": 0})
-    assert as_text(lone) == "solo\n1 memories, depth 0, 0 links, 0 cycles\n"
+    assert as_text(lone) == "solo\n1 memory, depth 0, 0 links, 0 cycles\n"

@@ -217,7 +217,7 @@ def test_the_summary_names_rarer_verdicts_only_when_they_occur(
     result = cli("verify-all")
     assert result.exit_code == 1
     assert result.stdout.splitlines()[-1] == (
-        "1 memories, 4 citations: 0 valid, 0 moved, 0 stale, 1 missing, "
+        "1 memory, 4 citations: 0 valid, 0 moved, 0 stale, 1 missing, "
         "1 out of range, 1 skipped, 1 invalid"
     )
 
@@ -226,7 +226,20 @@ def test_verify_all_exits_0_when_everything_is_valid(project: GitRepo, cli: Any)
     project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
     result = cli("verify-all")
     assert result.exit_code == 0
-    assert result.stdout == "1 memories, 1 citations: 1 valid, 0 moved, 0 stale, 0 missing\n"
+    assert result.stdout == "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing\n"
+
+
+def test_an_unreadable_memory_file_fails_verify_all_and_is_named(
+    project: GitRepo, cli: Any
+) -> None:
+    project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    project.write(".serena/memories/broken.md", b"---\ntags: [unclosed\n---\nbody\n")
+    result = cli("verify-all")
+    assert result.exit_code == 1
+    assert "broken" in result.stderr and "malformed YAML" in result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing, 1 unreadable memory file"
+    )
 
 
 def test_moved_citations_pass_unless_strict(project: GitRepo, cli: Any) -> None:
@@ -316,7 +329,7 @@ def test_a_plain_folder_without_git_is_verified_from_the_cli(
     assert result.exit_code == 0
     assert result.stdout.splitlines()[-2:] == [
         "  moved        src/app.py:3 -> src/app.py:4  found at line 4 (was 3)",
-        "1 memories, 1 citations: 0 valid, 1 moved, 0 stale, 0 missing",
+        "1 memory, 1 citation: 0 valid, 1 moved, 0 stale, 0 missing",
     ]
 
 
@@ -375,7 +388,7 @@ def test_github_annotations_point_at_the_line_holding_the_citation_in_both_forma
 def test_github_annotations_include_moved_citations_when_strict(project: GitRepo, cli: Any) -> None:
     project.write(".serena/memories/table.md", serena_text(project.stamp()))
     project.write_lines("src/util.py", ["", *UTIL])
-    assert cli("verify-all", "--format", "github").stdout.startswith("1 memories")
+    assert cli("verify-all", "--format", "github").stdout.startswith("1 memory,")
     result = cli("verify-all", "--format", "github", "--strict")
     assert result.exit_code == 1
     assert result.stdout.splitlines()[0] == (
@@ -404,7 +417,7 @@ def test_changed_since_verifies_only_memories_touched_by_the_change(
     assert [d["memory_id"] for d in json.loads(result.stdout)] == ["app-notes", "edited"]
     result = cli("verify-all", "--changed-since", "HEAD")
     assert result.stdout.splitlines()[-1] == (
-        "1 memories, 1 citations: 1 valid, 0 moved, 0 stale, 0 missing"
+        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing"
     )
 
 
@@ -485,7 +498,7 @@ def test_failing_mentions_are_shown_in_verify_all_text(project: GitRepo, cli: An
         "valid    notes  (confidence 100%)\n"
         "  mention OUT OF RANGE src/app.py:40  line 40 is past the end of src/app.py (7 lines)"
         "  (no snippet)\n"
-        "1 memories, 1 citations: 1 valid, 0 moved, 0 stale, 0 missing\n"
+        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing\n"
     )
 
 

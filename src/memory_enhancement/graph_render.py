@@ -42,7 +42,8 @@ def as_text(result: GraphResult) -> str:
 
     walk(result.root, "")
     summary = (
-        f"{result.visited_count} memories, depth {result.max_depth_reached}, "
+        f"{result.visited_count} {'memory' if result.visited_count == 1 else 'memories'}, "
+        f"depth {result.max_depth_reached}, "
         f"{len(result.edges)} links, {len(result.cycles)} cycles"
     )
     if result.dangling:

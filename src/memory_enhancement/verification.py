@@ -52,8 +52,9 @@ class VerifyRun:
         return sum(r.count(status) for r in self.results)
 
     def ok(self, *, strict: bool = False) -> bool:
-        """No failing citation; with strict, no moved citation either."""
-        if any(not r.valid for r in self.results):
+        """No failing citation and no unreadable memory file; with strict, no moved
+        citation either. A memory that cannot be read cannot be vouched for."""
+        if self.skipped or any(not r.valid for r in self.results):
             return False
         return not (strict and self.count(Verdict.MOVED))
 

@@ -264,3 +264,8 @@ class ProblemsFound(ToolError):
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise (ProblemsFound if code == EXIT_PROBLEMS else ToolError)(message)
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """`1 memory`, `2 memories`."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"

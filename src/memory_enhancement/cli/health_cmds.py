@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .app import CONTEXT, app, emit_json, fail, json_option, store_options, warn
+from .app import CONTEXT, app, emit_json, fail, json_option, plural, store_options, warn
 
 
 @click.command(context_settings=CONTEXT)
@@ -117,7 +117,7 @@ def expire(
     verb = "would expire" if dry_run else "expires"
     for path, moment in chosen:
         click.echo(f"{verb} {path} at {moment:%Y-%m-%d}")
-    click.echo(f"{len(chosen)} memories inactive for more than {after:g} days")
+    click.echo(f"{plural(len(chosen), 'memory', 'memories')} inactive for more than {after:g} days")
 
 
 COMMANDS = [health, reinforce, expire]

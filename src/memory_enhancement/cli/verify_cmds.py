@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .app import CONTEXT, EXIT_PROBLEMS, app, emit_json, store_options, warn
+from .app import CONTEXT, EXIT_PROBLEMS, app, emit_json, plural, store_options, warn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -222,7 +222,11 @@ def _summary(run: Any) -> str:
 
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
-    return f"{len(run.results)} memories, {run.citations} citations: " + ", ".join(shown)
+    head = (
+        f"{plural(len(run.results), 'memory', 'memories')}, {plural(run.citations, 'citation')}: "
+    )
+    tail = f", {plural(len(run.skipped), 'unreadable memory file')}" if run.skipped else ""
+    return head + ", ".join(shown) + tail
 
 
 _ALWAYS = ("valid", "moved", "stale", "missing")
