@@ -101,17 +101,21 @@ def stamp() -> str:
 
 
 def code_version() -> str:
-    """The commit measured, and whether src/ had uncommitted changes."""
+    """The last commit that changed src/, and whether src/ had uncommitted changes."""
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+            ["git", "log", "-1", "--format=%h", "--", "src"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--", "src"], cwd=ROOT, capture_output=True, text=True
         ).stdout.strip()
     except OSError:
         return "commit unknown"
-    return f"commit {commit or 'unknown'}" + (" with uncommitted changes in src/" if dirty else "")
+    version = f"src/ at commit {commit or 'unknown'}"
+    return version + (" with uncommitted changes" if dirty else "")
 
 
 def measured_line(loads: tuple[str, str], code: tuple[str, str] | None = None) -> str:

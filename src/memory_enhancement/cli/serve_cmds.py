@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-import shutil
-import sys
 from pathlib import Path
 
 import click
@@ -28,6 +25,9 @@ SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"
 @store_options
 def serve(transport: str, host: str, port: int, log_level: str) -> None:
     """Serve the memories to agents over MCP (stdout is the protocol; logs go to stderr)."""
+    import logging
+    import sys
+
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -57,6 +57,8 @@ def show() -> None:
 @click.argument("folder", default=".claude/skills/memory-enhancement")
 def install(folder: str) -> None:
     """Copy SKILL.md into FOLDER (default: Claude Code's project skills folder)."""
+    import shutil
+
     target = app().cwd / folder
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(SKILL_FILE, target / "SKILL.md")

@@ -9,11 +9,9 @@ send back only what the index stores, not the whole parsed document.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 import threading
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +64,9 @@ def read_many(store: Store, paths: list[str], known: Mapping[str, str]) -> Itera
     chunks = [paths[n : n + _CHUNK] for n in range(0, len(paths), _CHUNK)]
     roots = [str(store.root)] * len(chunks)
     digests = [{p: known[p] for p in chunk if p in known} for chunk in chunks]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # Forking a process that runs threads (the MCP server) can deadlock a child: spawn there.
     method = "spawn" if threading.active_count() > 1 else None
     try:
