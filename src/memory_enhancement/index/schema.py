@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 SCHEMA_VERSION = 6
@@ -121,22 +122,45 @@ def connect(path: Path | None) -> sqlite3.Connection:
         _create(conn)
         return conn
     path.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(50):
+        try:
+            return _open_existing(path)
+        except sqlite3.OperationalError as exc:
+            if is_corrupt(exc) or attempt == 49:
+                raise
+            # Busy or locked: another connection is creating the file or switching it
+            # to WAL. Wait for it; never discard a file someone else is writing.
+            time.sleep(0.02 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _open_existing(path: Path) -> sqlite3.Connection:
+    """Open, creating the schema in an empty file; a damaged or outdated file is rebuilt."""
+    conn: sqlite3.Connection | None = None
     try:
         conn = _raw_connect(str(path))
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        # One statement, so one snapshot: read apart, another connection could commit
+        # the new schema in between, and a complete index would look like a foreign one.
+        version, tables = conn.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), "
+            "(SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
         if version == SCHEMA_VERSION:
             conn.execute("SELECT count(*) FROM meta").fetchone()
             return conn
-        if version == 0 and conn.execute("SELECT 1 FROM sqlite_master").fetchone() is None:
+        if version == 0 and tables == 0:
             # A new, empty file, perhaps being created by another process right now:
             # create the schema in place (_create tolerates that race); discarding it
             # would pull the file from under the other process.
             _create(conn)
             return conn
         conn.close()
-    except sqlite3.DatabaseError:
-        with contextlib.suppress(Exception):
-            conn.close()
+    except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+        if isinstance(exc, sqlite3.OperationalError) and not is_corrupt(exc):
+            raise  # busy or locked, not damaged: the caller waits and tries again
     _discard(path)
     conn = _raw_connect(str(path))
     _create(conn)
