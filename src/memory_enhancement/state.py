@@ -151,13 +151,22 @@ class State:
 
 
 def _open_file(path: Path) -> sqlite3.Connection:
+    """Open the state database; a damaged one is moved aside (kept for a person), while a
+    busy or locked one is waited for: it is in use, not broken."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        return _open(str(path))
-    except sqlite3.DatabaseError:
-        aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
-        os.replace(path, aside)
-        return _open(str(path))
+    for attempt in range(50):
+        try:
+            return _open(str(path))
+        except sqlite3.DatabaseError as exc:
+            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+            if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+                os.replace(path, aside)
+                return _open(str(path))
+            if not isinstance(exc, sqlite3.OperationalError) or attempt == 49:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _open(target: str) -> sqlite3.Connection:
