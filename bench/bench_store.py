@@ -40,7 +40,7 @@ from gen_store import cached_store, default_source_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "benchmarks.md"
-CORPUS = Path("/work/shared/corpus/ai-agents-memories")
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "ai-agents-memories"
 SECTION = "## Issue 2: store operations (get, list)"
 GET_TARGET_MS = 120.0
 LIST_TARGET_MS = 1000.0  # at 10k

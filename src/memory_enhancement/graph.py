@@ -201,30 +201,27 @@ def backlinks(conn: sqlite3.Connection, path: str) -> list[Backlink]:
     ]
 
 
+# Self-links do not count: a memory that only links to itself is still a root, an orphan.
+_NO_INCOMING = (
+    "NOT EXISTS (SELECT 1 FROM links l JOIN memories s ON s.id = l.memory_id"
+    " WHERE l.resolved = m.path AND l.status = 'resolved' AND s.path != m.path)"
+)
+_NO_OUTGOING = (
+    "NOT EXISTS (SELECT 1 FROM links l WHERE l.memory_id = m.id AND l.status = 'resolved'"
+    " AND l.resolved != m.path)"
+)
+
+
 def roots(conn: sqlite3.Connection) -> list[str]:
     """Memories no other memory links to."""
-    return [
-        row[0]
-        for row in conn.execute(
-            "SELECT m.path FROM memories m WHERE m.error IS NULL AND NOT EXISTS ("
-            " SELECT 1 FROM links l JOIN memories s ON s.id = l.memory_id"
-            " WHERE l.resolved = m.path AND l.status = 'resolved' AND s.path != m.path)"
-            " ORDER BY m.path"
-        )
-    ]
+    return _paths_where(conn, _NO_INCOMING)
 
 
 def orphans(conn: sqlite3.Connection) -> list[str]:
     """Memories with no links to or from any other memory."""
-    return [
-        row[0]
-        for row in conn.execute(
-            "SELECT m.path FROM memories m WHERE m.error IS NULL AND NOT EXISTS ("
-            " SELECT 1 FROM links l JOIN memories s ON s.id = l.memory_id"
-            " WHERE l.resolved = m.path AND l.status = 'resolved' AND s.path != m.path)"
-            " AND NOT EXISTS ("
-            " SELECT 1 FROM links l WHERE l.memory_id = m.id AND l.status = 'resolved'"
-            " AND l.resolved != m.path)"
-            " ORDER BY m.path"
-        )
-    ]
+    return _paths_where(conn, f"{_NO_INCOMING} AND {_NO_OUTGOING}")
+
+
+def _paths_where(conn: sqlite3.Connection, condition: str) -> list[str]:
+    query = f"SELECT m.path FROM memories m WHERE m.error IS NULL AND {condition} ORDER BY m.path"
+    return [row[0] for row in conn.execute(query)]

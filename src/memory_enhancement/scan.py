@@ -33,15 +33,15 @@ class Snapshot:
 def rescan(
     root: str, previous: Snapshot | None, *, check_files: bool, synced_at_ns: int | None
 ) -> Snapshot:
-    """The current snapshot, reusing the previous one for folders that did not change."""
-    if previous is None or not previous.dirs:
-        return full_scan(root)
+    """The current snapshot, reusing the previous one for folders that did not change
+    (every folder is read when there is no previous snapshot)."""
+    old = previous or Snapshot({}, {})
     racy_after = synced_at_ns - RACY_NS if synced_at_ns else None
     by_dir: dict[str, list[str]] = defaultdict(list)
-    for path in previous.files:
+    for path in old.files:
         by_dir[path.rpartition("/")[0]].append(path)
     subdirs: dict[str, list[str]] = defaultdict(list)
-    for folder in previous.dirs:
+    for folder in old.dirs:
         if folder:
             subdirs[folder.rpartition("/")[0]].append(folder)
     files: dict[str, tuple[int, int]] = {}
@@ -55,16 +55,14 @@ def rescan(
         except (FileNotFoundError, NotADirectoryError):
             continue
         dirs[folder] = mtime
-        unchanged = previous.dirs.get(folder) == mtime and (
-            racy_after is None or mtime < racy_after
-        )
+        unchanged = old.dirs.get(folder) == mtime and (racy_after is None or mtime < racy_after)
         if not unchanged:
             _list(root, folder, files, stack)
             continue
         stack.extend(subdirs.get(folder, ()))
         for path in by_dir.get(folder, ()):
             if not check_files:
-                files[path] = previous.files[path]
+                files[path] = old.files[path]
                 continue
             try:
                 stat = os.stat(os.path.join(root, path + MEMORY_SUFFIX))
@@ -76,20 +74,10 @@ def rescan(
 
 def full_scan(root: str, prefix: str = "") -> Snapshot:
     """Walk everything under root; paths are reported with prefix in front."""
-    files: dict[str, tuple[int, int]] = {}
-    dirs: dict[str, int] = {}
-    stack = [""]
-    while stack:
-        folder = stack.pop()
-        absolute = os.path.join(root, folder) if folder else root
-        try:
-            dirs[folder] = os.stat(absolute).st_mtime_ns
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        _list(root, folder, files, stack)
-    if prefix:
-        files = {prefix + path: stat for path, stat in files.items()}
-    return Snapshot(files, dirs)
+    found = rescan(root, None, check_files=True, synced_at_ns=None)
+    if not prefix:
+        return found
+    return Snapshot({prefix + path: stat for path, stat in found.files.items()}, found.dirs)
 
 
 def _list(root: str, folder: str, files: dict[str, tuple[int, int]], stack: list[str]) -> None:
