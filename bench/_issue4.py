@@ -26,7 +26,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 DOCS = ROOT / "docs" / "benchmarks.md"
-CORPUS = Path("/work/shared/corpus/ai-agents-memories")
+CORPUS = ROOT / "corpus" / "ai-agents-memories"
 SECTION = "## Issue 4: index, search and retrieval"
 PYCACHE = BENCH / ".cache" / "pycache"
 
@@ -41,7 +41,8 @@ SUBSECTIONS = [
 
 RERUN = """\
 Rerun from the repository root (each script rewrites only its own subsection below;
-`--no-write` prints without touching this file, `--quick` does fewer runs):
+`--no-write` prints without touching this file, `--quick` does fewer runs; the last
+subsection is written by hand from the profiles):
 
 - `.venv/bin/python bench/bench_index.py [--sizes 10000,100000] [--profile]`
 - `.venv/bin/python bench/bench_search.py [--sizes 10000,100000] [--profile]`
@@ -50,8 +51,9 @@ Rerun from the repository root (each script rewrites only its own subsection bel
 
 Generated stores come from `bench/gen_store.py` (seed 0, 3 citations and 4 links per
 memory, citing a git copy of the installed `rich` package), cached under
-`bench/.cache/stores/`; the real corpus is `/work/shared/corpus/ai-agents-memories/`
-(1,026 Serena memories), copied to a temporary folder where a writable store is needed.
+`bench/.cache/stores/`; the real corpus is `corpus/ai-agents-memories/`
+(1,026 Serena memories, vendored in this repository), copied to a temporary folder
+where a writable store is needed.
 Indexes, state and `MEMORY_ENHANCEMENT_HOME` live in temporary folders, never in the
 user's own cache."""
 
