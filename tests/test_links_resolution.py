@@ -382,3 +382,55 @@ def test_the_resolver_applies_each_styles_rules(
     assert (found.status, found.target) == (status, target)
     if status is LinkStatus.AMBIGUOUS:
         assert found.candidates == ("notes/dup", "ops/dup")
+
+
+# -- incremental resolution ----------------------------------------------------------
+
+
+def _link_rows(service: MemoryService) -> list[tuple[str, str, str, str | None, str | None]]:
+    with service.index.connect() as conn:
+        return sorted(
+            conn.execute(
+                "SELECT m.path, l.target, l.status, l.resolved, l.candidates FROM links l "
+                "JOIN memories m ON m.id = l.memory_id"
+            )
+        )
+
+
+def test_links_resolved_after_each_change_match_a_full_rebuild(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """After a change only the links it can affect are resolved again, against only the
+    memories of the names they look for; the answers must be those of a rebuild."""
+    write_all(
+        store_dir,
+        {
+            "notes/linker": (
+                "# Linker\n\n[[Target]] [up](../top.md) [x](../notes/./dup.md) [[sub/]] "
+                "[[dup]] [[notes/..]] [same](linker.md) [[global:notes/b]]\n"
+            ),
+            "top": "# Top\n\n[[target]] and [[DUP]]\n",
+            "ops/dup": "# Dup\n",
+        },
+    )
+    top_id = service.citation_id("top")  # written `[mem:XXXXXX]`
+    steps = [
+        lambda: write(store_dir, "archive/target", "# Target\n"),
+        lambda: write(store_dir, "notes/dup", "# Dup here\n"),
+        lambda: write(store_dir, "x/Target", "# Another target, other case\n"),
+        lambda: (store_dir / "ops" / "dup.md").unlink(),
+        lambda: write(store_dir, "notes/sub", "# Sub\n"),
+        lambda: write(store_dir, "notes", "# A memory named like the folder\n"),
+        lambda: (store_dir / "x" / "Target.md").rename(store_dir / "x" / "other.md"),
+        lambda: write(store_dir, "later", f"# Later\n\n{top_id}\n"),
+        lambda: service.move("top", "archive/moved-top"),
+    ]
+    for step in steps:
+        step()
+        incremental = _link_rows(service)
+        service.index.rebuild()
+        assert incremental == _link_rows(service)
+    rows = _link_rows(service)
+    assert ("later", top_id[1:-1], "resolved", "archive/moved-top", "") in rows
+    assert ("notes/linker", "notes/..", "resolved", "notes", "") in rows
+    assert ("notes/linker", "sub/", "resolved", "notes/sub", "") in rows

@@ -74,7 +74,7 @@ class Resolver:
         head, sep, rest = target.partition(":")
         if sep and head in self.stores and rest:
             return Resolution(LinkStatus.EXTERNAL, target)
-        path = _strip_md(target.lstrip("/"))
+        path = strip_md(target.lstrip("/"))
         if path in self.paths:
             return Resolution(LinkStatus.RESOLVED, path)
         relative = _join(source, path)
@@ -83,7 +83,7 @@ class Resolver:
         return self._by_name(path)
 
     def _markdown(self, source: str, target: str) -> Resolution:
-        path = _strip_md(target)
+        path = strip_md(target)
         escapes = False
         for candidate in (_join(source, path), posixpath.normpath(path.lstrip("/"))):
             if candidate.startswith("../") or candidate == "..":
@@ -114,7 +114,7 @@ class Resolver:
         link, the only candidate in the linking memory's folder; for a dangling
         one, the only memory with a nearly identical name.
         """
-        path = _strip_md(link.target.strip()).lstrip("/")
+        path = strip_md(link.target.strip()).lstrip("/")
         for guess in (path, _join(source, path)):
             renamed = renames.get(guess)
             if renamed and renamed in self.paths:
@@ -134,8 +134,19 @@ class Resolver:
 _DANGLING = Resolution(LinkStatus.DANGLING)
 
 
-def _strip_md(target: str) -> str:
+def strip_md(target: str) -> str:
     return target[: -len(MEMORY_SUFFIX)] if target.lower().endswith(MEMORY_SUFFIX) else target
+
+
+def lookup_name(target: str) -> str | None:
+    """The case-folded name of the memories a link target can match.
+
+    None when the name depends on the linking memory's folder (`..`, `.`), so
+    such a link is resolved again whenever any memory comes or goes.
+    """
+    path = strip_md(target.strip().lstrip("/"))
+    name = posixpath.normpath(path or ".").rpartition("/")[2]
+    return None if name in {".", ".."} else name.casefold()
 
 
 def _join(source: str, target: str) -> str:

@@ -107,11 +107,11 @@ def changed_paths(service: MemoryService, ref: str, category: str | None) -> lis
         for f in changed
         if f.startswith(prefix) and f.endswith(".md") and not store_dir.startswith("..")
     }
+    if not changed:
+        return []
     with service.index.connect() as conn:
-        rows, _ = service.index.rows(conn, category)
-        citing = set(service.index.citing(conn, changed))
-    known = {row.path for row in rows}
-    return sorted(path for path in known if path in citing or path in own)
+        citing = service.index.citing(conn, changed)
+        return service.index.readable(conn, [*citing, *own], category)
 
 
 def _run(

@@ -247,12 +247,9 @@ class Index:
             # or thread may have synced since `known` was read. With the stale view, a
             # memory it had just indexed looked new here and got a second citation ID,
             # so the ID an add had returned changed under the agent (MCP parallel adds).
-            known = {
-                path: (mtime, size, digest)
-                for path, mtime, size, digest in conn.execute(
-                    "SELECT path, mtime_ns, size, hash FROM memories"
-                )
-            }
+            # Only the rows of the paths at hand matter, and reading just those keeps a
+            # small change cheap in a big store.
+            known = _known(conn, [*todo, *gone])
             stats = self._apply(conn, todo, gone, known)
             values: dict[str, object] = {
                 "synced_at_ns": now_ns,
@@ -284,14 +281,7 @@ class Index:
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Read under the write lock, as sync does, so a concurrent writer's rows count.
-            known = {
-                path: (mtime, size, digest)
-                for path, mtime, size, digest in conn.execute(
-                    f"SELECT path, mtime_ns, size, hash FROM memories "
-                    f"WHERE path IN ({','.join('?' * len(paths))})",
-                    paths,
-                )
-            }
+            known = _known(conn, paths)
             gone = [p for p in paths if p in known and p not in present]
             self._apply(conn, present, gone, known, loaded or {})
             conn.execute("COMMIT")
@@ -316,7 +306,8 @@ class Index:
         added: list[tuple[str, Document | None, str | None]] = []
         updated = touched = 0
         children = Children()
-        bulk = not known and len(todo) > 100  # a cold build: full-text index built at the end
+        # A cold build: the full-text index is built once at the end.
+        bulk = len(todo) > 100 and not conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
         if bulk:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bulk', '1')")
         preloaded = {p: r for p, r in (loaded or {}).items() if r.doc.memory.links is not None}
@@ -400,21 +391,39 @@ class Index:
         Each memory carries its content and citations only, which is what
         verification needs; its second element gives each citation's line in the file.
         """
-        wanted = None if paths is None else set(paths)
+        if paths is None:
+            return self._verifiable(conn, "", [])
+        wanted = sorted(set(paths))
+        found: list[tuple[Memory, tuple[int | None, ...]]] = []
+        skipped: list[str] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            more, errors = self._verifiable(
+                conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk
+            )
+            found.extend(more)
+            skipped.extend(errors)
+        return found, skipped
+
+    def _verifiable(
+        self, conn: sqlite3.Connection, where: str, args: list[str]
+    ) -> tuple[list[tuple[Memory, tuple[int | None, ...]]], list[str]]:
         citations: dict[int, list[tuple[Citation, int | None]]] = {}
         for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
-            "SELECT memory_id, target, line, end_line, snippet, verified, commit_sha, extra, "
-            "file_line FROM citations ORDER BY memory_id, ord"
+            "SELECT c.memory_id, c.target, c.line, c.end_line, c.snippet, c.verified, "
+            "c.commit_sha, c.extra, c.file_line FROM citations c "
+            + (f"JOIN memories m ON m.id = c.memory_id {where} " if where else "")
+            + "ORDER BY c.memory_id, c.ord",
+            args,
         ):
             fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
             citation = Citation(target, line, end, snippet, verified, commit, fields)
             citations.setdefault(memory_id, []).append((citation, at))
         found, skipped = [], []
         for memory_id, path, content, error in conn.execute(
-            "SELECT id, path, content, error FROM memories ORDER BY path"
+            f"SELECT m.id, m.path, m.content, m.error FROM memories m {where} ORDER BY m.path",
+            args,
         ):
-            if wanted is not None and path not in wanted:
-                continue
             if error is not None:
                 skipped.append(str(error))
                 continue
@@ -422,6 +431,25 @@ class Index:
             meta = MemoryMeta(citations=tuple(c for c, _ in rows))
             found.append((Memory(path, content, meta, None), tuple(at for _, at in rows)))
         return found, skipped
+
+    def readable(
+        self, conn: sqlite3.Connection, paths: Iterable[str], category: str | None = None
+    ) -> list[str]:
+        """Those of these paths that are indexed, readable and in the category, sorted."""
+        wanted = sorted(set(paths))
+        where, extra = _category_filter(category)
+        found: list[str] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found.extend(
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT path FROM memories WHERE error IS NULL "
+                    f"AND path IN ({','.join('?' * len(chunk))}){where}",
+                    (*chunk, *extra),
+                )
+            )
+        return sorted(found)
 
     def citing(self, conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
         """Memories with a citation to any of these repository files."""
@@ -439,6 +467,22 @@ class Index:
                 )
             )
         return sorted(found)
+
+
+def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:
+    """What the index records (mtime, size, hash) for these paths, where it has them."""
+    known: dict[str, tuple[int, int, str]] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        known.update(
+            (path, (mtime, size, digest))
+            for path, mtime, size, digest in conn.execute(
+                "SELECT path, mtime_ns, size, hash FROM memories "
+                f"WHERE path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return known
 
 
 def _set_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:

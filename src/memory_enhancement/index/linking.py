@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..links import STORE_PREFIXES, Resolver
+from ..links import STORE_PREFIXES, Resolver, lookup_name
 from ..model import Link, LinkKind
-from .writer import chunks, path_key
+from .writer import ANY_NAME, chunks, path_key
 
 
 def resolve_links(
@@ -27,7 +27,7 @@ def resolve_links(
     That is the links of memories just (re)written, and links anywhere whose
     target name (or citation ID) is that of a memory that appeared or vanished.
     """
-    keys = {path_key(p) for p in moved}
+    keys = {path_key(p) for p in moved} | {ANY_NAME}
     for chunk in chunks(moved):
         marks = ",".join("?" * len(chunk))
         keys.update(
@@ -57,21 +57,76 @@ def resolve_links(
         )
     if not affected:
         return
-    resolver = Resolver(
-        [row[0] for row in conn.execute("SELECT path FROM memories WHERE error IS NULL")],
-        dict(conn.execute("SELECT citation_id, path FROM memories WHERE citation_id IS NOT NULL")),
-        {*STORE_PREFIXES, store_name},
-    )
-    updates = []
+    rows: list[tuple[int, str, str, str, str]] = []
     for chunk in chunks(sorted(affected)):
-        for rowid, source, target, kind, kind_type in conn.execute(
-            "SELECT l.rowid, m.path, l.target, l.kind, l.type FROM links l "
-            "JOIN memories m ON m.id = l.memory_id "
-            f"WHERE l.rowid IN ({','.join('?' * len(chunk))})",
-            chunk,
-        ):
-            found = resolver.resolve(source, Link(target, kind_type, LinkKind(kind)))
-            updates.append((found.target, found.status.value, "\x1f".join(found.candidates), rowid))
+        rows.extend(
+            conn.execute(
+                "SELECT l.rowid, m.path, l.target, l.kind, l.type FROM links l "
+                "JOIN memories m ON m.id = l.memory_id "
+                f"WHERE l.rowid IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    resolver = _resolver_for(conn, store_name, rows)
+    updates = []
+    for rowid, source, target, kind, kind_type in rows:
+        found = resolver.resolve(source, Link(target, kind_type, LinkKind(kind)))
+        updates.append((found.target, found.status.value, "\x1f".join(found.candidates), rowid))
     conn.executemany(
         "UPDATE links SET resolved = ?, status = ?, candidates = ? WHERE rowid = ?", updates
+    )
+
+
+SMALL = 2_000  # links; fewer than this are resolved against only the memories they could mean
+
+
+def _resolver_for(
+    conn: sqlite3.Connection, store_name: str, rows: list[tuple[int, str, str, str, str]]
+) -> Resolver:
+    """A resolver that knows every memory these links could resolve to.
+
+    A link can only resolve to a memory with the same file name as its target
+    (by path, relative path or name alike), so after a small change only the
+    memories of those names are read: building a resolver over every path
+    costs 60 ms at 10k memories, 500 ms at 100k. Targets whose name is not
+    plain (`..`, a trailing `.`) and big batches take the whole store.
+    """
+    stores = {*STORE_PREFIXES, store_name}
+    names: set[str] = set()
+    ids: set[str] = set()
+    for _, _, target, kind, _ in rows:
+        if len(names) + len(ids) >= SMALL:
+            break
+        if kind == LinkKind.MEM_ID.value:
+            ids.add(target.strip().removeprefix("mem:"))
+            continue
+        name = lookup_name(target)
+        if name is None:
+            break
+        names.add(name)
+    else:
+        paths: list[str] = []
+        for chunk in chunks(sorted(names)):
+            paths.extend(
+                row[0]
+                for row in conn.execute(
+                    "SELECT path FROM memories WHERE error IS NULL AND name_key IN "
+                    f"({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        by_id: dict[str, str] = {}
+        for chunk in chunks(sorted(ids)):
+            by_id.update(
+                conn.execute(
+                    "SELECT citation_id, path FROM memories WHERE citation_id IN "
+                    f"({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return Resolver(paths, by_id, stores)
+    return Resolver(
+        [row[0] for row in conn.execute("SELECT path FROM memories WHERE error IS NULL")],
+        dict(conn.execute("SELECT citation_id, path FROM memories WHERE citation_id IS NOT NULL")),
+        stores,
     )

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -21,6 +21,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE memories (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
+    name_key TEXT NOT NULL,
     title TEXT NOT NULL DEFAULT '',
     tags TEXT NOT NULL DEFAULT '',
     content TEXT NOT NULL DEFAULT '',
@@ -41,6 +42,7 @@ CREATE TABLE memories (
     problems TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX memories_expires ON memories(expires_at);
+CREATE INDEX memories_name ON memories(name_key);
 
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     title, tags, path, content,

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..formats.base import Document
+from ..links import lookup_name
 from ..model import Link, LinkKind
 from ..timestamps import format_timestamp
 
@@ -22,17 +23,14 @@ def path_key(path: str) -> str:
     return path.rpartition("/")[2].casefold()
 
 
+ANY_NAME = "*"  # the key of links whose target name depends on where they are written
+
+
 def link_key(link: Link) -> str:
     """The key under which a link is found again when memories of that name come and go."""
     if link.kind is LinkKind.MEM_ID:
-        return f"mem:{link.target.removeprefix('mem:')}"
-    target = (
-        link.target.strip().split(":", 1)[-1] if link.kind is not LinkKind.MARKDOWN else link.target
-    )
-    name = target.rstrip("/").rpartition("/")[2]
-    if name.lower().endswith(".md"):
-        name = name[:-3]
-    return name.casefold()
+        return f"mem:{link.target.strip().removeprefix('mem:')}"
+    return lookup_name(link.target) or ANY_NAME
 
 
 def chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
@@ -65,9 +63,9 @@ class Children:
 
 
 _COLUMNS = (
-    "path", "title", "tags", "content", "format", "created_at", "updated_at", "expires_at",
-    "source", "confidence", "last_verified", "citation_count", "declared_id", "mtime_ns",
-    "size", "hash", "error", "problems",
+    "path", "name_key", "title", "tags", "content", "format", "created_at", "updated_at",
+    "expires_at", "source", "confidence", "last_verified", "citation_count", "declared_id",
+    "mtime_ns", "size", "hash", "error", "problems",
 )  # fmt: skip
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
@@ -95,6 +93,7 @@ def upsert(
     meta = memory.meta if memory else None
     values = (
         path,
+        path_key(path),
         memory.title if memory else "",
         "\x1f".join(meta.tags) if meta else "",
         memory.content if memory else "",
