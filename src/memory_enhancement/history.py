@@ -45,16 +45,27 @@ class Evidence:
     last_reinforced: datetime | None = None  # a confirmation renews, as the expiry policy says
 
 
-def record(service: MemoryService, results: Sequence[MemoryVerification]) -> None:
-    """Remember the verdicts of a run, per citation, with the time and the commit."""
+def record(
+    service: MemoryService,
+    results: Sequence[MemoryVerification],
+    known: Mapping[str, str] | None = None,
+) -> None:
+    """Remember the verdicts of a run, per citation, with the time and the commit.
+
+    `known` maps paths to citation IDs the caller already read from the index.
+    """
     checked = [r for r in results if r.checks]
     if not checked:
         return
-    ids = citation_ids(service, [r.path for r in checked])
+    ids = dict(known or {})
+    missing = [r.path for r in checked if r.path not in ids]
+    if missing:
+        ids.update(citation_ids(service, missing))
     moment = format_timestamp(service.clock())
     commit = service.git.head() if service.git else None
     run_id = uuid.uuid4().hex
     rows: list[tuple[str, str, str, str, int]] = []
+    encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
     days: Counter[str] = Counter()
     for result in checked:
         cid = ids.get(result.path)
@@ -65,7 +76,7 @@ def record(service: MemoryService, results: Sequence[MemoryVerification]) -> Non
         ]
         days.update(c.status.value for c in result.checks)
         failing = sum(c.status.failing for c in result.checks)
-        rows.append((cid, run_id, result.path, json.dumps(checks, separators=(",", ":")), failing))
+        rows.append((cid, run_id, result.path, encode(checks), failing))
     with service.state.connect() as state:
         state.execute("BEGIN IMMEDIATE")
         try:

@@ -49,11 +49,11 @@ class Citation:
 
     @property
     def kind(self) -> CitationKind:
-        return CitationKind.URL if is_url(self.target) else CitationKind.FILE
+        return CitationKind.URL if self.is_url else CitationKind.FILE
 
     @property
     def is_url(self) -> bool:
-        return self.kind is CitationKind.URL
+        return is_url(self.target)
 
     @property
     def ref(self) -> str:

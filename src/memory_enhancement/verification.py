@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -78,10 +78,11 @@ def verify_paths(
     again; unreadable memory files are reported as skipped.
     """
     with service.index.connect() as conn:
-        found, skipped = service.index.verifiable(conn, paths)
-    memories = [memory for memory, _ in found]
-    files = {m.path: (_display_file(service, m.path), list(lines)) for m, lines in found}
-    return _run(service, memories, files, options, skipped, keep_uncited=False)
+        found, skipped = service.index.verifiable(conn, paths, content=options.include_mentions)
+    memories = [memory for memory, _, _ in found]
+    files = {m.path: (_display_file(service, m.path), list(lines)) for m, lines, _ in found}
+    ids = {m.path: cid for m, _, cid in found if cid}
+    return _run(service, memories, files, options, skipped, keep_uncited=False, ids=ids)
 
 
 def verify_file(service: MemoryService, path: str, options: VerifyOptions) -> VerifyRun:
@@ -122,6 +123,7 @@ def _run(
     skipped: list[str],
     *,
     keep_uncited: bool,
+    ids: Mapping[str, str] | None = None,
 ) -> VerifyRun:
     urls = None
     if options.check_urls:
@@ -130,10 +132,13 @@ def _run(
         urls = UrlChecker(timeout=options.url_timeout)
     verifier = Verifier(service.repo, service.git, urls)
     results = verifier.verify_memories(memories)
-    history.record(service, results)
+    history.record(service, results, ids)
     if options.include_mentions:
         results = _with_mentions(service, verifier, memories, results)
-    decorated = [replace(r, file=files[r.path][0], lines=tuple(files[r.path][1])) for r in results]
+    decorated = [
+        MemoryVerification(r.path, r.checks, r.mentions, files[r.path][0], tuple(files[r.path][1]))
+        for r in results
+    ]
     kept = [r for r in decorated if keep_uncited or r.checks or r.mentions]
     fixes = _apply_fixes(service, kept, options) if options.fix or options.write else []
     return VerifyRun(kept, fixes, skipped)

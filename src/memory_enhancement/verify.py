@@ -45,10 +45,10 @@ class Verdict(enum.Enum):
     @property
     def failing(self) -> bool:
         """Whether this verdict makes its memory invalid."""
-        return self in _FAILING
+        return self._value_ in _FAILING  # by value: an enum member hashes in Python, slowly
 
 
-_FAILING = {Verdict.STALE, Verdict.MISSING, Verdict.OUT_OF_RANGE, Verdict.INVALID}
+_FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,7 @@ class Verifier:
     _bases: dict[str | None, str | None] = field(default_factory=dict, repr=False)
     _counts: dict[str, Counter[str]] = field(default_factory=dict, repr=False)
     _joined: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False)
+    _found: dict[tuple[str, str, int], list[int]] = field(default_factory=dict, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
         memories = list(memories)
@@ -180,19 +181,20 @@ class Verifier:
         moved = Verdict.MOVED if renamed else Verdict.VALID
         where = f"renamed to {path}; " if renamed else ""
         renamed_to = path if renamed else None
-        if snippet is None or not squash(snippet):
+        wanted = squash(snippet) if snippet is not None else ""
+        if not wanted:
             if line is None or (citation.end_line or line) <= total:
                 reason = f"{where}no snippet to compare"
                 return CitationCheck(citation, moved, path, line, reason, renamed_to)
             last = citation.end_line or line
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
-        if line is not None and not renamed and self._only_here(path, source, citation, snippet):
+        if line is not None and not renamed and self._only_here(path, source, citation, wanted):
             return CitationCheck(citation, Verdict.VALID, path, line)
-        candidates = self._occurrences(path, source, snippet, _span(citation))
+        candidates = self._occurrences(path, source, wanted, _span(citation))
         if line is not None and line in candidates and not renamed:
             window = "".join(source.lines[line - 1 : line - 1 + _span(citation)])
-            if len(candidates) == 1 and squash(window) == squash(snippet):
+            if len(candidates) == 1 and squash(window) == wanted:
                 return CitationCheck(citation, Verdict.VALID, path, line)
             if self._base(citation) is None:
                 return CitationCheck(citation, Verdict.VALID, path, line)
@@ -261,13 +263,12 @@ class Verifier:
             reason = f"line {cited} {text}"
         return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
 
-    def _only_here(self, path: str, source: SourceFile, citation: Citation, snippet: str) -> bool:
+    def _only_here(self, path: str, source: SourceFile, citation: Citation, wanted: str) -> bool:
         """The common case, decided at once: the cited line says exactly the snippet and
         no other line of the file says the same (a line merely containing it is not a
         copy of it). A range is checked with two searches of the whole file."""
         line = citation.line or 1
         span = _span(citation)
-        wanted = squash(snippet)
         if span == 1:
             squashed = self._squashed_lines(path, source)
             if line > len(squashed) or squashed[line - 1] != wanted:
@@ -300,17 +301,21 @@ class Verifier:
             joined = self._joined[path] = ("".join(lines), starts)
         return joined
 
-    def _occurrences(self, path: str, source: SourceFile, snippet: str, span: int) -> list[int]:
-        """First lines of every window of `span` lines that holds the snippet.
+    def _occurrences(self, path: str, source: SourceFile, wanted: str, span: int) -> list[int]:
+        """First lines of every window of `span` lines that holds the (squashed) snippet.
 
         A window starts on the line where the snippet's text begins. The text is
         matched across line breaks in the squashed file, not line by line: a
         serena table cell cannot hold a newline, so a range's snippet is often
         written on one line (`def f(): return 1` for two lines of code). It is also
         one `str.find` over the whole file per citation, in C, which is what keeps
-        30,000 citations fast.
+        30,000 citations fast. Memories often cite the same line of the same file,
+        so each answer is kept for the run.
         """
-        wanted = squash(snippet)
+        key = (path, wanted, span)
+        known = self._found.get(key)
+        if known is not None:
+            return known
         text, starts = self._joined_text(path, source)
         total = len(starts)
         found: dict[int, None] = {}
@@ -321,7 +326,8 @@ class Verifier:
             if last - first < span and first + span <= total:
                 found[first + 1] = None
             at = text.find(wanted, at + 1)
-        return list(found)
+        result = self._found[key] = list(found)
+        return result
 
     # -- pass 2: history ------------------------------------------------------
 

@@ -245,8 +245,9 @@ def emit_json(data: Any) -> None:
     """Pretty JSON; a long list is written one compact item per line, which is still
     valid JSON, reads well in a diff, and is several times faster for 10,000 items."""
     if isinstance(data, list) and len(data) > 50:
-        items = ",\n".join(json.dumps(item, ensure_ascii=False) for item in data)
-        click.echo(f"[\n{items}\n]")
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        sys.stdout.write("[\n" + ",\n".join(map(encode, data)) + "\n]\n")
+        sys.stdout.flush()
         return
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 

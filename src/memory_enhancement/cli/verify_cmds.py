@@ -84,13 +84,11 @@ def verify(
     url_timeout: float,
 ) -> None:
     """Verify the citations of one MEMORY against the code, just in time."""
-    from ..serialize import verification_dict
-
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
     run = app().service().verify(memory, options)
     result = run.results[0]
     if as_json:
-        emit_json(_with_fix(verification_dict(result), run))
+        emit_json(_with_fixes(run)[0])
     else:
         print_result(result, verbose=True)
     _print_fixes(run, quiet=as_json)
@@ -127,14 +125,12 @@ def verify_all(
     url_timeout: float,
 ) -> None:
     """Verify every memory that has citations (optionally under CATEGORY)."""
-    from ..serialize import verification_dict
-
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
     run = app().service().verify_all(category, changed_since=changed_since, options=options)
     warn(run.skipped)
     fmt = "json" if as_json else fmt
     if fmt == "json":
-        emit_json([_with_fix(verification_dict(r), run) for r in run.results])
+        emit_json(_with_fixes(run))
     elif fmt == "github":
         _print_github(run, strict)
     else:
@@ -199,12 +195,20 @@ def _escape(text: str, prop: bool = False) -> str:
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
-def _with_fix(data: dict[str, Any], run: Any) -> dict[str, Any]:
-    """JSON output carries the fix (its diff, and whether it was written) with its memory."""
-    for fix in run.fixes:
-        if fix.path == data["memory_id"]:
+def _with_fixes(run: Any) -> list[dict[str, Any]]:
+    """The JSON of each result; a fixed memory carries its fix (the diff, and whether it
+    was written)."""
+    from ..serialize import verification_dict
+
+    fixes = {fix.path: fix for fix in run.fixes}
+    out = []
+    for result in run.results:
+        data = verification_dict(result)
+        fix = fixes.get(result.path)
+        if fix is not None:
             data["fix"] = {"diff": fix.diff, "written": fix.written}
-    return data
+        out.append(data)
+    return out
 
 
 def _print_fixes(run: Any, *, quiet: bool) -> None:

@@ -80,6 +80,10 @@ ROW_COLUMNS = (
 )
 
 
+# A memory as verification needs it, each citation's line in its file, its citation ID.
+Verifiable = tuple[Memory, tuple[int | None, ...], str | None]
+
+
 def row_from(values: tuple[Any, ...]) -> Row:
     path, title, fmt, tags, created, updated, expires, source, count, cid, mtime = values
     tag_list = tuple(tags.split("\x1f")) if tags else ()
@@ -383,32 +387,38 @@ class Index:
         return str(found[0]) if found else None
 
     def verifiable(
-        self, conn: sqlite3.Connection, paths: Iterable[str] | None = None
-    ) -> tuple[list[tuple[Memory, tuple[int | None, ...]]], list[str]]:
+        self,
+        conn: sqlite3.Connection,
+        paths: Iterable[str] | None = None,
+        *,
+        content: bool = True,
+    ) -> tuple[list[Verifiable], list[str]]:
         """Memories with citations, rebuilt from the index (no file is parsed), and the
         reasons unreadable ones among `paths` were skipped.
 
         Each memory carries its content and citations only, which is what
-        verification needs; its second element gives each citation's line in the file.
+        verification needs (the content only when asked: only prose mentions need it,
+        and it is most of what the index holds); its second element gives each
+        citation's line in the file, and the third its citation ID.
         """
         if paths is None:
-            return self._verifiable(conn, "", [])
+            return self._verifiable(conn, "", [], content)
         wanted = sorted(set(paths))
-        found: list[tuple[Memory, tuple[int | None, ...]]] = []
+        found: list[Verifiable] = []
         skipped: list[str] = []
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             more, errors = self._verifiable(
-                conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk
+                conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk, content
             )
             found.extend(more)
             skipped.extend(errors)
         return found, skipped
 
     def _verifiable(
-        self, conn: sqlite3.Connection, where: str, args: list[str]
-    ) -> tuple[list[tuple[Memory, tuple[int | None, ...]]], list[str]]:
-        citations: dict[int, list[tuple[Citation, int | None]]] = {}
+        self, conn: sqlite3.Connection, where: str, args: list[str], content: bool
+    ) -> tuple[list[Verifiable], list[str]]:
+        citations: dict[int, tuple[list[Citation], list[int | None]]] = {}
         for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
             "SELECT c.memory_id, c.target, c.line, c.end_line, c.snippet, c.verified, "
             "c.commit_sha, c.extra, c.file_line FROM citations c "
@@ -418,18 +428,23 @@ class Index:
         ):
             fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
             citation = Citation(target, line, end, snippet, verified, commit, fields)
-            citations.setdefault(memory_id, []).append((citation, at))
+            cited, lines = citations.setdefault(memory_id, ([], []))
+            cited.append(citation)
+            lines.append(at)
         found, skipped = [], []
-        for memory_id, path, content, error in conn.execute(
-            f"SELECT m.id, m.path, m.content, m.error FROM memories m {where} ORDER BY m.path",
+        nothing: tuple[list[Citation], list[int | None]] = ([], [])
+        text = "m.content" if content else "''"
+        for memory_id, path, body, error, cid in conn.execute(
+            f"SELECT m.id, m.path, {text}, m.error, m.citation_id FROM memories m {where} "
+            "ORDER BY m.path",
             args,
         ):
             if error is not None:
                 skipped.append(str(error))
                 continue
-            rows = citations.get(memory_id, [])
-            meta = MemoryMeta(citations=tuple(c for c, _ in rows))
-            found.append((Memory(path, content, meta, None), tuple(at for _, at in rows)))
+            cited, lines = citations.get(memory_id, nothing)
+            meta = MemoryMeta(citations=tuple(cited))
+            found.append((Memory(path, body, meta, None), tuple(lines), cid))
         return found, skipped
 
     def readable(

@@ -24,7 +24,6 @@ CREATE TABLE memories (
     name_key TEXT NOT NULL,
     title TEXT NOT NULL DEFAULT '',
     tags TEXT NOT NULL DEFAULT '',
-    content TEXT NOT NULL DEFAULT '',
     format TEXT,
     created_at TEXT,
     updated_at TEXT,
@@ -39,7 +38,10 @@ CREATE TABLE memories (
     size INTEGER NOT NULL,
     hash TEXT NOT NULL,
     error TEXT,
-    problems TEXT NOT NULL DEFAULT ''
+    problems TEXT NOT NULL DEFAULT '',
+    -- Last: a row's columns are read in order, and the content, often larger than a
+    -- page, would otherwise be walked through to reach the small ones after it.
+    content TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX memories_expires ON memories(expires_at);
 CREATE INDEX memories_name ON memories(name_key);
