@@ -27,7 +27,7 @@ from memory_enhancement.repo import Repository
 from memory_enhancement.server import build_server
 from memory_enhancement.service import MemoryService
 from memory_enhancement.storage import Store
-from memory_enhancement.timestamps import maybe_timestamp
+from memory_enhancement.timestamps import format_timestamp, maybe_timestamp
 
 API = "# API version\n\nClients send the API version.\n"
 
@@ -200,7 +200,25 @@ def test_the_recent_record_keeps_the_last_ten_runs(project: Project, clock: Cloc
         project.service.verify("notes/api")
     cid = project.service.citation_id("notes/api").strip("[]").removeprefix("mem:")
     assert history.evidence(project.service, [cid])[cid].runs == history.RECENT_RUNS
-    assert project.runs("notes/api") == 12  # the full history is kept
+    assert project.runs("notes/api") == 12  # pruned only every KEPT_RUNS runs
+
+
+def test_old_verdicts_are_pruned_and_the_summaries_keep_counting(
+    project: Project, clock: Clock
+) -> None:
+    project.service.add("notes/api", API, citations=["src/app.py:3"])
+    project.service.add("notes/db", "The pool.", citations=["src/db.py:2"])
+    for n in range(25):
+        clock.advance(minutes=1)
+        project.service.verify("notes/api")
+        if n == 0:
+            project.service.verify("notes/db")  # verified once, long ago: kept
+    kept = project.verifications("notes/api")
+    assert history.KEPT_RUNS <= len(kept) < 2 * history.KEPT_RUNS
+    assert kept[-1][0] == format_timestamp(clock.moment)  # the newest are the ones kept
+    assert len(project.verifications("notes/db")) == 1
+    assert history.runs(project.service) == 26  # every run is still counted
+    assert sum(history.verdict_days(project.service)[0][1].values()) == 26
 
 
 def test_verdicts_are_counted_per_day_oldest_first(mixed: Project, clock: Clock) -> None:

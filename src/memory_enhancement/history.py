@@ -3,7 +3,8 @@
 Every verification (CLI, MCP, `get --verify`, `search --verify`, CI) is
 recorded per citation with its time, the git commit and the verdict, in the
 state database (it cannot be rebuilt from the files): one row per run, and one
-row per memory per run holding the verdicts of its citations. Two summaries
+row per memory per run holding the verdicts of its citations (the last ten
+runs of each memory are kept in full, older ones pruned). Two summaries
 are kept up to date as runs are written, one per memory (its last ten runs,
 when it was last verified and last valid) and one per day and verdict, so a
 health report over a large store reads a summary, not the whole history, and
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .verify import MemoryVerification
 
 RECENT_RUNS = 10
+KEPT_RUNS = 10  # per memory, the runs whose verdicts are kept in full (see _prune)
 
 
 @dataclass(frozen=True)
@@ -95,10 +97,28 @@ def record(
                 "ON CONFLICT(day, status) DO UPDATE SET count = count + excluded.count",
                 [(moment[:10], status, count) for status, count in days.items()],
             )
+            (count,) = state.execute("SELECT max(rowid) FROM runs").fetchone()
+            if count % KEPT_RUNS == 0:
+                _prune(state)
             state.execute("COMMIT")
         except BaseException:
             state.execute("ROLLBACK")
             raise
+
+
+def _prune(state: sqlite3.Connection) -> None:
+    """Keep the verdicts of each memory's last KEPT_RUNS runs, drop older ones.
+
+    A nightly verify-all of 10k memories writes about 3 MB of verdicts; kept
+    forever that is a gigabyte a year that nothing reads, since confidence and
+    the health report read the summaries. Run every KEPT_RUNS runs, so a memory
+    has between KEPT_RUNS and twice that many rows.
+    """
+    state.execute(
+        "DELETE FROM verdicts WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER "
+        "(PARTITION BY citation_id ORDER BY id DESC) AS n FROM verdicts) WHERE n > ?)",
+        (KEPT_RUNS,),
+    )
 
 
 def _update_evidence(state: sqlite3.Connection, runs: list[tuple[str, int]], moment: str) -> None:
