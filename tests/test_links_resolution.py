@@ -249,6 +249,22 @@ def test_frontmatter_related_and_links_keys_are_links(
     ]
 
 
+def test_a_frontmatter_key_holding_one_name_is_one_link(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "notes/a": "---\nrelated: ops/c\nlinks: {target: ops/d, type: depends_on}\n---\n# A\n",
+            "ops/c": "# C\n",
+            "ops/d": "# D\n",
+        },
+    )
+    assert out_links(service, "notes/a") == [("ops/d", "depends_on"), ("ops/c", "related")]
+    write(store_dir, "notes/b", "---\nrelated: ops/gone\n---\n# B\n")
+    assert broken(service) == [("notes/b", 2, "ops/gone", "dangling", None)]
+
+
 # -- what is not a memory link ------------------------------------------------------------
 
 

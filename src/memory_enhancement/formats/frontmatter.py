@@ -307,6 +307,8 @@ def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
     links = []
     for key in _READ_ONLY_KEYS:
         value = doc.data.get(key)
+        if isinstance(value, str | dict):
+            value = [value]  # `related: other` names one memory
         if not isinstance(value, list):
             continue
         block = doc.blocks.get(key)
