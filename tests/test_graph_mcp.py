@@ -60,6 +60,16 @@ async def test_traverse_graph_takes_depth_direction_and_algorithm(agent: Agent) 
     assert [(e["source"], e["target"]) for e in both["edges"]] == [("c", "e"), ("a", "c")]
 
 
+async def test_traverse_graph_follows_only_the_link_types_asked_for(agent: Agent) -> None:
+    plain = await agent.call("traverse_graph", root="a", link_types=["link"])
+    assert "e" not in plain["nodes"]
+    assert {e["type"] for e in plain["edges"]} == {"link"}
+    typed = await agent.call("traverse_graph", root="c", link_types=["depends_on"])
+    assert [(e["source"], e["target"], e["type"]) for e in typed["edges"]] == [
+        ("c", "e", "depends_on")
+    ]
+
+
 async def test_traverse_graph_of_an_unknown_root_is_a_tool_error(agent: Agent) -> None:
     message = await agent.fail("traverse_graph", root="nope")
     assert message.startswith("memory not found: 'nope'")

@@ -327,13 +327,18 @@ def build_server(factory: ServiceFactory) -> MCPServer:
         depth: int = 3,
         direction: Annotated[str, Field(description="out, in or both.")] = "out",
         algorithm: Annotated[str, Field(description="bfs or dfs.")] = "bfs",
+        link_types: Annotated[
+            list[str] | None,
+            Field(description="Only follow links of these types (e.g. related, depends_on)."),
+        ] = None,
         store: Store = None,
     ) -> GraphOut:
         """Follow the links between memories from root, up to depth."""
         with tool_errors():
             result = service(ctx, store).graph(
-                root, depth=depth, direction=direction, algorithm=algorithm
-            )
+                root, depth=depth, direction=direction, algorithm=algorithm,
+                types=link_types or (),
+            )  # fmt: skip
             return cast(GraphOut, as_dict(result))
 
     @mcp.tool(annotations=READ_ONLY)
