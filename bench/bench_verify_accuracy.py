@@ -44,6 +44,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH / "accuracy"))
 
 from _git import git  # noqa: E402
+from _tool import default_cli, tool_version  # noqa: E402
 from make_history_repo import DEFAULT_CACHE, PRESETS, make_history_repo  # noqa: E402
 from score import Scores, format_confusion, format_table, score  # noqa: E402
 from seed_rule import seed_predictions, seed_verdict  # noqa: E402
@@ -55,35 +56,6 @@ from memory_enhancement.model import Citation, Memory, MemoryMeta  # noqa: E402
 from memory_enhancement.timestamps import format_timestamp  # noqa: E402
 
 TARGETS = {"precision": 0.99, "recall": 0.99, "relocation": 0.98}
-
-
-def default_cli() -> list[str]:
-    """The `memory-enhancement` next to this interpreter (the venv), else on PATH."""
-    here = Path(sys.executable).parent / "memory-enhancement"
-    if here.exists():
-        return [str(here)]
-    found = shutil.which("memory-enhancement")
-    return [found] if found else [sys.executable, "-m", "memory_enhancement"]
-
-
-def tool_version(cli: list[str]) -> str:
-    """Which verifier was measured: the commit of this checkout and a hash of the sources.
-
-    Others edit src/ concurrently, so "HEAD" alone would not identify the code.
-    """
-    import hashlib
-
-    import memory_enhancement
-
-    src = Path(memory_enhancement.__file__).parent
-    digest = hashlib.sha1()
-    for file in sorted(src.rglob("*.py")):
-        digest.update(file.read_bytes())
-    try:
-        head = git(BENCH.parent, "describe", "--always", "--dirty").decode().strip()
-    except Exception:  # not a checkout
-        head = "?"
-    return f"{' '.join(cli)} (checkout {head}, src sha1 {digest.hexdigest()[:10]})"
 
 
 # -- the store ------------------------------------------------------------------

@@ -60,40 +60,13 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "accuracy"))
 
 from _git import diff_pairs, git, rev_parse  # noqa: E402
+from _tool import default_cli, tool_version  # noqa: E402
 from truth import compute_population, map_old_lines  # noqa: E402
 
 from gen_store import default_source_tree, generate_store  # noqa: E402
 
 COMMIT_B_DATE = "2026-06-01T12:00:00+00:00"  # after every Verified stamp gen_store writes
 SPEEDUP_TARGET = 3.0
-
-
-def default_cli() -> list[str]:
-    here = Path(sys.executable).parent / "memory-enhancement"
-    if here.exists():
-        return [str(here)]
-    found = shutil.which("memory-enhancement")
-    return [found] if found else [sys.executable, "-m", "memory_enhancement"]
-
-
-def tool_version(cli: list[str]) -> str:
-    """Which verifier was measured: the commit of this checkout and a hash of the sources.
-
-    Others edit src/ concurrently, so "HEAD" alone would not identify the code.
-    """
-    import hashlib
-
-    import memory_enhancement
-
-    src = Path(memory_enhancement.__file__).parent
-    digest = hashlib.sha1()
-    for file in sorted(src.rglob("*.py")):
-        digest.update(file.read_bytes())
-    try:
-        head = git(BENCH.parent, "describe", "--always", "--dirty").decode().strip()
-    except Exception:  # not a checkout
-        head = "?"
-    return f"{' '.join(cli)} (checkout {head}, src sha1 {digest.hexdigest()[:10]})"
 
 
 # -- commit B: edits that move and break a share of the citations -----------------

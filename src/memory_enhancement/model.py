@@ -8,6 +8,7 @@ what changed. This module imports nothing that touches disk, YAML or the CLI.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -51,8 +52,9 @@ class Citation:
     def kind(self) -> CitationKind:
         return CitationKind.URL if self.is_url else CitationKind.FILE
 
-    @property
+    @functools.cached_property
     def is_url(self) -> bool:
+        """Asked several times per citation in a run (verify, history, output): kept."""
         return is_url(self.target)
 
     @property

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from json.encoder import encode_basestring as _str  # C; the encoder's own, ensure_ascii=False
 from typing import TYPE_CHECKING, Any
 
 from .model import Citation, Link, Memory
@@ -103,7 +104,7 @@ def check_dict(check: CitationCheck) -> dict[str, Any]:
         "line": citation.line,
         "end_line": citation.end_line,
         "snippet": citation.snippet,
-        "status": check.status.value,
+        "status": check.status._value_,  # not `.value`: a Python-level property, 30k times a run
         "current_path": check.current_path,
         "current_line": check.current_line,
         "reason": check.reason,
@@ -133,6 +134,51 @@ def verification_dict(result: MemoryVerification) -> dict[str, Any]:
     if result.mentions:
         data["mentions"] = [check_dict(c) for c in result.mentions]
     return data
+
+
+def verification_json(result: MemoryVerification) -> str:
+    """`verification_dict(result)` encoded as `json.JSONEncoder(ensure_ascii=False)` would,
+    character for character, without building the dicts.
+
+    `verify-all --json` prints 10,000 of these (30,000 citations); building the
+    dicts and encoding them took a fifth of the run. A test checks that both
+    give the same text for every verdict, so the shape stays defined once.
+    """
+    failing = [c for c in result.checks if c.status.failing]
+    stale = ", ".join(
+        f'{{"path": {_str(c.citation.target)}, "line": {_int(c.citation.line)}, '
+        f'"reason": {_str(c.reason)}}}'
+        for c in failing
+    )
+    confidence = result.confidence
+    head = (
+        f'{{"memory_id": {_str(result.path)}, "valid": {"false" if failing else "true"}, '
+        f'"confidence": {"null" if confidence is None else repr(confidence)}, '
+        f'"stale_citations": [{stale}], "citations": [{", ".join(map(_check_json, result.checks))}]'
+    )
+    if result.mentions:
+        head += f', "mentions": [{", ".join(map(_check_json, result.mentions))}]'
+    return head + "}"
+
+
+def _check_json(check: CitationCheck) -> str:
+    c = check.citation
+    return (
+        f'{{"path": {_str(c.target)}, "line": {_int(c.line)}, "end_line": {_int(c.end_line)}, '
+        f'"snippet": {_opt(c.snippet)}, "status": "{check.status._value_}", '
+        f'"current_path": {_opt(check.current_path)}, "current_line": {_int(check.current_line)}, '
+        f'"reason": {_str(check.reason)}, '
+        f'"anchored": {"true" if c.snippet is not None or c.is_url else "false"}, '
+        f'"renamed_to": {_opt(check.renamed_to)}}}'
+    )
+
+
+def _int(value: int | None) -> str:
+    return "null" if value is None else str(value)
+
+
+def _opt(value: str | None) -> str:
+    return "null" if value is None else _str(value)
 
 
 def hit_dict(result: SearchResult) -> dict[str, Any]:

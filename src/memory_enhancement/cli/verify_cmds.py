@@ -6,6 +6,7 @@ moved citations fail too), 2 on usage errors.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -130,7 +131,7 @@ def verify_all(
     warn(run.skipped)
     fmt = "json" if as_json else fmt
     if fmt == "json":
-        emit_json(_with_fixes(run))
+        _emit_results(run)
     elif fmt == "github":
         _print_github(run, strict)
     else:
@@ -209,6 +210,17 @@ def _with_fixes(run: Any) -> list[dict[str, Any]]:
             data["fix"] = {"diff": fix.diff, "written": fix.written}
         out.append(data)
     return out
+
+
+def _emit_results(run: Any) -> None:
+    """verify-all's JSON list, one memory per line; a fixed memory carries its fix."""
+    from ..serialize import verification_json
+
+    if len(run.results) <= 50 or run.fixes:
+        emit_json(_with_fixes(run))
+        return
+    sys.stdout.write("[\n" + ",\n".join(map(verification_json, run.results)) + "\n]\n")
+    sys.stdout.flush()
 
 
 def _print_fixes(run: Any, *, quiet: bool) -> None:

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -108,7 +108,7 @@ CREATE TABLE citations (
     is_url INTEGER NOT NULL
 );
 CREATE INDEX citations_target ON citations(target);
-CREATE INDEX citations_memory ON citations(memory_id);
+CREATE INDEX citations_memory ON citations(memory_id, ord);  -- also reads them in order, no sort
 
 CREATE TABLE embeddings (
     memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
