@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -44,7 +43,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH / "accuracy"))
 
 from _git import git  # noqa: E402
-from _tool import default_cli, tool_version  # noqa: E402
+from _tool import default_cli, tool_env, tool_version  # noqa: E402
 from make_history_repo import DEFAULT_CACHE, PRESETS, make_history_repo  # noqa: E402
 from score import Scores, format_confusion, format_table, score  # noqa: E402
 from seed_rule import seed_predictions, seed_verdict  # noqa: E402
@@ -112,7 +111,7 @@ def run_verify_all(cli: list[str], store: Path, repo: Path, count: int, home: Pa
     this throw-away store go to a temporary folder, not the user's.
     """
     cmd = [*cli, "verify-all", "--dir", str(store), "--repo-root", str(repo), "--json"]
-    env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(home)}
+    env = tool_env(home)
     started = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - started

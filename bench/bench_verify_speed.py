@@ -60,7 +60,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "accuracy"))
 
 from _git import diff_pairs, git, rev_parse  # noqa: E402
-from _tool import default_cli, tool_version  # noqa: E402
+from _tool import default_cli, tool_env, tool_version  # noqa: E402
 from truth import compute_population, map_old_lines  # noqa: E402
 
 from gen_store import default_source_tree, generate_store  # noqa: E402
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         seed_cmd += ["--dir", str(store), "--repo-root", str(repo), "--json"]
         # The tool's index and state go to a fresh MEMORY_ENHANCEMENT_HOME: the first
         # run starts from nothing (it builds the index), later runs find it warm.
-        env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(work / "home")}
+        env = tool_env(work / "home")
         setup = time.perf_counter() - t0
         first = timed(ours_cmd, (0, 1), env)  # also the warm-up: page cache, .pyc files
         timed(seed_cmd, (0,), env)

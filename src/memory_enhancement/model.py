@@ -8,7 +8,6 @@ what changed. This module imports nothing that touches disk, YAML or the CLI.
 from __future__ import annotations
 
 import enum
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -52,9 +51,8 @@ class Citation:
     def kind(self) -> CitationKind:
         return CitationKind.URL if self.is_url else CitationKind.FILE
 
-    @functools.cached_property
+    @property
     def is_url(self) -> bool:
-        """Asked several times per citation in a run (verify, history, output): kept."""
         return is_url(self.target)
 
     @property

@@ -213,34 +213,27 @@ class Index:
             and folders_unchanged(str(self.store.root), json.loads(meta["dirs"]), synced_at)
         ):
             return SyncStats(count, seconds=time.perf_counter() - started)
-        known = {
-            path: (mtime, size, digest)
-            for path, mtime, size, digest in conn.execute(
-                "SELECT path, mtime_ns, size, hash FROM memories"
-            )
+        indexed: dict[str, tuple[int, int]] = {
+            path: (mtime, size)
+            for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
         }
-        previous = None
-        if "dirs" in meta:
-            files = {path: (m, s) for path, (m, s, _) in known.items()}
-            previous = Snapshot(files, json.loads(meta["dirs"]))
+        previous = Snapshot(indexed, json.loads(meta["dirs"])) if "dirs" in meta else None
         disk = rescan(
             str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at
         )
         racy_after = synced_at - RACY_NS if synced_at else None
         todo = [
             path
-            for path, (mtime, size) in disk.files.items()
-            if path not in known
-            or known[path][:2] != (mtime, size)
-            or (racy_after is not None and mtime >= racy_after)
+            for path, stamp in disk.files.items()
+            if indexed.get(path) != stamp or (racy_after is not None and stamp[0] >= racy_after)
         ]
-        gone = [path for path in known if path not in disk.files]
+        gone = [path for path in indexed if path not in disk.files]
         dirs_changed = previous is None or disk.dirs != previous.dirs
         if not todo and not gone and not dirs_changed and synced_at is not None:
             settle: dict[str, object] = {}
             if racy_after is not None and any(m >= racy_after for m in disk.dirs.values()):
                 settle["synced_at_ns"] = now_ns  # let recently changed folders settle
-            if check_files and len(known) > self.full_check_limit:
+            if check_files and len(indexed) > self.full_check_limit:
                 settle["files_checked_at_ns"] = now_ns
             if settle:
                 _set_meta(conn, settle)
