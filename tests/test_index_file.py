@@ -170,6 +170,23 @@ def test_an_index_with_a_damaged_page_is_rebuilt_instead_of_crashing(
     assert [r.hit.row.path for r in fresh.search("pipeline")] == ["notes/deploy", "notes/new"]
 
 
+@pytest.mark.parametrize("table", ["memories", "meta", "citations"])
+def test_an_index_missing_a_table_of_its_version_is_rebuilt(
+    small_store: Path, git_repo: Path, tmp_path: Path, table: str
+) -> None:
+    service = disk_service(small_store, git_repo, tmp_path)
+    before = {s.path: s.citation_id for s in service.list_memories().memories}
+    conn = sqlite3.connect(tmp_path / "index.db")
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute(f"DROP TABLE {table}")  # the version number still says all is well
+    conn.commit()
+    conn.close()
+    write_memory(small_store, "notes/new", "A new memory about the blue pipeline.", title="New")
+    listing = disk_service(small_store, git_repo, tmp_path).list_memories()
+    assert {s.path: s.citation_id for s in listing.memories if s.path != "notes/new"} == before
+    assert "notes/new" in {s.path for s in listing.memories}
+
+
 def test_damage_found_mid_query_is_a_clear_error_and_the_next_call_rebuilds(
     small_store: Path, git_repo: Path, tmp_path: Path
 ) -> None:

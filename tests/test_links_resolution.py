@@ -377,6 +377,9 @@ def test_line_numbers_count_crlf_files_and_serena_bodies_like_an_editor(
         ("notes/a", Link("c.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "c"),
         ("notes/a", Link("../c.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "c"),
         ("notes/a", Link("../../x.md", kind=LinkKind.MARKDOWN), LinkStatus.EXTERNAL, "../../x.md"),
+        ("ops/y", Link("../notes/b.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "notes/b"),
+        # Read from its folder it stays in the store: a broken memory link, not a file outside.
+        ("ops/y", Link("../notes/gone.md", kind=LinkKind.MARKDOWN), LinkStatus.DANGLING, None),
         ("notes/a", Link("gone.md", kind=LinkKind.MARKDOWN), LinkStatus.DANGLING, None),
         ("x/a", Link("dup.md", kind=LinkKind.MARKDOWN), LinkStatus.AMBIGUOUS, None),
         ("notes/a", Link("dup.md", kind=LinkKind.MARKDOWN), LinkStatus.RESOLVED, "notes/dup"),

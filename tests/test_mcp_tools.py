@@ -31,10 +31,11 @@ pytestmark = pytest.mark.anyio
 READ_ONLY = {
     "get_memory", "list_memories", "recent_memories", "search_memories", "get_context",
     "resolve_citation", "verify_memories", "traverse_graph", "related_memories",
+    "memory_health",
 }  # fmt: skip
 WRITES = {
     "add_memory", "update_memory", "remove_memory", "move_memory", "prune_memories",
-    "verify_memory", "add_citation",
+    "verify_memory", "add_citation", "reinforce_memory",
 }  # fmt: skip
 DESTRUCTIVE = {"remove_memory", "prune_memories"}
 CITATION_ID = re.compile(r"mem:[0-9A-Za-z]{6}")
@@ -75,7 +76,7 @@ async def test_every_tool_has_an_output_schema_and_read_only_tools_are_annotated
     agent: Agent,
 ) -> None:
     tools = await agent.tools()
-    assert set(tools) >= READ_ONLY | WRITES
+    assert set(tools) == READ_ONLY | WRITES  # a new tool joins one of the two sets
     for tool in tools.values():
         assert tool.output_schema is not None, tool.name
         assert tool.output_schema["type"] == "object", tool.name
@@ -380,6 +381,21 @@ async def test_related_memories_lists_the_memories_linking_to_one(agent: Agent) 
     assert (await agent.call("related_memories", path="arch/a"))["related"] == []
 
 
+async def test_memory_health_ranks_the_worst_first_in_its_declared_shape(
+    agent: Agent, git_repo: Path
+) -> None:
+    await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
+    await add(agent, "notes/prose", "Nothing cited.")
+    (git_repo / "src" / "app.py").write_text("nothing here any more\n")
+    data = await agent.call("memory_health", limit=1)  # checked against the output schema
+    assert data["summary"]["memories"] == 2
+    assert data["summary"]["statuses"]["stale"] == 1
+    assert [(m["rank"], m["path"], m["status"]) for m in data["memories"]] == [
+        (1, "decisions/api", "stale")
+    ]
+    assert data["memories"][0]["problems"][0]["citation"] == "src/app.py:3"
+
+
 async def test_parallel_calls_on_one_connection_lose_no_write(agent: Agent, git_repo: Path) -> None:
     """Plain tools run on worker threads; the store lock keeps parallel writes whole."""
     ids: dict[str, str] = {}
@@ -472,6 +488,12 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("traverse_graph", {"root": "decisions/api", "direction": "up"}, "invalid direction 'up'"),
     ("traverse_graph", {"root": "decisions/api", "depth": -1}, "invalid depth -1"),
     ("related_memories", {"path": "notes/nope"}, "memory not found: 'notes/nope'"),
+    ("memory_health", {"limit": 0}, "limit must be at least 1, not 0"),
+    ("memory_health", {"limit": -1}, "limit must be at least 1, not -1"),
+    ("memory_health", {"store": "nostore"}, "unknown store 'nostore'"),
+    ("reinforce_memory", {"path": "notes/nope"}, "memory not found: 'notes/nope'"),
+    ("reinforce_memory", {"path": "../../etc/passwd"}, "invalid memory path '../../etc/passwd'"),
+    ("reinforce_memory", {"path": "decisions/api", "store": "nostore"}, "unknown store 'nostore'"),
 ]
 
 

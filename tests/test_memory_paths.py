@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import RunCli
 from memory_enhancement.errors import InvalidPathError, NotFoundError
 from memory_enhancement.memory_paths import (
     existing_path_candidates,
@@ -125,3 +126,21 @@ def test_a_category_filter_is_matched_as_written_and_may_end_in_a_slash() -> Non
     assert normalize_category("projects/alpha/") == "projects/alpha"
     with pytest.raises(InvalidPathError):
         normalize_category("/")
+
+
+def test_a_segment_too_long_for_a_file_name_is_an_invalid_path_not_a_crash(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    store = tmp_path / "store"
+    longest = "a/" + "x" * 200
+    ok = run_cli(["add", longest, "--content", "Fits: its temporary file too.", "--dir", store])
+    assert ok.exit_code == 0, ok.output
+    assert (store / "a" / ("x" * 200 + ".md")).is_file()
+
+    refused = run_cli(["add", "a/" + "x" * 250, "--content", "x", "--dir", store])
+    assert refused.exit_code == 2
+    assert "invalid memory path 'a/xxx" in refused.stderr and "250 bytes long" in refused.stderr
+    missing = run_cli(["get", "a/" + "y" * 300, "--dir", store])
+    assert missing.exit_code == 2
+    assert "300 bytes long" in missing.stderr
+    assert sorted(p.name for p in (store / "a").iterdir()) == ["x" * 200 + ".md"]

@@ -217,16 +217,19 @@ def test_verify_attaches_a_verdict_to_each_hit(verified_project: GitRepo) -> Non
     assert set(paths(results)) == {"api/entry", "api/version", "api/plain"}
 
 
-def test_min_confidence_drops_stale_hits_but_keeps_memories_without_citations(
+def test_min_confidence_drops_stale_hits_and_memories_without_citations(
     verified_project: GitRepo,
 ) -> None:
+    """Zero citations is not "all valid": an uncited memory has shown nothing."""
     results = verified_project.service().search("api", verify=True, min_confidence=0.5)
-    assert sorted(paths(results)) == ["api/entry", "api/plain"]
+    assert sorted(paths(results)) == ["api/entry"]
+    everything = verified_project.service().search("api", verify=True)
+    assert sorted(paths(everything)) == ["api/entry", "api/plain", "api/version"]
 
 
 def test_min_confidence_alone_implies_verification(verified_project: GitRepo) -> None:
     results = verified_project.service().search("api", min_confidence=0.5)
-    assert sorted(paths(results)) == ["api/entry", "api/plain"]
+    assert sorted(paths(results)) == ["api/entry"]
     (entry,) = [r for r in results if r.hit.row.path == "api/entry"]
     assert entry.verification is not None and entry.verification.valid
 

@@ -213,6 +213,19 @@ def test_graduate_copies_the_memory_keeping_its_citations_and_links_the_two(
     assert result.citation_id == global_store.citation_id("notes/api")[5:-1]
 
 
+def test_a_graduated_memory_is_no_longer_a_candidate_and_can_be_named_by_its_id(
+    project: MemoryService, global_store: MemoryService, clock: Clock
+) -> None:
+    use(project, "notes/api", 5, clock)
+    (candidate,) = project.graduation_candidates()
+    assert candidate.path == "notes/api"
+    project.graduate(f"[mem:{candidate.citation_id}]", global_store)  # as `stats` shows it
+    assert global_store.get("notes/api").memory.meta.source == "graduate"
+    assert project.graduation_candidates() == []  # it links to its copy now
+    use(global_store, "notes/api", 5, clock)
+    assert global_store.graduation_candidates() == []  # the copy is already graduated
+
+
 def test_graduating_does_not_count_as_a_use(
     project: MemoryService, global_store: MemoryService
 ) -> None:

@@ -540,9 +540,9 @@ def test_urls_are_skipped_unless_checked_then_200_is_valid_and_404_missing(
     checked = cli("verify", "links", "--json", "--check-urls", "--url-timeout", "5")
     assert checked.exit_code == 1
     data = json.loads(checked.stdout)
-    assert [(c["status"], c["reason"]) for c in data["citations"]] == [
-        ("valid", "HTTP 200"),
-        ("missing", "HTTP 404"),
+    assert [(c["status"], c["reason"], c["current_path"]) for c in data["citations"]] == [
+        ("valid", "HTTP 200", f"{http_base}/ok.txt"),  # where it is now: where it was
+        ("missing", "HTTP 404", None),
     ]
     assert data["confidence"] == 0.5
 

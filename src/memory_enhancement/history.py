@@ -67,6 +67,7 @@ def record(
     commit = service.git.head() if service.git else None
     run_id = uuid.uuid4().hex
     rows: list[tuple[str, str, str, str, int]] = []
+    evidence: list[tuple[str, int]] = []
     encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
     days: Counter[str] = Counter()
     for result in checked:
@@ -82,6 +83,10 @@ def record(
         ]
         failing = sum(c.status.failing for c in result.checks)
         rows.append((cid, run_id, result.path, encode(checks), failing))
+        if any(status != "skipped" for status in statuses):
+            # Only a run that checked something vouches for the memory: URLs skipped
+            # unchecked neither renew it nor count as a clean run.
+            evidence.append((cid, failing))
     with service.state.connect() as state:
         state.execute("BEGIN IMMEDIATE")
         try:
@@ -94,7 +99,7 @@ def record(
                 "VALUES (?, ?, ?, ?, ?)",
                 rows,
             )
-            _update_evidence(state, [(cid, failing) for cid, _, _, _, failing in rows], moment)
+            _update_evidence(state, evidence, moment)
             state.executemany(
                 "INSERT INTO verdict_days(day, status, count) VALUES (?, ?, ?) "
                 "ON CONFLICT(day, status) DO UPDATE SET count = count + excluded.count",

@@ -83,11 +83,18 @@ class Resolver:
         return self._by_name(path)
 
     def _markdown(self, source: str, target: str) -> Resolution:
+        """Against the linking file's folder, then the store root, then by unique name.
+
+        A link is external (a file outside the store, not a broken memory link)
+        only when, read from the linking file's folder as markdown means it, it
+        leaves the store: `../ops/x.md` from `misc/` stays inside, and dangles
+        when `ops/x` is gone.
+        """
         path = strip_md(target)
-        escapes = False
-        for candidate in (_join(source, path), posixpath.normpath(path.lstrip("/"))):
+        relative = _join(source, path)
+        escapes = relative.startswith("../") or relative == ".."
+        for candidate in (relative, posixpath.normpath(path.lstrip("/"))):
             if candidate.startswith("../") or candidate == "..":
-                escapes = True
                 continue
             if candidate in self.paths:
                 return Resolution(LinkStatus.RESOLVED, candidate)

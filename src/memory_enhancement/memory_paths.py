@@ -17,6 +17,20 @@ from .errors import InvalidPathError
 from .model import MEMORY_SUFFIX
 
 _NOT_SLUG = re.compile(r"[^a-z0-9_]+")
+# File systems allow 255 bytes per name. A stored file is `SEGMENT.md`, and while it is
+# written, `.SEGMENT.md.XXXXXXXX.tmp`: new segments keep room for both.
+MAX_NEW_SEGMENT = 200
+MAX_SEGMENT = 255 - len(MEMORY_SUFFIX)
+
+
+def _check_lengths(path: str, segments: list[str], limit: int) -> None:
+    for segment in segments:
+        size = len(segment.encode("utf-8"))
+        if size > limit:
+            shown = path if len(path) <= 80 else path[:77] + "..."
+            raise InvalidPathError(
+                f"invalid memory path {shown!r}: a segment is {size} bytes long (at most {limit})"
+            )
 
 
 def normalize_segment(segment: str) -> str:
@@ -46,6 +60,7 @@ def split_path(path: str) -> list[str]:
 def normalize_new_path(path: str) -> str:
     """The normalized path of a memory about to be created (category + slug at least)."""
     segments = [normalize_segment(s) for s in split_path(path)]
+    _check_lengths(path, segments, MAX_NEW_SEGMENT)
     if any(not s for s in segments):
         raise InvalidPathError(
             f"invalid memory path {path!r}: a segment is empty after normalization"
@@ -74,6 +89,7 @@ def existing_path_candidates(path: str) -> list[str]:
     segments = split_path(path)
     if any(not s.strip() for s in segments):
         raise InvalidPathError(f"invalid memory path {path!r}: a segment is empty")
+    _check_lengths(path, [s.strip() for s in segments], MAX_SEGMENT)
     exact = "/".join(s.strip() for s in segments)
     normalized = "/".join(normalize_segment(s) for s in segments)
     candidates = [exact]

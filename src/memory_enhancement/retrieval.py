@@ -148,10 +148,14 @@ def run_search(
 
 
 def _confidence(result: SearchResult) -> float:
-    """A hit without checkable citations is not filtered out by min_confidence."""
+    """The hit's share of citations valid or moved now; 0 for a hit with nothing to check.
+
+    A memory without citations (or with only unchecked URLs) has shown nothing, so
+    asking for a minimum confidence leaves it out: zero citations is not "all valid".
+    """
     verification = result.verification
     if verification is None or verification.confidence is None:
-        return 1.0
+        return 0.0
     return verification.confidence
 
 
@@ -308,7 +312,8 @@ def graduate(service: MemoryService, path: str, target: MemoryService) -> WriteR
     if target.store.root == service.store.root:
         raise InvalidInputError("cannot graduate a memory into its own store")
     # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
-    source = service.get(path, include_expired=True, action=None).memory
+    found = service.find(path)  # a path, a [mem:ID] as `stats graduation` shows, or a name
+    source = service.get(found, include_expired=True, action=None).memory
     link_back = Link(f"{service.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
     result = target.add(
         source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,

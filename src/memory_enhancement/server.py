@@ -30,6 +30,7 @@ from .graph_render import as_dict
 from .server_types import (
     ContextOut,
     GraphOut,
+    HealthOut,
     HitOut,
     ListingOut,
     MemoryOut,
@@ -357,15 +358,17 @@ def build_server(factory: ServiceFactory) -> MCPServer:
     def memory_health(
         ctx: Context,
         limit: Annotated[
-            int, Field(description="At most this many memories, most urgent first.")
+            int, Field(description="At most this many memories, most urgent first (>= 1).")
         ] = 50,
         store: Store = None,
-    ) -> dict[str, Any]:
+    ) -> HealthOut:
         """Verify every memory and rank them: stale and doubtful first, with a summary."""
         from .health_render import as_json
 
+        if limit < 1:
+            raise ToolError(f"limit must be at least 1, not {limit}")
         with tool_errors():
-            return as_json(service(ctx, store).health(), limit)
+            return cast(HealthOut, as_json(service(ctx, store).health(), limit))
 
     @mcp.tool(annotations=WRITES)
     def reinforce_memory(

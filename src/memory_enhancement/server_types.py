@@ -190,3 +190,86 @@ class ReinforceOut(TypedDict):
     path: str
     id: str
     reinforcements: int
+
+
+# -- memory_health: the documented JSON of `health --format json` (docs/health.md) -------
+
+
+class ConfidenceSummaryOut(TypedDict):
+    histogram: list[int]  # memories per confidence tenth, [0, 0.1) ... [0.9, 1.0]
+    median: float | None
+    mean: float | None
+
+
+class BrokenFileOut(TypedDict):
+    file: str
+    failing_citations: int
+    memories: int
+
+
+class HealthSummaryOut(TypedDict):
+    memories: int
+    statuses: dict[str, int]
+    confidence: ConfidenceSummaryOut
+    broken_files: list[BrokenFileOut]
+
+
+class ConfidencePartsOut(TypedDict):
+    evidence: float
+    freshness: float
+    support: float
+    record: float
+
+
+class ProblemOut(TypedDict):
+    citation: str
+    reason: str
+
+
+class MemoryHealthOut(TypedDict):
+    rank: int
+    path: str
+    id: str
+    title: str
+    status: str
+    flags: list[str]
+    confidence: float
+    confidence_parts: ConfidencePartsOut
+    last_verified: str | None
+    uses: int
+    reinforcements: int
+    citations: dict[str, int]
+    dangling_links: int
+    problems: list[ProblemOut]
+
+
+class HistoryDayOut(TypedDict):
+    day: str
+    counts: dict[str, int]
+
+
+class GraphNodeOut(TypedDict):
+    path: str
+    status: str
+    worst: bool
+
+
+class GraphEdgeOut(TypedDict):
+    source: str
+    target: str
+    type: str
+
+
+class HealthGraphOut(TypedDict):
+    nodes: list[GraphNodeOut]
+    edges: list[GraphEdgeOut]
+
+
+class HealthOut(TypedDict):
+    store: str
+    generated_at: str
+    summary: HealthSummaryOut
+    memories: list[MemoryHealthOut]
+    history: list[HistoryDayOut]
+    graph: HealthGraphOut
+    skipped: list[str]

@@ -319,7 +319,20 @@ class MemoryService:
         """Memories used often enough to deserve a place in the global store (seed 002 §5.3)."""
         if min_uses < 1:
             raise InvalidInputError(f"invalid min_uses {min_uses}: it must be at least 1")
-        return [p for p in retrieval.popular(self, limit, min_uses) if p.path is not None]
+        with self.index.connect() as conn:
+            # Already graduated (it links to its copy), or itself a graduated copy.
+            done = {
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT DISTINCT m.path FROM links l JOIN memories m ON m.id = l.memory_id "
+                    "WHERE l.type IN ('graduated_to', 'graduated_from')"
+                )
+            }
+        return [
+            p
+            for p in retrieval.popular(self, limit, min_uses)
+            if p.path is not None and p.path not in done
+        ]
 
     def graduate(self, path: str, target: MemoryService) -> WriteResult:
         """Copy a memory into another store (the global one), keeping citations; link the two."""

@@ -450,7 +450,9 @@ class Verifier:
             for n, item in enumerate(row):
                 if isinstance(item, CitationCheck) and item.status is Verdict.SKIPPED:
                     status, reason = outcomes[item.citation.target]
-                    row[n] = CitationCheck(item.citation, Verdict(status), reason=reason)
+                    verdict = Verdict(status)
+                    here = item.citation.target if verdict is Verdict.VALID else None
+                    row[n] = CitationCheck(item.citation, verdict, here, reason=reason)
 
 
 def _was_whole_line(citation: Citation, old: str | None) -> bool:

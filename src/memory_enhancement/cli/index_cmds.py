@@ -21,7 +21,11 @@ MODES = ["lexical", "semantic", "hybrid"]
 @click.option("--mode", type=click.Choice(MODES), default="lexical", show_default=True)
 @click.option("--verify", "check", is_flag=True, help="Verify the hits' citations now.")
 @click.option(
-    "--min-confidence", type=float, help="With --verify: drop hits below this confidence."
+    "--min-confidence",
+    type=float,
+    metavar="X",
+    help="Drop hits whose share of valid or moved citations is below X (implies --verify); "
+    "hits without citations are dropped too.",
 )
 @json_option
 @store_options

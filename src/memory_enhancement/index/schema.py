@@ -172,9 +172,17 @@ def _open_existing(path: Path) -> sqlite3.Connection:
 
 
 def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    """Whether an error means the file is damaged (not busy, locked or misused)."""
+    """Whether an error means the file is damaged (not busy, locked or misused).
+
+    Besides SQLite's own verdicts, a table or column of this schema version that is
+    not there means the file was tampered with (opening checks only the version).
+    """
     code = getattr(exc, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    if code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and str(exc).startswith(
+        ("no such table", "no such column")
+    )
 
 
 def _raw_connect(target: str) -> sqlite3.Connection:
