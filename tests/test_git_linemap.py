@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,54 @@ def test_forward_and_backward_are_inverse_on_unchanged_lines() -> None:
         new = line_map.forward(old)
         if new is not None:
             assert line_map.backward(new) == old
+
+
+def _forward_by_walking(line_map: LineMap, old_line: int) -> int | None:
+    """The definition: walk the hunks in order, adding up what each inserted or removed."""
+    offset = 0
+    for h in line_map.hunks:
+        if h.old_count:
+            if old_line < h.old_start:
+                break
+            if old_line < h.old_start + h.old_count:
+                return None
+        elif old_line <= h.old_start:
+            break
+        offset += h.new_count - h.old_count
+    return old_line + offset
+
+
+def _random_hunks(rng: random.Random, old_total: int) -> list[Hunk]:
+    """Non-overlapping zero-context hunks as git writes them: insertions after a line,
+    deletions and replacements of runs of old lines."""
+    hunks, old, new = [], 0, 0  # the last old and new line consumed
+    while old < old_total:
+        gap = min(rng.randint(0, 6), old_total - old)
+        old, new = old + gap, new + gap
+        kind = rng.choice(["insert", "delete", "replace"]) if old < old_total else "insert"
+        removed = 0 if kind == "insert" else min(rng.randint(1, 4), old_total - old)
+        added = 0 if kind == "delete" else rng.randint(1, 4)
+        if removed == 0 and added == 0:
+            break
+        start = old + 1 if removed else old
+        hunks.append(Hunk(start, removed, new + 1 if added else new, added))
+        old, new = old + removed, new + added
+        if removed == 0:  # two insertions after the same line are one hunk in git
+            gap = rng.randint(1, 6)
+            old, new = min(old + gap, old_total), new + gap
+    return hunks
+
+
+def test_forward_agrees_with_walking_the_hunks_on_random_diffs() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        total = rng.randint(0, 60)
+        line_map = mapped(*_random_hunks(rng, total))
+        for old_line in range(1, total + 3):
+            assert line_map.forward(old_line) == _forward_by_walking(line_map, old_line), (
+                line_map.hunks,
+                old_line,
+            )
 
 
 def test_hunk_headers_are_parsed_with_and_without_counts() -> None:

@@ -219,6 +219,40 @@ def test_a_stamp_on_the_very_second_of_a_commit_counts_that_commit(repo: GitRepo
     assert git.commit_at(datetime.fromtimestamp(times[0] - 1, UTC)) is None
 
 
+CODE = ["a = 1", "b = 2", "c = 3"]
+ADDED = ["def b():", "    return compute()"]
+
+
+def cite_before_commit(repo: GitRepo) -> Citation:
+    """An agent's order of work: write code, save what it learned (citing the new line,
+    verified while HEAD is still the commit before that code), then commit."""
+    repo.write_lines("src/b.py", CODE)
+    repo.commit("before")
+    repo.write_lines("src/b.py", [*CODE, *ADDED])
+    citation = Citation("src/b.py", 5, snippet="return compute()", verified=repo.stamp())
+    repo.commit("the code the memory describes")
+    return citation
+
+
+def test_a_citation_written_before_its_code_was_committed_follows_that_commit(
+    repo: GitRepo,
+) -> None:
+    citation = cite_before_commit(repo)
+    repo.write_lines("src/b.py", ["# header", *CODE, *ADDED, "    return compute()"])
+    [check] = repo.verify(citation)  # the copy appended at 7 is not ours
+    assert (check.status, check.current_line) == (Verdict.MOVED, 6)
+
+
+def test_a_citation_written_before_its_code_was_committed_goes_stale_with_a_true_reason(
+    repo: GitRepo,
+) -> None:
+    citation = cite_before_commit(repo)
+    repo.write_lines("src/b.py", ["# header", *CODE, "def b():", "    return compute(2)"])
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.STALE
+    assert check.reason == "line 5 changed (line 6 reads `return compute(2)`)"
+
+
 def test_a_changed_line_whose_text_was_already_elsewhere_is_stale_not_moved(
     repo: GitRepo,
 ) -> None:

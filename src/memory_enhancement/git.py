@@ -11,6 +11,7 @@ Without git, or outside a repository, every method answers "no history".
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import shutil
 import subprocess
@@ -49,18 +50,25 @@ class LineMap:
     removed: Mapping[int, str] = field(default_factory=dict)  # old line -> its text at the base
 
     def forward(self, old_line: int) -> int | None:
-        """Where an unchanged old line is now; None when the diff changed or deleted it."""
-        offset = 0
-        for h in self.hunks:
-            if h.old_count:
-                if old_line < h.old_start:
-                    break
-                if old_line < h.old_start + h.old_count:
-                    return None
-            elif old_line <= h.old_start:
-                break
-            offset += h.new_count - h.old_count
-        return old_line + offset
+        """Where an unchanged old line is now; None when the diff changed or deleted it.
+
+        A bisection over the hunks (a run asks this for thousands of citations, and
+        an edited file can have hundreds of hunks).
+        """
+        ends, offsets = self._forward_table
+        passed = bisect.bisect_right(ends, old_line)  # hunks wholly before old_line
+        if passed < len(self.hunks):
+            h = self.hunks[passed]
+            if h.old_count and h.old_start <= old_line:
+                return None
+        return old_line + offsets[passed]
+
+    @cached_property
+    def _forward_table(self) -> tuple[list[int], list[int]]:
+        """Per hunk, the first old line after it; and the line offset after 0, 1, ... hunks."""
+        ends = [h.old_start + (h.old_count or 1) for h in self.hunks]
+        offsets = [0, *itertools.accumulate(h.new_count - h.old_count for h in self.hunks)]
+        return ends, offsets
 
     def backward(self, new_line: int) -> int | None:
         """Where a current line was at the base; None when the diff added it."""
@@ -169,6 +177,12 @@ class Git:
         times, shas = self._commits
         index = bisect.bisect_right(times, int(moment.timestamp()))
         return shas[index - 1] if index else None
+
+    def commit_after(self, moment: datetime) -> str | None:
+        """The first commit made after a given time, if any."""
+        times, shas = self._commits
+        index = bisect.bisect_right(times, int(moment.timestamp()))
+        return shas[index] if index < len(shas) else None
 
     def resolve(self, ref: str) -> str:
         """The commit a ref names; an unknown ref is the caller's mistake."""

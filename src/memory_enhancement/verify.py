@@ -20,7 +20,7 @@ import bisect
 import enum
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -115,6 +115,7 @@ class _Pending:
     renamed_to: str | None = None
     result: CitationCheck | None = None
     at_line: bool = False  # the cited line still holds the snippet (maybe as part of more)
+    wanted: str = ""  # the snippet, squashed
 
 
 @dataclass
@@ -200,16 +201,16 @@ class Verifier:
                 return CitationCheck(citation, Verdict.VALID, path, line)
             # The text is on its line, but as part of a longer line or as one of several
             # copies: history tells whether this line is still the one that was cited.
-            return _Pending(citation, path, candidates, at_line=True)
+            return _Pending(citation, path, candidates, at_line=True, wanted=wanted)
         if line is None and candidates:
             found = candidates[0]
             reason = f"{where}snippet at line {found}"
             return CitationCheck(citation, moved, path, found, reason, renamed_to)
         if not candidates:
             if line is not None and not renamed and self._base(citation) is not None:
-                return _Pending(citation, path, [])  # stale; history says where to look
+                return _Pending(citation, path, [], wanted=wanted)  # stale; history says where
             return self._stale(citation, source, path, where)
-        return _Pending(citation, path, candidates, renamed_to)
+        return _Pending(citation, path, candidates, renamed_to, wanted=wanted)
 
     def _missing(self, citation: Citation) -> CitationCheck | _Pending:
         renamed = self.git.renames.get(citation.target) if self.git else None
@@ -332,15 +333,52 @@ class Verifier:
     # -- pass 2: history ------------------------------------------------------
 
     def _resolve_with_history(self, pending: Sequence[_Pending]) -> None:
-        by_base: dict[str | None, list[_Pending]] = defaultdict(list)
-        for item in pending:
-            by_base[self._base(item.citation)].append(item)
-        for base, items in by_base.items():
-            maps: dict[str, LineMap] = {}
-            if base is not None and self.git is not None:
-                maps = self.git.line_maps(base, {i.citation.target for i in items})
+        """Decide with git's diff from the commit each citation was verified at.
+
+        That commit is the one HEAD was at when it was verified; but a citation
+        written against code not yet committed (an agent saves what it learned,
+        then commits) does not describe that commit. When the commit's text at the
+        cited line is not the snippet, the first commit made after the verification
+        is tried (the one that committed that code); when neither holds it, the
+        citation is decided without history.
+        """
+        retry: list[_Pending] = []
+        for base, items in self._by_base(pending, self._base).items():
+            maps = self._maps(base, items)
             for item in items:
-                item.result = self._decide(item, maps.get(item.citation.target))
+                line_map = maps.get(item.citation.target)
+                if line_map is not None and not _described(item, line_map, self.repo):
+                    retry.append(item)
+                    continue
+                item.result = self._decide(item, line_map)
+        for base, items in self._by_base(retry, self._next_base).items():
+            maps = self._maps(base, items)
+            for item in items:
+                line_map = maps.get(item.citation.target)
+                if line_map is not None and not _described(item, line_map, self.repo):
+                    line_map = None
+                item.result = self._decide(item, line_map)
+
+    @staticmethod
+    def _by_base(
+        items: Sequence[_Pending], base_of: Callable[[Citation], str | None]
+    ) -> dict[str | None, list[_Pending]]:
+        grouped: dict[str | None, list[_Pending]] = defaultdict(list)
+        for item in items:
+            grouped[base_of(item.citation)].append(item)
+        return grouped
+
+    def _maps(self, base: str | None, items: Sequence[_Pending]) -> dict[str, LineMap]:
+        if base is None or self.git is None:
+            return {}
+        return self.git.line_maps(base, {i.citation.target for i in items})
+
+    def _next_base(self, citation: Citation) -> str | None:
+        """The first commit after the citation was verified (see _resolve_with_history)."""
+        moment = citation.verified_at
+        if self.git is None or citation.commit or moment is None:
+            return None
+        return self.git.commit_after(moment)
 
     def _base(self, citation: Citation) -> str | None:
         """The commit at which the citation was last verified, when history can tell."""
@@ -377,10 +415,10 @@ class Verifier:
             return self._moved(item, target, where)
         added = [n for n in candidates if line_map.backward(n) is None]
         source = self.repo.read(item.path)
-        if _was_whole_line(citation, line_map.removed.get(line)):
+        if _was_whole_line(item, line_map.removed.get(line)):
             # The snippet was the whole cited line: only a line that still says exactly
             # that is where it moved; a new, longer line merely containing it is a rewrite.
-            wanted = squash(citation.snippet or "")
+            wanted = item.wanted
             added = [n for n in added if squash(source.lines[n - 1]) == wanted]
         if added:
             return self._moved(item, _nearest(added, line_map.expected(line)), where)
@@ -414,9 +452,9 @@ class Verifier:
             if mapped != line and mapped in item.candidates:
                 return self._moved(item, mapped, "")
             return valid
-        if not _was_whole_line(citation, line_map.removed.get(line)):
+        if not _was_whole_line(item, line_map.removed.get(line)):
             return valid  # a partial snippet that still holds, or a range: containment is enough
-        wanted = squash(citation.snippet or "")
+        wanted = item.wanted
         source = self.repo.read(item.path)
         exact = [n for n in item.candidates if squash(source.lines[n - 1]) == wanted]
         added = [n for n in exact if line_map.backward(n) is None]
@@ -455,11 +493,33 @@ class Verifier:
                     row[n] = CitationCheck(item.citation, verdict, here, reason=reason)
 
 
-def _was_whole_line(citation: Citation, old: str | None) -> bool:
+def _described(item: _Pending, line_map: LineMap, repo: Repository) -> bool:
+    """Whether the base commit held the snippet at the cited line(s), as far as the diff
+    tells: a changed line's old text is in the diff, an unchanged one is where it went."""
+    citation = item.citation
+    if citation.line is None or not citation.snippet or line_map.new_path != item.path:
+        return True
+    mapped = line_map.forward(citation.line)
+    if mapped is not None and mapped in item.candidates:
+        return True  # the common case, at no cost: the line survived and still says it
+    source = repo.read(item.path)
+    old: list[str] = []
+    for number in range(citation.line, (citation.end_line or citation.line) + 1):
+        text = line_map.removed.get(number)
+        if text is None:
+            now = line_map.forward(number)
+            if now is None or not 0 < now <= len(source.lines):
+                return False  # past the end of the file at that commit
+            text = source.lines[now - 1]
+        old.append(text)
+    return item.wanted in squash("".join(old))
+
+
+def _was_whole_line(item: _Pending, old: str | None) -> bool:
     """Whether the snippet was the entire cited line when the citation was verified."""
-    if old is None or citation.end_line or not citation.snippet:
+    if old is None or item.citation.end_line or not item.wanted:
         return False
-    return squash(old) == squash(citation.snippet)
+    return squash(old) == item.wanted
 
 
 def _span(citation: Citation) -> int:
