@@ -398,6 +398,34 @@ def test_without_git_whitespace_changes_are_valid_and_edits_stale(folder: GitRep
     assert check.status is Verdict.STALE
 
 
+@pytest.mark.parametrize(
+    ("snippet", "now", "status"),
+    [
+        ("x = 3", "x = 31", Verdict.STALE),  # the number grew: not the same line
+        ("return x", "    return xyz", Verdict.STALE),
+        ("x = 3", "x = 3  # tuned", Verdict.VALID),  # more after a token boundary
+        ("API_VERSION = 'v2'", "export const API_VERSION = 'v2';", Verdict.VALID),
+        ("compute(", "result = compute(a, b)", Verdict.VALID),  # ends in punctuation
+        ("x=3", "x = 3", Verdict.VALID),
+    ],
+)
+def test_without_history_a_line_holds_a_partial_snippet_only_at_token_boundaries(
+    folder: GitRepo, snippet: str, now: str, status: Verdict
+) -> None:
+    folder.write_lines("src/c.py", ["a = 1", "b = 2", now, "d = 4"])
+    [check] = folder.verify(Citation("src/c.py", 3, snippet=snippet))
+    assert check.status is status, check.reason
+
+
+def test_without_history_a_longer_line_elsewhere_is_not_where_the_snippet_moved(
+    folder: GitRepo,
+) -> None:
+    folder.write_lines("src/c.py", ["x = 4", *numbered(20), "x = 30"])
+    [check] = folder.verify(Citation("src/c.py", 1, snippet="x = 3"))
+    assert check.status is Verdict.STALE
+    assert check.reason == "line 1 now reads `x = 4`"
+
+
 # -- a cited line that still contains the snippet ------------------------------------
 
 

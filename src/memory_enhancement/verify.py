@@ -327,7 +327,17 @@ class Verifier:
             if last - first < span and first + span <= total:
                 found[first + 1] = None
             at = text.find(wanted, at + 1)
-        result = self._found[key] = list(found)
+        lines = list(found)
+        if span == 1:
+            # A line that merely contains the snippet holds it only at token boundaries:
+            # `x = 3` is not in `x = 31`, `return x` not in `return xyz`.
+            squashed = self._squashed_lines(path, source)
+            lines = [
+                n
+                for n in lines
+                if squashed[n - 1] == wanted or _holds_bounded(source.lines[n - 1], wanted)
+            ]
+        result = self._found[key] = lines
         return result
 
     # -- pass 2: history ------------------------------------------------------
@@ -491,6 +501,31 @@ class Verifier:
                     verdict = Verdict(status)
                     here = item.citation.target if verdict is Verdict.VALID else None
                     row[n] = CitationCheck(item.citation, verdict, here, reason=reason)
+
+
+def _holds_bounded(line: str, wanted: str) -> bool:
+    """Whether the line holds the squashed snippet with any whitespace between its
+    characters and no word character running on from either of its word-character ends.
+
+    Done by hand on the line's non-space characters rather than with a regex per
+    snippet: compiling thousands of one-off patterns cost more than the whole check.
+    """
+    where = [i for i, ch in enumerate(line) if not ch.isspace()]
+    squashed = "".join(line[i] for i in where)
+    head, tail = _is_word(wanted[0]), _is_word(wanted[-1])
+    at = squashed.find(wanted)
+    while at != -1:
+        start, end = where[at], where[at + len(wanted) - 1]
+        if not (head and start > 0 and _is_word(line[start - 1])) and not (
+            tail and end + 1 < len(line) and _is_word(line[end + 1])
+        ):
+            return True
+        at = squashed.find(wanted, at + 1)
+    return False
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def _described(item: _Pending, line_map: LineMap, repo: Repository) -> bool:
