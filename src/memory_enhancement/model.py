@@ -53,7 +53,7 @@ class Citation:
 
     @property
     def is_url(self) -> bool:
-        return is_url(self.target)
+        return "://" in self.target and is_url(self.target)  # a path is told apart in C
 
     @property
     def ref(self) -> str:
