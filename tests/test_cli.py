@@ -381,6 +381,7 @@ def test_move_to_the_same_path_is_a_no_op(run_cli: RunCli, store: Path, hand_wri
         "from": "design/layering",
         "path": "design/layering",
         "changed": False,
+        "links_updated": [],
     }
     assert hand_written.read_bytes() == before
 

@@ -500,3 +500,69 @@ def test_fixing_the_real_corpus_rewrites_only_reported_lines_and_leaves_the_rest
         assert {(source, n) for n in changed} <= lines_reported
     remaining = service.broken_links()
     assert len(remaining) == len(found) - len(offered)
+
+
+# -- a move keeps links working ----------------------------------------------------------
+
+
+def _moving_store(project: MemoryService, memories: Path) -> str:
+    write_all(
+        memories,
+        {
+            "decisions/deploy": "# Deploy\n\nRollback first: [runbook](../ops/runbook.md).\n",
+            "notes/other": "# Other\n",
+        },
+    )
+    deploy_id = project.citation_id("decisions/deploy")
+    write(
+        memories,
+        "ops/runbook",
+        "# Runbook\n\n"
+        "Read [the decision](../decisions/deploy.md#why) and [[decisions/deploy|it]].\n"
+        f"Also [[deploy]], {deploy_id} and [link:depends_on](decisions/deploy).\n\n"
+        "## Related\n\n"
+        "- decisions/deploy - why we deploy this way\n"
+        "- [other](../notes/other.md)\n",
+    )
+    return deploy_id
+
+
+def test_moving_a_memory_rewrites_only_the_links_it_would_break(
+    project: MemoryService, memories: Path
+) -> None:
+    deploy_id = _moving_store(project, memories)
+    result = project.move("decisions/deploy", "archive/old/deploy")
+    assert result.links_updated == ("archive/old/deploy", "ops/runbook")
+    assert (memories / "ops/runbook.md").read_text() == (
+        "# Runbook\n\n"
+        "Read [the decision](../archive/old/deploy.md#why) and [[archive/old/deploy|it]].\n"
+        f"Also [[deploy]], {deploy_id} and [link:depends_on](archive/old/deploy).\n\n"
+        "## Related\n\n"
+        "- archive/old/deploy - why we deploy this way\n"
+        "- [other](../notes/other.md)\n"
+    )  # the unique name and the citation ID still find it: left as written
+    assert (
+        (memories / "archive/old/deploy.md")
+        .read_text()
+        .startswith("# Deploy\n\nRollback first: [runbook](../../ops/runbook.md).\n")
+    )  # then the ## Metadata ID that keeps its citation ID
+    assert broken(project) == []
+    assert {t for t, _ in out_links(project, "ops/runbook")} == {
+        "archive/old/deploy",
+        "notes/other",
+    }
+
+
+def test_a_move_can_leave_other_memories_alone(
+    project: MemoryService, memories: Path, run_cli: RunCli
+) -> None:
+    _moving_store(project, memories)
+    before = (memories / "ops/runbook.md").read_bytes()
+    result = run_cli(
+        ["move", "decisions/deploy", "archive/deploy", "--no-update-links", "--json",
+         "--dir", memories]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["links_updated"] == []
+    assert (memories / "ops/runbook.md").read_bytes() == before
+    assert "[runbook](../ops/runbook.md)" in (memories / "archive/deploy.md").read_text()

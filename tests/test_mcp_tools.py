@@ -238,6 +238,22 @@ async def test_move_memory_keeps_content_citations_and_citation_id(agent: Agent)
     assert "not found" in await agent.fail("get_memory", path="notes/old")
 
 
+async def test_move_memory_rewrites_links_to_it_unless_asked_not_to(agent: Agent) -> None:
+    await add(agent, "notes/old", "Moving on.")
+    await add(agent, "notes/other", "Elsewhere.")
+    await add(agent, "ops/runbook", "See the note.", links=["notes/old", "notes/other"])
+    moved = await agent.call("move_memory", from_path="notes/old", to_path="archive/new")
+    assert moved["links_updated"] == ["ops/runbook"]
+    runbook = await agent.call("get_memory", path="ops/runbook")
+    assert sorted(link["target"] for link in runbook["links"]) == ["archive/new", "notes/other"]
+    kept = await agent.call(
+        "move_memory", from_path="notes/other", to_path="archive/other", update_links=False
+    )
+    assert kept["links_updated"] == []
+    runbook = await agent.call("get_memory", path="ops/runbook")
+    assert sorted(link["target"] for link in runbook["links"]) == ["archive/new", "notes/other"]
+
+
 async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: Agent) -> None:
     await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
     await add(agent, "decisions/db/engine", "SQLite.")

@@ -154,3 +154,63 @@ def _replace_word(line: str, old: str, new: str) -> str:
     """Replace old where it stands alone (not inside a longer name or path)."""
     pattern = re.compile(r"(?<![\w/.-])" + re.escape(old) + r"(?![\w/.-])")
     return pattern.sub(lambda m: new, line, count=1)
+
+
+# -- keeping links working when a memory moves -------------------------------------
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A link that resolved before a move: from where, as written, and to what."""
+
+    source: str
+    link: Link
+    resolved: str
+    by_name: bool  # it found its memory by a unique name, not by its path
+
+
+def links_touching(service: MemoryService, path: str) -> list[_Held]:
+    """Before a move: the resolved links into this memory, and its own resolved links."""
+    with service.index.connect() as conn:
+        rows = conn.execute(
+            "SELECT m.path, l.target, l.kind, l.type, l.line, l.resolved "
+            "FROM links l JOIN memories m ON m.id = l.memory_id "
+            "WHERE l.status = 'resolved' AND l.kind != ? AND (l.resolved = ? OR m.path = ?)",
+            (LinkKind.MEM_ID.value, path, path),
+        ).fetchall()
+        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
+    resolver = Resolver(paths)
+    held = []
+    for source, target, kind, kind_type, line, resolved in rows:
+        link = Link(target, kind_type, LinkKind(kind), line)
+        by_name = resolver.by_path(source, link) != resolved
+        held.append(_Held(source, link, resolved, by_name))
+    return held
+
+
+def follow_move(service: MemoryService, origin: str, target: str, held: list[_Held]) -> list[Fix]:
+    """After a move: rewrite the target text of each link the move broke or sent elsewhere,
+    in the memories linking to the moved one and in the moved one itself (its relative
+    links start from a new folder). Links that still find their memory are left alone;
+    `[mem:ID]` links never need it, the ID moves with the memory."""
+    with service.index.connect() as conn:
+        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
+    resolver = Resolver(paths)
+    items = []
+    for item in held:
+        source = target if item.source == origin else item.source
+        wanted = target if item.resolved == origin else item.resolved
+        if resolver.by_path(source, item.link) == wanted:
+            continue  # its path still names it
+        if item.by_name and resolver.resolve(source, item.link) == Resolution(
+            LinkStatus.RESOLVED, wanted
+        ):
+            continue  # written as a bare name, and the name still finds it alone
+        replacement = link_text_for(source, wanted, item.link)
+        file = os.path.relpath(service.store.file_for(source), service.repo.root)
+        link = item.link
+        items.append(
+            BrokenLink(source, file, link.line, link.target, link.kind.value, link.type,
+                       "moved", (), wanted, replacement)
+        )  # fmt: skip
+    return fix_links(service, items, dry_run=False)

@@ -103,6 +103,20 @@ class Resolver:
             return Resolution(LinkStatus.EXTERNAL, target)
         return found
 
+    def by_path(self, source: str, link: Link) -> str | None:
+        """The memory a link names by its path (from the store root or the linking file's
+        folder), without falling back on a unique name; None for `[mem:ID]` and store links."""
+        if link.kind is LinkKind.MEM_ID:
+            return None
+        target = link.target.strip()
+        if link.kind is LinkKind.MARKDOWN:
+            path = strip_md(target)
+            candidates = (_join(source, path), posixpath.normpath(path.lstrip("/")))
+        else:
+            path = strip_md(target.lstrip("/"))
+            candidates = (path, _join(source, path))
+        return next((c for c in candidates if c in self.paths), None)
+
     def _by_name(self, path: str) -> Resolution:
         name = path.rpartition("/")[2]
         matches = self.by_name.get(name) or self.by_folded.get(name.casefold()) or []

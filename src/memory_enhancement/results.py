@@ -18,6 +18,7 @@ class WriteResult:
     changed: bool = True
     warnings: tuple[str, ...] = ()
     citation_id: str = ""
+    links_updated: tuple[str, ...] = ()  # memories whose links a move rewrote
 
 
 @dataclass(frozen=True)

@@ -186,11 +186,21 @@ def build_server(factory: ServiceFactory) -> MCPServer:
 
     @mcp.tool(annotations=WRITES)
     def move_memory(
-        from_path: MemoryPath, to_path: MemoryPath, ctx: Context, store: Store = None
+        from_path: MemoryPath,
+        to_path: MemoryPath,
+        ctx: Context,
+        update_links: Annotated[
+            bool, Field(description="Rewrite links the move would break (in other memories too).")
+        ] = True,
+        store: Store = None,
     ) -> MemoryOut:
-        """Move a memory; its citations, links and citation ID go with it."""
+        """Move a memory; its citations, links and citation ID go with it, and links to it
+        are rewritten so they keep finding it."""
         with tool_errors():
-            return _written(service(ctx, store).move(from_path, to_path))
+            result = service(ctx, store).move(from_path, to_path, update_links=update_links)
+            data = _written(result)
+            data["links_updated"] = list(result.links_updated)
+            return data
 
     @mcp.tool(annotations=READ_ONLY)
     def list_memories(

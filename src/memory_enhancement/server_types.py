@@ -88,6 +88,7 @@ class MemoryOut(TypedDict):
     changed: NotRequired[bool]
     warnings: NotRequired[list[str]]
     verification: NotRequired[VerificationOut]
+    links_updated: NotRequired[list[str]]  # move: memories whose links were rewritten
 
 
 class SummaryOut(TypedDict):

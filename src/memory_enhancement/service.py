@@ -231,8 +231,15 @@ class MemoryService:
             self.store.delete(target)
         return target
 
-    def move(self, source: str, destination: str) -> WriteResult:
-        """Move a memory; its content, citations, links and citation ID travel with it."""
+    def move(self, source: str, destination: str, *, update_links: bool = True) -> WriteResult:
+        """Move a memory; its content, citations, links and citation ID travel with it.
+
+        Links keep working: in the memories that link to it and in its own relative
+        links, the target text of each link the move would break is rewritten
+        (`update_links=False` leaves every other file alone).
+        """
+        from .linkfix import follow_move, links_touching
+
         with self.store.lock():
             origin = self.store.locate(source)
             target = normalize_new_path(destination) if destination.strip() else destination
@@ -240,11 +247,15 @@ class MemoryService:
                 return self._written(origin, [], changed=False)
             if self.store.exists(target):
                 raise AlreadyExistsError(f"memory already exists: {target!r}")
+            held = links_touching(self, origin) if update_links else []
             self._declare_id(origin)
             self.store.rename(origin, target)
             with self.index.connect(sync=False) as conn:
                 self.index.refresh(conn, [origin, target])  # the ID moves with the file
-        return self._written(target, [])
+        # Each file is rewritten under the lock on its own (the store lock is not reentrant).
+        fixes = follow_move(self, origin, target, held) if held else []
+        result = self._written(target, [])
+        return replace(result, links_updated=tuple(sorted({f.path for f in fixes})))
 
     def prune(self, *, dry_run: bool = False) -> Listing:
         """Remove expired memories (or only list them). Unreadable files are never touched."""

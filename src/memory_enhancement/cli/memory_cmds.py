@@ -202,15 +202,34 @@ def remove(path: str, as_json: bool) -> None:
 @click.command(context_settings=CONTEXT)
 @click.argument("source")
 @click.argument("destination")
+@click.option(
+    "--no-update-links",
+    "keep_links",
+    is_flag=True,
+    help="Do not rewrite links to it in other memories (nor its own relative links).",
+)
 @json_option
 @store_options
-def move(source: str, destination: str, as_json: bool) -> None:
-    """Move a memory to a new path; citations and links go with it."""
-    result = app().service().move(source, destination)
+def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None:
+    """Move a memory to a new path; citations, links and its citation ID go with it.
+
+    Links that would stop finding it (in the memories linking to it, and its own
+    relative links) have their target rewritten, nothing else in those files.
+    """
+    result = app().service().move(source, destination, update_links=not keep_links)
     if as_json:
-        emit_json({"from": source, "path": result.path, "changed": result.changed})
+        emit_json(
+            {
+                "from": source,
+                "path": result.path,
+                "changed": result.changed,
+                "links_updated": list(result.links_updated),
+            }
+        )
     elif result.changed:
         click.echo(f"moved {source} -> {result.path}")
+        for path in result.links_updated:
+            click.echo(f"  updated links in {path}")
     else:
         click.echo(f"unchanged {result.path} (same path)")
 
