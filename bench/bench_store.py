@@ -36,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _issue4 import cpu_model
 from gen_store import cached_store, default_source_tree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -346,19 +347,9 @@ def code_state() -> str:
 
 def machine() -> str:
     return (
-        f"{os.cpu_count()} CPUs ({_cpu_model()}), {platform.system()} {platform.release()}, "
+        f"{os.cpu_count()} CPUs ({cpu_model()}), {platform.system()} {platform.release()}, "
         f"Python {platform.python_version()}"
     )
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def load() -> str:
@@ -415,7 +406,7 @@ def intro() -> str:
         "# Benchmarks\n\n"
         "Figures for the performance targets of the issues, measured on the machine below "
         "and rerunnable from the repository root. Each section starts with its command.\n\n"
-        f"Machine: `nproc` = {nproc}, {_cpu_model()}, Python {version}; "
+        f"Machine: `nproc` = {nproc}, {cpu_model()}, Python {version}; "
         f"first written {datetime.now(UTC):%Y-%m-%d}.\n\n"
         "How to rerun:\n\n"
         "- Issue 2, store operations: `.venv/bin/python bench/bench_store.py [--quick]`\n"

@@ -64,58 +64,59 @@ class Resolver:
             self.by_folded[name.casefold()].append(path)
 
     def resolve(self, source: str, link: Link) -> Resolution:
-        target = link.target.strip()
-        if link.kind is LinkKind.MEM_ID:
-            bare = target.removeprefix("mem:")
-            found = self.ids.get(bare)
-            return Resolution(LinkStatus.RESOLVED, found) if found else _DANGLING
-        if link.kind is LinkKind.MARKDOWN:
-            return self._markdown(source, target)
-        head, sep, rest = target.partition(":")
-        if sep and head in self.stores and rest:
-            return Resolution(LinkStatus.EXTERNAL, target)
-        path = strip_md(target.lstrip("/"))
-        if path in self.paths:
-            return Resolution(LinkStatus.RESOLVED, path)
-        relative = _join(source, path)
-        if relative in self.paths:
-            return Resolution(LinkStatus.RESOLVED, relative)
-        return self._by_name(path)
+        """By path (see by_path), else by a unique name; `[mem:ID]` through the IDs.
 
-    def _markdown(self, source: str, target: str) -> Resolution:
-        """Against the linking file's folder, then the store root, then by unique name.
-
-        A link is external (a file outside the store, not a broken memory link)
-        only when, read from the linking file's folder as markdown means it, it
-        leaves the store: `../ops/x.md` from `misc/` stays inside, and dangles
+        A markdown link is external (a file outside the store, not a broken memory
+        link) only when, read from the linking file's folder as markdown means it,
+        it leaves the store: `../ops/x.md` from `misc/` stays inside, and dangles
         when `ops/x` is gone.
         """
+        target = link.target.strip()
+        if link.kind is LinkKind.MEM_ID:
+            found = self.ids.get(target.removeprefix("mem:"))
+            return Resolution(LinkStatus.RESOLVED, found) if found else _DANGLING
+        if self._into_store(link):
+            return Resolution(LinkStatus.EXTERNAL, target)
+        named = self._named(source, link)
+        if named is not None:
+            return Resolution(LinkStatus.RESOLVED, named)
+        if link.kind is not LinkKind.MARKDOWN:
+            return self._by_name(strip_md(target.lstrip("/")))
         path = strip_md(target)
+        by_name = self._by_name(path)
         relative = _join(source, path)
         escapes = relative.startswith("../") or relative == ".."
-        for candidate in (relative, posixpath.normpath(path.lstrip("/"))):
-            if candidate.startswith("../") or candidate == "..":
-                continue
-            if candidate in self.paths:
-                return Resolution(LinkStatus.RESOLVED, candidate)
-        found = self._by_name(path)
-        if escapes and found.status is LinkStatus.DANGLING:
+        if escapes and by_name.status is LinkStatus.DANGLING:
             return Resolution(LinkStatus.EXTERNAL, target)
-        return found
+        return by_name
 
     def by_path(self, source: str, link: Link) -> str | None:
-        """The memory a link names by its path (from the store root or the linking file's
-        folder), without falling back on a unique name; None for `[mem:ID]` and store links."""
-        if link.kind is LinkKind.MEM_ID:
+        """The memory a link names by its path, without falling back on a unique name:
+        a markdown link from the linking file's folder, then from the store root; any
+        other link from the store root, then from the linking file's folder. None for
+        `[mem:ID]` and `store:path` links."""
+        if link.kind is LinkKind.MEM_ID or self._into_store(link):
             return None
+        return self._named(source, link)
+
+    def _named(self, source: str, link: Link) -> str | None:
         target = link.target.strip()
         if link.kind is LinkKind.MARKDOWN:
             path = strip_md(target)
-            candidates = (_join(source, path), posixpath.normpath(path.lstrip("/")))
+            first, second = _join(source, path), posixpath.normpath(path.lstrip("/"))
         else:
             path = strip_md(target.lstrip("/"))
-            candidates = (path, _join(source, path))
-        return next((c for c in candidates if c in self.paths), None)
+            first, second = path, _join(source, path)
+        if first in self.paths:
+            return first
+        return second if second in self.paths else None
+
+    def _into_store(self, link: Link) -> bool:
+        """`global:notes/x`: a link into another store (markdown links never are)."""
+        if link.kind is LinkKind.MARKDOWN:
+            return False
+        head, sep, rest = link.target.strip().partition(":")
+        return bool(sep) and head in self.stores and bool(rest)
 
     def _by_name(self, path: str) -> Resolution:
         name = path.rpartition("/")[2]

@@ -352,36 +352,31 @@ class Verifier:
         is tried (the one that committed that code); when neither holds it, the
         citation is decided without history.
         """
-        retry: list[_Pending] = []
-        for base, items in self._by_base(pending, self._base).items():
-            maps = self._maps(base, items)
+        retry = self._decide_from(pending, self._base, last=False)
+        self._decide_from(retry, self._next_base, last=True)
+
+    def _decide_from(
+        self, pending: Sequence[_Pending], base_of: Callable[[Citation], str | None], *, last: bool
+    ) -> list[_Pending]:
+        """Decide each citation with the diff from its base commit; return those that
+        commit does not describe (on the last try they are decided without history)."""
+        by_base: dict[str | None, list[_Pending]] = defaultdict(list)
+        for item in pending:
+            by_base[base_of(item.citation)].append(item)
+        undescribed = []
+        for base, items in by_base.items():
+            maps: dict[str, LineMap] = {}
+            if base is not None and self.git is not None:
+                maps = self.git.line_maps(base, {i.citation.target for i in items})
             for item in items:
                 line_map = maps.get(item.citation.target)
                 if line_map is not None and not _described(item, line_map, self.repo):
-                    retry.append(item)
-                    continue
-                item.result = self._decide(item, line_map)
-        for base, items in self._by_base(retry, self._next_base).items():
-            maps = self._maps(base, items)
-            for item in items:
-                line_map = maps.get(item.citation.target)
-                if line_map is not None and not _described(item, line_map, self.repo):
+                    if not last:
+                        undescribed.append(item)
+                        continue
                     line_map = None
                 item.result = self._decide(item, line_map)
-
-    @staticmethod
-    def _by_base(
-        items: Sequence[_Pending], base_of: Callable[[Citation], str | None]
-    ) -> dict[str | None, list[_Pending]]:
-        grouped: dict[str | None, list[_Pending]] = defaultdict(list)
-        for item in items:
-            grouped[base_of(item.citation)].append(item)
-        return grouped
-
-    def _maps(self, base: str | None, items: Sequence[_Pending]) -> dict[str, LineMap]:
-        if base is None or self.git is None:
-            return {}
-        return self.git.line_maps(base, {i.citation.target for i in items})
+        return undescribed
 
     def _next_base(self, citation: Citation) -> str | None:
         """The first commit after the citation was verified (see _resolve_with_history)."""
