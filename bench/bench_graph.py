@@ -67,11 +67,11 @@ from _issue4 import (
     time_call,
     tool,
 )
-from memory_enhancement.index import FULL_CHECK_INTERVAL, FULL_CHECK_LIMIT
-from memory_enhancement.repo import Repository
+from memory_enhancement.index.index import FULL_CHECK_INTERVAL, FULL_CHECK_LIMIT
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -307,7 +307,7 @@ def measure_processes(run: StoreRun, prepared: Prepared, work: Path, runs: int) 
 
 def measure_in_process(run: StoreRun, prepared: Prepared, work: Path, runs: int) -> None:
     import seed_graph
-    from memory_enhancement.graph import traverse
+    from memory_enhancement.graph.traverse import traverse
 
     service = service_for(prepared, work / "state.db")
     ours, walk, seed = Samples(), Samples(), Samples()
@@ -335,7 +335,7 @@ def measure_in_process(run: StoreRun, prepared: Prepared, work: Path, runs: int)
 
 def measure_related(run: StoreRun, prepared: Prepared, work: Path, runs: int) -> None:
     import seed_graph
-    from memory_enhancement.graph import backlinks
+    from memory_enhancement.graph.traverse import backlinks
 
     service = service_for(prepared, work / "state.db")
     env = bench_env(prepared.home)
@@ -519,7 +519,7 @@ def sync_phases(prepared: Prepared, runs: int) -> dict[str, float]:
     import statistics
 
     from memory_enhancement.index import schema
-    from memory_enhancement.scan import Snapshot, folders_unchanged, rescan
+    from memory_enhancement.store.scan import Snapshot, folders_unchanged, rescan
 
     phases: dict[str, list[float]] = {}
     for _ in range(runs):

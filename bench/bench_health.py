@@ -162,8 +162,12 @@ def add_history(home: Path, runs: int) -> None:
 @contextlib.contextmanager
 def phase_timers(spent: dict[str, float]) -> Iterator[None]:
     """Accumulate the time spent in a few functions of the library while inside."""
-    from memory_enhancement import health, health_html, health_render, history, verify
-    from memory_enhancement.index import Index
+    from memory_enhancement.health import html as health_html
+    from memory_enhancement.health import render as health_render
+    from memory_enhancement.health import report as health
+    from memory_enhancement.index.index import Index
+    from memory_enhancement.verify import history
+    from memory_enhancement.verify import verifier as verify
 
     targets: list[tuple[Any, str, str]] = [
         (Index, "sync", "index sync (stat the store), per connection"),

@@ -62,11 +62,11 @@ from _issue4 import (
     write_subsection,
 )
 from gen_store import cached_store
-from memory_enhancement.index import SyncStats
-from memory_enhancement.repo import Repository
+from memory_enhancement.index.index import SyncStats
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 TITLE = "### Index: cold build and sync"
 BUILD_TARGET_MS = 5000.0  # 10k
@@ -300,7 +300,7 @@ def tables(results: list[StoreResult]) -> str:
 
 def check_note() -> str:
     """How the index under test finds changes (the constants move as src/ is tuned)."""
-    import memory_enhancement.index as index_module
+    import memory_enhancement.index.index as index_module
 
     limit = getattr(index_module, "FULL_CHECK_LIMIT", None)
     interval = getattr(index_module, "FULL_CHECK_INTERVAL", None)

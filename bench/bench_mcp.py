@@ -174,8 +174,8 @@ async def latencies(app: Any, paths: list[str], qs: list[str], blocks: int = 4) 
     """
     from mcp import Client
 
-    from memory_enhancement import serialize
-    from memory_enhancement.server import build_server
+    from memory_enhancement.mcp.server import build_server
+    from memory_enhancement.service import serialize
 
     def service_get(path: str) -> Any:
         fetched = app.service_for(None, SESSION).get(path)
@@ -548,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
         imports: list[str] = []
         if args.profile or any(r.target and r.median >= r.target for r in rows):
             log("profiling ...")
-            from memory_enhancement import serialize
+            from memory_enhancement.service import serialize
 
             def get(path: str) -> Any:
                 fetched = app.service_for(None, SESSION).get(path)

@@ -54,10 +54,10 @@ from _issue4 import (
     tool,
     write_subsection,
 )
-from memory_enhancement.repo import Repository
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 TITLE = "### Retrieval quality"
 MODES = ("lexical", "semantic", "hybrid")

@@ -69,12 +69,12 @@ from _issue4 import (
     verdict,
     write_subsection,
 )
-from memory_enhancement.repo import Repository
-from memory_enhancement.search import Filters, Hit, lexical
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.index.search import Filters, Hit, lexical
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
-from memory_enhancement.timestamps import format_timestamp
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 TITLE = "### Search latency"
 INPROC_TARGET_MS = 20.0

@@ -49,10 +49,10 @@ from score import Scores, format_confusion, format_table, score  # noqa: E402
 from seed_rule import seed_predictions, seed_verdict  # noqa: E402
 from truth import Case, compute_population, normalize, sample_cases  # noqa: E402
 
-from memory_enhancement import formats  # noqa: E402
-from memory_enhancement.citations import squash  # noqa: E402
-from memory_enhancement.model import Citation, Memory, MemoryMeta  # noqa: E402
-from memory_enhancement.timestamps import format_timestamp  # noqa: E402
+from memory_enhancement.core.citations import squash  # noqa: E402
+from memory_enhancement.core.model import Citation, Memory, MemoryMeta  # noqa: E402
+from memory_enhancement.core.timestamps import format_timestamp  # noqa: E402
+from memory_enhancement.store import formats  # noqa: E402
 
 TARGETS = {"precision": 0.99, "recall": 0.99, "relocation": 0.98}
 

@@ -48,9 +48,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory_enhancement import formats
-from memory_enhancement.memory_paths import normalize_segment
-from memory_enhancement.model import Citation, Link, Memory, MemoryMeta
+from memory_enhancement.core.memory_paths import normalize_segment
+from memory_enhancement.core.model import Citation, Link, Memory, MemoryMeta
+from memory_enhancement.store import formats
 
 GENERATOR_VERSION = 2
 MANIFEST = ".gen-store.json"
@@ -552,7 +552,7 @@ def memoize_yaml_scalars() -> None:
     makes generating 100k memories several times faster. The output is the
     same bytes: the library's own function computes every value once.
     """
-    from memory_enhancement.formats import frontmatter
+    from memory_enhancement.store.formats import frontmatter
 
     original = getattr(frontmatter, "_flow", None)
     if original is None or getattr(original, "memoized", False):
@@ -696,7 +696,7 @@ def check_store(root: Path | str) -> list[str]:
     Returns the problems found (empty when every file parses, in the expected
     format, with the citations and links the generator wrote).
     """
-    from memory_enhancement.storage import Store
+    from memory_enhancement.store.disk import Store
 
     generated = load_store(root)
     if generated is None:

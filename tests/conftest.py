@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memory_enhancement.cli import cli
-from memory_enhancement.repo import Repository
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
 
 # The real corpus is vendored in `corpus/` (a byte-for-byte copy, MIT; see corpus/README.md);
 # MEMORY_ENHANCEMENT_CORPUS points elsewhere.

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Clock
-from memory_enhancement import history
-from memory_enhancement.repo import Repository
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
-from memory_enhancement.stores import cache_home, data_home, store_key
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.locations import cache_home, data_home, store_key
+from memory_enhancement.store.state import State
+from memory_enhancement.verify import history
+from memory_enhancement.verify.repo import Repository
 from verify_support import GitRepo, numbered
 
 STORE = ".memories"
@@ -97,11 +97,11 @@ class Project:
 
     def verifications(self, path: str | None = None) -> list[tuple[Any, ...]]:
         """(verified_at, commit, path, ord, ref, status) of every recorded citation verdict."""
-        return history.verdicts(self.service, path)
+        return history.verdicts(self.service.state, path)
 
     def runs(self, path: str) -> int:
         """How many verification runs recorded this memory."""
-        return history.runs(self.service, path)
+        return history.runs(self.service.state, path)
 
     def health_of(self, path: str) -> Any:
         """One memory's entry in a fresh health report (which verifies everything now)."""

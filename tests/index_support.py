@@ -14,10 +14,10 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from memory_enhancement.repo import Repository
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 HOUR_NS = 3600 * 1_000_000_000
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli
-from memory_enhancement.errors import InvalidPathError, UnreadableMemoryError
-from memory_enhancement.formats.base import MAX_FILE_BYTES
-from memory_enhancement.repo import Repository
+from memory_enhancement.core.errors import InvalidPathError, UnreadableMemoryError
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES
+from memory_enhancement.verify.repo import Repository
 
 BAD_FILES: dict[str, tuple[bytes, str]] = {
     "bad/yaml": (b"---\ntags: [unclosed\nsource: cli\n---\nBody\n", "malformed YAML"),

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory_enhancement.citations import make_citation, parse_citation, parse_line_spec
-from memory_enhancement.errors import InvalidCitationError, InvalidInputError
-from memory_enhancement.model import Citation, CitationKind
+from memory_enhancement.core.citations import make_citation, parse_citation, parse_line_spec
+from memory_enhancement.core.errors import InvalidCitationError, InvalidInputError
+from memory_enhancement.core.model import Citation, CitationKind
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from memory_enhancement.repo import Repository
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
 
 WORKERS = 4
 PER_WORKER = 50
@@ -19,9 +19,9 @@ WORKER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from memory_enhancement.repo import Repository
+    from memory_enhancement.verify.repo import Repository
     from memory_enhancement.service import MemoryService
-    from memory_enhancement.storage import Store
+    from memory_enhancement.store.disk import Store
 
     store, code, worker, count, mode = sys.argv[1:]
     service = MemoryService(Store(Path(store)), Repository(Path(code)))

@@ -20,13 +20,13 @@ from mcp import Client
 from conftest import Clock, RunCli
 from health_support import Project
 from mcp_support import Agent
-from memory_enhancement import confidence
 from memory_enhancement.cli.app import App
-from memory_enhancement.confidence import Inputs, compute
-from memory_enhancement.repo import Repository
-from memory_enhancement.server import build_server
+from memory_enhancement.mcp.server import build_server
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify import confidence
+from memory_enhancement.verify.confidence import Inputs, compute
+from memory_enhancement.verify.repo import Repository
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 VALID_TODAY = Inputs(

@@ -15,10 +15,10 @@ import pytest
 
 from conftest import Clock, RunCli
 from index_support import disk_service, write_memory
-from memory_enhancement.errors import InvalidInputError
-from memory_enhancement.model import Citation
-from memory_enhancement.retrieval import CHARS_PER_TOKEN
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.model import Citation
 from memory_enhancement.service import MemoryService
+from memory_enhancement.service.context import CHARS_PER_TOKEN
 from verify_support import GitRepo
 
 

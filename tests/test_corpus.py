@@ -12,13 +12,18 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from memory_enhancement import formats
-from memory_enhancement.formats.frontmatter import FrontmatterDocument
-from memory_enhancement.formats.markdown import Section, find_sections, first_section, open_fence
-from memory_enhancement.model import Citation, LinkKind, Memory
-from memory_enhancement.repo import Repository
+from memory_enhancement.core.model import Citation, LinkKind, Memory
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Loaded, Store
+from memory_enhancement.store import formats
+from memory_enhancement.store.disk import Loaded, Store
+from memory_enhancement.store.formats.frontmatter import FrontmatterDocument
+from memory_enhancement.store.formats.markdown import (
+    Section,
+    find_sections,
+    first_section,
+    open_fence,
+)
+from memory_enhancement.verify.repo import Repository
 
 CORPUS_SIZE = 1026
 

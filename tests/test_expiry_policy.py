@@ -15,8 +15,8 @@ import pytest
 
 from conftest import Clock, RunCli
 from health_support import Project
-from memory_enhancement.errors import InvalidInputError
-from memory_enhancement.timestamps import format_timestamp
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.timestamps import format_timestamp
 
 POLICY = "expiry: {after_days: 90, grace_days: 14}\n"
 

@@ -11,17 +11,17 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from memory_enhancement import formats
-from memory_enhancement.errors import UnreadableMemoryError
-from memory_enhancement.formats import Document
-from memory_enhancement.formats.base import as_lines
-from memory_enhancement.formats.frontmatter import FrontmatterFormat
-from memory_enhancement.formats.markdown import find_sections, open_fence
-from memory_enhancement.formats.serena import SerenaFormat
-from memory_enhancement.model import Citation, Link, LinkKind, Memory, MemoryMeta
-from memory_enhancement.repo import Repository
+from memory_enhancement.core.errors import UnreadableMemoryError
+from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
+from memory_enhancement.store import formats
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats import Document
+from memory_enhancement.store.formats.base import as_lines
+from memory_enhancement.store.formats.frontmatter import FrontmatterFormat
+from memory_enhancement.store.formats.markdown import find_sections, open_fence
+from memory_enhancement.store.formats.serena import SerenaFormat
+from memory_enhancement.verify.repo import Repository
 
 FRONTMATTER = FrontmatterFormat()
 SERENA = SerenaFormat()

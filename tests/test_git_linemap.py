@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_enhancement.errors import InvalidInputError
-from memory_enhancement.git import Git, Hunk, LineMap, _parse_diff
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.verify.git import Git, Hunk, LineMap, _parse_diff
 from verify_support import GitRepo, numbered
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import RunCli
 from graph_support import FULL, STORE, write, write_all
-from memory_enhancement.errors import InvalidInputError, NotFoundError
+from memory_enhancement.core.errors import InvalidInputError, NotFoundError
 from memory_enhancement.service import MemoryService
 
 

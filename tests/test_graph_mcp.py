@@ -20,7 +20,7 @@ from conftest import RunCli
 from graph_support import FULL, STORE, write_all
 from mcp_support import Agent
 from memory_enhancement.cli.app import App
-from memory_enhancement.server import build_server
+from memory_enhancement.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from conftest import RunCli
 from graph_support import write_all
-from memory_enhancement.graph import Edge, GraphResult
-from memory_enhancement.graph_render import as_dot, as_mermaid, as_text
+from memory_enhancement.graph.render import as_dot, as_mermaid, as_text
+from memory_enhancement.graph.traverse import Edge, GraphResult
 
 STORE = {
     "notes/a": "# A\n\n[[ops/b-c]] and [link:depends_on](notes/caf\u00e9)\n",

@@ -20,7 +20,7 @@ import pytest
 from conftest import Clock, RunCli
 from health_support import RANKED, Project, every_status
 from mcp_support import child_env
-from memory_enhancement.health import STATUSES, HealthReport, MemoryHealth
+from memory_enhancement.health.report import STATUSES, HealthReport, MemoryHealth
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import Clock
 from health_support import RANKED, Project, every_status
-from memory_enhancement.health_html import render
+from memory_enhancement.health.html import render
 
 pytestmark = pytest.mark.browser
 

@@ -18,12 +18,12 @@ from mcp import Client
 
 from conftest import Clock, RunCli
 from health_support import RANKED, Project, every_status
-from memory_enhancement import health_render
 from memory_enhancement.cli.app import App
-from memory_enhancement.health import STATUSES, HealthReport
-from memory_enhancement.health_html import render as render_html
-from memory_enhancement.health_render import as_json, as_markdown
-from memory_enhancement.server import build_server
+from memory_enhancement.health import render as health_render
+from memory_enhancement.health.html import render as render_html
+from memory_enhancement.health.render import as_json, as_markdown
+from memory_enhancement.health.report import STATUSES, HealthReport
+from memory_enhancement.mcp.server import build_server
 
 VERDICTS = {"valid", "moved", "stale", "missing", "out_of_range", "skipped", "invalid"}
 MEMORY_KEYS = {

@@ -21,13 +21,13 @@ from mcp import Client
 from conftest import Clock, RunCli
 from health_support import Project
 from mcp_support import Agent
-from memory_enhancement import history
 from memory_enhancement.cli.app import App
-from memory_enhancement.repo import Repository
-from memory_enhancement.server import build_server
+from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.mcp.server import build_server
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
-from memory_enhancement.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify import history
+from memory_enhancement.verify.repo import Repository
 
 API = "# API version\n\nClients send the API version.\n"
 
@@ -89,7 +89,7 @@ def test_cli_verify_all_records_every_memory_in_one_run(mixed: Project, run_cli:
     assert run_cli(["verify-all", "--dir", mixed.store]).exit_code == 1
     rows = recorded(mixed, since, window())
     assert rows == [*EXPECTED, ("notes/db", 0, "src/db.py:2", "valid")]
-    assert history.runs(mixed.service) == 1
+    assert history.runs(mixed.service.state) == 1
 
 
 def test_cli_get_with_verify_records_the_verdicts(mixed: Project, run_cli: RunCli) -> None:
@@ -138,7 +138,7 @@ def test_mcp_verification_tools_record_the_verdicts(mixed: Project) -> None:
     anyio.run(scenario)
     rows = recorded(mixed, since, window())
     assert rows == [*EXPECTED, *EXPECTED, *EXPECTED, ("notes/db", 0, "src/db.py:2", "valid")]
-    assert history.runs(mixed.service) == 3
+    assert history.runs(mixed.service.state) == 3
 
 
 def test_the_service_records_its_own_clock(mixed: Project, clock: Clock) -> None:
@@ -155,7 +155,7 @@ def test_outside_git_the_commit_is_empty(tmp_path: Path, clock: Clock) -> None:
     service = MemoryService(Store(tmp_path / "store"), Repository(code), clock=clock)
     service.add("notes/a", "A.", citations=["src/app.py:1"])
     service.verify("notes/a")
-    rows = history.verdicts(service)
+    rows = history.verdicts(service.state)
     assert [(commit, status) for _, commit, _, _, _, status in rows] == [(None, "valid")]
 
 
@@ -180,7 +180,7 @@ def test_evidence_sums_up_runs_failures_last_valid_uses_and_confirmations(
     project.service.get("notes/api")
     project.service.reinforce("notes/api")
     cid = project.service.citation_id("notes/api").strip("[]").removeprefix("mem:")
-    facts = history.evidence(project.service, [cid])[cid]
+    facts = history.evidence(project.service.state, [cid])[cid]
     assert facts == history.Evidence(
         runs=2,
         failed_runs=1,
@@ -199,7 +199,7 @@ def test_the_recent_record_keeps_the_last_ten_runs(project: Project, clock: Cloc
         clock.advance(minutes=1)
         project.service.verify("notes/api")
     cid = project.service.citation_id("notes/api").strip("[]").removeprefix("mem:")
-    assert history.evidence(project.service, [cid])[cid].runs == history.RECENT_RUNS
+    assert history.evidence(project.service.state, [cid])[cid].runs == history.RECENT_RUNS
     assert project.runs("notes/api") == 12  # pruned only every KEPT_RUNS runs
 
 
@@ -217,8 +217,8 @@ def test_old_verdicts_are_pruned_and_the_summaries_keep_counting(
     assert history.KEPT_RUNS <= len(kept) < 2 * history.KEPT_RUNS
     assert kept[-1][0] == format_timestamp(clock.moment)  # the newest are the ones kept
     assert len(project.verifications("notes/db")) == 1
-    assert history.runs(project.service) == 26  # every run is still counted
-    assert sum(history.verdict_days(project.service)[0][1].values()) == 26
+    assert history.runs(project.service.state) == 26  # every run is still counted
+    assert sum(history.verdict_days(project.service.state)[0][1].values()) == 26
 
 
 def test_verdicts_are_counted_per_day_oldest_first(mixed: Project, clock: Clock) -> None:
@@ -226,7 +226,7 @@ def test_verdicts_are_counted_per_day_oldest_first(mixed: Project, clock: Clock)
     clock.advance(days=1)
     mixed.service.verify_all()
     mixed.service.verify("notes/db")
-    assert history.verdict_days(mixed.service) == [
+    assert history.verdict_days(mixed.service.state) == [
         ("2026-01-31", {"valid": 2, "stale": 1, "missing": 1}),
         ("2026-02-01", {"valid": 3, "stale": 1, "missing": 1}),
     ]
@@ -238,7 +238,7 @@ def test_history_follows_a_memory_when_it_moves(mixed: Project) -> None:
     health = mixed.health_of("archive/db")
     assert health.last_verified == "2026-01-31T12:00:00.000Z"
     cid = health.citation_id
-    assert history.evidence(mixed.service, [cid])[cid].runs == 2
+    assert history.evidence(mixed.service.state, [cid])[cid].runs == 2
 
 
 # -- verify --write and --fix carry the state into the file ---------------------------------

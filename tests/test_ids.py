@@ -21,12 +21,12 @@ import pytest
 
 from conftest import RunCli
 from index_support import disk_service, paths, write_memory
-from memory_enhancement import ids
-from memory_enhancement.errors import InvalidInputError, NotFoundError
-from memory_enhancement.index import Index
+from memory_enhancement.core import ids
+from memory_enhancement.core.errors import InvalidInputError, NotFoundError
+from memory_enhancement.index.index import Index
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
 
 ID_TEXT = re.compile(r"^\[mem:[A-Za-z0-9]{6}\]$")
 CHI_SQUARE_BOUND = 110.0  # 61 degrees of freedom: p < 0.0002 for an unbiased encoder

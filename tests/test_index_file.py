@@ -17,8 +17,9 @@ import pytest
 
 from conftest import RunCli, git
 from index_support import disk_service, write_memory
-from memory_enhancement.index import IndexCorruptError, schema
-from memory_enhancement.stores import cache_home, store_key
+from memory_enhancement.index import schema
+from memory_enhancement.index.index import IndexCorruptError
+from memory_enhancement.store.locations import cache_home, store_key
 
 
 def _index_files(folder: Path) -> list[Path]:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from memory_enhancement.index import reading
-from memory_enhancement.repo import Repository
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 
 def make_store(root: Path, count: int) -> None:

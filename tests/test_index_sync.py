@@ -17,12 +17,12 @@ import pytest
 
 from conftest import git
 from index_support import HOUR_NS, age, disk_service, paths, write_memory
-from memory_enhancement.errors import NotFoundError
-from memory_enhancement.index import SyncStats
-from memory_enhancement.repo import Repository
+from memory_enhancement.core.errors import NotFoundError
+from memory_enhancement.index.index import SyncStats
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 
 class CountingStore(Store):

@@ -17,11 +17,11 @@ import pytest
 
 from conftest import RunCli, git
 from graph_support import broken, out_links, write, write_all
-from memory_enhancement.index import SyncStats
-from memory_enhancement.repo import Repository
+from memory_enhancement.index.index import SyncStats
 from memory_enhancement.service import MemoryService
-from memory_enhancement.state import State
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
 
 
 @pytest.fixture

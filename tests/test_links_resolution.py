@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from graph_support import broken, out_links, write, write_all
-from memory_enhancement.links import LinkStatus, Resolver
-from memory_enhancement.model import Link, LinkKind
+from memory_enhancement.core.links import LinkStatus, Resolver
+from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.service import MemoryService
 
 # -- markdown links -------------------------------------------------------------------

@@ -29,9 +29,9 @@ from mcp_support import (
     serve_params,
     wait_for,
 )
-from memory_enhancement import formats
 from memory_enhancement.cli.app import App
-from memory_enhancement.storage import Store
+from memory_enhancement.store import formats
+from memory_enhancement.store.disk import Store
 
 pytestmark = pytest.mark.anyio
 

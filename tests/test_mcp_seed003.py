@@ -17,7 +17,7 @@ from mcp import Client
 
 from mcp_support import Agent
 from memory_enhancement.cli.app import App
-from memory_enhancement.server import build_server
+from memory_enhancement.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli
-from memory_enhancement.errors import InvalidPathError, NotFoundError
-from memory_enhancement.memory_paths import (
+from memory_enhancement.core.errors import InvalidPathError, NotFoundError
+from memory_enhancement.core.memory_paths import (
     existing_path_candidates,
     normalize_category,
     normalize_new_path,
     normalize_segment,
 )
-from memory_enhancement.storage import Store
+from memory_enhancement.store.disk import Store
 
 
 def test_a_single_level_category_and_slug_is_a_valid_memory_path() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from memory_enhancement.model import Citation
+from memory_enhancement.core.model import Citation
 from verify_support import GitRepo
 
 HOOKS = Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml"

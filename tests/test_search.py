@@ -15,9 +15,9 @@ import pytest
 
 from conftest import Clock
 from index_support import disk_service, paths, write_memory
-from memory_enhancement.errors import InvalidInputError
-from memory_enhancement.ids import format_citation_id
-from memory_enhancement.model import Citation
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.ids import format_citation_id
+from memory_enhancement.core.model import Citation
 from memory_enhancement.service import MemoryService
 from verify_support import GitRepo
 

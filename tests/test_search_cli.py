@@ -19,8 +19,8 @@ from click.testing import Result
 
 from conftest import RunCli
 from index_support import write_memory
-from memory_enhancement.model import Citation
-from memory_enhancement.stores import store_key
+from memory_enhancement.core.model import Citation
+from memory_enhancement.store.locations import store_key
 from verify_support import GitRepo
 
 SUMMARY_KEYS = {

@@ -21,9 +21,9 @@ import pytest
 
 from conftest import Clock, RunCli
 from index_support import disk_service, paths, write_memory
-from memory_enhancement import semantic
-from memory_enhancement.errors import InvalidInputError
-from memory_enhancement.search import RRF_K, Hit, fuse
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.index import semantic
+from memory_enhancement.index.search import RRF_K, Hit, fuse
 from memory_enhancement.service import MemoryService
 
 MEMORIES = {

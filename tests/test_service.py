@@ -9,18 +9,18 @@ import pytest
 import yaml
 
 from conftest import Clock
-from memory_enhancement.errors import (
+from memory_enhancement.core.errors import (
     AlreadyExistsError,
     ExpiredError,
     InvalidInputError,
     InvalidPathError,
     NotFoundError,
 )
-from memory_enhancement.model import Citation, LinkKind
-from memory_enhancement.repo import Repository
-from memory_enhancement.serialize import memory_dict
+from memory_enhancement.core.model import Citation, LinkKind
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
+from memory_enhancement.service.serialize import memory_dict
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
 
 
 def frontmatter_of(file: Path) -> dict[str, object]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory_enhancement.state import State
+from memory_enhancement.store.state import State
 
 
 def test_a_damaged_state_database_is_moved_aside_not_deleted(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_enhancement.errors import InvalidInputError, NotFoundError, StoreError
-from memory_enhancement.storage import CONFIG_FILE, Store
-from memory_enhancement.stores import (
+from memory_enhancement.core.errors import InvalidInputError, NotFoundError, StoreError
+from memory_enhancement.store.disk import CONFIG_FILE, Store
+from memory_enhancement.store.locations import (
     Registry,
     find_git_root,
     global_store,
@@ -208,7 +208,7 @@ def test_the_store_configuration_file_is_not_a_memory(tmp_path: Path) -> None:
 
 
 def test_a_new_store_file_gets_ordinary_permissions(tmp_path: Path) -> None:
-    from memory_enhancement.storage import atomic_write
+    from memory_enhancement.store.disk import atomic_write
 
     root = tmp_path / "store"
     root.mkdir()

@@ -16,11 +16,11 @@ import pytest
 
 from conftest import Clock, RunCli
 from index_support import disk_service, usage_rows, write_memory
-from memory_enhancement.errors import AlreadyExistsError, InvalidInputError
-from memory_enhancement.repo import Repository
+from memory_enhancement.core.errors import AlreadyExistsError, InvalidInputError
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
-from memory_enhancement.stores import store_key
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.locations import store_key
+from memory_enhancement.verify.repo import Repository
 
 T0 = "2026-01-31T12:00:00.000Z"
 

@@ -17,8 +17,8 @@ import pytest
 from click.testing import Result
 
 from conftest import RunCli
-from memory_enhancement.model import Citation
-from memory_enhancement.urlcheck import UrlChecker
+from memory_enhancement.core.model import Citation
+from memory_enhancement.verify.urls import UrlChecker
 from verify_support import GitRepo
 
 APP = [

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from memory_enhancement.model import Citation
-from memory_enhancement.repo import Repository, SourceFile
-from memory_enhancement.storage import Loaded, Store
-from memory_enhancement.verify import Verdict
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import Verdict
+from memory_enhancement.store.disk import Loaded, Store
+from memory_enhancement.verify.repo import Repository, SourceFile
 from verify_support import GitRepo, numbered
 
 FILES = 10

@@ -11,9 +11,8 @@ import pytest
 from click.testing import Result
 
 from conftest import RunCli
-from memory_enhancement.model import Citation
-from memory_enhancement.verification import VerifyOptions
-from memory_enhancement.verify import Verdict
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import Verdict, VerifyOptions
 from verify_support import GitRepo
 
 APP = [

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_enhancement.git import Git
-from memory_enhancement.model import Citation
-from memory_enhancement.verify import Verdict
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import Verdict
+from memory_enhancement.verify.git import Git
 from verify_support import GitRepo, numbered
 
 APP = ["import os", "", "API_VERSION = 'v2'", "", "def main() -> None:", "    return None"]

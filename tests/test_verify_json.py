@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from conftest import RunCli
-from memory_enhancement.model import Citation
-from memory_enhancement.serialize import verification_dict, verification_json
-from memory_enhancement.verify import CitationCheck, MemoryVerification, Verdict
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
+from memory_enhancement.service.serialize import verification_dict, verification_json
 from verify_support import GitRepo
 
 ODD = 'quote " backslash \\ tab \t newline \n bell \x07 accent é emoji 🙂 nul-free'

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_enhancement.model import Citation
-from memory_enhancement.verify import Verdict
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import Verdict
 from verify_support import GitRepo
 
 APP = [
@@ -325,7 +325,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(os.path.realpath(os.fspath(file)))  # type: ignore[arg-type]
         return builtins.open(file, *args, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr("memory_enhancement.repo.open", spy, raising=False)
+    monkeypatch.setattr("memory_enhancement.verify.repo.open", spy, raising=False)
     return seen
 
 

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memory_enhancement import formats
-from memory_enhancement.model import Citation, Memory, MemoryMeta
-from memory_enhancement.repo import Repository
+from memory_enhancement.core.model import Citation, Memory, MemoryMeta
+from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification
 from memory_enhancement.service import MemoryService
-from memory_enhancement.storage import Store
-from memory_enhancement.verify import CitationCheck, MemoryVerification
+from memory_enhancement.store import formats
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
 
 START = 1_767_225_600  # 2026-01-01T00:00:00Z
 FIXED_NOW = datetime(2026, 6, 1, 12, 0, 0, tzinfo=UTC)

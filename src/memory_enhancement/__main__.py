@@ -1,3 +1,3 @@
-from .cli import main
+from memory_enhancement.cli import main
 
 main()

@@ -6,15 +6,15 @@ import gc
 
 import click
 
-from .. import __version__
-from .app import CONTEXT, App, Group, store_options
-from .graph_cmds import COMMANDS as GRAPH_COMMANDS
-from .health_cmds import COMMANDS as HEALTH_COMMANDS
-from .index_cmds import COMMANDS as INDEX_COMMANDS
-from .memory_cmds import COMMANDS as MEMORY_COMMANDS
-from .serve_cmds import COMMANDS as SERVE_COMMANDS
-from .store_cmds import store
-from .verify_cmds import COMMANDS as VERIFY_COMMANDS
+from memory_enhancement import __version__
+from memory_enhancement.cli.app import CONTEXT, App, Group, store_options
+from memory_enhancement.cli.graph_cmds import COMMANDS as GRAPH_COMMANDS
+from memory_enhancement.cli.health_cmds import COMMANDS as HEALTH_COMMANDS
+from memory_enhancement.cli.index_cmds import COMMANDS as INDEX_COMMANDS
+from memory_enhancement.cli.memory_cmds import COMMANDS as MEMORY_COMMANDS
+from memory_enhancement.cli.serve_cmds import COMMANDS as SERVE_COMMANDS
+from memory_enhancement.cli.store_cmds import store
+from memory_enhancement.cli.verify_cmds import COMMANDS as VERIFY_COMMANDS
 
 
 @click.group(cls=Group, context_settings=CONTEXT)

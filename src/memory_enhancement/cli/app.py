@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from ..errors import MemoryToolError
+from memory_enhancement.core.errors import MemoryToolError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,7 +59,7 @@ class App:
         self._shared: dict[str, Any] = {}  # per store, for the server: see build()
 
     def location(self) -> Any:
-        from ..stores import resolve_store
+        from memory_enhancement.store.locations import resolve_store
 
         return resolve_store(
             directory=self.options.get("dir"),
@@ -70,7 +70,7 @@ class App:
 
     def repo_root(self, store_root: Path) -> Path:
         """--repo-root, else the git top-level of the store's folder, else the current folder."""
-        from ..stores import find_git_root
+        from memory_enhancement.store.locations import find_git_root
 
         given = self.options.get("repo_root")
         if given:
@@ -99,32 +99,25 @@ class App:
         connections open; the repository is new for each call, so cited files and
         git history are always read as they are now.
         """
-        from ..index import Index
-        from ..repo import Repository
-        from ..service import MemoryService
-        from ..state import State
-        from ..storage import Store
-        from ..stores import cache_home, data_home, store_key
+        from memory_enhancement.service.factory import open_parts, open_service
+        from memory_enhancement.store.locations import cache_home, data_home, store_key
 
         key = store_key(location.root)
-        shared = self._shared.get(key) if persistent else None
-        if shared is None:
-            store = Store(location.root, location.name)
+        parts = self._shared.get(key) if persistent else None
+        if parts is None:
             given = self.options.get("index") if default else None
             index_file = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
-            state = State(data_home(self.env) / "state" / f"{key}.db", persistent=persistent)
-            index = Index(store, index_file, state, persistent=persistent, **_index_settings(store))
-            shared = (store, index, state)
+            parts = open_parts(
+                location.root, location.name, index_file=index_file,
+                state_file=data_home(self.env) / "state" / f"{key}.db", persistent=persistent,
+            )  # fmt: skip
             if persistent:
-                self._shared[key] = shared
-        store, index, state = shared
-        return MemoryService(
-            store,
-            Repository(self.repo_root(store.root)),
-            index=index,
-            state=state,
+                self._shared[key] = parts
+        return open_service(
+            parts,
+            repo_root=self.repo_root(parts.store.root),
             session=session,
-            semantic_model=self.env.get("MEMORY_ENHANCEMENT_MODEL") or _store_model(store),
+            model=self.env.get("MEMORY_ENHANCEMENT_MODEL"),
         )
 
     def service_for(self, store: str | None, session: str, *, create: bool = False) -> Any:
@@ -132,8 +125,13 @@ class App:
         the default one chosen by the command-line options."""
         if store is None:
             return self.build(self.location(), session, default=True, persistent=True)
-        from ..errors import NotFoundError
-        from ..stores import Registry, StoreLocation, named_store, tool_home
+        from memory_enhancement.core.errors import NotFoundError
+        from memory_enhancement.store.locations import (
+            Registry,
+            StoreLocation,
+            named_store,
+            tool_home,
+        )
 
         try:
             location = named_store(store, cwd=self.cwd, env=self.env)
@@ -149,30 +147,6 @@ class App:
         """--session, else MEMORY_ENHANCEMENT_SESSION, else one per calling shell."""
         given = self.options.get("session") or self.env.get("MEMORY_ENHANCEMENT_SESSION")
         return str(given) if given else f"cli-{os.getppid()}"
-
-
-def _index_settings(store: Any) -> dict[str, Any]:
-    """`index: {full_check_limit: N, full_check_interval: S}` from the store's config."""
-    settings = store.config().get("index") or {}
-    if not isinstance(settings, dict):
-        raise ToolError("the store's `index` setting must be a mapping")
-    allowed = {"full_check_limit": int, "full_check_interval": float}
-    chosen = {}
-    for key, value in settings.items():
-        if key not in allowed:
-            raise ToolError(f"unknown index setting {key!r} (known: {', '.join(allowed)})")
-        try:
-            chosen[key] = allowed[key](value)
-        except (TypeError, ValueError):
-            raise ToolError(f"invalid index setting {key}: {value!r}") from None
-    return chosen
-
-
-def _store_model(store: Any) -> str:
-    from ..semantic import DEFAULT_MODEL
-
-    model = store.config().get("semantic_model")
-    return str(model) if model else DEFAULT_MODEL
 
 
 def _remember(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:

@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from .app import CONTEXT, EXIT_PROBLEMS, app, emit_json, fail, json_option, store_options
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    EXIT_PROBLEMS,
+    app,
+    emit_json,
+    fail,
+    json_option,
+    store_options,
+)
 
 
 @click.command(context_settings=CONTEXT)
@@ -40,7 +48,7 @@ def graph(
     as_json: bool,
 ) -> None:
     """Traverse the link graph from ROOT (a path, a citation ID or a unique name)."""
-    from ..graph_render import as_dict, as_dot, as_mermaid, as_text
+    from memory_enhancement.graph.render import as_dict, as_dot, as_mermaid, as_text
 
     if depth < 0:
         fail(f"invalid --depth {depth}: it must be 0 or more")

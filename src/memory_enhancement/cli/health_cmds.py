@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from .app import CONTEXT, app, emit_json, fail, json_option, plural, store_options, warn
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    app,
+    emit_json,
+    fail,
+    json_option,
+    plural,
+    store_options,
+    warn,
+)
 
 
 @click.command(context_settings=CONTEXT)
@@ -29,7 +38,7 @@ def health(fmt: str, output: str | None, limit: int | None) -> None:
     """
     import json
 
-    from ..health_render import as_json, as_markdown
+    from memory_enhancement.health.render import as_json, as_markdown
 
     if limit is not None and limit < 1:
         fail(f"invalid --limit {limit}: it must be at least 1")
@@ -41,7 +50,7 @@ def health(fmt: str, output: str | None, limit: int | None) -> None:
         indent = 2 if len(data["memories"]) <= 200 else None
         text = json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
     elif fmt == "html":
-        from ..health_html import render
+        from memory_enhancement.health.html import render
 
         text = render(report, limit)
     else:

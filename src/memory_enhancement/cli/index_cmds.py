@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from .app import CONTEXT, app, emit_json, json_option, store_options, warn
-from .render import print_memory
+from memory_enhancement.cli.app import CONTEXT, app, emit_json, json_option, store_options, warn
+from memory_enhancement.cli.render import print_memory
 
 MODES = ["lexical", "semantic", "hybrid"]
 
@@ -41,7 +41,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Search memories (BM25; --mode semantic or hybrid with the [semantic] extra)."""
-    from ..serialize import hit_dict
+    from memory_enhancement.service.serialize import hit_dict
 
     results = app().service().search(
         query, limit=limit, mode=mode, category=category, tag=tag,
@@ -75,7 +75,7 @@ def search(
 @store_options
 def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_json: bool) -> None:
     """Print a markdown block of the memories answering QUERY, ready for a prompt."""
-    from ..serialize import hit_dict
+    from memory_enhancement.service.serialize import hit_dict
 
     text, used = (
         app().service().context(query, limit=limit, max_tokens=max_tokens, verify=check, mode=mode)
@@ -92,7 +92,7 @@ def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_
 @store_options
 def resolve(citation_id: str, as_json: bool) -> None:
     """Show the memory a citation ID names: mem:a7Bc3x, [mem:a7Bc3x] or a7Bc3x."""
-    from ..serialize import memory_dict
+    from memory_enhancement.service.serialize import memory_dict
 
     fetched = app().service().resolve(citation_id)
     warn(fetched.warnings)
@@ -174,8 +174,8 @@ def graduation(min_uses: int, as_json: bool) -> None:
 @store_options
 def graduate(memory: str, to_store: str, as_json: bool) -> None:
     """Copy a project memory into the global (or another) store and link the two."""
-    from ..serialize import memory_dict
-    from ..stores import named_store
+    from memory_enhancement.service.serialize import memory_dict
+    from memory_enhancement.store.locations import named_store
 
     state = app()
     target = state.service(named_store(to_store, cwd=state.cwd, env=state.env))

@@ -7,8 +7,16 @@ from typing import Any
 
 import click
 
-from .app import CONTEXT, app, emit_json, fail, json_option, store_options, warn
-from .render import print_listing, print_memory
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    app,
+    emit_json,
+    fail,
+    json_option,
+    store_options,
+    warn,
+)
+from memory_enhancement.cli.render import print_listing, print_memory
 
 
 def _read_content(
@@ -35,7 +43,7 @@ def _read_content(
 
 
 def _write_result(result: Any, as_json: bool, verb: str) -> None:
-    from ..serialize import memory_dict
+    from memory_enhancement.service.serialize import memory_dict
 
     warn(result.warnings)
     if as_json:
@@ -111,7 +119,7 @@ def add(
 @store_options
 def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
     """Show a memory: content, metadata, citations and links."""
-    from ..serialize import memory_dict, verification_dict
+    from memory_enhancement.service.serialize import memory_dict, verification_dict
 
     service = app().service()
     fetched = service.get(path, include_expired=include_expired)
@@ -125,7 +133,7 @@ def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
         return
     print_memory(fetched.memory, fetched.citation_id)
     if result is not None:
-        from .verify_cmds import print_result
+        from memory_enhancement.cli.verify_cmds import print_result
 
         click.echo("")
         print_result(result, verbose=True)

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from ..model import Memory
-from ..timestamps import format_timestamp
-from .app import emit_json, warn
+from memory_enhancement.cli.app import emit_json, warn
+from memory_enhancement.core.model import Memory
+from memory_enhancement.core.timestamps import format_timestamp
 
 
 def print_memory(memory: Memory, citation_id: str = "") -> None:
@@ -41,7 +41,7 @@ def print_memory(memory: Memory, citation_id: str = "") -> None:
 
 
 def print_listing(listing: Any, as_json: bool) -> None:
-    from ..serialize import summary_dict
+    from memory_enhancement.service.serialize import summary_dict
 
     warn(listing.skipped)
     if as_json:

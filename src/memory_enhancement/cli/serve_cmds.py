@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .app import CONTEXT, app, store_options
+from memory_enhancement.cli.app import CONTEXT, app, store_options
 
 SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"
 
@@ -33,7 +33,7 @@ def serve(transport: str, host: str, port: int, log_level: str) -> None:
     )
     state = app()
     state.location()  # a bad --dir/--store fails here, before any client connects
-    from ..server import build_server
+    from memory_enhancement.mcp.server import build_server
 
     server = build_server(state.service_for)
     if transport == "stdio":

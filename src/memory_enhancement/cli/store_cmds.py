@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .app import CONTEXT, app, emit_json, fail, json_option
+from memory_enhancement.cli.app import CONTEXT, app, emit_json, fail, json_option
 
 
 @click.group(context_settings=CONTEXT)
@@ -25,31 +25,22 @@ def store() -> None:
 @json_option
 def init(path: str | None, fmt: str | None, as_json: bool) -> None:
     """Create a store at PATH (default: the project store, else the global store)."""
-    from ..storage import CONFIG_FILE, Store
+    from memory_enhancement.service.factory import init_store
 
     state = app()
     root = (state.cwd / Path(path).expanduser()).resolve() if path else state.location().root
-    if root.exists() and not root.is_dir():
-        fail(f"cannot create a store at {str(root)!r}: it is a file")
-    existed = root.is_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    if fmt:
-        config = root / CONFIG_FILE
-        if config.exists():
-            fail(f"{config} already exists; edit it to change the format")
-        config.write_text(f"format: {fmt}\n", encoding="utf-8")
-    chosen = Store(root).default_format()
+    created, chosen = init_store(root, fmt)
     if as_json:
-        emit_json({"path": str(root), "created": not existed, "format": chosen})
+        emit_json({"path": str(root), "created": created, "format": chosen})
     else:
-        click.echo(f"{'existing' if existed else 'created'} store {root} (new memories: {chosen})")
+        click.echo(f"{'created' if created else 'existing'} store {root} (new memories: {chosen})")
 
 
 @store.command("list", context_settings=CONTEXT)
 @json_option
 def list_stores(as_json: bool) -> None:
     """List the project store, the global store and the registered ones."""
-    from ..stores import Registry, global_store, project_store, tool_home
+    from memory_enhancement.store.locations import Registry, global_store, project_store, tool_home
 
     state = app()
     rows = []
@@ -73,7 +64,7 @@ def list_stores(as_json: bool) -> None:
 @json_option
 def add_store(name: str, path: str, as_json: bool) -> None:
     """Register the folder PATH as the store NAME (created on first write)."""
-    from ..stores import Registry, tool_home
+    from memory_enhancement.store.locations import Registry, tool_home
 
     state = app()
     root = (state.cwd / Path(path).expanduser()).resolve()
@@ -91,7 +82,7 @@ def add_store(name: str, path: str, as_json: bool) -> None:
 @json_option
 def remove_store(name: str, as_json: bool) -> None:
     """Unregister the store NAME. Its files are left where they are."""
-    from ..stores import Registry, tool_home
+    from memory_enhancement.store.locations import Registry, tool_home
 
     root = Registry(tool_home(app().env)).remove(name)
     if as_json:

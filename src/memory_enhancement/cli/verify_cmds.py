@@ -12,7 +12,15 @@ from typing import Any, TypeVar
 
 import click
 
-from .app import CONTEXT, EXIT_PROBLEMS, app, emit_json, plural, store_options, warn
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    EXIT_PROBLEMS,
+    app,
+    emit_json,
+    plural,
+    store_options,
+    warn,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,7 +70,7 @@ def verify_options(func: F) -> F:
 def _options(
     fix: bool, dry_run: bool, mentions: bool, write: bool, urls: bool, timeout: float
 ) -> Any:
-    from ..verification import VerifyOptions
+    from memory_enhancement.core.verdicts import VerifyOptions
 
     if dry_run and not (fix or write):
         raise click.UsageError("--dry-run only applies with --fix or --write")
@@ -199,7 +207,7 @@ def _escape(text: str, prop: bool = False) -> str:
 def _with_fixes(run: Any) -> list[dict[str, Any]]:
     """The JSON of each result; a fixed memory carries its fix (the diff, and whether it
     was written)."""
-    from ..serialize import verification_dict
+    from memory_enhancement.service.serialize import verification_dict
 
     fixes = {fix.path: fix for fix in run.fixes}
     out = []
@@ -214,7 +222,7 @@ def _with_fixes(run: Any) -> list[dict[str, Any]]:
 
 def _emit_results(run: Any) -> None:
     """verify-all's JSON list, one memory per line; a fixed memory carries its fix."""
-    from ..serialize import verification_json
+    from memory_enhancement.service.serialize import verification_json
 
     if len(run.results) <= 50 or run.fixes:
         emit_json(_with_fixes(run))
@@ -234,7 +242,7 @@ def _print_fixes(run: Any, *, quiet: bool) -> None:
 
 
 def _summary(run: Any) -> str:
-    from ..verify import Verdict
+    from memory_enhancement.core.verdicts import Verdict
 
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]

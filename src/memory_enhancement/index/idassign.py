@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..formats.base import Document
-from ..ids import citation_id
-from ..state import State
-from ..timestamps import format_timestamp
+from memory_enhancement.core.ids import citation_id
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.store.formats.base import Document
+from memory_enhancement.store.state import State
 
 
 def assign_ids(

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..links import STORE_PREFIXES, Resolver, lookup_name
-from ..model import Link, LinkKind
-from .writer import ANY_NAME, chunks, path_key
+from memory_enhancement.core.links import STORE_PREFIXES, Resolver, lookup_name
+from memory_enhancement.core.model import Link, LinkKind
+from memory_enhancement.index.writer import ANY_NAME, chunks, path_key
 
 
 def resolve_links(

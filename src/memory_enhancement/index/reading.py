@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MemoryToolError, NotFoundError
-from ..formats.base import Document
-from ..storage import Store
+from memory_enhancement.core.errors import MemoryToolError, NotFoundError
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import Document
 
 PARALLEL_FROM = 2000  # files; below this, starting workers costs more than it saves
 _CHUNK = 250

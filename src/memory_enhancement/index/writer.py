@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from ..formats.base import Document
-from ..links import lookup_name
-from ..model import Link, LinkKind
-from ..timestamps import format_timestamp
+from memory_enhancement.core.links import lookup_name
+from memory_enhancement.core.model import Link, LinkKind
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.store.formats.base import Document
 
 
 def path_key(path: str) -> str:

@@ -1,0 +1,98 @@
+"""Memory paths: `category/.../slug`, the identity of a memory inside its store.
+
+Two kinds of path meet here. A *new* path is normalized the way Cortex does it
+(`"  Hello World  "` becomes `hello-world`) and needs at least a category and a
+slug. An *existing* file is addressed exactly as it sits on disk, relative to
+the store and without `.md`, whatever its name (`README`, `adr/ADR-014`).
+Both refuse anything that could leave the store: `.` or `..` segments, absolute
+paths, backslashes and empty segments.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from memory_enhancement.core.errors import InvalidPathError
+from memory_enhancement.core.model import MEMORY_SUFFIX
+
+_NOT_SLUG = re.compile(r"[^a-z0-9_]+")
+# File systems allow 255 bytes per name. A stored file is `SEGMENT.md`, and while it is
+# written, `.SEGMENT.md.XXXXXXXX.tmp`: new segments keep room for both.
+MAX_NEW_SEGMENT = 200
+MAX_SEGMENT = 255 - len(MEMORY_SUFFIX)
+
+
+def _check_lengths(path: str, segments: list[str], limit: int) -> None:
+    for segment in segments:
+        size = len(segment.encode("utf-8"))
+        if size > limit:
+            shown = path if len(path) <= 80 else path[:77] + "..."
+            raise InvalidPathError(
+                f"invalid memory path {shown!r}: a segment is {size} bytes long (at most {limit})"
+            )
+
+
+def normalize_segment(segment: str) -> str:
+    """Lower-case, fold accents, and join words with hyphens."""
+    folded = unicodedata.normalize("NFKD", segment).encode("ascii", "ignore").decode("ascii")
+    return _NOT_SLUG.sub("-", folded.lower()).strip("-")
+
+
+def split_path(path: str) -> list[str]:
+    """Split a user-given path into raw segments, refusing escapes before anything else."""
+    if not isinstance(path, str) or not path.strip():
+        raise InvalidPathError(f"invalid memory path {path!r}: it is empty")
+    text = path.strip()
+    if "\\" in text or "\x00" in text:
+        raise InvalidPathError(f"invalid memory path {path!r}: backslashes and NUL are not allowed")
+    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+        raise InvalidPathError(f"invalid memory path {path!r}: it must be relative to the store")
+    if text.lower().endswith(MEMORY_SUFFIX):
+        text = text[: -len(MEMORY_SUFFIX)]
+    segments = text.split("/")
+    for segment in segments:
+        if segment.strip() in (".", ".."):
+            raise InvalidPathError(f"invalid memory path {path!r}: '.' and '..' are not allowed")
+    return segments
+
+
+def normalize_new_path(path: str) -> str:
+    """The normalized path of a memory about to be created (category + slug at least)."""
+    segments = [normalize_segment(s) for s in split_path(path)]
+    _check_lengths(path, segments, MAX_NEW_SEGMENT)
+    if any(not s for s in segments):
+        raise InvalidPathError(
+            f"invalid memory path {path!r}: a segment is empty after normalization"
+        )
+    if len(segments) < 2:
+        raise InvalidPathError(
+            f"invalid memory path {path!r}: a new memory needs a category and a slug "
+            "(e.g. 'decisions/use-sqlite')"
+        )
+    return "/".join(segments)
+
+
+def normalize_category(path: str) -> str:
+    """A category filter as the user typed it: existing folders are matched as written.
+
+    One trailing slash is allowed: shell completion adds it to folder names.
+    """
+    segments = split_path(path.strip().rstrip("/") or path)
+    if any(not s.strip() for s in segments):
+        raise InvalidPathError(f"invalid category {path!r}: a segment is empty")
+    return "/".join(s.strip() for s in segments)
+
+
+def existing_path_candidates(path: str) -> list[str]:
+    """Paths to try for an existing memory: exactly as given, then normalized."""
+    segments = split_path(path)
+    if any(not s.strip() for s in segments):
+        raise InvalidPathError(f"invalid memory path {path!r}: a segment is empty")
+    _check_lengths(path, [s.strip() for s in segments], MAX_SEGMENT)
+    exact = "/".join(s.strip() for s in segments)
+    normalized = "/".join(normalize_segment(s) for s in segments)
+    candidates = [exact]
+    if normalized != exact and all(normalized.split("/")):
+        candidates.append(normalized)
+    return candidates

@@ -1,0 +1,178 @@
+"""The pure model: memories, their metadata, citations and links.
+
+Values are frozen dataclasses so that a parsed memory can be compared with an
+edited one field by field; the file formats use that comparison to rewrite only
+what changed. This module imports nothing that touches disk, YAML or the CLI.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.timestamps import maybe_timestamp
+
+MEMORY_SUFFIX = ".md"
+
+
+class CitationKind(enum.Enum):
+    """What a citation points at."""
+
+    FILE = "file"
+    URL = "url"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A reference from a memory to the source it was learned from.
+
+    `target` is a repository-relative file path or a URL. `line`/`end_line` are
+    1-based and inclusive. `snippet` is the text of the cited line(s) when the
+    citation was written; it is what lets verification tell a line that moved
+    from a line that changed. `verified` is kept as written in the file (a date
+    or an ISO timestamp) so an untouched citation is rewritten byte for byte.
+    `extra` keeps fields the tool does not know (another table column, another
+    YAML key) as written, so rewriting a citation never drops them.
+    """
+
+    target: str
+    line: int | None = None
+    end_line: int | None = None
+    snippet: str | None = None
+    verified: str | None = None
+    commit: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> CitationKind:
+        return CitationKind.URL if self.is_url else CitationKind.FILE
+
+    @property
+    def is_url(self) -> bool:
+        return "://" in self.target and is_url(self.target)  # a path is told apart in C
+
+    @property
+    def ref(self) -> str:
+        """The canonical one-line form: `path`, `path:17`, `path:17-25` or the URL."""
+        if self.line is None or self.is_url:
+            return self.target
+        if self.end_line is not None and self.end_line != self.line:
+            return f"{self.target}:{self.line}-{self.end_line}"
+        return f"{self.target}:{self.line}"
+
+    @property
+    def verified_at(self) -> datetime | None:
+        """The verified stamp as a datetime, or None when absent or unreadable."""
+        try:
+            return maybe_timestamp(self.verified)
+        except InvalidInputError:
+            return None
+
+    def with_snippet(self, snippet: str | None) -> Citation:
+        return replace(self, snippet=snippet)
+
+
+def is_url(target: str) -> bool:
+    """A target with a scheme (`https://`, `http://`, `file://`) is a URL."""
+    head, sep, _ = target.partition("://")
+    return bool(sep) and head.isascii() and head.isalpha()
+
+
+class LinkKind(enum.Enum):
+    """How a link was written, which decides how it is resolved."""
+
+    MARKDOWN = "markdown"  # [text](other.md)
+    WIKI = "wiki"  # [[other]]
+    BARE = "bare"  # "- other" under ## Links / ## Related
+    TYPED = "typed"  # [link:depends_on](other)
+    MEM_ID = "mem_id"  # [mem:a7Bc3x]
+    FRONTMATTER = "frontmatter"  # links: / related: keys
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link a memory makes to another memory, as written.
+
+    `target` is the text as written (without anchors); resolving it to a memory
+    is the graph's job, because it needs to know which memories exist.
+    """
+
+    target: str
+    type: str = "link"
+    kind: LinkKind = LinkKind.BARE
+    line: int | None = None
+
+    @property
+    def spec(self) -> str:
+        """The form accepted back on input: `target` or `type:target`."""
+        return self.target if self.type == "link" else f"{self.type}:{self.target}"
+
+
+@dataclass(frozen=True)
+class MemoryMeta:
+    """Metadata of a memory. `extra` holds what the tool does not interpret."""
+
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    expires_at: datetime | None = None
+    citations: tuple[Citation, ...] = ()
+    confidence: float | None = None
+    last_verified: datetime | None = None
+    citation_id: str | None = None  # declared once the memory moved, so its ID survives
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def is_expired(self, moment: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= moment
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory: its store-relative path (its identity), content and metadata.
+
+    `links` lists the links written in the file, in document order. It is None
+    when the file was read without extracting links (listings skip that work).
+    """
+
+    path: str
+    content: str
+    meta: MemoryMeta = field(default_factory=MemoryMeta)
+    links: tuple[Link, ...] | None = ()
+    format: str = "frontmatter"
+
+    @property
+    def title(self) -> str:
+        """The first `# ` heading of the content, else the last path segment."""
+        fence = ""
+        for raw in self.content.splitlines():
+            line = raw.strip()
+            if line.startswith(("```", "~~~")):
+                marker = line[:3]
+                fence = "" if fence == marker else (fence or marker)
+                continue
+            if not fence and line.startswith("# "):
+                return line[2:].strip().strip("#").strip()
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def category(self) -> str:
+        return self.path.rpartition("/")[0]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What a fix did (or, with a dry run, would do) to one memory file: its diff."""
+
+    path: str
+    diff: str
+    written: bool
+
+
+# A memory as verification needs it: the memory (its content only when mentions are
+# checked), each citation's line in its file, and its citation ID.
+Verifiable = tuple[Memory, tuple[int | None, ...], str | None]

@@ -1,0 +1,87 @@
+"""Rendering a traversal for people: an indented tree, Mermaid (renders on GitHub) or DOT."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memory_enhancement.graph.traverse import GraphResult
+
+
+def as_dict(result: GraphResult) -> dict[str, Any]:
+    """The seed's GraphResult keys, then edges (source, target, type, depth) and cycles."""
+    return {
+        "root": result.root,
+        "nodes": result.nodes,
+        "visited_count": result.visited_count,
+        "max_depth_reached": result.max_depth_reached,
+        "edges": [
+            {"source": e.source, "target": e.target, "type": e.type, "depth": e.depth}
+            for e in result.edges
+        ],
+        "cycles": result.cycles,
+        "depths": result.depths,
+        "dangling": [{"source": s, "target": t} for s, t in result.dangling],
+    }
+
+
+def as_text(result: GraphResult) -> str:
+    lines = [f"{result.root}"]
+    seen = {result.root}
+
+    def walk(node: str, indent: str) -> None:
+        children = result.nodes.get(node, [])
+        for n, child in enumerate(children):
+            last = n == len(children) - 1
+            mark = "└── " if last else "├── "
+            again = child in seen
+            lines.append(f"{indent}{mark}{child}{'  (seen above)' if again else ''}")
+            if not again:
+                seen.add(child)
+                walk(child, indent + ("    " if last else "│   "))
+
+    walk(result.root, "")
+    summary = (
+        f"{result.visited_count} {'memory' if result.visited_count == 1 else 'memories'}, "
+        f"depth {result.max_depth_reached}, "
+        f"{len(result.edges)} links, {len(result.cycles)} cycles"
+    )
+    if result.dangling:
+        summary += f", {len(result.dangling)} broken links"
+    lines.append(summary)
+    return "\n".join(lines) + "\n"
+
+
+def as_mermaid(result: GraphResult) -> str:
+    """A ```mermaid block, as GitHub renders it in markdown."""
+    ids = {node: f"n{n}" for n, node in enumerate(result.depths)}
+    out = ["```mermaid", "graph LR"]
+    for node, key in ids.items():
+        label = node.replace('"', "#quot;")
+        shape = f'(("{label}"))' if node == result.root else f'["{label}"]'
+        out.append(f"  {key}{shape}")
+    for edge in result.edges:
+        if edge.source in ids and edge.target in ids:
+            label = edge.type.replace('"', "#quot;").replace("|", "#124;")
+            arrow = "-->" if label == "link" else f'-->|"{label}"|'
+            out.append(f"  {ids[edge.source]} {arrow} {ids[edge.target]}")
+    out.append("```")
+    return "\n".join(out) + "\n"
+
+
+def as_dot(result: GraphResult) -> str:
+    """Graphviz DOT; names are quoted strings (DOT has no \\u escapes, so none are written)."""
+    out = ["digraph memories {", "  rankdir=LR;", "  node [shape=box];"]
+    for node in result.depths:
+        style = ", style=bold" if node == result.root else ""
+        out.append(f"  {_dot(node)} [label={_dot(node)}{style}];")
+    for edge in result.edges:
+        label = "" if edge.type == "link" else f" [label={_dot(edge.type)}]"
+        out.append(f"  {_dot(edge.source)} -> {_dot(edge.target)}{label};")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _dot(text: str) -> str:
+    """A DOT quoted string: JSON's escapes, but non-ASCII kept as is (`café`, not `caf\\u00e9`)."""
+    return json.dumps(text, ensure_ascii=False)

@@ -1,0 +1,154 @@
+"""The health report as markdown (a pull-request comment), JSON, or one HTML file.
+
+The JSON shape (documented in docs/health.md)::
+
+    {"store", "generated_at", "summary": {"memories", "statuses": {status: n},
+     "confidence": {"histogram": [10 counts], "median", "mean"},
+     "broken_files": [{"file", "failing_citations", "memories"}]},
+     "memories": [{"rank", "path", "id", "title", "status", "flags", "confidence",
+                   "confidence_parts": {...}, "last_verified", "uses", "reinforcements",
+                   "citations": {"total", "valid", "moved", ...}, "dangling_links",
+                   "problems": [{"citation", "reason"}]}],
+     "history": [{"day", "counts": {verdict: n}}],
+     "graph": {"nodes": [{"path", "status", "worst"}], "edges": [{"source", "target", "type"}]},
+     "skipped": [...]}
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from memory_enhancement.health.report import STATUSES, HealthReport, MemoryHealth
+
+LABELS = {
+    "missing": "missing files",
+    "stale": "stale",
+    "dangling_links": "dangling links",
+    "moved": "moved citations",
+    "expired": "expired",
+    "uncited": "uncited",
+    "orphan": "orphans",
+    "healthy": "healthy",
+}
+
+
+def as_json(report: HealthReport, limit: int | None = None) -> dict[str, Any]:
+    scores = [m.confidence.score for m in report.memories]
+    return {
+        "store": report.store,
+        "generated_at": report.generated_at,
+        "summary": {
+            "memories": report.total,
+            "statuses": report.status_counts,
+            "confidence": {
+                "histogram": report.histogram,
+                "median": statistics.median(scores) if scores else None,
+                "mean": round(statistics.fmean(scores), 3) if scores else None,
+            },
+            "broken_files": [
+                {"file": f, "failing_citations": n, "memories": m}
+                for f, n, m in report.broken_files
+            ],
+        },
+        "memories": [_memory(n, m) for n, m in enumerate(report.memories[:limit], start=1)],
+        "history": [{"day": day, "counts": counts} for day, counts in report.verdict_days],
+        "graph": report.graph,
+        "skipped": report.skipped,
+    }
+
+
+def _memory(rank: int, memory: MemoryHealth) -> dict[str, Any]:
+    parts = memory.confidence
+    return {
+        "rank": rank,
+        "path": memory.path,
+        "id": f"mem:{memory.citation_id}",
+        "title": memory.title,
+        "status": memory.status,
+        "flags": list(memory.flags),
+        "confidence": parts.score,
+        "confidence_parts": {
+            "evidence": parts.evidence,
+            "freshness": parts.freshness,
+            "support": parts.support,
+            "record": parts.record,
+        },
+        "last_verified": memory.last_verified,
+        "uses": memory.uses,
+        "reinforcements": memory.reinforcements,
+        "citations": memory.citations,
+        "dangling_links": memory.dangling_links,
+        "problems": [{"citation": c, "reason": r} for c, r in memory.stale_details],
+    }
+
+
+def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
+    """A report that reads well as a pull-request comment."""
+    counts = report.status_counts
+    attention = [m for m in report.memories if m.status != "healthy"]
+    shown = attention[:limit] if limit else attention
+    scores = [m.confidence.score for m in report.memories]
+    lines = [
+        "## Memory health",
+        "",
+        f"**{report.total} memories** in `{report.store}` · "
+        + " · ".join(f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s]),
+        "",
+    ]
+    if scores:
+        lines.append(
+            f"Confidence: median **{statistics.median(scores):.2f}**, "
+            f"mean {statistics.fmean(scores):.2f} · "
+            f"distribution `{_sparkline(report.histogram)}` (0 → 1)"
+        )
+        lines.append("")
+    if shown:
+        lines += [
+            f"### Needs attention ({len(attention)}, most urgent first)",
+            "",
+            "| # | Memory | Status | Confidence | Citations ok / moved / failing "
+            "| Last verified | Uses |",
+            "|--:|--------|--------|-----------:|----------:|---------------|-----:|",
+        ]
+        for n, memory in enumerate(shown, start=1):
+            c = memory.citations
+            failing = c["stale"] + c["missing"] + c["out_of_range"] + c["invalid"]
+            verified = (memory.last_verified or "never")[:10]
+            lines.append(
+                f"| {n} | `{memory.path}` [mem:{memory.citation_id}] | {LABELS[memory.status]} "
+                f"| {memory.confidence.score:.2f} | {c['valid']} / {c['moved']} / {failing} "
+                f"| {verified} | {memory.uses} |"
+            )
+        if len(attention) > len(shown):
+            lines.append(f"| | … {len(attention) - len(shown)} more | | | | | |")
+        lines.append("")
+        problems = [m for m in shown if m.stale_details][:10]
+        if problems:
+            lines += ["<details><summary>Failing citations</summary>", ""]
+            for memory in problems:
+                for ref, reason in memory.stale_details[:5]:
+                    lines.append(f"- `{memory.path}`: `{ref}`: {reason}")
+            lines += ["", "</details>", ""]
+    else:
+        lines += ["All memories are healthy.", ""]
+    if report.broken_files:
+        lines += [
+            "### Cited files that broke the most memories",
+            "",
+            "| File | Failing citations | Memories |",
+            "|------|------------------:|---------:|",
+        ]
+        lines += [f"| `{f}` | {n} | {m} |" for f, n, m in report.broken_files[:10]]
+        lines.append("")
+    if report.skipped:
+        lines.append(f"{len(report.skipped)} memory files could not be read (see `list`).")
+        lines.append("")
+    lines.append(f"<sub>memory-enhancement health, {report.generated_at}</sub>")
+    return "\n".join(lines) + "\n"
+
+
+def _sparkline(histogram: list[int]) -> str:
+    bars = "▁▂▃▄▅▆▇█"
+    top = max(histogram) or 1
+    return "".join(bars[round(n / top * (len(bars) - 1))] if n else " " for n in histogram)

@@ -1,0 +1,399 @@
+"""The SQLite index of a store: fast reads, citation IDs, kept in step without a watcher.
+
+Files are the truth and the index is a cache of them. Before it answers, the
+index compares every file's (mtime, size) with what it recorded and re-reads
+only what changed, appeared or vanished (a content hash catches a touch that
+changed nothing, and files written within two seconds of the previous sync are
+re-hashed, so an edit inside one mtime tick is not missed). `rebuild` starts
+from nothing. One connection per call: the MCP server runs tools in threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from memory_enhancement.core.errors import MemoryToolError, NotFoundError
+from memory_enhancement.core.ids import ID_LENGTH
+from memory_enhancement.core.model import Link, LinkKind
+from memory_enhancement.index import schema
+from memory_enhancement.index.idassign import assign_ids
+from memory_enhancement.index.linking import resolve_links
+from memory_enhancement.index.reading import read_many
+from memory_enhancement.index.rows import SyncStats
+from memory_enhancement.index.writer import Children, upsert
+from memory_enhancement.store.disk import Loaded, Store
+from memory_enhancement.store.formats.base import Document
+from memory_enhancement.store.scan import RACY_NS, Snapshot, folders_unchanged, rescan
+from memory_enhancement.store.state import ConnectionPool, State
+
+FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
+FULL_CHECK_INTERVAL = 5.0  # seconds
+
+
+class IndexCorruptError(MemoryToolError):
+    """The index file turned out to be damaged mid-call; it was removed, the next call rebuilds."""
+
+
+class Index:
+    """The index of one store. `path=None` keeps it in memory for the object's lifetime."""
+
+    def __init__(
+        self,
+        store: Store,
+        path: Path | None,
+        state: State,
+        *,
+        id_length: int = ID_LENGTH,
+        full_check_limit: int = FULL_CHECK_LIMIT,
+        full_check_interval: float = FULL_CHECK_INTERVAL,
+        persistent: bool = False,
+    ) -> None:
+        """`persistent` keeps one connection per thread open between calls (a server):
+        opening and closing costs more than a small query, and closing the last
+        connection to a WAL database checkpoints it, with an fsync."""
+        self.store = store
+        self.path = path
+        self.state = state
+        self.id_length = id_length
+        self.full_check_limit = full_check_limit
+        self.full_check_interval = full_check_interval
+        self._shared: sqlite3.Connection | None = None
+        self._pool = ConnectionPool(lambda: schema.connect(path)) if persistent and path else None
+        self._lock = threading.RLock()
+
+    @contextlib.contextmanager
+    def connect(self, *, sync: bool = True) -> Iterator[sqlite3.Connection]:
+        """A connection to an index that is in step with the files (unless sync=False)."""
+        if self.path is None:
+            with self._lock:
+                if self._shared is None:
+                    self._shared = schema.connect(None)
+                if sync:
+                    self.sync(self._shared)
+                yield self._shared
+            return
+        conn = self._pool.take() if self._pool else schema.connect(self.path)
+        keep = False
+        try:
+            if sync:
+                conn = self._sync_or_rebuild(conn, self.path)
+            yield conn
+            keep = self._pool is not None
+        except sqlite3.DatabaseError as exc:
+            if not schema.is_corrupt(exc):
+                raise
+            conn.close()
+            schema._discard(self.path)
+            raise IndexCorruptError(
+                f"the index {self.path} is corrupt ({exc}); it was removed and will be "
+                "rebuilt from the memory files on the next call"
+            ) from None
+        finally:
+            if keep and self._pool is not None:
+                self._pool.give(conn)
+            else:
+                conn.close()
+
+    def _sync_or_rebuild(self, conn: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+        """Sync; an index found corrupt on the way is discarded and built again from the files.
+
+        Opening checks only the header and schema version, so damage deeper in
+        the file (a torn page, a bad FTS segment) shows up here, as
+        SQLITE_CORRUPT, rather than as a crash in the caller.
+        """
+        try:
+            self.sync(conn)
+            return conn
+        except sqlite3.DatabaseError as exc:
+            if not schema.is_corrupt(exc):
+                raise
+        conn.close()
+        schema._discard(path)
+        fresh = schema.connect(path)
+        try:
+            self.sync(fresh)
+        except BaseException:
+            fresh.close()
+            raise
+        return fresh
+
+    def rebuild(self) -> SyncStats:
+        """Forget everything and index the store again from its files."""
+        if self.path is None:
+            with self._lock:
+                if self._shared is not None:
+                    self._shared.close()
+                self._shared = schema.connect(None)
+                return self.sync(self._shared)
+        schema._discard(self.path)
+        conn = schema.connect(self.path)
+        try:
+            return self.sync(conn)
+        finally:
+            conn.close()
+
+    # -- keeping in step --------------------------------------------------------
+
+    def sync(self, conn: sqlite3.Connection, *, check_files: bool | None = None) -> SyncStats:
+        """Bring the index in step with the files; see scan.py for how changes are found.
+
+        Files are stat-ed one by one on every call for stores up to
+        `full_check_limit` memories; bigger stores check folders on every call
+        and files at least every `full_check_interval` seconds.
+        """
+        started = time.perf_counter()
+        now_ns = time.time_ns()
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
+        checked_at = int(meta.get("files_checked_at_ns", 0))
+        count = int(meta.get("files", 0))
+        if check_files is None:
+            overdue = now_ns - checked_at > self.full_check_interval * 1e9
+            check_files = count <= self.full_check_limit or overdue
+        if (
+            not check_files
+            and "dirs" in meta
+            and synced_at is not None
+            and folders_unchanged(str(self.store.root), json.loads(meta["dirs"]), synced_at)
+        ):
+            return SyncStats(count, seconds=time.perf_counter() - started)
+        indexed: dict[str, tuple[int, int]] = {
+            path: (mtime, size)
+            for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
+        }
+        previous = Snapshot(indexed, json.loads(meta["dirs"])) if "dirs" in meta else None
+        disk = rescan(
+            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at
+        )
+        racy_after = synced_at - RACY_NS if synced_at else None
+        todo = [
+            path
+            for path, stamp in disk.files.items()
+            if indexed.get(path) != stamp or (racy_after is not None and stamp[0] >= racy_after)
+        ]
+        gone = [path for path in indexed if path not in disk.files]
+        dirs_changed = previous is None or disk.dirs != previous.dirs
+        if not todo and not gone and not dirs_changed and synced_at is not None:
+            settle: dict[str, object] = {}
+            if racy_after is not None and any(m >= racy_after for m in disk.dirs.values()):
+                settle["synced_at_ns"] = now_ns  # let recently changed folders settle
+            if check_files and len(indexed) > self.full_check_limit:
+                settle["files_checked_at_ns"] = now_ns
+            if settle:
+                _set_meta(conn, settle)
+            return SyncStats(len(disk.files), seconds=time.perf_counter() - started)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read what is indexed now that we hold the write lock: another process
+            # or thread may have synced since `known` was read. With the stale view, a
+            # memory it had just indexed looked new here and got a second citation ID,
+            # so the ID an add had returned changed under the agent (MCP parallel adds).
+            # Only the rows of the paths at hand matter, and reading just those keeps a
+            # small change cheap in a big store.
+            known = _known(conn, [*todo, *gone])
+            stats = self._apply(conn, todo, gone, known)
+            values: dict[str, object] = {
+                "synced_at_ns": now_ns,
+                "dirs": json.dumps(disk.dirs),
+                "files": len(disk.files),
+            }
+            if check_files:
+                values["files_checked_at_ns"] = now_ns
+            _set_meta(conn, values)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return SyncStats(len(disk.files), *stats, seconds=time.perf_counter() - started)
+
+    def refresh(
+        self,
+        conn: sqlite3.Connection,
+        paths: list[str],
+        loaded: Mapping[str, Loaded] | None = None,
+    ) -> None:
+        """Bring just these memories in step (after this process wrote them).
+
+        Cheaper than a sync of the whole store on every write; the next read
+        still syncs everything, so nothing written by others is missed. Memories
+        the caller already read (with links) are taken as they are, not read again.
+        """
+        present = [p for p in paths if self.store.exists(p)]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Read under the write lock, as sync does, so a concurrent writer's rows count.
+            known = _known(conn, paths)
+            gone = [p for p in paths if p in known and p not in present]
+            self._apply(conn, present, gone, known, loaded or {})
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _apply(
+        self,
+        conn: sqlite3.Connection,
+        todo: list[str],
+        gone: list[str],
+        known: dict[str, tuple[int, int, str]],
+        loaded: Mapping[str, Loaded] | None = None,
+    ) -> tuple[int, int, int, int]:
+        gone_ids = [
+            row[0]
+            for p in gone
+            for row in conn.execute("SELECT citation_id FROM memories WHERE path = ?", (p,))
+        ]
+        conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
+        added: list[tuple[str, Document | None, str | None]] = []
+        updated = touched = 0
+        children = Children()
+        # A cold build: the full-text index is built once at the end.
+        bulk = len(todo) > 100 and not conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
+        if bulk:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bulk', '1')")
+        preloaded = {p: r for p, r in (loaded or {}).items() if r.doc.memory.links is not None}
+        for path, ready in sorted(preloaded.items()):
+            digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
+            updated += path in known
+            upsert(
+                conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
+                fresh=path not in known, children=children,
+            )  # fmt: skip
+            if path not in known:
+                added.append((path, ready.doc, None))
+        digests = {path: row[2] for path, row in known.items()}
+        rest = sorted(p for p in todo if p not in preloaded)
+        for outcome in read_many(self.store, rest, digests):
+            path = outcome.path
+            if outcome.kind == "gone":
+                continue
+            if outcome.kind == "same":
+                conn.execute(
+                    "UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?",
+                    (outcome.mtime, outcome.size, path),
+                )
+                touched += 1
+                continue
+            updated += path in known
+            upsert(
+                conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
+                outcome.digest, fresh=path not in known, children=children,
+            )  # fmt: skip
+            if path not in known:
+                added.append((path, outcome.doc, outcome.error))
+        children.flush(conn)
+        if bulk:
+            conn.execute("DELETE FROM meta WHERE key = 'bulk'")
+            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+        assign_ids(conn, self.state, added, self.id_length)
+        appeared = [path for path, _, _ in added]
+        resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids)
+        return len(added), updated, len(gone), touched
+
+    # -- citation IDs and links of single memories ------------------------------
+
+    def citation_id(self, path: str, loaded: Loaded | None = None) -> str:
+        """The bare citation ID of an existing memory, indexing just that memory when needed.
+
+        Reading one memory must not parse the whole store; when the caller already
+        read the file (`loaded`, with links), the index takes it as it is.
+        """
+        if loaded is None or loaded.doc.memory.links is None:
+            stat = os.stat(self.store.file_for(path))
+            current = (stat.st_mtime_ns, stat.st_size)
+            ready = None
+        else:
+            current = (loaded.mtime_ns, loaded.size)
+            ready = {path: loaded}
+        with self.connect(sync=False) as conn:
+            row = conn.execute(
+                "SELECT citation_id, mtime_ns, size FROM memories WHERE path = ?", (path,)
+            ).fetchone()
+            if row is None or row[0] is None or tuple(row[1:]) != current:
+                self.refresh(conn, [path], ready)
+                row = conn.execute(
+                    "SELECT citation_id FROM memories WHERE path = ?", (path,)
+                ).fetchone()
+        if row is None or row[0] is None:  # pragma: no cover - the file was just read
+            raise NotFoundError(f"memory not found: {path!r}")
+        return str(row[0])
+
+    def citation_ids(
+        self, paths: Iterable[str], loaded: Mapping[str, Loaded] | None = None
+    ) -> dict[str, str]:
+        """path -> bare citation ID. The index was brought in step by the caller's run,
+        so it is not synced again; a memory it does not know yet is indexed on its own."""
+        wanted = list(paths)
+        with self.connect(sync=False) as conn:
+            found = _ids_of(conn, wanted)
+            missing = [p for p in wanted if p not in found]
+            if missing:
+                self.refresh(conn, missing, loaded)
+                found.update(_ids_of(conn, missing))
+        return found
+
+    def links_of(self, path: str) -> tuple[Link, ...]:
+        """A memory's links as the index extracted them (call after citation_id).
+
+        `get` reads the file without extracting links and takes them from the index
+        row it just checked is current: same result, no markdown parser to load.
+        """
+        with self.connect(sync=False) as conn:
+            rows = conn.execute(
+                "SELECT l.target, l.type, l.kind, l.line FROM links l "
+                "JOIN memories m ON m.id = l.memory_id WHERE m.path = ? ORDER BY l.ord",
+                (path,),
+            ).fetchall()
+        return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
+
+
+def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:
+    """What the index records (mtime, size, hash) for these paths, where it has them."""
+    known: dict[str, tuple[int, int, str]] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        known.update(
+            (path, (mtime, size, digest))
+            for path, mtime, size, digest in conn.execute(
+                "SELECT path, mtime_ns, size, hash FROM memories "
+                f"WHERE path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return known
+
+
+def _set_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        [(k, str(v)) for k, v in values.items()],
+    )
+
+
+def _ids_of(conn: sqlite3.Connection, paths: list[str]) -> dict[str, str]:
+    """Known IDs of these paths: one query per 500 paths, or one scan for a whole store."""
+    if len(paths) > 2000:
+        wanted = set(paths)
+        rows = conn.execute(
+            "SELECT path, citation_id FROM memories WHERE citation_id IS NOT NULL"
+        ).fetchall()
+        return {path: cid for path, cid in rows if path in wanted}
+    found: dict[str, str] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        found.update(
+            conn.execute(
+                "SELECT path, citation_id FROM memories WHERE citation_id IS NOT NULL "
+                f"AND path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+        )
+    return found

@@ -1,0 +1,44 @@
+"""Finding a memory from what a person or an agent typed: a path, a citation ID or a name."""
+
+from __future__ import annotations
+
+from memory_enhancement.core.errors import InvalidInputError, NotFoundError
+from memory_enhancement.core.ids import format_citation_id, parse_citation_id
+from memory_enhancement.core.links import LinkStatus, Resolver
+from memory_enhancement.core.model import Link, LinkKind
+from memory_enhancement.index import queries
+from memory_enhancement.index.index import Index
+from memory_enhancement.store.state import State
+
+
+def resolve_id(index: Index, state: State, text: str) -> str:
+    """The path of the memory a citation ID names; says whose it was when it is gone."""
+    bare = parse_citation_id(text)
+    with index.connect() as conn:
+        path = queries.path_of(conn, bare)
+    if path is None:
+        with state.connect() as db:
+            owner = db.execute("SELECT identity FROM ids WHERE citation_id = ?", (bare,)).fetchone()
+        gone = f" (it belonged to {owner[0]!r}, which no longer exists)" if owner else ""
+        raise NotFoundError(f"unknown citation ID {format_citation_id(bare)}{gone}")
+    return path
+
+
+def find(index: Index, state: State, reference: str) -> str:
+    """An existing memory from a path, a citation ID or a unique name."""
+    store = index.store
+    try:
+        return store.locate(reference)
+    except NotFoundError:
+        pass
+    text = reference.strip()
+    if text.startswith(("mem:", "[mem:")):
+        return resolve_id(index, state, text)
+    with index.connect() as conn:
+        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
+    found = Resolver(paths).resolve("", Link(text, "link", LinkKind.BARE))
+    if found.status is LinkStatus.RESOLVED and found.target:
+        return found.target
+    if found.candidates:
+        raise InvalidInputError(f"{reference!r} is ambiguous: {', '.join(found.candidates[:5])}")
+    raise NotFoundError(f"memory not found: {reference!r} (store {store.root})")

@@ -1,0 +1,152 @@
+"""Reading the index: listings, lookups and the memories verification needs.
+
+Free functions over an open connection (`Index.connect()`), so a caller that
+already holds one asks several questions in the same snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
+from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
+
+
+def rows(conn: sqlite3.Connection, category: str | None = None) -> tuple[list[Row], list[str]]:
+    """Readable memories (sorted by path) and the reasons unreadable ones were skipped."""
+    where, args = _category_filter(category)
+    rows = [
+        row_from(values)
+        for values in conn.execute(
+            f"SELECT {ROW_COLUMNS} FROM memories WHERE error IS NULL{where} ORDER BY path", args
+        )
+    ]
+    errors = [
+        str(e[0])
+        for e in conn.execute(
+            f"SELECT error FROM memories WHERE error IS NOT NULL{where} ORDER BY path", args
+        )
+    ]
+    return rows, errors
+
+
+def row(conn: sqlite3.Connection, path: str) -> Row | None:
+    values = conn.execute(
+        f"SELECT {ROW_COLUMNS} FROM memories WHERE path = ? AND error IS NULL", (path,)
+    ).fetchone()
+    return row_from(values) if values else None
+
+
+def path_of(conn: sqlite3.Connection, bare_id: str) -> str | None:
+    found = conn.execute("SELECT path FROM memories WHERE citation_id = ?", (bare_id,)).fetchone()
+    return str(found[0]) if found else None
+
+
+def verifiable(
+    conn: sqlite3.Connection,
+    paths: Iterable[str] | None = None,
+    *,
+    content: bool = True,
+) -> tuple[list[Verifiable], list[str]]:
+    """Memories with citations, rebuilt from the index (no file is parsed), and the
+    reasons unreadable ones among `paths` were skipped.
+
+    Each memory carries its content and citations only, which is what
+    verification needs (the content only when asked: only prose mentions need it,
+    and it is most of what the index holds); its second element gives each
+    citation's line in the file, and the third its citation ID.
+    """
+    if paths is None:
+        return _verifiable(conn, "", [], content)
+    wanted = sorted(set(paths))
+    found: list[Verifiable] = []
+    skipped: list[str] = []
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        more, errors = _verifiable(
+            conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk, content
+        )
+        found.extend(more)
+        skipped.extend(errors)
+    return found, skipped
+
+
+def _verifiable(
+    conn: sqlite3.Connection, where: str, args: list[str], content: bool
+) -> tuple[list[Verifiable], list[str]]:
+    citations: dict[int, tuple[list[Citation], list[int | None]]] = {}
+    for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
+        "SELECT c.memory_id, c.target, c.line, c.end_line, c.snippet, c.verified, "
+        "c.commit_sha, c.extra, c.file_line FROM citations c "
+        + (f"JOIN memories m ON m.id = c.memory_id {where} " if where else "")
+        + "ORDER BY c.memory_id, c.ord",
+        args,
+    ):
+        fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
+        citation = Citation(target, line, end, snippet, verified, commit, fields)
+        cited, lines = citations.setdefault(memory_id, ([], []))
+        cited.append(citation)
+        lines.append(at)
+    found, skipped = [], []
+    nothing: tuple[list[Citation], list[int | None]] = ([], [])
+    text = "m.content" if content else "''"
+    for memory_id, path, body, error, cid in conn.execute(
+        f"SELECT m.id, m.path, {text}, m.error, m.citation_id FROM memories m {where} "
+        "ORDER BY m.path",
+        args,
+    ):
+        if error is not None:
+            skipped.append(str(error))
+            continue
+        cited, lines = citations.get(memory_id, nothing)
+        meta = MemoryMeta(citations=tuple(cited))
+        found.append((Memory(path, body, meta, None), tuple(lines), cid))
+    return found, skipped
+
+
+def readable(
+    conn: sqlite3.Connection, paths: Iterable[str], category: str | None = None
+) -> list[str]:
+    """Those of these paths that are indexed, readable and in the category, sorted."""
+    wanted = sorted(set(paths))
+    where, extra = _category_filter(category)
+    found: list[str] = []
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        found.extend(
+            str(row[0])
+            for row in conn.execute(
+                "SELECT path FROM memories WHERE error IS NULL "
+                f"AND path IN ({','.join('?' * len(chunk))}){where}",
+                (*chunk, *extra),
+            )
+        )
+    return sorted(found)
+
+
+def citing(conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
+    """Memories with a citation to any of these repository files."""
+    wanted = sorted(set(files))
+    found: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            str(row[0])
+            for row in conn.execute(
+                "SELECT DISTINCT m.path FROM citations c JOIN memories m ON m.id = c.memory_id "
+                f"WHERE c.target IN ({marks})",
+                chunk,
+            )
+        )
+    return sorted(found)
+
+
+def _category_filter(category: str | None) -> tuple[str, tuple[str, ...]]:
+    if not category:
+        return "", ()
+    prefix = category.strip("/") + "/"
+    # path in [prefix, prefix with its last character bumped): a prefix match on the index.
+    return " AND path >= ? AND path < ?", (prefix, prefix[:-1] + "0")

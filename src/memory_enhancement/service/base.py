@@ -1,0 +1,125 @@
+"""What every operation of the service works with: the store, the code, the index, the state.
+
+The service is split by kind of operation (memories, verification, retrieval,
+the graph, health), one class per module, each building on this one. Every
+subsystem below gets from here the collaborators it needs, passed explicitly;
+none of them sees the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memory_enhancement.core.ids import ID_LENGTH
+from memory_enhancement.core.model import Citation, Memory
+from memory_enhancement.core.timestamps import format_timestamp, now
+from memory_enhancement.index.index import Index
+from memory_enhancement.index.semantic import DEFAULT_MODEL
+from memory_enhancement.service.inputs import prepare_citations
+from memory_enhancement.service.results import WriteResult
+from memory_enhancement.store import formats
+from memory_enhancement.store.disk import Loaded, Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
+
+if TYPE_CHECKING:
+    from memory_enhancement.verify.git import Git
+
+
+class ServiceBase:
+    """Operations on one store, citing code in one repository."""
+
+    def __init__(
+        self,
+        store: Store,
+        repo: Repository,
+        *,
+        index_path: Path | None = None,
+        index: Index | None = None,
+        state: State | None = None,
+        session: str = "cli",
+        semantic_model: str = DEFAULT_MODEL,
+        id_length: int = ID_LENGTH,
+        clock: Callable[[], datetime] = now,
+    ) -> None:
+        """`index_path=None` keeps the index in memory (tests, one-off use); `state=None` too.
+
+        A long-running process passes the same `index` and `state` to every service
+        it makes, so their connections stay open between calls.
+        """
+        self.store = store
+        self.repo = repo
+        self.clock = clock
+        self.session = session
+        self.state = state or State(None)
+        self.index = index or Index(store, index_path, self.state, id_length=id_length)
+        self.semantic_model = semantic_model
+
+    @cached_property
+    def git(self) -> Git | None:
+        """The git repository around the cited code, found once per service."""
+        from memory_enhancement.verify.git import Git
+
+        return Git.discover(self.repo.root)
+
+    # -- helpers shared by the operations ------------------------------------------
+
+    def _record_use(self, used: Sequence[tuple[str, str]], action: str, query: str | None) -> None:
+        """Remember that these memories (citation ID, path) were handed to an agent."""
+        from memory_enhancement.index.usage import record_use
+
+        record_use(
+            self.state, used, action=action, query=query, session=self.session,
+            moment=self.clock(),
+        )  # fmt: skip
+
+    def _prepare(
+        self, wanted: Sequence[Citation], existing: Sequence[Citation]
+    ) -> tuple[list[Citation], list[str]]:
+        return prepare_citations(self.repo, format_timestamp(self.clock()), wanted, existing)
+
+    def _edit(
+        self,
+        target: str,
+        change: Callable[[Memory], tuple[Memory, list[str]]],
+        *,
+        touch: bool,
+    ) -> WriteResult:
+        """Read, change and write one memory under the lock; skip the write if nothing changed."""
+        with self.store.lock():
+            loaded = self.store.read(target)
+            memory, warnings = change(loaded.doc.memory)
+            if memory == loaded.doc.memory:
+                return WriteResult(target, memory, False, tuple(warnings))
+            if touch:
+                memory = replace(memory, meta=replace(memory.meta, updated_at=self.clock()))
+            self._write(loaded, memory)
+        return self._written(target, warnings)
+
+    def _write(self, loaded: Loaded, memory: Memory) -> None:
+        fmt = formats.by_name(loaded.doc.memory.format)
+        text = fmt.render(loaded.doc, memory)
+        if text != loaded.decoded.text:
+            self.store.replace(loaded.path, loaded.decoded.encode(text))
+
+    def _written(
+        self, target: str, warnings: Sequence[str], *, changed: bool = True
+    ) -> WriteResult:
+        loaded = self.store.read(target)
+        problems = [*warnings, *loaded.doc.problems]
+        citation_id = self.index.citation_id(target, loaded)
+        return WriteResult(target, loaded.doc.memory, changed, tuple(problems), citation_id)
+
+    def _declare_id(self, path: str) -> None:
+        """Write the memory's citation ID into its file, so the ID survives the move."""
+        citation_id = self.index.citation_id(path)
+        loaded = self.store.read(path)
+        memory = loaded.doc.memory
+        if memory.meta.citation_id != citation_id:
+            declared = replace(memory, meta=replace(memory.meta, citation_id=citation_id))
+            self._write(loaded, declared)

@@ -1,0 +1,110 @@
+"""Prompt context: the memories that answer a query, quoted in one markdown block.
+
+Seed 002 §3.3: each memory is quoted, then `[mem:ID] - date, path`, so an agent
+can cite what it relies on. With verification, a memory whose citations failed
+is flagged rather than served as truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.ids import format_citation_id
+from memory_enhancement.index.search import Hit
+from memory_enhancement.store.disk import Store
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.verdicts import MemoryVerification
+
+CHARS_PER_TOKEN = 4  # the estimate Cortex uses
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hit: Hit
+    verification: MemoryVerification | None = None
+    expired: bool = False  # by the service's clock; only --include-expired returns such hits
+
+    @property
+    def citation_id(self) -> str:
+        return format_citation_id(self.hit.row.citation_id)
+
+
+def render_context(
+    store: Store, results: Sequence[SearchResult], max_tokens: int | None
+) -> tuple[str, list[SearchResult]]:
+    """A markdown block for a prompt: each memory quoted, then `[mem:ID] - date, path`.
+
+    With verification, a memory whose citations failed is flagged, not served as
+    truth. Memories are added whole while they fit the token budget (chars / 4);
+    a first memory too long for the budget alone is cut, and says so. The cut is
+    measured on the quoted block (each line gains `> `), so the budget holds; a
+    budget too small for even one memory's citation line gives an empty block.
+    """
+    if max_tokens is not None and max_tokens < 1:
+        raise InvalidInputError(f"invalid max_tokens {max_tokens}: it must be at least 1")
+    budget = None if max_tokens is None else max_tokens * CHARS_PER_TOKEN
+    blocks: list[str] = []
+    used: list[SearchResult] = []
+    size = 0
+    for result in results:
+        memory = store.read(result.hit.row.path, links=False).doc.memory
+        block = _block(memory.content, result)
+        if budget is not None and size + len(block) > budget:
+            if blocks:
+                break
+            cut = _cut_to_fit(memory.content, result, budget)
+            if cut is None:
+                break
+            block = cut
+        blocks.append(block)
+        used.append(result)
+        size += len(block) + 1
+    return "\n".join(blocks), used
+
+
+def _cut_to_fit(content: str, result: SearchResult, budget: int) -> str | None:
+    """The longest block of a prefix of content, marked as truncated, within budget."""
+
+    def cut(chars: int) -> str:
+        return _block(content[:chars].rstrip() + "\n[… truncated to fit]", result)
+
+    if len(cut(0)) > budget:
+        return None
+    low, high = 0, len(content)  # cut(low) fits; find the largest such prefix
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(cut(middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return cut(low)
+
+
+def _block(content: str, result: SearchResult) -> str:
+    row = result.hit.row
+    day = (row.updated_at or row.created_at or "")[:10]
+    quoted = "\n".join(f"> {line}" if line else ">" for line in content.splitlines())
+    footer = f"> {format_citation_id(row.citation_id)} - {day + ', ' if day else ''}{row.path}"
+    verification = result.verification
+    if verification is not None and verification.checks:
+        state = _verdict_note(verification)
+        footer += f" ({state})"
+        if not verification.valid:
+            quoted = (
+                f"> **Warning: stale memory, check before relying on it.** {state}\n>\n{quoted}"
+            )
+    return f"{quoted}\n>\n{footer}\n"
+
+
+def _verdict_note(verification: MemoryVerification) -> str:
+    confidence = verification.confidence
+    share = "" if confidence is None else f", confidence {confidence:.0%}"
+    if verification.valid:
+        moved = sum(c.status.value == "moved" for c in verification.checks)
+        return f"verified{share}" + (f", {moved} citation(s) moved" if moved else "")
+    failing = [c for c in verification.checks if c.status.failing]
+    return f"STALE: {len(failing)} of {len(verification.checks)} citations fail{share}"

@@ -1,0 +1,133 @@
+"""Turning what a caller gives (strings from a CLI or an agent) into model values.
+
+Citations are captured here too: a new file:line citation without a snippet
+gets the cited text from the code, so verification can later tell a line that
+moved from a line that changed. What looks wrong is a warning, not a refusal:
+a store may live apart from the code it cites.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import TypeVar
+
+from memory_enhancement.core.citations import parse_citation, snippet_matches
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.model import Citation, Link, LinkKind
+from memory_enhancement.store.formats.markdown import code_span
+from memory_enhancement.verify.repo import Repository, SourceStatus, cited_text
+
+CitationInput = str | Citation
+E = TypeVar("E", bound=enum.Enum)
+_TYPED_LINK = "[link:"
+
+
+def parse_citations(items: Iterable[CitationInput]) -> list[Citation]:
+    if isinstance(items, str):
+        raise InvalidInputError("citations must be a list of strings, not one string")
+    return [parse_citation(item) if isinstance(item, str) else item for item in items]
+
+
+def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(tags, str):
+        raise InvalidInputError("tags must be a list of strings, not one string")
+    cleaned: list[str] = []
+    for tag in tags:
+        text = str(tag).strip()
+        if not text:
+            raise InvalidInputError("invalid tag '': tags cannot be empty")
+        if "," in text or "\n" in text:
+            raise InvalidInputError(f"invalid tag {text!r}: tags cannot contain commas or newlines")
+        if text not in cleaned:
+            cleaned.append(text)
+    return tuple(cleaned)
+
+
+def parse_links(items: Iterable[str | Link]) -> list[Link]:
+    """`target`, `type:target` or `[link:type](target)`."""
+    links = []
+    for item in items:
+        if isinstance(item, Link):
+            links.append(item)
+            continue
+        text = str(item).strip()
+        if not text:
+            raise InvalidInputError("invalid link '': a link needs a target")
+        if text.startswith(_TYPED_LINK) and text.endswith(")") and "](" in text:
+            kind, _, target = text[len(_TYPED_LINK) : -1].partition("](")
+            links.append(Link(target.strip(), kind.strip() or "link", LinkKind.TYPED))
+            continue
+        kind, sep, target = text.partition(":")
+        if sep and kind.isidentifier() and target.strip():
+            links.append(Link(target.strip(), kind, LinkKind.TYPED))
+        else:
+            links.append(Link(text, "link", LinkKind.BARE))
+    return links
+
+
+def choice(enum_type: type[E], value: E | str, name: str) -> E:
+    """An enum member from its value, or an error listing the choices."""
+    if isinstance(value, enum_type):
+        return value
+    try:
+        return enum_type(value)
+    except ValueError:
+        choices = ", ".join(str(m.value) for m in enum_type)
+        raise InvalidInputError(f"invalid {name} {value!r} (choose from {choices})") from None
+
+
+def prepare_citations(
+    repo: Repository, stamp: str, wanted: Sequence[Citation], existing: Sequence[Citation]
+) -> tuple[list[Citation], list[str]]:
+    """Capture snippets from the code and say what looks wrong, without refusing it.
+
+    A citation already on the memory is kept exactly as it is; a new file:line
+    citation without a snippet gets the cited text and the verified stamp.
+    """
+    kept = set(existing)
+    result: list[Citation] = []
+    warnings: list[str] = []
+    for citation in dict.fromkeys(wanted):
+        if citation in kept or citation.is_url:
+            result.append(citation)
+            continue
+        source = repo.read(citation.target)
+        if source.status is not SourceStatus.TEXT:
+            warnings.append(_source_warning(citation, source.status, str(repo.root)))
+        elif citation.line is not None:
+            text = cited_text(source, citation.line, citation.end_line)
+            if text is None:
+                warnings.append(
+                    f"citation {citation.ref}: line {citation.end_line or citation.line} is "
+                    f"past the end of {citation.target} ({len(source.lines)} lines)"
+                )
+            elif citation.snippet is None and not text.strip():
+                warnings.append(
+                    f"citation {citation.ref}: the cited line is blank, so no snippet was "
+                    "captured and a change there cannot be detected"
+                )
+            elif citation.snippet is None:
+                citation = replace(citation, snippet=text, verified=stamp)
+            elif snippet_matches(snippet := citation.snippet, text):
+                citation = replace(citation, verified=citation.verified or stamp)
+            else:
+                warnings.append(
+                    f"citation {citation.ref}: snippet {code_span(snippet)} is not "
+                    f"on that line, which reads {code_span(text.splitlines()[0])}"
+                )
+        result.append(citation)
+    return result, warnings
+
+
+def _source_warning(citation: Citation, status: SourceStatus, root: str) -> str:
+    match status:
+        case SourceStatus.MISSING:
+            return f"citation {citation.ref}: {citation.target} does not exist under {root} (kept)"
+        case SourceStatus.OUTSIDE:
+            return f"citation {citation.ref}: the path leaves the repository root {root}"
+        case SourceStatus.BINARY:
+            return f"citation {citation.ref}: {citation.target} is a binary file"
+        case _:
+            return f"citation {citation.ref}: {citation.target} cannot be read"

@@ -1,0 +1,244 @@
+"""Reading and writing memories: the operations every other kind builds on.
+
+Rules such as "citations given replace the list, an empty list clears it,
+omitted keeps it" live here once. Methods return values and raise
+MemoryToolError subclasses; they never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime
+
+from memory_enhancement.core.citations import parse_citation
+from memory_enhancement.core.errors import AlreadyExistsError, ExpiredError, InvalidInputError
+from memory_enhancement.core.ids import format_citation_id
+from memory_enhancement.core.memory_paths import normalize_category, normalize_new_path
+from memory_enhancement.core.model import Link, Memory, MemoryMeta
+from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.index import queries
+from memory_enhancement.index.rows import SyncStats
+from memory_enhancement.service.base import ServiceBase
+from memory_enhancement.service.inputs import (
+    CitationInput,
+    clean_tags,
+    parse_citations,
+    parse_links,
+)
+from memory_enhancement.service.results import Fetched, Listing, Summary, WriteResult
+from memory_enhancement.store import formats
+
+
+class Memories(ServiceBase):
+    """Create, read, change, move and remove memories; list them; find one."""
+
+    # -- reading ----------------------------------------------------------------
+
+    def get(
+        self, path: str, *, include_expired: bool = False, action: str | None = "get"
+    ) -> Fetched:
+        """A memory's content and metadata; records the use (seed 002 §5) unless action=None."""
+        loaded = self.store.read(self.store.locate(path), links=False)
+        memory = loaded.doc.memory
+        expires = memory.meta.expires_at
+        if not include_expired and expires is not None and memory.meta.is_expired(self.clock()):
+            raise ExpiredError(
+                f"memory {memory.path!r} expired at {format_timestamp(expires)} "
+                "(use include_expired to read it anyway)"
+            )
+        citation_id = self.index.citation_id(memory.path, loaded)
+        memory = replace(memory, links=self.index.links_of(memory.path))
+        if action:
+            self._record_use([(citation_id, memory.path)], action, None)
+        return Fetched(memory, tuple(loaded.doc.problems), citation_id)
+
+    def list_memories(
+        self, category: str | None = None, *, include_expired: bool = False
+    ) -> Listing:
+        now_text = format_timestamp(self.clock())
+        prefix = normalize_category(category) if category else None
+        with self.index.connect() as conn:
+            rows, skipped = queries.rows(conn, prefix)
+        summaries = [Summary.of(row, now_text) for row in rows]
+        if not include_expired:
+            summaries = [s for s in summaries if not s.expired]
+        return Listing(summaries, skipped)
+
+    def recent(self, limit: int = 10, *, include_expired: bool = False) -> Listing:
+        if limit < 1:
+            raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
+        listing = self.list_memories(include_expired=include_expired)
+        newest = sorted(listing.memories, key=lambda s: (-s.sort_time, s.path))
+        return Listing(newest[:limit], listing.skipped)
+
+    def citation_id(self, path: str) -> str:
+        """The `[mem:XXXXXX]` handle of an existing memory."""
+        return format_citation_id(self.index.citation_id(self.store.locate(path)))
+
+    def resolve(self, citation_id: str, *, include_expired: bool = True) -> Fetched:
+        """The memory a citation ID names (`mem:a7Bc3x`, `[mem:a7Bc3x]` or `a7Bc3x`)."""
+        from memory_enhancement.index.lookup import resolve_id
+
+        path = resolve_id(self.index, self.state, citation_id)
+        return self.get(path, include_expired=include_expired, action="resolve")
+
+    def find(self, reference: str) -> str:
+        """An existing memory from a path, a citation ID or a unique name."""
+        from memory_enhancement.index.lookup import find
+
+        return find(self.index, self.state, reference)
+
+    # -- writing ----------------------------------------------------------------
+
+    def add(
+        self,
+        path: str,
+        content: str,
+        *,
+        tags: Iterable[str] = (),
+        expires_at: datetime | str | None = None,
+        citations: Iterable[CitationInput] = (),
+        links: Iterable[str | Link] = (),
+        source: str = "cli",
+    ) -> WriteResult:
+        target = normalize_new_path(path)
+        if not content or not content.strip():
+            raise InvalidInputError(f"content of {target!r} is empty")
+        moment = self.clock()
+        prepared, warnings = self._prepare(parse_citations(citations), ())
+        meta = MemoryMeta(
+            created_at=moment,
+            updated_at=moment,
+            tags=clean_tags(tags),
+            source=source,
+            expires_at=maybe_timestamp(expires_at, field="expires_at"),
+            citations=tuple(prepared),
+        )
+        with self.store.lock():
+            fmt = formats.by_name(self.store.default_format())
+            memory = Memory(target, content, meta, tuple(parse_links(links)), fmt.name)
+            decoded = formats.Decoded(fmt.render(None, memory))
+            self.store.create(target, decoded.encode(decoded.text))
+        return self._written(target, warnings)
+
+    def update(
+        self,
+        path: str,
+        *,
+        content: str | None = None,
+        tags: Iterable[str] | None = None,
+        expires_at: datetime | str | None = None,
+        clear_expiry: bool = False,
+        citations: Iterable[CitationInput] | None = None,
+    ) -> WriteResult:
+        """Change what is given; `citations=[]` clears them, `None` keeps them (seed 003)."""
+        nothing = content is None and tags is None and expires_at is None and citations is None
+        if nothing and not clear_expiry:
+            raise InvalidInputError(
+                "nothing to update: give content, tags, expires_at, clear_expiry or citations"
+            )
+        if clear_expiry and expires_at is not None:
+            raise InvalidInputError("give either expires_at or clear_expiry, not both")
+        if content is not None and not content.strip():
+            raise InvalidInputError("content cannot be empty")
+        target = self.store.locate(path)
+
+        def change(memory: Memory) -> tuple[Memory, list[str]]:
+            meta, warnings = memory.meta, list[str]()
+            if tags is not None:
+                meta = replace(meta, tags=clean_tags(tags))
+            if expires_at is not None:
+                meta = replace(meta, expires_at=maybe_timestamp(expires_at, field="expires_at"))
+            if clear_expiry:
+                meta = replace(meta, expires_at=None)
+            if citations is not None:
+                wanted = parse_citations(citations)
+                prepared, warnings = self._prepare(wanted, meta.citations)
+                meta = replace(meta, citations=tuple(prepared))
+            new = replace(memory, meta=meta, content=memory.content if content is None else content)
+            return new, warnings
+
+        return self._edit(target, change, touch=True)
+
+    def add_citation(
+        self, path: str, ref: CitationInput, *, snippet: str | None = None
+    ) -> WriteResult:
+        """Append one citation, capturing its snippet from the code when none is given.
+
+        Only the citations change, and `updated_at` when the memory keeps one: a
+        Serena note that records no timestamps gains no Metadata section for it.
+        """
+        citation = parse_citation(ref, snippet=snippet) if isinstance(ref, str) else ref
+        if snippet is not None and not snippet.strip():
+            raise InvalidInputError("snippet cannot be empty")
+        target = self.store.locate(path)
+
+        def change(memory: Memory) -> tuple[Memory, list[str]]:
+            existing = memory.meta.citations
+            if any(c.ref == citation.ref and c.snippet == citation.snippet for c in existing):
+                return memory, [f"citation {citation.ref} is already on {target}"]
+            if citation.snippet is None and any(c.ref == citation.ref for c in existing):
+                return memory, [f"citation {citation.ref} is already on {target}"]
+            prepared, warnings = self._prepare([citation], ())
+            meta = replace(memory.meta, citations=(*existing, *prepared))
+            if meta.updated_at is not None:
+                meta = replace(meta, updated_at=self.clock())
+            return replace(memory, meta=meta), warnings
+
+        return self._edit(target, change, touch=False)
+
+    def add_links(self, path: str, links: Iterable[str | Link]) -> WriteResult:
+        """Append links to a memory (the formats add them; they never drop one)."""
+        extra = parse_links(links)
+        return self._edit(
+            self.store.locate(path),
+            lambda m: (replace(m, links=(*(m.links or ()), *extra)), []),
+            touch=True,
+        )
+
+    def remove(self, path: str) -> str:
+        with self.store.lock():
+            target = self.store.locate(path)
+            self.store.delete(target)
+        return target
+
+    def move(self, source: str, destination: str, *, update_links: bool = True) -> WriteResult:
+        """Move a memory; its content, citations, links and citation ID travel with it.
+
+        Links keep working: in the memories that link to it and in its own relative
+        links, the target text of each link the move would break is rewritten
+        (`update_links=False` leaves every other file alone).
+        """
+        from memory_enhancement.graph.broken import follow_move, links_touching
+
+        with self.store.lock():
+            origin = self.store.locate(source)
+            target = normalize_new_path(destination) if destination.strip() else destination
+            if target == origin:
+                return self._written(origin, [], changed=False)
+            if self.store.exists(target):
+                raise AlreadyExistsError(f"memory already exists: {target!r}")
+            held = links_touching(self.index, origin) if update_links else []
+            self._declare_id(origin)
+            self.store.rename(origin, target)
+            with self.index.connect(sync=False) as conn:
+                self.index.refresh(conn, [origin, target])  # the ID moves with the file
+        # Each file is rewritten under the lock on its own (the store lock is not reentrant).
+        fixes = follow_move(self.index, self.repo.root, origin, target, held) if held else []
+        result = self._written(target, [])
+        return replace(result, links_updated=tuple(sorted({f.path for f in fixes})))
+
+    def prune(self, *, dry_run: bool = False) -> Listing:
+        """Remove expired memories (or only list them). Unreadable files are never touched."""
+        with self.store.lock():
+            listing = self.list_memories(include_expired=True)
+            expired = [s for s in listing.memories if s.expired]
+            if not dry_run:
+                for summary in expired:
+                    self.store.delete(summary.path)
+        return Listing(expired, listing.skipped)
+
+    def reindex(self) -> SyncStats:
+        """Rebuild the index from the files."""
+        return self.index.rebuild()

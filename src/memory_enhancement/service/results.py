@@ -1,0 +1,68 @@
+"""What the service's operations return: plain values the front ends render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory_enhancement.core.model import Memory, MemoryMeta
+from memory_enhancement.core.timestamps import maybe_timestamp
+from memory_enhancement.index.rows import Row
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did: the memory as now on disk, and anything worth a warning."""
+
+    path: str
+    memory: Memory
+    changed: bool = True
+    warnings: tuple[str, ...] = ()
+    citation_id: str = ""
+    links_updated: tuple[str, ...] = ()  # memories whose links a move rewrote
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One line of a listing: what the index knows without reading the file."""
+
+    path: str
+    title: str
+    format: str
+    meta: MemoryMeta
+    expired: bool
+    mtime_ns: int
+    citation_id: str = ""
+    citation_count: int = 0
+
+    @classmethod
+    def of(cls, row: Row, now_text: str) -> Summary:
+        meta = MemoryMeta(
+            created_at=maybe_timestamp(row.created_at),
+            updated_at=maybe_timestamp(row.updated_at),
+            tags=row.tags,
+            source=row.source,
+            expires_at=maybe_timestamp(row.expires_at),
+        )
+        expired = row.expired(now_text)
+        return cls(
+            row.path, row.title, row.format, meta, expired, row.mtime_ns, row.citation_id,
+            row.citation_count,
+        )  # fmt: skip
+
+    @property
+    def sort_time(self) -> float:
+        moment = self.meta.updated_at or self.meta.created_at
+        return moment.timestamp() if moment else self.mtime_ns / 1e9
+
+
+@dataclass(frozen=True)
+class Listing:
+    memories: list[Summary]
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    memory: Memory
+    warnings: tuple[str, ...] = ()
+    citation_id: str = ""  # bare; ids.format_citation_id() quotes it

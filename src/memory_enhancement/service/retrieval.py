@@ -1,0 +1,173 @@
+"""Reads that answer a question: search, prompt context, usage, graduation.
+
+Search applies filters, verifies the hits just in time on request (seed 004
+`search_with_verification`), and records which memories were handed to an
+agent, in which session and for which query (seed 002 §5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.memory_paths import normalize_category
+from memory_enhancement.core.model import Link, LinkKind
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.service.context import SearchResult, render_context
+from memory_enhancement.service.inputs import choice
+from memory_enhancement.service.results import WriteResult
+from memory_enhancement.service.verification import Verification
+
+if TYPE_CHECKING:
+    from memory_enhancement.index.search import Filters, Mode
+    from memory_enhancement.index.usage import Popular
+    from memory_enhancement.service.memories import Memories
+
+
+class Retrieval(Verification):
+    """Search, context for a prompt, usage statistics and graduation to the global store."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        mode: Mode | str = "lexical",
+        category: str | None = None,
+        tag: str | None = None,
+        include_expired: bool = False,
+        verify: bool = False,
+        min_confidence: float | None = None,
+    ) -> list[SearchResult]:
+        from memory_enhancement.index.search import Filters, Mode
+
+        filters = Filters(normalize_category(category) if category else None, tag, include_expired)
+        return self._run_search(
+            query, limit=limit, mode=choice(Mode, mode, "search mode"), filters=filters,
+            verify=verify, min_confidence=min_confidence,
+        )  # fmt: skip
+
+    def context(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        max_tokens: int | None = 2000,
+        verify: bool = False,
+        mode: Mode | str = "lexical",
+    ) -> tuple[str, list[SearchResult]]:
+        """A prompt-ready markdown block of the memories that answer a query."""
+        from memory_enhancement.index.search import Filters, Mode
+
+        results = self._run_search(
+            query, limit=limit, mode=choice(Mode, mode, "search mode"), filters=Filters(),
+            verify=verify, action=None,
+        )  # fmt: skip
+        text, used = render_context(self.store, results, max_tokens)
+        handed = [(r.hit.row.citation_id, r.hit.row.path) for r in used]
+        self._record_use(handed, "context", query)
+        return text, used
+
+    def _run_search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        mode: Mode,
+        filters: Filters,
+        verify: bool = False,
+        min_confidence: float | None = None,
+        action: str | None = "search",
+    ) -> list[SearchResult]:
+        """Search, verify the hits just in time if asked, and record their use (unless
+        action=None)."""
+        from memory_enhancement.index.search import Filters, Mode, search
+
+        if min_confidence is not None and not 0 <= min_confidence <= 1:
+            raise InvalidInputError(
+                f"invalid min_confidence {min_confidence}: use a value in [0, 1]"
+            )
+        # A confidence floor can only be applied to verified hits: asking for one implies
+        # verification, rather than silently returning stale hits the caller meant to drop.
+        verify = verify or bool(min_confidence)
+        now_text = format_timestamp(self.clock())
+        filters = Filters(filters.category, filters.tag, filters.include_expired, now_text)
+        ranker = None
+        if mode is not Mode.LEXICAL:
+            from memory_enhancement.index.semantic import ranker as semantic_ranker
+
+            ranker = semantic_ranker(self.semantic_model)
+        fetch = limit * 3 if verify and min_confidence else limit
+        with self.index.connect() as conn:
+            hits = search(conn, query, filters, limit=fetch, mode=mode, semantic=ranker)
+        results = [SearchResult(hit, expired=hit.row.expired(filters.now)) for hit in hits]
+        if verify and results:
+            from memory_enhancement.core.verdicts import VerifyOptions
+
+            run = self._verify_paths([r.hit.row.path for r in results], VerifyOptions())
+            by_path = {v.path: v for v in run.results}
+            results = [replace(r, verification=by_path.get(r.hit.row.path)) for r in results]
+            if min_confidence:
+                results = [r for r in results if _confidence(r) >= min_confidence]
+        results = results[:limit]
+        if action:
+            used = [(r.hit.row.citation_id, r.hit.row.path) for r in results]
+            self._record_use(used, action, query)
+        return results
+
+    # -- usage ------------------------------------------------------------------
+
+    def popular(self, limit: int = 10) -> list[Popular]:
+        from memory_enhancement.index.usage import popular
+
+        return popular(self.state, self.index, limit)
+
+    def graduation_candidates(self, min_uses: int = 5, limit: int = 50) -> list[Popular]:
+        """Memories used often enough to deserve a place in the global store (seed 002 §5.3)."""
+        from memory_enhancement.index.usage import popular
+
+        if min_uses < 1:
+            raise InvalidInputError(f"invalid min_uses {min_uses}: it must be at least 1")
+        with self.index.connect() as conn:
+            # Already graduated (it links to its copy), or itself a graduated copy.
+            done = {
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT DISTINCT m.path FROM links l JOIN memories m ON m.id = l.memory_id "
+                    "WHERE l.type IN ('graduated_to', 'graduated_from')"
+                )
+            }
+        return [
+            p
+            for p in popular(self.state, self.index, limit, min_uses)
+            if p.path is not None and p.path not in done
+        ]
+
+    def graduate(self, path: str, target: Memories) -> WriteResult:
+        """Copy a memory into another store (the global one), keeping citations; link the two."""
+        if target.store.root == self.store.root:
+            raise InvalidInputError("cannot graduate a memory into its own store")
+        # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
+        found = self.find(path)  # a path, a [mem:ID] as `stats graduation` shows, or a name
+        source = self.get(found, include_expired=True, action=None).memory
+        link_back = Link(f"{self.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
+        result = target.add(
+            source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
+            citations=source.meta.citations, links=[link_back], source="graduate",
+        )  # fmt: skip
+        link_out = Link(f"{target.store.name}:{result.path}", "graduated_to", LinkKind.TYPED)
+        self.add_links(source.path, [link_out])
+        return result
+
+
+def _confidence(result: SearchResult) -> float:
+    """The hit's share of citations valid or moved now; 0 for a hit with nothing to check.
+
+    A memory without citations (or with only unchecked URLs) has shown nothing, so
+    asking for a minimum confidence leaves it out: zero citations is not "all valid".
+    """
+    verification = result.verification
+    if verification is None or verification.confidence is None:
+        return 0.0
+    return verification.confidence

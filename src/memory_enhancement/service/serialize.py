@@ -1,0 +1,200 @@
+"""The documented JSON shapes, shared by `--json` output and the MCP server.
+
+Keeping them in one place is what makes the CLI and the server answer alike.
+Timestamps are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from json.encoder import encode_basestring as _str  # C; the encoder's own, ensure_ascii=False
+from typing import TYPE_CHECKING, Any
+
+from memory_enhancement.core.model import Citation, Link, Memory
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.service.results import Summary
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification
+    from memory_enhancement.service.context import SearchResult
+
+
+def memory_dict(memory: Memory, citation_id: str = "") -> dict[str, Any]:
+    """The documented JSON shape of a memory (`get --json`, MCP get_memory)."""
+    meta = memory.meta
+    return {
+        "path": memory.path,
+        "id": f"mem:{citation_id}" if citation_id else None,
+        "content": memory.content,
+        "metadata": {
+            "created_at": _time(meta.created_at),
+            "updated_at": _time(meta.updated_at),
+            "tags": list(meta.tags),
+            "source": meta.source,
+            "expires_at": _time(meta.expires_at),
+            "citations": [c.ref for c in meta.citations],
+        },
+        "links": [link_dict(link) for link in memory.links or ()],
+        "title": memory.title,
+        "format": memory.format,
+        "citations": [citation_dict(c) for c in meta.citations],
+        "confidence": meta.confidence,
+        "last_verified": _time(meta.last_verified),
+        "extra": {k: _plain(v) for k, v in meta.extra.items()},
+    }
+
+
+def citation_dict(citation: Citation) -> dict[str, Any]:
+    return {
+        "ref": citation.ref,
+        "kind": citation.kind.value,
+        "path": None if citation.is_url else citation.target,
+        "url": citation.target if citation.is_url else None,
+        "line": citation.line,
+        "end_line": citation.end_line,
+        "snippet": citation.snippet,
+        "verified": citation.verified,
+    }
+
+
+def link_dict(link: Link) -> dict[str, Any]:
+    return {"target": link.target, "type": link.type, "kind": link.kind.value, "line": link.line}
+
+
+def summary_dict(summary: Summary) -> dict[str, Any]:
+    meta = summary.meta
+    return {
+        "path": summary.path,
+        "title": summary.title,
+        "format": summary.format,
+        "tags": list(meta.tags),
+        "created_at": _time(meta.created_at),
+        "updated_at": _time(meta.updated_at),
+        "expires_at": _time(meta.expires_at),
+        "expired": summary.expired,
+        "source": meta.source,
+        "citations": summary.citation_count,
+        "id": f"mem:{summary.citation_id}" if summary.citation_id else None,
+    }
+
+
+def _time(moment: datetime | None) -> str | None:
+    return format_timestamp(moment) if moment else None
+
+
+def _plain(value: Any) -> Any:
+    """YAML values made JSON-safe (dates become ISO strings)."""
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def check_dict(check: CitationCheck) -> dict[str, Any]:
+    """One citation's verdict: as written in the memory, then what verification found."""
+    citation = check.citation
+    return {
+        "path": citation.target,
+        "line": citation.line,
+        "end_line": citation.end_line,
+        "snippet": citation.snippet,
+        "status": check.status._value_,  # not `.value`: a Python-level property, 30k times a run
+        "current_path": check.current_path,
+        "current_line": check.current_line,
+        "reason": check.reason,
+        "anchored": check.anchored,
+        "renamed_to": check.renamed_to,
+    }
+
+
+def verification_dict(result: MemoryVerification) -> dict[str, Any]:
+    """The seed's verify result (`memory_id`, `valid`, `confidence`, `stale_citations`) and more.
+
+    The keys are the documented shape (issue 3): the seed's four, `citations`,
+    and `mentions` only when prose mentions were checked. Where the memory file
+    is (for annotations) is the text formats' business, not this shape's.
+    """
+    failing = [c for c in result.checks if c.status.failing]
+    data: dict[str, Any] = {
+        "memory_id": result.path,
+        "valid": result.valid,
+        "confidence": result.confidence,
+        "stale_citations": [
+            {"path": c.citation.target, "line": c.citation.line, "reason": c.reason}
+            for c in failing
+        ],
+        "citations": [check_dict(c) for c in result.checks],
+    }
+    if result.mentions:
+        data["mentions"] = [check_dict(c) for c in result.mentions]
+    return data
+
+
+def verification_json(result: MemoryVerification) -> str:
+    """`verification_dict(result)` encoded as `json.JSONEncoder(ensure_ascii=False)` would,
+    character for character, without building the dicts.
+
+    `verify-all --json` prints 10,000 of these (30,000 citations); building the
+    dicts and encoding them took a fifth of the run. A test checks that both
+    give the same text for every verdict, so the shape stays defined once.
+    """
+    failing = [c for c in result.checks if c.status.failing]
+    stale = ", ".join(
+        f'{{"path": {_str(c.citation.target)}, "line": {_int(c.citation.line)}, '
+        f'"reason": {_str(c.reason)}}}'
+        for c in failing
+    )
+    confidence = result.confidence
+    head = (
+        f'{{"memory_id": {_str(result.path)}, "valid": {"false" if failing else "true"}, '
+        f'"confidence": {"null" if confidence is None else repr(confidence)}, '
+        f'"stale_citations": [{stale}], "citations": [{", ".join(map(_check_json, result.checks))}]'
+    )
+    if result.mentions:
+        head += f', "mentions": [{", ".join(map(_check_json, result.mentions))}]'
+    return head + "}"
+
+
+def _check_json(check: CitationCheck) -> str:
+    c = check.citation
+    return (
+        f'{{"path": {_str(c.target)}, "line": {_int(c.line)}, "end_line": {_int(c.end_line)}, '
+        f'"snippet": {_opt(c.snippet)}, "status": "{check.status._value_}", '
+        f'"current_path": {_opt(check.current_path)}, "current_line": {_int(check.current_line)}, '
+        f'"reason": {_str(check.reason)}, '
+        f'"anchored": {"true" if c.snippet is not None or c.is_url else "false"}, '
+        f'"renamed_to": {_opt(check.renamed_to)}}}'
+    )
+
+
+def _int(value: int | None) -> str:
+    return "null" if value is None else str(value)
+
+
+def _opt(value: str | None) -> str:
+    return "null" if value is None else _str(value)
+
+
+def hit_dict(result: SearchResult) -> dict[str, Any]:
+    """One search hit: its citation ID, path, score, highlighted snippet and ranks."""
+    hit = result.hit
+    data = {
+        "id": f"mem:{hit.row.citation_id}",
+        "path": hit.row.path,
+        "title": hit.row.title,
+        "score": hit.score,
+        "snippet": hit.snippet,
+        "lexical_rank": hit.lexical_rank,
+        "semantic_rank": hit.semantic_rank,
+        # The row alone cannot tell expiry (no clock here): the search result says.
+        "memory": summary_dict(replace(Summary.of(hit.row, ""), expired=result.expired)),
+    }
+    if result.verification is not None:
+        data["verification"] = verification_dict(result.verification)
+    return data

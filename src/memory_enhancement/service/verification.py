@@ -1,0 +1,93 @@
+"""Verifying memories: one just in time from its file, or a batch as the index knows them.
+
+The service picks the memories (one, a category, or those a change since a git
+ref touches) and reads them; `verify.runs.Runner` verifies, records and fixes.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.memory_paths import normalize_category
+from memory_enhancement.index import queries
+from memory_enhancement.service.memories import Memories
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.verdicts import VerifyOptions, VerifyRun
+    from memory_enhancement.verify.runs import Runner
+
+
+class Verification(Memories):
+    """Verify one memory, every memory, or those a change touches."""
+
+    def verify(self, path: str, options: VerifyOptions | None = None) -> VerifyRun:
+        """Verify one memory's citations just in time (and fix moved ones on request).
+
+        The memory is read from its file (errors are raised, not skipped) and the
+        index takes that read as it is.
+        """
+        target = self.store.locate(path)
+        loaded = self.store.read(target)
+        ids = self.index.citation_ids([target], {target: loaded})
+        batch = [(loaded.doc.memory, tuple(loaded.doc.citation_lines), ids.get(target))]
+        if options is None:
+            from memory_enhancement.core.verdicts import VerifyOptions
+
+            options = VerifyOptions()
+        return self._runner().run(batch, options, keep_uncited=True)
+
+    def verify_all(
+        self,
+        category: str | None = None,
+        *,
+        changed_since: str | None = None,
+        options: VerifyOptions | None = None,
+    ) -> VerifyRun:
+        """Verify every memory with citations, or only those a change since a ref touches."""
+        prefix = normalize_category(category) if category else None
+        paths: list[str] | None = None
+        if changed_since:
+            paths = self._changed_paths(changed_since, prefix)
+        elif prefix:
+            paths = list(self.store.iter_paths(prefix))
+        if options is None:
+            from memory_enhancement.core.verdicts import VerifyOptions
+
+            options = VerifyOptions()
+        return self._verify_paths(paths, options)
+
+    def _verify_paths(self, paths: list[str] | None, options: VerifyOptions) -> VerifyRun:
+        """A batch (all memories when paths is None) as the index knows them: the index
+        is in step with the files (it syncs first), so nothing is parsed again;
+        unreadable memory files are reported as skipped."""
+        with self.index.connect() as conn:
+            batch, skipped = queries.verifiable(conn, paths, content=options.include_mentions)
+        return self._runner().run(batch, options, skipped=skipped)
+
+    def _changed_paths(self, ref: str, category: str | None) -> list[str]:
+        """Memories citing a file changed since ref, or whose own file changed (PR fast path)."""
+        git = self.git
+        if git is None:
+            raise InvalidInputError(
+                f"--changed-since {ref!r} needs a git repository at {self.repo.root}"
+            )
+        changed = git.changed_since(ref)
+        store_dir = os.path.relpath(self.store.root, self.repo.root).replace(os.sep, "/")
+        prefix = "" if store_dir == "." else store_dir + "/"
+        own = {
+            f[len(prefix) : -len(".md")]
+            for f in changed
+            if f.startswith(prefix) and f.endswith(".md") and not store_dir.startswith("..")
+        }
+        if not changed:
+            return []
+        with self.index.connect() as conn:
+            citing = queries.citing(conn, changed)
+            return queries.readable(conn, [*citing, *own], category)
+
+    def _runner(self) -> Runner:
+        from memory_enhancement.verify.runs import Runner
+
+        return Runner(self.store, self.repo, self.git, self.state, self.clock)

@@ -1,0 +1,264 @@
+"""A store on disk: a folder of markdown memories, read and written safely.
+
+Files are the truth. Writes are atomic (a temporary file in the same folder,
+fsync, `os.replace`) and serialized by an exclusive lock on the store, so two
+processes never lose each other's change and a reader never sees half a file.
+Every path is checked to stay inside the store, symlinks included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory_enhancement.core.errors import (
+    AlreadyExistsError,
+    InvalidPathError,
+    NotFoundError,
+    StoreError,
+    UnreadableMemoryError,
+)
+from memory_enhancement.core.memory_paths import existing_path_candidates
+from memory_enhancement.core.model import MEMORY_SUFFIX
+from memory_enhancement.store import formats
+from memory_enhancement.store.formats.base import Decoded, Document
+from memory_enhancement.store.scan import full_scan
+
+CONFIG_FILE = ".memory-enhancement.yaml"
+_SAMPLE = 64
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A memory file as read: its bytes decoded, its document parsed, its stat."""
+
+    path: str
+    decoded: Decoded
+    doc: Document
+    mtime_ns: int
+    size: int
+    data: bytes = b""  # the bytes as read, so the index can take them without reading again
+
+
+class Store:
+    """One memories folder. Memory paths are relative to it, without `.md`."""
+
+    def __init__(self, root: Path, name: str | None = None) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.name = name or self.root.name
+
+    @property
+    def _real_root(self) -> str:
+        # Not cached: the store folder may be created (or replaced by a symlink) later.
+        return os.path.realpath(self.root)
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.root)!r})"
+
+    # -- paths ----------------------------------------------------------------
+
+    def file_for(self, path: str) -> Path:
+        """The file of a memory path, refusing anything that resolves outside the store."""
+        return self._inside(self.root / (path + MEMORY_SUFFIX), path)
+
+    def folder_for(self, category: str) -> Path:
+        return self._inside(self.root / category, category)
+
+    def _inside(self, target: Path, path: str) -> Path:
+        real_root = self._real_root
+        probe = target
+        while not os.path.lexists(probe) and probe != self.root and probe.parent != probe:
+            probe = probe.parent
+        real = os.path.realpath(probe)
+        if real != real_root and not real.startswith(real_root + os.sep):
+            raise InvalidPathError(f"invalid memory path {path!r}: it resolves outside the store")
+        return target
+
+    def locate(self, path: str) -> str:
+        """The memory path of an existing memory, as given or normalized."""
+        for candidate in existing_path_candidates(path):
+            if self.file_for(candidate).is_file():
+                return candidate
+        raise NotFoundError(f"memory not found: {path!r} (store {self.root})")
+
+    def exists(self, path: str) -> bool:
+        return self.file_for(path).is_file()
+
+    def iter_paths(self, category: str | None = None) -> Iterator[str]:
+        """Memory paths under a category (recursively), sorted; hidden files and folders skipped."""
+        yield from sorted(self.scan(category))
+
+    def scan(self, category: str | None = None) -> dict[str, tuple[int, int]]:
+        """Every memory path under a category with its file's (mtime_ns, size).
+
+        One stat per file and no reads: this is what keeps the index in step with
+        the files cheaply. Hidden files and folders (`.git`, `.obsidian`,
+        temporary files of an interrupted write) are skipped, and symlinked
+        folders are not followed.
+        """
+        top = self.folder_for(category) if category else self.root
+        prefix = "" if not category else category.strip("/") + "/"
+        return full_scan(str(top), prefix).files
+
+    # -- reading --------------------------------------------------------------
+
+    def read(self, path: str, *, links: bool = True) -> Loaded:
+        """Read and parse one memory; UnreadableMemoryError says what is wrong with it."""
+        data, stat = self.read_bytes(path)
+        return self.parse(path, data, stat, links=links)
+
+    def parse(self, path: str, data: bytes, stat: os.stat_result, *, links: bool = True) -> Loaded:
+        decoded = formats.decode(path, data)
+        doc = formats.parse_text(path, decoded.text, links=links)
+        return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size, data)
+
+    def read_bytes(self, path: str, *, scanned: bool = False) -> tuple[bytes, os.stat_result]:
+        """A memory file's bytes (at most the size limit plus one) and its stat.
+
+        `scanned` paths come from this store's own scan, which never follows a
+        symlinked folder; only a symlinked file can then point out, so the full
+        real-path check is made for those alone (it is the dearest part of a read).
+        """
+        file = self.root / (path + MEMORY_SUFFIX)
+        if not scanned or os.path.islink(file):
+            file = self.file_for(path)
+        try:
+            with open(file, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                if stat.st_size > formats.base.MAX_FILE_BYTES:
+                    data = handle.read(formats.base.MAX_FILE_BYTES + 1)
+                else:
+                    data = handle.read()
+        except FileNotFoundError:
+            raise NotFoundError(f"memory not found: {path!r} (store {self.root})") from None
+        except IsADirectoryError:
+            raise NotFoundError(f"{path!r} is a category, not a memory") from None
+        except OSError as exc:
+            raise UnreadableMemoryError(f"{path}: cannot read file: {exc.strerror}") from None
+        return data, stat
+
+    def default_format(self) -> str:
+        """The format of new memories: configured, else what the store already holds."""
+        configured = self.config().get("format")
+        if configured in ("serena", "frontmatter"):
+            return str(configured)
+        if self.root.parts[-2:] == (".serena", "memories"):
+            return "serena"
+        counts = {"serena": 0, "frontmatter": 0}
+        for n, path in enumerate(self.iter_paths()):
+            if n >= _SAMPLE:
+                break
+            try:
+                with open(self.file_for(path), "rb") as handle:
+                    head = handle.read(4)
+            except OSError:
+                continue
+            counts["frontmatter" if head.startswith(b"---") else "serena"] += 1
+        return "serena" if counts["serena"] > counts["frontmatter"] else "frontmatter"
+
+    def config(self) -> dict[str, object]:
+        """The store's own settings, from `.memory-enhancement.yaml` in its folder."""
+        file = self.root / CONFIG_FILE
+        if not file.is_file():
+            return {}
+        import yaml
+
+        try:
+            data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise StoreError(f"{file}: unreadable store configuration: {exc}") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise StoreError(f"{file}: store configuration must be a mapping")
+        return data
+
+    # -- writing --------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the store's exclusive write lock (an flock on the store folder)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows has no flock; writes stay atomic
+            yield
+            return
+        fd = os.open(self.root, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def create(self, path: str, data: bytes) -> None:
+        """Write a new memory; the caller holds the lock. Refuses an existing file."""
+        file = self.file_for(path)
+        if os.path.lexists(file):
+            raise AlreadyExistsError(f"memory already exists: {path!r}")
+        file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(file, data, mode=None)
+
+    def replace(self, path: str, data: bytes) -> None:
+        """Rewrite an existing memory atomically, keeping its permissions."""
+        file = self.file_for(path)
+        atomic_write(file, data, mode=os.stat(file).st_mode & 0o7777)
+
+    def delete(self, path: str) -> None:
+        file = self.file_for(path)
+        try:
+            file.unlink()
+        except FileNotFoundError:
+            raise NotFoundError(f"memory not found: {path!r}") from None
+        self._prune_empty_dirs(file.parent)
+
+    def rename(self, source: str, target: str) -> None:
+        src, dst = self.file_for(source), self.file_for(target)
+        if os.path.lexists(dst):
+            raise AlreadyExistsError(f"memory already exists: {target!r}")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(src, dst)
+        _fsync_dir(dst.parent)
+        self._prune_empty_dirs(src.parent)
+
+    def _prune_empty_dirs(self, folder: Path) -> None:
+        """Remove category folders left empty, up to (not including) the store root."""
+        while folder != self.root and self.root in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:
+                return
+            folder = folder.parent
+
+
+def atomic_write(file: Path, data: bytes, mode: int | None) -> None:
+    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, file)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(file.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,158 @@
+"""What a file format is, and the bits of text handling both formats share.
+
+A format is a plug-in with three verbs: `detect` (is this file mine?), `parse`
+(text to a Document holding the Memory and where each part sits in the text),
+and `render` (a Document and an edited Memory to new text). Rendering compares
+the edited memory with the parsed one field by field and splices only what
+changed, so a save that changes nothing returns the text it was given, and an
+edit to one citation touches only that citation's line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from memory_enhancement.core.errors import UnreadableMemoryError
+from memory_enhancement.core.model import Link, Memory
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+_BOM = "\ufeff"
+
+
+class Format(Protocol):
+    """A memory file format (a dialect)."""
+
+    name: str
+
+    def detect(self, text: str) -> bool:
+        """Whether text (already decoded, `\\n` newlines) is written in this format."""
+        ...
+
+    def parse(self, path: str, text: str, *, links: bool = True) -> Document:
+        """Parse text; raise UnreadableMemoryError when it cannot be understood."""
+        ...
+
+    def render(self, doc: Document | None, memory: Memory) -> str:
+        """New text for memory; with a doc, edit the doc's text in place."""
+        ...
+
+
+@dataclass
+class Document:
+    """A parsed memory file: the memory and the text it came from.
+
+    Formats subclass this to remember where each part of the memory sits.
+    `problems` lists what was skipped while parsing (a citation row that does
+    not parse, a metadata value that is not a date), for the caller to warn about.
+    `citation_lines` gives, per citation, the 1-based line of the file it is
+    written on, so reports (GitHub annotations) can point at it.
+    """
+
+    memory: Memory
+    text: str
+    problems: list[str] = field(default_factory=list)
+    citation_lines: list[int | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """File bytes turned into the text the formats work on, and back."""
+
+    text: str
+    newline: str = "\n"
+    bom: bool = False
+
+    def encode(self, text: str) -> bytes:
+        if self.newline != "\n":
+            text = text.replace("\n", self.newline)
+        return ((_BOM if self.bom else "") + text).encode("utf-8")
+
+
+def decode(path: str, data: bytes) -> Decoded:
+    """Decode a memory file strictly: UTF-8 only, size-limited, newline style kept."""
+    if len(data) > MAX_FILE_BYTES:
+        raise UnreadableMemoryError(
+            f"{path}: file is too large ({len(data)} bytes; the limit is {MAX_FILE_BYTES})"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableMemoryError(
+            f"{path}: not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
+    if "\x00" in text:
+        raise UnreadableMemoryError(f"{path}: binary file (contains NUL bytes)")
+    bom = text.startswith(_BOM)
+    if bom:
+        text = text[1:]
+    # Only a file that uses CRLF throughout is normalized; a mixed file keeps its
+    # carriage returns as line content, so an edit cannot change other lines.
+    crlf = text.count("\r\n")
+    newline = "\r\n" if crlf and crlf == text.count("\n") else "\n"
+    if newline != "\n":
+        text = text.replace("\r\n", "\n")
+    return Decoded(text, newline, bom)
+
+
+class LineEdits:
+    """Replacements of line ranges, applied together from the bottom up.
+
+    Formats describe an edit as "lines [start, end) become these lines", which
+    keeps every other line of the file exactly as it was.
+    """
+
+    def __init__(self) -> None:
+        self._edits: list[tuple[int, int, list[str]]] = []
+
+    def replace(self, start: int, end: int, new_lines: list[str]) -> None:
+        self._edits.append((start, end, new_lines))
+
+    def insert(self, at: int, new_lines: list[str]) -> None:
+        self._edits.append((at, at, new_lines))
+
+    def delete(self, start: int, end: int) -> None:
+        self._edits.append((start, end, []))
+
+    def __bool__(self) -> bool:
+        return bool(self._edits)
+
+    def apply(self, lines: list[str]) -> list[str]:
+        result = list(lines)
+        ordered = sorted(enumerate(self._edits), key=lambda e: (e[1][0], e[1][1], e[0]))
+        for _, (start, end, new_lines) in reversed(ordered):
+            result[start:end] = new_lines
+        return result
+
+
+def added_links(old: Memory, new: Memory) -> list[Link]:
+    """Links in the edited memory that the file does not have yet (formats only add links)."""
+    if new.links is None:
+        return []
+    present = {(link.target, link.type) for link in old.links or ()}
+    return [link for link in new.links if (link.target, link.type) not in present]
+
+
+def content_of(text: str) -> str:
+    """Content as reported and compared: no leading or trailing blank lines."""
+    lines = text.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+def as_lines(text: str) -> list[str]:
+    """Lines with their newlines kept, so joining them gives the text back exactly."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def ensure_newline(lines: list[str]) -> list[str]:
+    if lines and not lines[-1].endswith("\n"):
+        lines = [*lines[:-1], lines[-1] + "\n"]
+    return lines

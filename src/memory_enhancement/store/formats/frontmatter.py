@@ -1,0 +1,477 @@
+"""The frontmatter format: YAML metadata between `---` lines, then content (seed 000).
+
+::
+
+    ---
+    created_at: 2026-01-01T00:00:00.000Z
+    updated_at: 2026-01-01T00:00:00.000Z
+    tags: [architecture, patterns]
+    source: mcp
+    citations:
+      - src/core/memory/types.ts:17
+      - path: src/x.py
+        line: 42
+        snippet: API_VERSION = 'v2'
+    ---
+    Memory content here.
+
+`expires_at`, `citations` and `links` are written only when set. Values are read
+with PyYAML; edits are spliced per top-level key (and per citation item), so
+keys the tool does not know keep their bytes, comments and order. After every
+splice the new frontmatter is parsed again and compared with what was meant;
+if anything else would change, nothing is written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from difflib import SequenceMatcher
+from functools import cache
+from typing import Any
+
+from memory_enhancement.core.citations import make_citation, parse_citation, parse_line_spec
+from memory_enhancement.core.errors import MemoryToolError, UnreadableMemoryError
+from memory_enhancement.core.ids import PREFIX, parse_citation_id
+from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
+from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.store.formats import markdown as md
+from memory_enhancement.store.formats.base import (
+    Document,
+    LineEdits,
+    added_links,
+    as_lines,
+    content_of,
+)
+
+
+@cache
+def _yaml() -> Any:
+    """PyYAML, imported on first use: a store of serena files never needs it."""
+    import yaml
+
+    return yaml
+
+
+def _loader() -> Any:
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+_KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
+_ITEM_LINE = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]|$)")
+
+# Fields the tool writes, in the order it writes them.
+FIELDS = (
+    "created_at",
+    "updated_at",
+    "tags",
+    "source",
+    "expires_at",
+    "citations",
+    "confidence",
+    "last_verified",
+    "citation_id",
+)
+_TIMES = ("created_at", "updated_at", "expires_at", "last_verified")
+_READ_ONLY_KEYS = ("links", "related")
+_CITATION_KEYS = {"path", "file", "target", "url", "line", "lines", "end_line", "snippet"}
+_CITATION_KEYS |= {"verified", "verified_at", "commit"}
+
+
+@dataclass(frozen=True)
+class Block:
+    """A top-level key and the lines its value spans (trailing blanks/comments excluded)."""
+
+    key: str
+    start: int
+    end: int
+    items: tuple[int, ...] = ()  # first line of each block-sequence item
+
+
+@dataclass
+class FrontmatterDocument(Document):
+    lines: list[str] = field(default_factory=list)
+    close: int = 0  # index of the closing `---` line
+    blocks: dict[str, Block] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+    item_valid: bool = True  # every citation item parsed
+
+
+class FrontmatterFormat:
+    """Cortex-style memories: YAML frontmatter with the tool's keys, then markdown."""
+
+    name = "frontmatter"
+
+    def detect(self, text: str) -> bool:
+        return _closing_line(as_lines(text)) is not None
+
+    def parse(self, path: str, text: str, *, links: bool = True) -> FrontmatterDocument:
+        lines = as_lines(text)
+        close = _closing_line(lines)
+        if close is None:
+            raise UnreadableMemoryError(f"{path}: frontmatter has no closing '---' line")
+        data = _load_yaml(path, "".join(lines[1:close]))
+        doc = FrontmatterDocument(Memory(path, ""), text, lines=lines, close=close, data=data)
+        doc.blocks = _scan_blocks(lines, 1, close)
+        meta = _read_meta(doc)
+        block = doc.blocks.get("citations")
+        if block is not None:
+            starts = (
+                block.items if doc.item_valid and len(block.items) == len(meta.citations) else ()
+            )
+            doc.citation_lines = [
+                (starts[n] if starts else block.start) + 1 for n in range(len(meta.citations))
+            ]
+        body = "".join(lines[close + 1 :])
+        found: tuple[Link, ...] | None = None
+        if links:
+            found = (*_frontmatter_links(doc), *md.extract_links(body, line_offset=close + 1))
+        doc.memory = Memory(path, content_of(body), meta, found, self.name)
+        return doc
+
+    def render(self, doc: Document | None, memory: Memory) -> str:
+        if doc is None:
+            keys = [_render_key(name, memory.meta) for name in FIELDS]
+            links = _render_links(memory.links or ())
+            head = "".join(line for block in [*keys, links] for line in block)
+            body = content_of(memory.content)
+            return f"---\n{head}---\n{body}\n" if body else f"---\n{head}---\n"
+        assert isinstance(doc, FrontmatterDocument)
+        lines = _edit_keys(doc, memory.meta, added_links(doc.memory, memory))
+        if content_of(memory.content) != doc.memory.content:
+            body = content_of(memory.content)
+            close = doc.close + len(lines) - len(doc.lines)  # key edits sit above it
+            lines = lines[: close + 1] + ([body + "\n"] if body else [])
+        text = "".join(lines)
+        if text != doc.text:
+            self._check(doc, memory, text)
+        return text
+
+    def _check(self, doc: FrontmatterDocument, memory: Memory, text: str) -> None:
+        """Refuse an edit whose result would not read back as exactly what was meant."""
+        again = self.parse(doc.memory.path, text, links=False)
+        meant = replace(memory.meta, extra=doc.memory.meta.extra)
+        if again.memory.meta != meant or again.memory.content != content_of(memory.content):
+            raise MemoryToolError(
+                f"{doc.memory.path}: cannot edit this frontmatter in place without changing "
+                "other keys; the file was left unchanged"
+            )
+
+
+# -- parsing ------------------------------------------------------------------
+
+
+def _closing_line(lines: list[str]) -> int | None:
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in ("---", "..."):
+            return i
+    return None
+
+
+def _load_yaml(path: str, text: str) -> dict[str, Any]:
+    try:
+        data = _yaml().load(text, Loader=_loader())
+    except _yaml().YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UnreadableMemoryError(
+            f"{path}: malformed YAML frontmatter{where}: {problem}"
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UnreadableMemoryError(
+            f"{path}: YAML frontmatter must be a mapping of keys, not {type(data).__name__}"
+        )
+    return {str(k): v for k, v in data.items()}
+
+
+def _scan_blocks(lines: list[str], start: int, stop: int) -> dict[str, Block]:
+    marks = []
+    for i in range(start, stop):
+        match = _KEY_LINE.match(lines[i])
+        if match:
+            marks.append((i, match["key"].strip("\"'")))
+    blocks: dict[str, Block] = {}
+    for n, (i, key) in enumerate(marks):
+        end = marks[n + 1][0] if n + 1 < len(marks) else stop
+        while end > i + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+            end -= 1
+        blocks.setdefault(key, Block(key, i, end, _item_starts(lines, i, end)))
+    return blocks
+
+
+def _item_starts(lines: list[str], start: int, end: int) -> tuple[int, ...]:
+    """First lines of a block sequence's items, when the value is a block sequence."""
+    head = lines[start]
+    after = head.split(":", 1)[1].split("#", 1)[0].strip() if ":" in head else ""
+    if after:
+        return ()
+    starts: list[int] = []
+    indent: str | None = None
+    for i in range(start + 1, end):
+        match = _ITEM_LINE.match(lines[i])
+        if match and (indent is None or match["indent"] == indent):
+            indent = match["indent"]
+            starts.append(i)
+    return tuple(starts)
+
+
+def _read_meta(doc: FrontmatterDocument) -> MemoryMeta:
+    data = doc.data
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _READ_ONLY_KEYS or key == "citations":
+            continue  # reported as links and citations
+        if key not in FIELDS:
+            extra[key] = value
+            continue
+        try:
+            values[key] = _field_value(key, value)
+        except (MemoryToolError, ValueError, TypeError):
+            extra[key] = value
+            doc.problems.append(f"{doc.memory.path}: unreadable {key!r} value {value!r}")
+    values["citations"] = _read_citations(doc, data.get("citations"))
+    return MemoryMeta(**values, extra=extra)
+
+
+def _field_value(key: str, value: Any) -> Any:
+    if key in _TIMES:
+        return maybe_timestamp(value, field=key)
+    if key == "tags":
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            value = [t for t in (s.strip() for s in value.split(",")) if t]
+        if not isinstance(value, list):
+            raise TypeError(key)
+        return tuple(str(t) for t in value)
+    if key == "confidence":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ValueError(key)
+        return float(value)
+    if key == "citation_id":
+        return None if value is None else parse_citation_id(str(value))
+    return None if value is None else str(value)
+
+
+def _read_citations(doc: FrontmatterDocument, value: Any) -> tuple[Citation, ...]:
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    citations = []
+    for item in items:
+        try:
+            citations.append(_citation_from_yaml(item))
+        except MemoryToolError as exc:
+            doc.item_valid = False
+            doc.problems.append(f"{doc.memory.path}: {exc}")
+    return tuple(citations)
+
+
+def _citation_from_yaml(item: Any) -> Citation:
+    if isinstance(item, str):
+        return parse_citation(item)
+    if not isinstance(item, dict):
+        return parse_citation(str(item) if item is not None else "")
+    target = next((item[k] for k in ("path", "file", "target", "url") if item.get(k)), "")
+    line, end_line = item.get("line", item.get("lines")), item.get("end_line")
+    if isinstance(line, str) and end_line is None:
+        line, end_line = parse_line_spec(str(target), line)
+    extra = tuple((str(k), _flow(v)) for k, v in item.items() if k not in _CITATION_KEYS)
+    return replace(
+        make_citation(
+            str(target),
+            line,
+            end_line,
+            snippet=_text(item.get("snippet")),
+            verified=_text(item.get("verified", item.get("verified_at"))),
+            commit=_text(item.get("commit")),
+        ),
+        extra=extra,
+    )
+
+
+def _text(value: Any) -> str | None:
+    """YAML scalars back to text; timestamps in the form the tool writes them."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
+    links = []
+    for key in _READ_ONLY_KEYS:
+        value = doc.data.get(key)
+        if isinstance(value, str | dict):
+            value = [value]  # `related: other` names one memory
+        if not isinstance(value, list):
+            continue
+        block = doc.blocks.get(key)
+        starts = block.items if block else ()
+        for n, item in enumerate(value):
+            line = starts[n] + 1 if n < len(starts) else (block.start + 1 if block else None)
+            kind = "related" if key == "related" else "link"
+            if isinstance(item, dict):
+                target = item.get("target") or item.get("path") or item.get("id")
+                kind = str(item.get("type") or kind)
+            else:
+                target = item
+            if target:
+                links.append(Link(str(target), kind, LinkKind.FRONTMATTER, line))
+    return links
+
+
+# -- rendering ----------------------------------------------------------------
+
+
+def _edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link]) -> list[str]:
+    old = doc.memory.meta
+    edits = LineEdits()
+    if new_links:
+        _add_links(doc, new_links, edits)
+    for name in FIELDS:
+        if getattr(meta, name) == getattr(old, name):
+            continue
+        block = doc.blocks.get(name)
+        if name == "citations" and block and block.items and doc.item_valid:
+            _edit_citation_items(doc, block, list(meta.citations), edits)
+            continue
+        new_lines = _render_key(name, meta)
+        if block is not None:
+            edits.replace(block.start, block.end, new_lines)
+        elif new_lines:
+            edits.insert(_insert_at(doc, name), new_lines)
+    return edits.apply(doc.lines)
+
+
+def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:
+    """Append links to the `links:` key, creating it at the end of the frontmatter."""
+    items = [f"  - {_flow(_link_item(link))}\n" for link in links]
+    block = doc.blocks.get("links")
+    if block is None:
+        edits.insert(doc.close, ["links:\n", *items])
+    elif block.items:
+        edits.insert(block.end, items)
+    else:
+        existing = doc.data.get("links")
+        old = existing if isinstance(existing, list) else [] if existing is None else [existing]
+        lines = [f"  - {_flow(item)}\n" for item in old]
+        edits.replace(block.start, block.end, ["links:\n", *lines, *items])
+
+
+def _link_item(link: Link) -> Any:
+    return link.target if link.type == "link" else {"target": link.target, "type": link.type}
+
+
+def _insert_at(doc: FrontmatterDocument, name: str) -> int:
+    """Where a new key goes: after the closest earlier field present, else before the end."""
+    position = FIELDS.index(name)
+    for earlier in reversed(FIELDS[:position]):
+        if earlier in doc.blocks:
+            return doc.blocks[earlier].end
+    for later in FIELDS[position + 1 :]:
+        if later in doc.blocks:
+            return doc.blocks[later].start
+    return doc.close
+
+
+def _edit_citation_items(
+    doc: FrontmatterDocument, block: Block, wanted: list[Citation], edits: LineEdits
+) -> None:
+    if not wanted:  # the whole key goes; item edits would overlap this one
+        edits.replace(block.start, block.end, [])
+        return
+    old = list(doc.memory.meta.citations)
+    bounds = [*block.items, block.end]
+    indent = _ITEM_LINE.match(doc.lines[block.items[0]])
+    prefix = indent["indent"] if indent else "  "
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        new_lines = [line for c in wanted[j1:j2] for line in _render_item(c, prefix)]
+        if i1 == i2:
+            edits.insert(bounds[i1], new_lines)
+        else:
+            edits.replace(bounds[i1], bounds[i2], new_lines)
+
+
+def _render_key(name: str, meta: MemoryMeta) -> list[str]:
+    value = getattr(meta, name)
+    if name == "citations":
+        if not value:
+            return []
+        return ["citations:\n", *(line for c in value for line in _render_item(c, "  "))]
+    if name == "tags":
+        return [f"tags: {_flow(list(value))}\n"]
+    if value is None:
+        return []
+    if name in _TIMES:
+        return [f"{name}: {format_timestamp(value)}\n"]
+    if name == "citation_id":
+        return [f"{name}: {PREFIX}{value}\n"]
+    return [f"{name}: {_flow(value)}\n"]
+
+
+def _render_item(citation: Citation, indent: str) -> list[str]:
+    fields: list[tuple[str, Any]] = []
+    if citation.snippet is not None or citation.verified or citation.commit or citation.extra:
+        fields.append(("path", _flow(citation.target)))
+        if citation.line is not None and not citation.is_url:
+            fields.append(("line", citation.line))
+            if citation.end_line is not None:
+                fields.append(("end_line", citation.end_line))
+        for key in ("snippet", "verified", "commit"):
+            value = getattr(citation, key)
+            if value is not None:
+                fields.append((key, _scalar_text(value)))
+    if not fields:
+        return [f"{indent}- {_flow(citation.ref)}\n"]
+    rendered = [f"{k}: {v if isinstance(v, str) else _flow(v)}\n" for k, v in fields]
+    rendered += [f"{k}: {v}\n" for k, v in citation.extra]
+    pad = indent + "  "
+    return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
+
+
+def _render_links(links: tuple[Link, ...]) -> list[str]:
+    if not links:
+        return []
+    items = [_flow(_link_item(link)) for link in links]
+    return ["links:\n", *(f"  - {item}\n" for item in items)]
+
+
+def _scalar_text(value: str) -> str:
+    """A string as a YAML scalar that reads back as the same string.
+
+    Timestamps the tool writes stay unquoted (they read back as datetimes and
+    are turned back into the same text); anything else is quoted as needed.
+    """
+    plain = _flow(value)
+    if plain.startswith(("'", '"')) and "\n" not in value:
+        try:  # any text can get here (`}`, `[1, 2`): only a timestamp stays bare
+            loaded = _yaml().load(value, Loader=_loader())
+        except _yaml().YAMLError:
+            return plain
+        if isinstance(loaded, datetime | date) and _text(loaded) == value:
+            return value
+    return plain
+
+
+def _flow(value: Any) -> str:
+    """One value as single-line YAML (flow style; strings quoted when YAML needs it)."""
+    yaml = _yaml()
+    if isinstance(value, str) and ("\n" in value or value != value.strip()):
+        dumped = yaml.safe_dump(value, default_style='"', width=2**31, allow_unicode=True)
+    else:
+        dumped = yaml.safe_dump(value, default_flow_style=True, width=2**31, allow_unicode=True)
+    return str(dumped).removesuffix("\n").removesuffix("\n...").strip()

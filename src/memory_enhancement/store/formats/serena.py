@@ -1,0 +1,547 @@
+"""The serena format: plain markdown, metadata in body sections (seed 004 §4.1).
+
+This is what `.serena/memories/` holds and what most real stores look like:
+no frontmatter, the memory's prose, and optionally three sections the tool
+manages::
+
+    ## Citations          a table: File | Line | Snippet | Verified (found by header name)
+    ## Links              bullets: bare ids or [link:TYPE](ID)
+    ## Metadata           bullets: - **Confidence**: 0.92, **Last Verified**, **Tags**, ...
+
+Citations may also be written inline as `[cite:TYPE](TARGET)`. Links are read
+from everywhere in the body (see markdown.extract_links). The content of a
+memory is its body without the three managed sections.
+
+Edits are spliced: a changed citation rewrites its own row, a new one appends a
+row (creating the section before `## Links`/`## Related`/`## Metadata`, or at
+the end), a changed metadata value rewrites its own bullet. Every other byte of
+the file stays as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
+from typing import Any
+
+from memory_enhancement.core.citations import (
+    format_lines,
+    make_citation,
+    parse_citation,
+    parse_line_spec,
+)
+from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.ids import PREFIX, parse_citation_id
+from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
+from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.store.formats import markdown as md
+from memory_enhancement.store.formats.base import (
+    Document,
+    LineEdits,
+    added_links,
+    as_lines,
+    content_of,
+)
+
+CITATIONS, LINKS, METADATA = "citations", "links", "metadata"
+MANAGED = (CITATIONS, LINKS, METADATA)
+
+_COLUMNS = {
+    "file": "file", "path": "file", "source": "file", "location": "file", "citation": "file",
+    "line": "line", "lines": "line", "line(s)": "line",
+    "snippet": "snippet", "code": "snippet", "text": "snippet",
+    "verified": "verified", "last verified": "verified", "verified at": "verified",
+    "commit": "commit",
+}  # fmt: skip
+_DEFAULT_HEADER = ["File", "Line", "Snippet", "Verified"]
+
+_META_LABELS = {
+    "created": "created_at", "created at": "created_at",
+    "updated": "updated_at", "updated at": "updated_at", "last updated": "updated_at",
+    "tags": "tags", "source": "source",
+    "expires": "expires_at", "expires at": "expires_at", "expiry": "expires_at",
+    "confidence": "confidence", "last verified": "last_verified", "links": "links",
+    "id": "citation_id", "citation id": "citation_id",
+}  # fmt: skip
+_META_WRITE = {
+    "created_at": "Created", "updated_at": "Updated", "tags": "Tags", "source": "Source",
+    "expires_at": "Expires", "confidence": "Confidence", "last_verified": "Last Verified",
+    "citation_id": "ID",
+}  # fmt: skip
+_META_BULLET = re.compile(
+    r"^(?P<lead>\s*[-*+]\s+)\*\*(?P<label>[^*]+?)\*\*\s*:?\s*(?P<value>.*?)\s*$"
+)
+_INLINE_CITE = re.compile(
+    r"\[cite:(?P<type>[A-Za-z_-]*)\]\((?P<target>[^()\s]+(?:\([^()\s]*\))?)\)"
+)
+
+
+@dataclass(frozen=True)
+class CitationEntry:
+    """Where a citation is written: a table row, or an inline `[cite:TYPE](TARGET)`."""
+
+    citation: Citation
+    line: int
+    span: tuple[int, int] | None = None  # columns of an inline citation
+    cite_type: str = "file"
+
+
+@dataclass(frozen=True)
+class Table:
+    header: int
+    end: int  # exclusive: the line after the last row
+    columns: tuple[str, ...]
+
+
+@dataclass
+class SerenaDocument(Document):
+    lines: list[str] = field(default_factory=list)
+    sections: list[md.Section] = field(default_factory=list)
+    entries: list[CitationEntry] = field(default_factory=list)
+    table: Table | None = None
+    meta_lines: dict[str, int] = field(default_factory=dict)
+
+    def section(self, key: str) -> md.Section | None:
+        return md.first_section(self.sections, key)
+
+
+class SerenaFormat:
+    """Plain markdown with managed `## Citations`, `## Links` and `## Metadata` sections."""
+
+    name = "serena"
+
+    def detect(self, text: str) -> bool:
+        return True  # the fallback: any markdown file is a serena memory
+
+    def parse(self, path: str, text: str, *, links: bool = True) -> SerenaDocument:
+        lines = as_lines(text)
+        mask = md.fence_mask(lines)
+        sections = md.find_sections(lines, mask)
+        doc = SerenaDocument(Memory(path, ""), text, lines=lines, sections=sections)
+        managed = [s for s in (doc.section(k) for k in MANAGED) if s is not None]
+        inside: set[int] = set()
+        for section in managed:
+            inside.update(range(section.start, section.end))
+        content = "".join(line for i, line in enumerate(lines) if i not in inside)
+        _parse_table(doc, mask)
+        _parse_inline_citations(doc, mask, inside)
+        doc.entries.sort(key=lambda e: (e.line, e.span or (0, 0)))
+        meta, meta_links = _parse_metadata(doc)
+        found_links: tuple[Link, ...] | None = None
+        if links:
+            found_links = (*md.extract_links(text), *meta_links)
+        citations = tuple(e.citation for e in doc.entries)
+        doc.citation_lines = [e.line + 1 for e in doc.entries]
+        doc.memory = Memory(
+            path, content_of(content), replace(meta, citations=citations), found_links, self.name
+        )
+        return doc
+
+    def render(self, doc: Document | None, memory: Memory) -> str:
+        if doc is None:
+            return _render_new(memory)
+        assert isinstance(doc, SerenaDocument)
+        text = doc.text
+        new_links = added_links(doc.memory, memory)
+        if content_of(memory.content) != doc.memory.content:
+            text = _replace_content(doc, memory.content)
+            doc = self.parse(doc.memory.path, text, links=False)
+        if tuple(memory.meta.citations) != tuple(e.citation for e in doc.entries):
+            text = _edit_citations(doc, list(memory.meta.citations))
+            doc = self.parse(doc.memory.path, text, links=False)
+        if new_links:
+            text = _append_links(doc, new_links)
+            doc = self.parse(doc.memory.path, text, links=False)
+        return _edit_metadata(doc, memory.meta)
+
+
+# -- parsing ------------------------------------------------------------------
+
+
+def _parse_table(doc: SerenaDocument, mask: list[bool]) -> None:
+    section = doc.section(CITATIONS)
+    if section is None:
+        return
+    lines = doc.lines
+    for i in range(section.start + 1, section.end - 1):
+        if mask[i] or not lines[i].lstrip().startswith("|"):
+            continue
+        if not md.is_separator_row(md.split_row(lines[i + 1])):
+            continue
+        columns = tuple(_COLUMNS.get(md.section_key(c)) or f"x:{c}" for c in md.split_row(lines[i]))
+        end = i + 2
+        while end < section.end and lines[end].lstrip().startswith("|"):
+            end += 1
+        doc.table = Table(i, end, columns)
+        if "file" not in columns:
+            doc.problems.append(f"{doc.memory.path}: citations table has no File column")
+            return
+        for row in range(i + 2, end):
+            entry = _row_citation(doc, columns, row)
+            if entry is not None:
+                doc.entries.append(entry)
+        return
+
+
+def _row_citation(doc: SerenaDocument, columns: tuple[str, ...], row: int) -> CitationEntry | None:
+    raw = md.split_row(doc.lines[row])
+    cells = [md.cell_text(c) for c in raw]
+    values = {key: cells[n] for n, key in enumerate(columns) if n < len(cells)}
+    extra = tuple(
+        (key[2:], raw[n]) for n, key in enumerate(columns) if key.startswith("x:") and n < len(raw)
+    )
+    target = values.get("file", "").strip()
+    if not target:
+        return None
+    try:
+        line, end_line = parse_line_spec(target, values.get("line", ""))
+        citation = make_citation(
+            target,
+            line,
+            end_line,
+            snippet=values.get("snippet") or None,
+            verified=values.get("verified") or None,
+            commit=values.get("commit") or None,
+        )
+    except MemoryToolError as exc:
+        doc.problems.append(f"{doc.memory.path}:{row + 1}: {exc}")
+        return None
+    if extra:
+        citation = replace(citation, extra=extra)
+    return CitationEntry(citation, row)
+
+
+def _parse_inline_citations(doc: SerenaDocument, mask: list[bool], managed: set[int]) -> None:
+    for i, line in enumerate(doc.lines):
+        if mask[i] or i in managed or "[cite:" not in line:
+            continue
+        for match in _INLINE_CITE.finditer(line):
+            if line.count("`", 0, match.start()) % 2:
+                continue  # inside a code span
+            try:
+                citation = parse_citation(match["target"])
+            except MemoryToolError as exc:
+                doc.problems.append(f"{doc.memory.path}:{i + 1}: {exc}")
+                continue
+            entry = CitationEntry(citation, i, match.span(), match["type"] or "file")
+            doc.entries.append(entry)
+
+
+def _parse_metadata(doc: SerenaDocument) -> tuple[MemoryMeta, list[Link]]:
+    section = doc.section(METADATA)
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    links: list[Link] = []
+    if section is None:
+        return MemoryMeta(), links
+    for i in range(section.start + 1, section.end):
+        match = _META_BULLET.match(doc.lines[i].rstrip("\r\n"))
+        if not match:
+            continue
+        label = match["label"].strip().rstrip(":").strip()
+        field_name = _META_LABELS.get(label.lower())
+        raw = match["value"]
+        try:
+            value = _meta_value(field_name, raw)
+        except (MemoryToolError, ValueError):
+            field_name, value = None, raw
+            doc.problems.append(f"{doc.memory.path}:{i + 1}: unreadable {label!r} value {raw!r}")
+        if field_name == "links":
+            links.extend(Link(t, "link", LinkKind.BARE, i + 1) for t in value)
+        elif field_name and field_name not in values:
+            values[field_name] = value
+            doc.meta_lines[field_name] = i
+        else:
+            extra.setdefault(label, raw)
+    return MemoryMeta(**values, extra=extra), links
+
+
+def _meta_value(field_name: str | None, raw: str) -> Any:
+    if field_name in ("tags", "links"):
+        items = (item.strip().strip("`").lstrip("#").strip() for item in raw.split(","))
+        return tuple(item for item in items if item)
+    if field_name in ("created_at", "updated_at", "expires_at", "last_verified"):
+        return maybe_timestamp(raw.strip("`"), field=field_name)
+    if field_name == "confidence":
+        number = raw.strip().rstrip("%")
+        value = float(number) / (100 if raw.strip().endswith("%") else 1)
+        if not 0 <= value <= 1:
+            raise ValueError(raw)
+        return value
+    if field_name == "citation_id":
+        return parse_citation_id(raw.strip("`"))
+    return raw
+
+
+# -- rendering ----------------------------------------------------------------
+
+
+def _render_new(memory: Memory) -> str:
+    parts = []
+    content = _close_fence(content_of(memory.content))
+    if content:
+        parts.append(content + "\n")
+    if memory.meta.citations:
+        rows = [_render_row(_DEFAULT_KEYS, c) for c in memory.meta.citations]
+        parts.append("## Citations\n\n" + "".join(_default_header() + rows))
+    if memory.links:
+        parts.append("## Links\n\n" + "".join(_link_bullet(link) for link in memory.links))
+    bullets = [_meta_bullet(name, memory.meta) for name in _META_WRITE]
+    parts.append("## Metadata\n\n" + "".join(b for b in bullets if b))
+    return "\n".join(parts)
+
+
+_DEFAULT_KEYS = ("file", "line", "snippet", "verified")
+
+
+def _default_header() -> list[str]:
+    dashes = ["-" * len(h) for h in _DEFAULT_HEADER]
+    return [
+        "| " + " | ".join(_DEFAULT_HEADER) + " |\n",
+        "|" + "|".join(f"-{d}-" for d in dashes) + "|\n",
+    ]
+
+
+def _render_row(columns: tuple[str, ...], citation: Citation) -> str:
+    has_line = "line" in columns
+    extra = dict(citation.extra)
+    cells = []
+    for key in columns:
+        if key == "file":
+            cells.append(md.escape_cell(citation.target if has_line else citation.ref))
+        elif key == "line":
+            cells.append("" if citation.is_url else format_lines(citation))
+        elif key == "snippet":
+            cells.append(md.code_span(md.escape_cell(citation.snippet)) if citation.snippet else "")
+        elif key == "verified":
+            cells.append(md.escape_cell(citation.verified or ""))
+        elif key == "commit":
+            cells.append(md.escape_cell(citation.commit or ""))
+        else:
+            cells.append(extra.get(key[2:], ""))
+    return "| " + " | ".join(cells) + " |\n"
+
+
+def _link_bullet(link: Link) -> str:
+    if link.type != "link":
+        return f"- [link:{link.type}]({link.target})\n"
+    return f"- {link.target}\n"
+
+
+def _meta_bullet(name: str, meta: MemoryMeta, label: str | None = None, lead: str = "- ") -> str:
+    value = getattr(meta, name)
+    if value is None or value == ():
+        return ""
+    if name == "tags":
+        text = ", ".join(value)
+    elif name == "confidence":
+        text = f"{value:.4g}"
+    elif name == "citation_id":
+        text = f"{PREFIX}{value}"
+    elif name in ("created_at", "updated_at", "expires_at", "last_verified"):
+        text = format_timestamp(value)
+    else:
+        text = " ".join(str(value).split())
+    return f"{lead}**{label or _META_WRITE[name]}**: {text}\n"
+
+
+def _close_fence(content: str) -> str:
+    """Content with its last code fence closed, when it ends inside one.
+
+    The managed sections are written after the content; behind an unclosed
+    fence they would be read back as code and their values lost.
+    """
+    fence = md.open_fence(as_lines(content))
+    return f"{content}\n{fence}" if fence else content
+
+
+def _replace_content(doc: SerenaDocument, content: str) -> str:
+    """New content goes where the first unmanaged lines were; managed sections stay."""
+    managed = sorted(
+        (s for s in (doc.section(k) for k in MANAGED) if s is not None), key=lambda s: s.start
+    )
+    body = _close_fence(content_of(content)) if managed else content_of(content)
+    new_lines = as_lines(body + "\n") if body else []
+    kept = [doc.lines[s.start : s.end] for s in managed]
+    out: list[str] = list(new_lines)
+    for block in kept:
+        block = list(block)
+        if block and not block[-1].endswith("\n"):
+            block[-1] += "\n"
+        if out and out[-1].strip():
+            out.append("\n")
+        out.extend(block)
+    return "".join(out)
+
+
+def _edit_citations(doc: SerenaDocument, wanted: list[Citation]) -> str:
+    edits = LineEdits()
+    inline: dict[int, list[tuple[tuple[int, int], str]]] = {}
+    old = [e.citation for e in doc.entries]
+    appended: list[Citation] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1)
+        for k in range(paired):
+            _rewrite_entry(doc, doc.entries[i1 + k], wanted[j1 + k], edits, inline)
+        for k in range(i1 + paired, i2):
+            _delete_entry(doc.entries[k], edits, inline)
+        extra = wanted[j1 + paired : j2]
+        if extra:
+            anchor = doc.entries[i1 + paired - 1] if i1 + paired > 0 else None
+            if anchor is not None and anchor.span is None and doc.table:
+                edits.insert(anchor.line + 1, [_render_row(doc.table.columns, c) for c in extra])
+            else:
+                appended.extend(extra)
+    for line_no, changes in inline.items():
+        text = doc.lines[line_no]
+        for (start, end), new in sorted(changes, reverse=True):
+            text = text[:start] + new + text[end:]
+        if text.strip() in ("", "-", "*", "+"):
+            edits.delete(line_no, line_no + 1)
+        else:
+            edits.replace(line_no, line_no + 1, [text])
+    if appended:
+        _append_rows(doc, appended, edits)
+    lines = edits.apply(doc.lines)
+    return _drop_empty_citations_section("".join(lines))
+
+
+def _rewrite_entry(
+    doc: SerenaDocument,
+    entry: CitationEntry,
+    new: Citation,
+    edits: LineEdits,
+    inline: dict[int, list[tuple[tuple[int, int], str]]],
+) -> None:
+    if entry.span is None:
+        assert doc.table is not None
+        edits.replace(entry.line, entry.line + 1, [_render_row(doc.table.columns, new)])
+    else:
+        inline.setdefault(entry.line, []).append(
+            (entry.span, f"[cite:{entry.cite_type}]({new.ref})")
+        )
+
+
+def _delete_entry(
+    entry: CitationEntry, edits: LineEdits, inline: dict[int, list[tuple[tuple[int, int], str]]]
+) -> None:
+    if entry.span is None:
+        edits.delete(entry.line, entry.line + 1)
+    else:
+        inline.setdefault(entry.line, []).append((entry.span, ""))
+
+
+def _append_rows(doc: SerenaDocument, citations: list[Citation], edits: LineEdits) -> None:
+    if doc.table is not None:
+        edits.insert(doc.table.end, [_render_row(doc.table.columns, c) for c in citations])
+        return
+    table = _default_header() + [_render_row(_DEFAULT_KEYS, c) for c in citations]
+    section = doc.section(CITATIONS)
+    if section is not None:
+        _append_to_section(doc.lines, section, table, edits)
+        return
+    block = ["## Citations\n", "\n", *table]
+    anchor = md.first_section(doc.sections, LINKS, md.RELATED, METADATA)
+    if anchor is not None:
+        lead = ["\n"] if anchor.start > 0 and doc.lines[anchor.start - 1].strip() else []
+        edits.insert(anchor.start, lead + block + ["\n"])
+    else:
+        edits.insert(len(doc.lines), _tail_gap(doc.lines) + block)
+
+
+def _append_to_section(
+    lines: list[str], section: md.Section, block: list[str], edits: LineEdits, tight: bool = False
+) -> None:
+    """Add block after the last non-blank line of a section, keeping the blank lines after it.
+
+    `tight` (the block is bullets) continues a bullet list without a blank line.
+    """
+    end = section.end
+    while end > section.start + 1 and not lines[end - 1].strip():
+        end -= 1
+    last = lines[end - 1]
+    lead = [] if last.endswith("\n") else ["\n"]
+    if not (tight and re.match(r"\s*[-*+]\s", last)):
+        lead.append("\n")
+    edits.insert(end, lead + block)
+
+
+def _append_links(doc: SerenaDocument, links: list[Link]) -> str:
+    """New links become bullets of `## Links` (created before `## Metadata`, else at the end)."""
+    edits = LineEdits()
+    bullets = [_link_bullet(link) for link in links]
+    section = doc.section(LINKS)
+    if section is not None:
+        _append_to_section(doc.lines, section, bullets, edits, tight=True)
+    else:
+        block = ["## Links\n", "\n", *bullets]
+        anchor = doc.section(METADATA)
+        if anchor is not None:
+            lead = ["\n"] if anchor.start > 0 and doc.lines[anchor.start - 1].strip() else []
+            edits.insert(anchor.start, lead + block + ["\n"])
+        else:
+            edits.insert(len(doc.lines), _tail_gap(doc.lines) + block)
+    return "".join(edits.apply(doc.lines))
+
+
+def _tail_gap(lines: list[str]) -> list[str]:
+    """What to add before appending a block at the end: a newline and a blank line.
+
+    A file that ends inside an unclosed code fence gets the fence closed first,
+    or the new section would be read back as code and the edit silently lost.
+    """
+    if not lines:
+        return []
+    last = lines[-1]
+    gap = [] if last.endswith("\n") else ["\n"]
+    fence = md.open_fence(lines)
+    if fence:
+        gap.append(fence + "\n")
+    if fence or last.strip() or not last.endswith("\n"):
+        gap.append("\n")
+    return gap
+
+
+def _drop_empty_citations_section(text: str) -> str:
+    lines = as_lines(text)
+    section = md.first_section(md.find_sections(lines), CITATIONS)
+    if section is None:
+        return text
+    body = [line.strip() for line in lines[section.start + 1 : section.end]]
+    rows = [line for line in body if line]
+    if len(rows) > 2 or (rows and not all(r.startswith("|") for r in rows)):
+        return text
+    at_end = section.end == len(lines)
+    del lines[section.start : section.end]
+    if at_end:
+        while lines and not lines[-1].strip():
+            lines.pop()
+    return "".join(lines)
+
+
+def _edit_metadata(doc: SerenaDocument, meta: MemoryMeta) -> str:
+    old = doc.memory.meta
+    changed = [name for name in _META_WRITE if getattr(meta, name) != getattr(old, name)]
+    if not changed:
+        return doc.text
+    edits = LineEdits()
+    additions = []
+    for name in changed:
+        line_no = doc.meta_lines.get(name)
+        if line_no is None:
+            additions.append(_meta_bullet(name, meta))
+            continue
+        match = _META_BULLET.match(doc.lines[line_no].rstrip("\r\n"))
+        assert match is not None
+        bullet = _meta_bullet(name, meta, match["label"].strip(), match["lead"])
+        edits.replace(line_no, line_no + 1, [bullet] if bullet else [])
+    additions = [a for a in additions if a]
+    section = doc.section(METADATA)
+    if additions and section is not None:
+        _append_to_section(doc.lines, section, additions, edits, tight=True)
+    elif additions:
+        edits.insert(len(doc.lines), [*_tail_gap(doc.lines), "## Metadata\n", "\n", *additions])
+    return "".join(edits.apply(doc.lines))

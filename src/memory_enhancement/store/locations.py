@@ -1,0 +1,212 @@
+"""Where stores live: the project store, the global store and named stores.
+
+- The project store is `.serena/memories/` at the git root when it exists (so
+  Serena users get their own memories), else `.memories/` there.
+- The global store and the tool's own files live under the user's config
+  folder (XDG); `MEMORY_ENHANCEMENT_HOME` moves all of them, for tests and users.
+- Named stores are registered in `stores.yaml` there. Removing a registration
+  never touches the files.
+
+Only composition roots (the CLI, the server factory) call `resolve_store` with
+the environment; everything else receives the resulting paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory_enhancement.core.errors import InvalidInputError, NotFoundError, StoreError
+
+HOME_ENV = "MEMORY_ENHANCEMENT_HOME"
+REGISTRY_FILE = "stores.yaml"
+BUILTIN_NAMES = ("project", "global")
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """A chosen store: its folder, its name, and how it was chosen."""
+
+    root: Path
+    name: str
+    kind: str  # dir | named | project | global
+
+
+def tool_home(env: Mapping[str, str]) -> Path:
+    """The folder of the tool's own files (registry, global store)."""
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")) / ".config")
+    return Path(base).expanduser() / "memory-enhancement"
+
+
+def cache_home(env: Mapping[str, str]) -> Path:
+    """The folder of rebuildable data (indexes), never inside a repository."""
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]).expanduser() / "cache"
+    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")) / ".cache")
+    return Path(base).expanduser() / "memory-enhancement"
+
+
+def data_home(env: Mapping[str, str]) -> Path:
+    """The folder of data that cannot be rebuilt (usage, verification history)."""
+    if env.get(HOME_ENV):
+        return Path(env[HOME_ENV]).expanduser() / "data"
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")) / ".local" / "share")
+    return Path(base).expanduser() / "memory-enhancement"
+
+
+def store_key(root: Path) -> str:
+    """A file name that identifies a store folder: its name and a hash of its real path."""
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(real.encode("utf-8")).hexdigest()[:12]
+    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(real).name) or "store"
+    return f"{name}-{digest}"
+
+
+def global_store(env: Mapping[str, str]) -> Path:
+    return tool_home(env) / "memories"
+
+
+def find_git_root(start: Path) -> Path | None:
+    """The nearest folder at or above start holding `.git` (a folder or a worktree file)."""
+    current = Path(os.path.abspath(start))
+    for folder in (current, *current.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def project_store(cwd: Path) -> Path | None:
+    root = find_git_root(cwd)
+    if root is None:
+        return None
+    serena = root / ".serena" / "memories"
+    return serena if serena.is_dir() else root / ".memories"
+
+
+def resolve_store(
+    *,
+    directory: str | None,
+    name: str | None,
+    cwd: Path,
+    env: Mapping[str, str],
+) -> StoreLocation:
+    """The store a command works on: --dir, else --store, else project, else global."""
+    if directory and name:
+        raise InvalidInputError("give either --dir or --store, not both")
+    if directory:
+        root = Path(os.path.abspath(cwd / Path(directory).expanduser()))
+        if root.exists() and not root.is_dir():
+            raise StoreError(f"--dir {directory!r} is not a folder")
+        return StoreLocation(root, root.name, "dir")
+    if name:
+        return named_store(name, cwd=cwd, env=env)
+    project = project_store(cwd)
+    if project is not None:
+        return StoreLocation(project, "project", "project")
+    return StoreLocation(global_store(env), "global", "global")
+
+
+def named_store(name: str, *, cwd: Path, env: Mapping[str, str]) -> StoreLocation:
+    if name == "global":
+        return StoreLocation(global_store(env), "global", "global")
+    if name == "project":
+        project = project_store(cwd)
+        if project is None:
+            raise StoreError(f"no project store: {cwd} is not inside a git repository")
+        return StoreLocation(project, "project", "project")
+    registry = Registry(tool_home(env))
+    stores = registry.load()
+    if name not in stores:
+        known = ", ".join([*BUILTIN_NAMES, *sorted(stores)])
+        raise NotFoundError(f"unknown store {name!r} (known: {known})")
+    return StoreLocation(Path(stores[name]), name, "named")
+
+
+class Registry:
+    """Named stores, kept in `stores.yaml` under the tool's home."""
+
+    def __init__(self, home: Path) -> None:
+        self.file = home / REGISTRY_FILE
+
+    def load(self) -> dict[str, str]:
+        if not self.file.is_file():
+            return {}
+        import yaml
+
+        try:
+            data = yaml.safe_load(self.file.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise StoreError(f"{self.file}: unreadable store registry: {exc}") from None
+        stores = data.get("stores") if isinstance(data, dict) else None
+        if not isinstance(stores, dict):
+            raise StoreError(f"{self.file}: expected a 'stores:' mapping of name to folder")
+        return {str(k): str(v) for k, v in stores.items()}
+
+    def add(self, name: str, root: Path) -> None:
+        """Register name for root; the name must be usable as one folder name.
+
+        The MCP server creates a named store at `stores/NAME` on first write, so
+        '.', '..', backslashes and control characters are refused: '..' would put
+        the store at the tool's home (outside `stores/`) and NUL crashed the write
+        after the name was already registered.
+        """
+        if (
+            not name
+            or name in BUILTIN_NAMES
+            or name in (".", "..")
+            or any(c in name for c in "/\\")
+            or not name.isprintable()
+            or name != name.strip()
+        ):
+            raise InvalidInputError(f"invalid store name {name!r}")
+        with self._locked():
+            stores = self.load()
+            if name in stores and Path(stores[name]) != root:
+                raise StoreError(f"store {name!r} is already registered at {stores[name]}")
+            stores[name] = str(root)
+            self._save(stores)
+
+    def remove(self, name: str) -> str:
+        with self._locked():
+            stores = self.load()
+            if name not in stores:
+                raise NotFoundError(f"unknown store {name!r}")
+            root = stores.pop(name)
+            self._save(stores)
+        return root
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold an flock on `stores.yaml.lock` for a read-modify-write of the registry.
+
+        The MCP server registers stores on first write from worker threads and
+        from several processes at once; unlocked, concurrent registrations
+        overwrote each other and stores whose memories were written were lost.
+        """
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: no flock; the write stays atomic
+            yield
+            return
+        fd = os.open(self.file.with_name(REGISTRY_FILE + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def _save(self, stores: dict[str, str]) -> None:
+        import yaml
+
+        from memory_enhancement.store.disk import atomic_write
+
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        text = yaml.safe_dump({"stores": dict(sorted(stores.items()))}, sort_keys=False)
+        atomic_write(self.file, text.encode("utf-8"), mode=0o644)

@@ -1,0 +1,116 @@
+"""Finding what changed on disk since the last sync, cheaply.
+
+Two signals. A folder's mtime changes whenever an entry is added, removed or
+renamed in it, which covers new and deleted memories and every atomic save
+(this tool, git checkouts and pulls, `sed -i`, most editors' "write to a
+temporary file and rename"). A file's own (mtime, size) changes when it is
+rewritten in place. Folders are always checked (one stat each); files are
+stat-ed one by one only when `check_files` is set, which the index does on
+every call for stores of ordinary size and periodically for huge ones.
+A folder or file whose mtime falls within two seconds of the previous sync is
+treated as changed, so a write inside one mtime tick is not missed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+
+from memory_enhancement.core.model import MEMORY_SUFFIX
+
+RACY_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every memory file with its (mtime_ns, size), and every folder with its mtime."""
+
+    files: dict[str, tuple[int, int]]
+    dirs: dict[str, int]
+
+
+def rescan(
+    root: str, previous: Snapshot | None, *, check_files: bool, synced_at_ns: int | None
+) -> Snapshot:
+    """The current snapshot, reusing the previous one for folders that did not change
+    (every folder is read when there is no previous snapshot)."""
+    old = previous or Snapshot({}, {})
+    racy_after = synced_at_ns - RACY_NS if synced_at_ns else None
+    by_dir: dict[str, list[str]] = defaultdict(list)
+    for path in old.files:
+        by_dir[path.rpartition("/")[0]].append(path)
+    subdirs: dict[str, list[str]] = defaultdict(list)
+    for folder in old.dirs:
+        if folder:
+            subdirs[folder.rpartition("/")[0]].append(folder)
+    files: dict[str, tuple[int, int]] = {}
+    dirs: dict[str, int] = {}
+    stack = [""]
+    while stack:
+        folder = stack.pop()
+        absolute = os.path.join(root, folder) if folder else root
+        try:
+            mtime = os.stat(absolute).st_mtime_ns
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        dirs[folder] = mtime
+        unchanged = old.dirs.get(folder) == mtime and (racy_after is None or mtime < racy_after)
+        if not unchanged:
+            _list(root, folder, files, stack)
+            continue
+        stack.extend(subdirs.get(folder, ()))
+        for path in by_dir.get(folder, ()):
+            if not check_files:
+                files[path] = old.files[path]
+                continue
+            try:
+                stat = os.stat(os.path.join(root, path + MEMORY_SUFFIX))
+            except OSError:
+                continue  # deleted in place (the folder mtime would normally say so)
+            files[path] = (stat.st_mtime_ns, stat.st_size)
+    return Snapshot(files, dirs)
+
+
+def full_scan(root: str, prefix: str = "") -> Snapshot:
+    """Walk everything under root; paths are reported with prefix in front."""
+    found = rescan(root, None, check_files=True, synced_at_ns=None)
+    if not prefix:
+        return found
+    return Snapshot({prefix + path: stat for path, stat in found.files.items()}, found.dirs)
+
+
+def _list(root: str, folder: str, files: dict[str, tuple[int, int]], stack: list[str]) -> None:
+    """Read one folder: its memory files (with stats) into files, its subfolders onto stack."""
+    absolute = os.path.join(root, folder) if folder else root
+    prefix = f"{folder}/" if folder else ""
+    try:
+        entries = list(os.scandir(absolute))
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            stack.append(prefix + name)
+        elif name.endswith(MEMORY_SUFFIX):
+            try:
+                stat = entry.stat()
+            except OSError:
+                continue  # a dangling symlink
+            files[prefix + name[: -len(MEMORY_SUFFIX)]] = (stat.st_mtime_ns, stat.st_size)
+
+
+def folders_unchanged(root: str, dirs: dict[str, int], synced_at_ns: int) -> bool:
+    """Whether no folder changed (nor could have, unseen) since the last sync: the fast
+    path of a sync that does not stat files, one stat per folder and nothing else."""
+    racy_after = synced_at_ns - RACY_NS
+    for folder, recorded in dirs.items():
+        try:
+            mtime = os.stat(os.path.join(root, folder) if folder else root).st_mtime_ns
+        except OSError:
+            return False
+        if mtime != recorded or mtime >= racy_after:
+            return False
+    return True

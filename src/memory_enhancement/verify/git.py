@@ -1,0 +1,342 @@
+"""What verification asks git, asked a bounded number of times per run.
+
+Verification needs three facts from history: which files were renamed (to
+follow a citation whose file moved), how lines moved since a citation was last
+verified (to pick the occurrence the code actually moved to), and which files
+changed since a ref (the fast path for pull requests). Each is one git call for
+the whole run (diffs: one per distinct base commit), never one per citation.
+Without git, or outside a repository, every method answers "no history".
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from memory_enhancement.core.errors import InvalidInputError
+
+_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+class GitError(Exception):
+    """A git command that failed; callers fall back to "no history"."""
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One `@@ -old_start,old_count +new_start,new_count @@` of a zero-context diff."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+
+
+@dataclass(frozen=True)
+class LineMap:
+    """How the lines of one file moved between a base commit and the working tree."""
+
+    old_path: str
+    new_path: str
+    hunks: tuple[Hunk, ...] = ()
+    removed: Mapping[int, str] = field(default_factory=dict)  # old line -> its text at the base
+
+    def forward(self, old_line: int) -> int | None:
+        """Where an unchanged old line is now; None when the diff changed or deleted it.
+
+        A bisection over the hunks (a run asks this for thousands of citations, and
+        an edited file can have hundreds of hunks).
+        """
+        ends, offsets = self._forward_table
+        passed = bisect.bisect_right(ends, old_line)  # hunks wholly before old_line
+        if passed < len(self.hunks):
+            h = self.hunks[passed]
+            if h.old_count and h.old_start <= old_line:
+                return None
+        return old_line + offsets[passed]
+
+    @cached_property
+    def _forward_table(self) -> tuple[list[int], list[int]]:
+        """Per hunk, the first old line after it; and the line offset after 0, 1, ... hunks."""
+        ends = [h.old_start + (h.old_count or 1) for h in self.hunks]
+        offsets = [0, *itertools.accumulate(h.new_count - h.old_count for h in self.hunks)]
+        return ends, offsets
+
+    def backward(self, new_line: int) -> int | None:
+        """Where a current line was at the base; None when the diff added it."""
+        offset = 0
+        for h in self.hunks:
+            if h.new_count:
+                if new_line < h.new_start:
+                    break
+                if new_line < h.new_start + h.new_count:
+                    return None
+            elif new_line <= h.new_start:
+                break
+            offset += h.old_count - h.new_count
+        return new_line + offset
+
+    def deleted(self, old_line: int) -> bool:
+        """Whether the diff deleted an old line with nothing put in its place."""
+        for h in self.hunks:
+            if h.old_count and h.old_start <= old_line < h.old_start + h.old_count:
+                return not h.new_count
+        return False
+
+    def expected(self, old_line: int) -> int:
+        """The best guess of where an old line is now, even when the diff changed it."""
+        offset = 0
+        for h in self.hunks:
+            end = h.old_start + max(h.old_count, 1)
+            if old_line < h.old_start or (not h.old_count and old_line <= h.old_start):
+                break
+            if h.old_count and old_line < end:
+                return h.new_start + min(old_line - h.old_start, max(h.new_count - 1, 0))
+            offset += h.new_count - h.old_count
+        return old_line + offset
+
+
+class Git:
+    """Read-only questions to the git repository holding the cited code.
+
+    `prefix` is the repository root's path inside the git work tree, for a
+    `--repo-root` that is a subfolder; paths in and out are relative to the
+    repository root, as citations are.
+    """
+
+    def __init__(self, toplevel: Path, prefix: str = "") -> None:
+        self.toplevel = toplevel
+        self.prefix = prefix.strip("/")
+        self.calls = 0
+
+    @classmethod
+    def discover(cls, repo_root: Path) -> Git | None:
+        """The git repository around repo_root, or None without git or outside one."""
+        if shutil.which("git") is None:
+            return None
+        probe = Path(os.path.abspath(repo_root))
+        for folder in (probe, *probe.parents):
+            if (folder / ".git").exists():
+                prefix = os.path.relpath(probe, folder)
+                return cls(folder, "" if prefix == "." else prefix.replace(os.sep, "/"))
+        return None
+
+    # -- plumbing ---------------------------------------------------------------
+
+    def run(self, *args: str) -> str:
+        self.calls += 1
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(self.toplevel), *args],
+                capture_output=True,
+                check=False,
+                env={**os.environ, **_ENV},
+            )
+        except OSError as exc:
+            raise GitError(str(exc)) from None
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(message[-1] if message else f"git {args[0]} failed")
+        return done.stdout.decode("utf-8", "surrogateescape")
+
+    def _to_git(self, path: str) -> str:
+        return f"{self.prefix}/{path}" if self.prefix else path
+
+    def _from_git(self, path: str) -> str | None:
+        if not self.prefix:
+            return path
+        head = self.prefix + "/"
+        return path[len(head) :] if path.startswith(head) else None
+
+    # -- history ----------------------------------------------------------------
+
+    @cached_property
+    def _commits(self) -> tuple[list[int], list[str]]:
+        """First-parent history of HEAD, oldest first: (commit times, shas)."""
+        try:
+            out = self.run("log", "--first-parent", "--format=%ct %H", "HEAD")
+        except GitError:
+            return [], []
+        pairs = [line.split(" ", 1) for line in reversed(out.splitlines()) if line]
+        return [int(t) for t, _ in pairs], [sha for _, sha in pairs]
+
+    def head(self) -> str | None:
+        shas = self._commits[1]
+        return shas[-1] if shas else None
+
+    def commit_at(self, moment: datetime) -> str | None:
+        """The commit HEAD was at, at a given time (the last commit made before it)."""
+        times, shas = self._commits
+        index = bisect.bisect_right(times, int(moment.timestamp()))
+        return shas[index - 1] if index else None
+
+    def commit_after(self, moment: datetime) -> str | None:
+        """The first commit made after a given time, if any."""
+        times, shas = self._commits
+        index = bisect.bisect_right(times, int(moment.timestamp()))
+        return shas[index] if index < len(shas) else None
+
+    def resolve(self, ref: str) -> str:
+        """The commit a ref names; an unknown ref is the caller's mistake."""
+        try:
+            return self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+        except GitError:
+            raise InvalidInputError(f"unknown git ref {ref!r} in {self.toplevel}") from None
+
+    @cached_property
+    def tracked(self) -> frozenset[str]:
+        try:
+            out = self.run("ls-files", "-z")
+        except GitError:
+            return frozenset()
+        paths = (self._from_git(p) for p in out.split("\0") if p)
+        return frozenset(p for p in paths if p)
+
+    @cached_property
+    def renames(self) -> dict[str, str]:
+        """old path -> newest path, from history and from uncommitted (staged) renames."""
+        chain: dict[str, str] = {}
+        try:
+            history = self.run(
+                "log", "-M", "--diff-filter=R", "--name-status", "--format=", "-z", "HEAD"
+            )
+            pending = self.run("diff", "-M", "--diff-filter=R", "--name-status", "-z", "HEAD")
+        except GitError:
+            return {}
+        # log is newest first: apply the oldest renames first, then uncommitted ones.
+        for old, new in [*_rename_pairs(history)[::-1], *_rename_pairs(pending)]:
+            old_rel, new_rel = self._from_git(old), self._from_git(new)
+            if old_rel and new_rel:
+                chain[old_rel] = new_rel
+        resolved = {}
+        for old in chain:
+            seen, current = {old}, chain[old]
+            while current in chain and chain[current] not in seen:
+                seen.add(current)
+                current = chain[current]
+            resolved[old] = current
+        return resolved
+
+    def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
+        """For each path (as at base), how its lines moved from base to the working tree.
+
+        One `git diff` for all paths. A path missing from the result did not
+        change (or is not tracked; check `tracked`).
+        """
+        wanted = sorted({self._to_git(p) for p in paths})
+        if not wanted:
+            return {}
+        renamed = [self._to_git(self.renames[p]) for p in paths if p in self.renames]
+        try:
+            out = self.run(
+                "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base, "--",
+                *wanted, *renamed,
+            )  # fmt: skip
+        except GitError:
+            return {}
+        maps = {}
+        for line_map in _parse_diff(out):
+            old, new = self._from_git(line_map.old_path), self._from_git(line_map.new_path)
+            if old and new:
+                maps[old] = LineMap(old, new, line_map.hunks, line_map.removed)
+        return maps
+
+    def changed_since(self, ref: str) -> set[str]:
+        """Files changed between ref and the working tree (both sides of renames) and new ones."""
+        commit = self.resolve(ref)
+        out = self.run("diff", "-M", "--name-status", "-z", commit)
+        fields = [f for f in out.split("\0") if f]
+        changed: set[str] = set()
+        i = 0
+        while i < len(fields):
+            status = fields[i]
+            count = 2 if status[:1] in ("R", "C") else 1
+            changed.update(fields[i + 1 : i + 1 + count])
+            i += 1 + count
+        untracked = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        changed.update(p for p in untracked.split("\0") if p)
+        return {rel for rel in (self._from_git(p) for p in changed) if rel}
+
+
+def _rename_pairs(out: str) -> list[tuple[str, str]]:
+    """(old, new) pairs from `--name-status -z` output, in output order."""
+    fields = out.split("\0")
+    pairs = []
+    i = 0
+    while i < len(fields):
+        if fields[i].strip().startswith("R") and i + 2 < len(fields):
+            pairs.append((fields[i + 1], fields[i + 2]))
+            i += 3
+        else:
+            i += 1
+    return pairs
+
+
+def _parse_diff(out: str) -> list[LineMap]:
+    """Line maps from `git diff -M -U0` output; added and deleted files have none.
+
+    File headers are read only before a file's first hunk: inside hunks, a
+    deleted line `-- note` (an SQL or Lua comment) reads `--- note` and an added
+    `++ x` reads `+++ x`, which are not headers.
+    """
+    maps: list[LineMap] = []
+    for chunk in out.split("\ndiff --git ")[0:]:
+        old: str | None = None
+        new: str | None = None
+        hunks: list[Hunk] = []
+        removed: dict[int, str] = {}
+        for line in chunk.split("\n"):
+            if line.startswith("@@ "):
+                hunks.append(_hunk(line))
+                at = hunks[-1].old_start
+            elif hunks:
+                if line.startswith("-"):  # a changed line, whatever it looks like
+                    removed[at] = line[1:]
+                    at += 1
+            elif line.startswith("--- "):
+                old = _diff_path(line[4:])
+            elif line.startswith("+++ "):
+                new = _diff_path(line[4:])
+            elif line.startswith("rename from "):
+                old = _unquote(line[len("rename from ") :])
+            elif line.startswith("rename to "):
+                new = _unquote(line[len("rename to ") :])
+        if old is not None and new is not None:
+            maps.append(LineMap(old, new, tuple(hunks), removed))
+    return maps
+
+
+def _diff_path(text: str) -> str | None:
+    text = text.rstrip("\t")
+    if text == "/dev/null":
+        return None
+    text = _unquote(text)
+    return text[2:] if text[:2] in ("a/", "b/") else text
+
+
+def _unquote(text: str) -> str:
+    """Undo git's C-style quoting of unusual paths (`"a\\tb.py"`)."""
+    if not (len(text) >= 2 and text[0] == text[-1] == '"'):
+        return text
+    raw = text[1:-1].encode("ascii", "backslashreplace").decode("unicode_escape")
+    return raw.encode("latin-1", "replace").decode("utf-8", "replace")
+
+
+def _hunk(line: str) -> Hunk:
+    old_part, new_part = line.split(" ")[1:3]
+    old_start, _, old_count = old_part[1:].partition(",")
+    new_start, _, new_count = new_part[1:].partition(",")
+    return Hunk(
+        int(old_start),
+        int(old_count) if old_count else 1,
+        int(new_start),
+        int(new_count) if new_count else 1,
+    )

@@ -1,0 +1,123 @@
+"""Verification runs: a batch of memories verified together, recorded, and fixed on request.
+
+The Verifier only judges citations. A run also records the verdicts in the
+history (confidence is computed from it), checks prose mentions when asked,
+says where each memory file is (for annotations that point into it), and
+applies `--fix`/`--write` through the same locked read-edit-write path as every
+edit. The service hands it the memories (read from the index, or from one file
+just in time) and every collaborator it needs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from memory_enhancement.core.mentions import basename_resolver, find_mentions
+from memory_enhancement.core.model import Fix, Memory, Verifiable
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.core.verdicts import MemoryVerification, Verdict, VerifyOptions, VerifyRun
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify import confidence, history
+from memory_enhancement.verify.fixes import apply_fixes
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.repo import Repository
+from memory_enhancement.verify.verifier import Verifier
+
+
+@dataclass
+class Runner:
+    """Verifies batches of one store's memories against one repository."""
+
+    store: Store
+    repo: Repository
+    git: Git | None
+    state: State
+    clock: Callable[[], datetime]
+
+    def run(
+        self,
+        batch: Sequence[Verifiable],
+        options: VerifyOptions,
+        *,
+        skipped: Iterable[str] = (),
+        keep_uncited: bool = False,
+    ) -> VerifyRun:
+        """Verify the batch; memories with nothing to check are dropped unless keep_uncited."""
+        memories = [memory for memory, _, _ in batch]
+        ids = {memory.path: cid for memory, _, cid in batch if cid}
+        urls = None
+        if options.check_urls:
+            from memory_enhancement.verify.urls import UrlChecker
+
+            urls = UrlChecker(timeout=options.url_timeout)
+        verifier = Verifier(self.repo, self.git, urls)
+        results = verifier.verify_memories(memories)
+        history.record(
+            self.state, results, ids, self.clock(), self.git.head() if self.git else None
+        )
+        if options.include_mentions:
+            results = self._with_mentions(verifier, memories, results)
+        lines = {memory.path: tuple(at) for memory, at, _ in batch}
+        decorated = [
+            MemoryVerification(r.path, r.checks, r.mentions, self._file(r.path), lines[r.path])
+            for r in results
+        ]
+        kept = [r for r in decorated if keep_uncited or r.checks or r.mentions]
+        fixes: list[Fix] = []
+        if options.fix or options.write:
+            fixes = apply_fixes(
+                self.store, self.repo, kept, self._states(kept, ids),
+                stamp=format_timestamp(self.clock()), fix=options.fix, write=options.write,
+                dry_run=options.dry_run,
+            )  # fmt: skip
+        return VerifyRun(kept, fixes, list(skipped))
+
+    def _with_mentions(
+        self, verifier: Verifier, memories: list[Memory], results: list[MemoryVerification]
+    ) -> list[MemoryVerification]:
+        resolve = basename_resolver(self.git.tracked if self.git else frozenset())
+        out = []
+        for memory, result in zip(memories, results, strict=True):
+            declared = {c.ref for c in memory.meta.citations}
+            mentions = [m for m in find_mentions(memory.content, resolve) if m.ref not in declared]
+            out.append(replace(result, mentions=tuple(verifier.check(m) for m in mentions)))
+        return out
+
+    def _states(
+        self, results: list[MemoryVerification], ids: dict[str, str]
+    ) -> dict[str, tuple[float, datetime]]:
+        """Per memory, its confidence now (see confidence.py) and the time of this verification."""
+        now = self.clock()
+        facts = history.evidence(self.state, [ids[r.path] for r in results if r.path in ids])
+        states = {}
+        for result in results:
+            evidence = facts.get(ids.get(result.path, ""), history.Evidence())
+            counted = [c for c in result.checks if c.status is not Verdict.SKIPPED]
+            good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
+            score = confidence.compute(
+                confidence.Inputs(
+                    len(counted), good, evidence.last_valid, evidence.reinforcements,
+                    evidence.uses, evidence.runs, evidence.failed_runs,
+                ),
+                now,
+            )  # fmt: skip
+            states[result.path] = (score.score, now)
+        return states
+
+    def _file(self, path: str) -> str:
+        """The memory file relative to the repository root when inside it (for annotations)."""
+        return _store_prefix(str(self.store.root), str(self.repo.root)) + path + ".md"
+
+
+@functools.cache
+def _store_prefix(store: str, repo: str) -> str:
+    rel = os.path.relpath(store, repo)
+    if rel.startswith(".."):
+        return Path(store).as_posix() + "/"
+    return "" if rel == "." else rel.replace(os.sep, "/") + "/"
