@@ -19,7 +19,6 @@ from memory_enhancement.core.ids import ID_LENGTH
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.timestamps import format_timestamp, now
 from memory_enhancement.index.index import Index
-from memory_enhancement.index.semantic import DEFAULT_MODEL
 from memory_enhancement.service.inputs import prepare_citations
 from memory_enhancement.service.results import WriteResult
 from memory_enhancement.store import formats
@@ -43,11 +42,12 @@ class ServiceBase:
         index: Index | None = None,
         state: State | None = None,
         session: str = "cli",
-        semantic_model: str = DEFAULT_MODEL,
+        semantic_model: str | None = None,
         id_length: int = ID_LENGTH,
         clock: Callable[[], datetime] = now,
     ) -> None:
-        """`index_path=None` keeps the index in memory (tests, one-off use); `state=None` too.
+        """`index_path=None` keeps the index in memory (tests, one-off use); `state=None` too;
+        `semantic_model=None` is the model the semantic extra bundles.
 
         A long-running process passes the same `index` and `state` to every service
         it makes, so their connections stay open between calls.

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.ids import format_citation_id
-from memory_enhancement.index.search import Hit
 from memory_enhancement.store.disk import Store
 
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification
+    from memory_enhancement.index.search import Hit
 
 CHARS_PER_TOKEN = 4  # the estimate Cortex uses
 

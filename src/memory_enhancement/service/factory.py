@@ -15,7 +15,6 @@ from typing import Any
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index.index import Index
-from memory_enhancement.index.semantic import DEFAULT_MODEL
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import CONFIG_FILE, Store
 from memory_enhancement.store.state import State
@@ -90,6 +89,6 @@ def _index_settings(store: Store) -> dict[str, Any]:
     return chosen
 
 
-def _store_model(store: Store) -> str:
+def _store_model(store: Store) -> str | None:
     model = store.config().get("semantic_model")
-    return str(model) if model else DEFAULT_MODEL
+    return str(model) if model else None

@@ -95,9 +95,10 @@ class Retrieval(Verification):
         filters = Filters(filters.category, filters.tag, filters.include_expired, now_text)
         ranker = None
         if mode is not Mode.LEXICAL:
+            from memory_enhancement.index.semantic import DEFAULT_MODEL
             from memory_enhancement.index.semantic import ranker as semantic_ranker
 
-            ranker = semantic_ranker(self.semantic_model)
+            ranker = semantic_ranker(self.semantic_model or DEFAULT_MODEL)
         fetch = limit * 3 if verify and min_confidence else limit
         with self.index.connect() as conn:
             hits = search(conn, query, filters, limit=fetch, mode=mode, semantic=ranker)
