@@ -327,6 +327,12 @@ def check(qsets: dict[str, QuerySet]) -> int:
                     if n == 0:
                         print(f"   {q.id}: no memory of its store contains {q.query!r}")
                         problems += 1
+                    for rel in q.relevant:
+                        path = root / f"{rel}.md"
+                        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+                        if path.is_file() and q.query.casefold() not in text.casefold():
+                            print(f"   {q.id}: relevant {rel!r} does not contain {q.query!r}")
+                            problems += 1
         finally:
             ctx.__exit__(None, None, None)
     return problems
