@@ -259,6 +259,11 @@ def union_path(query: Query, relevant: str) -> str:
     return f"{query.store.slug}/{relevant}"
 
 
+def pool_relevant(query: Query) -> tuple[str, ...]:
+    """The query's relevant paths in the pooled layout (see union_path)."""
+    return tuple(union_path(query, r) for r in query.relevant)
+
+
 def memory_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.md") if p.is_file())
 
@@ -319,11 +324,12 @@ def check(qsets: dict[str, QuerySet]) -> int:
                         problems += 1
                 if q.word:
                     n = containing(root, q.query)
-                    need = -(-9 * n // 10)
-                    print(
-                        f"   {q.id} word {q.query!r}: {n} memories contain it "
-                        f"(search must return >= {need}); labelled {len(q.relevant)}"
-                    )
+                    line = f"   {q.id} word {q.query!r}: {n} memories of its store contain it"
+                    line += f" (search must return >= {-(-9 * n // 10)})"
+                    if len(roots) > 1:
+                        pool = sum(containing(r, q.query) for r in roots.values())
+                        line += f"; {pool} in the set's pool (>= {-(-9 * pool // 10)})"
+                    print(f"{line}; labelled {len(q.relevant)}")
                     if n == 0:
                         print(f"   {q.id}: no memory of its store contains {q.query!r}")
                         problems += 1
