@@ -3,9 +3,9 @@
     .venv/bin/python bench/queries/datasets.py --check        # verify every set
     .venv/bin/python bench/queries/datasets.py --list         # counts per set/kind/split
 
-In a bench:
+In a bench (with bench/ on sys.path):
 
-    from datasets import load, materialised
+    from queries.datasets import load, materialised
     qset = load("ja")
     with materialised(qset) as roots:           # {store spec: folder of memories}
         for q in qset.split("dev"):
@@ -297,50 +297,55 @@ def check(qsets: dict[str, QuerySet]) -> int:
     """Verify marks and labels against the stores; print word counts. Returns problems."""
     problems = 0
     for name, qs in qsets.items():
-        data = yaml.safe_load(qs.path.read_text(encoding="utf-8"))
-        expected = assign_splits(name, [q.id for q in qs.queries])
-        marked = {str(q["id"]): q.get("split") for q in data["queries"]}
-        for qid, want in expected.items():
-            if marked[qid] is not None and marked[qid] != want:
-                print(f"{name} {qid}: split {marked[qid]} but the seeded split is {want}")
-                problems += 1
+        problems += _check_splits(name, qs)
         try:
-            ctx = materialised(qs)
-            roots = ctx.__enter__()
+            with materialised(qs) as roots:
+                problems += _check_labels(name, qs, roots)
         except StoreMissing as exc:
             print(f"{name}: {exc}")
             problems += 1
+    return problems
+
+
+def _check_splits(name: str, qs: QuerySet) -> int:
+    data = yaml.safe_load(qs.path.read_text(encoding="utf-8"))
+    marked = {str(q["id"]): q.get("split") for q in data["queries"]}
+    problems = 0
+    for qid, want in assign_splits(name, [q.id for q in qs.queries]).items():
+        if marked[qid] is not None and marked[qid] != want:
+            print(f"{name} {qid}: split {marked[qid]} but the seeded split is {want}")
+            problems += 1
+    return problems
+
+
+def _check_labels(name: str, qs: QuerySet, roots: dict[str, Path]) -> int:
+    problems = 0
+    print(f"== {name}: {len(qs.queries)} queries over {len(qs.stores)} store(s)")
+    for spec, root in roots.items():
+        print(f"   {spec}: {len(memory_files(root))} memories")
+    for q in qs.queries:
+        root = roots[q.store.spec]
+        texts = {}
+        for rel in q.relevant:
+            path = root / f"{rel}.md"
+            if path.is_file():
+                texts[rel] = path.read_text(encoding="utf-8", errors="replace")
+            else:
+                print(f"   {q.id}: relevant {rel!r} is not a memory of {q.store.repo}")
+                problems += 1
+        if not q.word:
             continue
-        try:
-            print(f"== {name}: {len(qs.queries)} queries over {len(qs.stores)} store(s)")
-            for spec, root in roots.items():
-                n = len(memory_files(root))
-                print(f"   {spec}: {n} memories")
-            for q in qs.queries:
-                root = roots[q.store.spec]
-                for rel in q.relevant:
-                    if not (root / f"{rel}.md").is_file():
-                        print(f"   {q.id}: relevant {rel!r} is not a memory of {q.store.repo}")
-                        problems += 1
-                if q.word:
-                    n = containing(root, q.query)
-                    line = f"   {q.id} word {q.query!r}: {n} memories of its store contain it"
-                    line += f" (search must return >= {-(-9 * n // 10)})"
-                    if len(roots) > 1:
-                        pool = sum(containing(r, q.query) for r in roots.values())
-                        line += f"; {pool} in the set's pool (>= {-(-9 * pool // 10)})"
-                    print(f"{line}; labelled {len(q.relevant)}")
-                    if n == 0:
-                        print(f"   {q.id}: no memory of its store contains {q.query!r}")
-                        problems += 1
-                    for rel in q.relevant:
-                        path = root / f"{rel}.md"
-                        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-                        if path.is_file() and q.query.casefold() not in text.casefold():
-                            print(f"   {q.id}: relevant {rel!r} does not contain {q.query!r}")
-                            problems += 1
-        finally:
-            ctx.__exit__(None, None, None)
+        n = containing(root, q.query)
+        line = f"   {q.id} word {q.query!r}: {n} memories of its store contain it"
+        line += f" (search must return >= {-(-9 * n // 10)})"
+        if len(roots) > 1:
+            pool = sum(containing(r, q.query) for r in roots.values())
+            line += f"; {pool} in the set's pool (>= {-(-9 * pool // 10)})"
+        print(f"{line}; labelled {len(q.relevant)}")
+        for rel, text in texts.items():
+            if q.query.casefold() not in text.casefold():
+                print(f"   {q.id}: relevant {rel!r} does not contain {q.query!r}")
+                problems += 1
     return problems
 
 
