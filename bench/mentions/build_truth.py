@@ -503,6 +503,7 @@ class Builder:
             ren = self.renames_from(c).get(path)
             if ren is None:
                 row["truth"] = "missing"
+                self._elsewhere(cited, flags)
                 return row
             new_path = ren
             flags.append("renamed_file")
@@ -553,6 +554,13 @@ class Builder:
             flags.append("exclude")
             return row
         row["truth"] = "stale"
+        ws = []
+        for n, (k, _, h) in zip(range(start, end + 1), maps):
+            if k == "deleted" and h is not None:
+                j = n - h.a
+                ws.append(j < len(h.plus) and h.plus[j].strip() == cited[n - start].strip())
+        if ws and all(ws):
+            flags.append("whitespace_only_change")
         if new_path != path:
             flags.append("stale_after_rename")
         if hunk is not None and hunk.d == 0:
@@ -565,16 +573,51 @@ class Builder:
             row["text_now"] = clip(now_lines[pos - 1:pos - 1 + (end - start) + 1])
         return row
 
+    def _elsewhere(self, cited: list[str], flags: list[str]) -> None:
+        """For a deleted file: is the first cited line's exact text somewhere else now?
+
+        Not part of the truth (git says the file is gone); a hint for analysing
+        verifiers that search the tree (e.g. a module split into a package).
+        """
+        text = cited[0].rstrip("\r")
+        if trivial(text) or self.worktree:
+            return
+        out = self.git.run("grep", "-n", "-F", "-I", "-e", text, self.head_sha, ok_codes=(0, 1))
+        hits = []
+        for ln in out.decode("utf-8", errors="replace").split("\n"):
+            parts = ln.split(":", 3)        # rev:path:line:text
+            if len(parts) == 4 and parts[3] == text and not parts[1].startswith(MEMORY_DIR):
+                hits.append(f"{parts[1]}:{parts[2]}")
+        if len(hits) == 1:
+            flags.append("text_elsewhere_at_now:" + hits[0])
+        elif hits:
+            flags.append(f"text_elsewhere_at_now:{len(hits)}_places")
+
     # ---- whole repository ------------------------------------------------
     def memory_files(self) -> list[str]:
+        """Every file under .serena/memories/ (markdown or not); binary ones are skipped in run()."""
         tree = self.tree(self.now)
-        return sorted(p for p in tree.files
-                      if p.startswith(MEMORY_DIR) and p.lower().endswith((".md", ".markdown", ".txt")))
+        return sorted(p for p in tree.files if p.startswith(MEMORY_DIR))
+
+    def _binary_memories(self) -> set[str]:
+        if not hasattr(self, "_bin"):
+            self._bin = set()
+            for p in self.memory_files():
+                if self.worktree:
+                    data = (Path(self.worktree) / p).read_bytes()
+                else:
+                    data = self.git.blob(self.head_sha, p) or b""
+                if b"\0" in data[:8000]:
+                    self._bin.add(p)
+        return self._bin
 
     def run(self) -> tuple[list[dict], dict]:
         rows: list[dict] = []
         stats = Counter()
         for mfile in self.memory_files():
+            if mfile in self._binary_memories():
+                stats["binary_memory_files_skipped"] += 1
+                continue
             stats["memories"] += 1
             text = self.lines(self.now, mfile) or []
             ments = detect(text)
