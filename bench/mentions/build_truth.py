@@ -48,7 +48,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import bisect
 import hashlib
 import json
 import os
@@ -67,20 +66,42 @@ UNCOMMITTED = "0" * 40
 # git plumbing
 # --------------------------------------------------------------------------
 
-_STRIP_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-              "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_COMMON_DIR",
-              "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_CONFIG_PARAMETERS")
+_STRIP_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_COMMON_DIR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_CONFIG_PARAMETERS",
+)
 # Pinned so a user's config cannot change what git prints (the truth).
-_PIN = ("core.quotePath=false", "diff.noprefix=false", "diff.mnemonicPrefix=false",
-        "diff.algorithm=myers", "diff.renames=false", "diff.indentHeuristic=true",
-        "color.ui=false", "core.autocrlf=false", "blame.ignoreRevsFile=",
-        "diff.relative=false", "log.showSignature=false")
+_PIN = (
+    "core.quotePath=false",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.algorithm=myers",
+    "diff.renames=false",
+    "diff.indentHeuristic=true",
+    "color.ui=false",
+    "core.autocrlf=false",
+    "blame.ignoreRevsFile=",
+    "diff.relative=false",
+    "log.showSignature=false",
+)
 
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _STRIP_ENV}
-    env.update(LC_ALL="C", GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0",
-               HOME=env.get("HOME", "/nonexistent"))
+    env.update(
+        LC_ALL="C",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        HOME=env.get("HOME", "/nonexistent"),
+    )
     env["GIT_CONFIG_GLOBAL"] = "/dev/null"
     return env
 
@@ -102,8 +123,10 @@ class Git:
     def run(self, *args: str, ok_codes: tuple[int, ...] = (0,)) -> bytes:
         p = subprocess.run(self.base + list(args), capture_output=True, env=self.env)
         if p.returncode not in ok_codes:
-            raise RuntimeError(f"git {' '.join(args)} failed ({p.returncode}): "
-                               f"{p.stderr.decode(errors='replace').strip()}")
+            raise RuntimeError(
+                f"git {' '.join(args)} failed ({p.returncode}): "
+                f"{p.stderr.decode(errors='replace').strip()}"
+            )
         return p.stdout
 
     def text(self, *args: str) -> str:
@@ -112,8 +135,12 @@ class Git:
     def blob(self, rev: str, path: str) -> bytes | None:
         """Content of rev:path via one long-lived ``cat-file --batch``."""
         if self._cat is None:
-            self._cat = subprocess.Popen(self.base + ["cat-file", "--batch"], env=self.env,
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            self._cat = subprocess.Popen(
+                [*self.base, "cat-file", "--batch"],
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
         assert self._cat.stdin and self._cat.stdout
         self._cat.stdin.write(f"{rev}:{path}\n".encode())
         self._cat.stdin.flush()
@@ -145,7 +172,8 @@ _SEG = r"[A-Za-z0-9_.@~+\-]+"
 _URL = re.compile(
     r"https?://(?P<host>[A-Za-z0-9.\-]+)/(?P<owner>[A-Za-z0-9_.\-]+)/(?P<name>[A-Za-z0-9_.\-]+)"
     r"/(?:-/)?blob/(?P<ref>[^/\s]+)/(?P<path>[^\s#?)\]>\"'`|]+)"
-    r"#L(?P<l1>\d+)(?:C\d+)?(?:-L?(?P<l2>\d+)(?:C\d+)?)?")
+    r"#L(?P<l1>\d+)(?:C\d+)?(?:-L?(?P<l2>\d+)(?:C\d+)?)?"
+)
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_./@~+\-\\])"
     rf"(?P<path>(?:\./|/)?(?:{_SEG}/)*{_SEG})"
@@ -154,7 +182,8 @@ _MENTION = re.compile(
     r"|"
     r":(?P<c1>\d+)(?:(?:[-–](?P<c2>\d+))|(?::(?P<col>\d+)))?"
     r"(?P<more>(?:,[ ]?\d+(?:[-–]\d+)?)*)"
-    r")(?![0-9])")
+    r")(?![0-9])"
+)
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _MORE = re.compile(r"(\d+)(?:[-–](\d+))?")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -162,13 +191,13 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 @dataclass
 class Mention:
-    memory_line: int          # 1-based line in the memory file (at now)
-    col: int                  # 0-based character offset of the mention in that line
-    mention: str              # as written (the whole matched text)
+    memory_line: int  # 1-based line in the memory file (at now)
+    col: int  # 0-based character offset of the mention in that line
+    mention: str  # as written (the whole matched text)
     path_as_written: str
     line: int
     end_line: int | None
-    form: str                 # colon | range | col | hash | hash_range | list | url
+    form: str  # colon | range | col | hash | hash_range | list | url
     flags: list[str] = field(default_factory=list)
     url_repo: str | None = None
     url_ref: str | None = None
@@ -192,9 +221,20 @@ def detect(text_lines: list[str]) -> list[Mention]:
             flags = list(flags_base)
             if re.fullmatch(r"[0-9a-f]{40}", m["ref"]):
                 flags.append("url_permalink")
-            out.append(Mention(i, m.start(), m.group(0), m["path"], l1,
-                               l2 if l2 is not None and l2 != l1 else None,
-                               "url", flags, f"{m['owner']}/{m['name']}", m["ref"]))
+            out.append(
+                Mention(
+                    i,
+                    m.start(),
+                    m.group(0),
+                    m["path"],
+                    l1,
+                    l2 if l2 is not None and l2 != l1 else None,
+                    "url",
+                    flags,
+                    f"{m['owner']}/{m['name']}",
+                    m["ref"],
+                )
+            )
         for m in _MENTION.finditer(raw):
             if any(a <= m.start() < b for a, b in taken):
                 continue
@@ -213,23 +253,43 @@ def detect(text_lines: list[str]) -> list[Mention]:
             whole = m.group(0)
             more = m["more"] or ""
             first_text = whole[: len(whole) - len(more)] if more else whole
-            out.append(Mention(i, m.start(), first_text, path, l1,
-                               l2 if l2 is not None and l2 != l1 else None, form, flags))
+            out.append(
+                Mention(
+                    i,
+                    m.start(),
+                    first_text,
+                    path,
+                    l1,
+                    l2 if l2 is not None and l2 != l1 else None,
+                    form,
+                    flags,
+                )
+            )
             if more:
                 # "file.py:12,15-18": each further item is a mention of the same file
                 base = m.start() + len(first_text)
                 for mm in _MORE.finditer(more):
                     a = int(mm.group(1))
                     b = int(mm.group(2)) if mm.group(2) else None
-                    out.append(Mention(i, base + mm.start(), mm.group(0), path, a,
-                                       b if b is not None and b != a else None, "list",
-                                       flags + ["list_item_of:" + first_text]))
+                    out.append(
+                        Mention(
+                            i,
+                            base + mm.start(),
+                            mm.group(0),
+                            path,
+                            a,
+                            b if b is not None and b != a else None,
+                            "list",
+                            [*flags, "list_item_of:" + first_text],
+                        )
+                    )
     return out
 
 
 # --------------------------------------------------------------------------
 # trees, diffs, line mapping
 # --------------------------------------------------------------------------
+
 
 @dataclass
 class Tree:
@@ -265,8 +325,14 @@ def parse_hunks(diff: str) -> tuple[list[Hunk], bool]:
     for ln in diff.split("\n"):
         h = _HUNK.match(ln)
         if h:
-            cur = Hunk(int(h[1]), int(h[2]) if h[2] is not None else 1,
-                       int(h[3]), int(h[4]) if h[4] is not None else 1, [], [])
+            cur = Hunk(
+                int(h[1]),
+                int(h[2]) if h[2] is not None else 1,
+                int(h[3]),
+                int(h[4]) if h[4] is not None else 1,
+                [],
+                [],
+            )
             hunks.append(cur)
         elif cur is not None and ln.startswith("-"):
             cur.minus.append(ln[1:])
@@ -281,7 +347,7 @@ def map_line(n: int, hunks: list[Hunk]) -> tuple[str, int, Hunk | None]:
     """Where old line n is on the new side: ('kept', new, None) or ('deleted', guess, hunk)."""
     offset = 0
     for h in hunks:
-        if h.b == 0:                      # pure insertion after old line h.a
+        if h.b == 0:  # pure insertion after old line h.a
             if n > h.a:
                 offset += h.d
                 continue
@@ -313,23 +379,28 @@ def clip(lines: list[str]) -> str:
     lines = [x.rstrip("\r") for x in lines]
     if len(lines) <= 5:
         return "\n".join(lines)
-    return "\n".join(lines[:3] + [f"… ({len(lines) - 4} lines) …", lines[-1]])
+    return "\n".join([*lines[:3], f"… ({len(lines) - 4} lines) …", lines[-1]])
 
 
 # --------------------------------------------------------------------------
 # the truth builder
 # --------------------------------------------------------------------------
 
+
 class Builder:
-    def __init__(self, git: Git, repo: str, head: str | None, worktree: str | None,
-                 with_text: bool = True):
+    def __init__(
+        self, git: Git, repo: str, head: str | None, worktree: str | None, with_text: bool = True
+    ):
         self.git = git
         self.repo = repo
         self.worktree = worktree
         self.with_text = with_text
         self.head = head if worktree is None else None
-        self.head_sha = (git.text("rev-parse", "--verify", head + "^{commit}").strip()
-                         if head else git.text("rev-parse", "HEAD").strip())
+        self.head_sha = (
+            git.text("rev-parse", "--verify", head + "^{commit}").strip()
+            if head
+            else git.text("rev-parse", "HEAD").strip()
+        )
         self._trees: dict[str, Tree] = {}
         self._lines: dict[tuple[str, str], list[str] | None] = {}
         self._diffs: dict[tuple[str, str, str], tuple[list[Hunk], bool]] = {}
@@ -405,13 +476,18 @@ class Builder:
         args = ["blame", "--porcelain"]
         if not self.worktree:
             args.append(self.head_sha)
-        out = self.git.text(*(args + ["--", path]))
+        out = self.git.text(*([*args, "--", path]))
         res: dict[int, tuple[str, int]] = {}
         for ln in out.split("\n"):
             if ln.startswith("\t"):
                 continue
             parts = ln.split(" ")
-            if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit() and parts[2].isdigit():
+            if (
+                len(parts) >= 3
+                and len(parts[0]) == 40
+                and parts[1].isdigit()
+                and parts[2].isdigit()
+            ):
                 res[int(parts[2])] = (parts[0], int(parts[1]))
         return res
 
@@ -437,13 +513,27 @@ class Builder:
     # ---- one mention -----------------------------------------------------
     def judge(self, mfile: str, m: Mention, c: str, orig_line: int) -> dict:
         row = {
-            "repo": self.repo, "head": self.head_sha if not self.worktree else "WORKTREE",
-            "memory_file": mfile, "memory_line": m.memory_line, "col": m.col,
-            "mention": m.mention, "form": m.form, "path_as_written": m.path_as_written,
-            "resolved_path": None, "line": m.line, "end_line": m.end_line,
-            "memory_commit": c, "memory_line_at_commit": orig_line,
-            "truth": None, "new_path": None, "new_line": None, "new_end_line": None,
-            "text_then": None, "text_now": None, "candidates": [], "flags": list(m.flags),
+            "repo": self.repo,
+            "head": self.head_sha if not self.worktree else "WORKTREE",
+            "memory_file": mfile,
+            "memory_line": m.memory_line,
+            "col": m.col,
+            "mention": m.mention,
+            "form": m.form,
+            "path_as_written": m.path_as_written,
+            "resolved_path": None,
+            "line": m.line,
+            "end_line": m.end_line,
+            "memory_commit": c,
+            "memory_line_at_commit": orig_line,
+            "truth": None,
+            "new_path": None,
+            "new_line": None,
+            "new_end_line": None,
+            "text_then": None,
+            "text_now": None,
+            "candidates": [],
+            "flags": list(m.flags),
         }
         flags = row["flags"]
         if m.form == "url" and m.url_repo and m.url_repo.lower() != self.repo.lower():
@@ -482,7 +572,7 @@ class Builder:
             row["truth"] = "out_of_range"
             flags.append(f"lines_at_commit:{len(then)}")
             return row
-        cited = then[start - 1:end]
+        cited = then[start - 1 : end]
         row["text_then"] = clip(cited)
         if len(cited) > 5:
             row["block_sha1_then"] = hashlib.sha1("\n".join(cited).encode()).hexdigest()
@@ -519,7 +609,7 @@ class Builder:
             row["new_end_line"] = ne if m.end_line is not None else None
             if m.end_line is not None and (ne - ns) != (end - start):
                 flags.append("range_length_changed")
-            row["text_now"] = clip(now_lines[ns - 1:ne])
+            row["text_now"] = clip(now_lines[ns - 1 : ne])
             if new_path != path:
                 row["truth"] = "renamed"
             elif ns == start and ne == end:
@@ -539,13 +629,13 @@ class Builder:
             hits = []
             k = len(cited)
             for s in range(1, len(now_lines) - k + 2):
-                if now_lines[s - 1:s - 1 + k] == cited and any((s + j) in plus for j in range(k)):
+                if now_lines[s - 1 : s - 1 + k] == cited and any((s + j) in plus for j in range(k)):
                     hits.append(s)
         if len(hits) == 1:
             row["truth"] = "renamed" if new_path != path else "moved"
             row["new_line"] = hits[0]
             row["new_end_line"] = hits[0] + (end - start) if m.end_line is not None else None
-            row["text_now"] = clip(now_lines[hits[0] - 1:hits[0] + end - start])
+            row["text_now"] = clip(now_lines[hits[0] - 1 : hits[0] + end - start])
             flags.append("block_move")
             return row
         if len(hits) > 1:
@@ -555,7 +645,7 @@ class Builder:
             return row
         row["truth"] = "stale"
         ws = []
-        for n, (k, _, h) in zip(range(start, end + 1), maps):
+        for n, (k, _, h) in zip(range(start, end + 1), maps, strict=False):
             if k == "deleted" and h is not None:
                 j = n - h.a
                 ws.append(j < len(h.plus) and h.plus[j].strip() == cited[n - start].strip())
@@ -570,8 +660,32 @@ class Builder:
         pos = guess if kind == "deleted" else maps[0][1]
         if pos is not None and 1 <= pos <= len(now_lines):
             row["new_line"] = pos
-            row["text_now"] = clip(now_lines[pos - 1:pos - 1 + (end - start) + 1])
+            row["text_now"] = clip(now_lines[pos - 1 : pos - 1 + (end - start) + 1])
         return row
+
+    def history_kept(self, row: dict) -> bool:
+        """Second opinion: does ``git blame --reverse C..now`` see the cited lines at now?
+
+        blame walks the history commit by commit, the direct diff compares C and
+        now only; rows where they differ get the flag ``history_disagrees``.
+        """
+        end = row["end_line"] or row["line"]
+        out = self.git.text(
+            "blame",
+            "--reverse",
+            "--porcelain",
+            "-L",
+            f"{row['line']},{end}",
+            f"{row['memory_commit']}..{self.head_sha}",
+            "--",
+            row["resolved_path"],
+        )
+        last = {
+            p[0]
+            for p in (ln.split(" ") for ln in out.split("\n"))
+            if len(p) >= 3 and len(p[0]) == 40 and p[1].isdigit()
+        }
+        return last == {self.head_sha}
 
     def _elsewhere(self, cited: list[str], flags: list[str]) -> None:
         """For a deleted file: is the first cited line's exact text somewhere else now?
@@ -585,7 +699,7 @@ class Builder:
         out = self.git.run("grep", "-n", "-F", "-I", "-e", text, self.head_sha, ok_codes=(0, 1))
         hits = []
         for ln in out.decode("utf-8", errors="replace").split("\n"):
-            parts = ln.split(":", 3)        # rev:path:line:text
+            parts = ln.split(":", 3)  # rev:path:line:text
             if len(parts) == 4 and parts[3] == text and not parts[1].startswith(MEMORY_DIR):
                 hits.append(f"{parts[1]}:{parts[2]}")
         if len(hits) == 1:
@@ -595,7 +709,7 @@ class Builder:
 
     # ---- whole repository ------------------------------------------------
     def memory_files(self) -> list[str]:
-        """Every file under .serena/memories/ (markdown or not); binary ones are skipped in run()."""
+        """Every file under .serena/memories/, markdown or not (run() skips binary ones)."""
         tree = self.tree(self.now)
         return sorted(p for p in tree.files if p.startswith(MEMORY_DIR))
 
@@ -628,6 +742,14 @@ class Builder:
             for m in ments:
                 c, orig = blame.get(m.memory_line, (UNCOMMITTED, m.memory_line))
                 row = self.judge(mfile, m, c, orig)
+                if (
+                    row["truth"] in ("valid", "moved", "renamed", "stale")
+                    and not self.worktree
+                    and c != UNCOMMITTED
+                ):
+                    kept_by_diff = row["truth"] != "stale" and "block_move" not in row["flags"]
+                    if self.history_kept(row) != kept_by_diff:
+                        row["flags"].append("history_disagrees")
                 if not self.with_text:
                     for k in ("text_then", "text_now"):
                         if row[k] is not None:
@@ -642,6 +764,7 @@ class Builder:
 # CLI
 # --------------------------------------------------------------------------
 
+
 def load_repos() -> list[dict]:
     import yaml  # only needed for --all
 
@@ -650,10 +773,15 @@ def load_repos() -> list[dict]:
 
 
 def git_dir_for(entry: dict) -> str:
-    for cand in [entry.get("git_dir_hint", ""), "/work/.mirror/" + entry["repo"].replace("/", "+") + "/repo"]:
+    for cand in [
+        entry.get("git_dir_hint", ""),
+        "/work/.mirror/" + entry["repo"].replace("/", "+") + "/repo",
+    ]:
         if cand and Path(cand).exists():
             return cand
-    raise SystemExit(f"no git dir for {entry['repo']}: fetch it first (hint {entry.get('git_dir_hint')})")
+    raise SystemExit(
+        f"no git dir for {entry['repo']}: fetch it first (hint {entry.get('git_dir_hint')})"
+    )
 
 
 def write_rows(rows: list[dict], out: Path) -> None:
@@ -663,18 +791,43 @@ def write_rows(rows: list[dict], out: Path) -> None:
             f.write(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n")
 
 
-TRUTHS = ["valid", "moved", "renamed", "stale", "missing", "out_of_range", "ambiguous",
-          "ambiguous_move", "no_file", "in_submodule", "other_repo"]
+TRUTHS = [
+    "valid",
+    "moved",
+    "renamed",
+    "stale",
+    "missing",
+    "out_of_range",
+    "ambiguous",
+    "ambiguous_move",
+    "no_file",
+    "in_submodule",
+    "other_repo",
+]
 
 
 def summary(entries: list[dict], results: dict[str, tuple[list[dict], dict, int]]) -> str:
-    head = ["repo", "split", "language", "commits", "memories", "with mentions", "mentions",
-            "block_move"] + TRUTHS
-    out = ["# Mention truth: summary", "",
-           "Generated by `build_truth.py --all` (do not edit by hand). `commits` = commits",
-           "reachable from the truth commit; `memories` = files under `.serena/memories/` there;",
-           "`block_move` = rows labelled moved/renamed only through the re-added-text rule.", "",
-           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    head = [
+        "repo",
+        "split",
+        "language",
+        "commits",
+        "memories",
+        "with mentions",
+        "mentions",
+        "block_move",
+        *TRUTHS,
+    ]
+    out = [
+        "# Mention truth: summary",
+        "",
+        "Generated by `build_truth.py --all` (do not edit by hand). `commits` = commits",
+        "reachable from the truth commit; `memories` = files under `.serena/memories/` there;",
+        "`block_move` = rows labelled moved/renamed only through the re-added-text rule.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     tot = Counter()
     for e in entries:
         if e["repo"] not in results:
@@ -682,8 +835,16 @@ def summary(entries: list[dict], results: dict[str, tuple[list[dict], dict, int]
         rows, stats, ncommits = results[e["repo"]]
         dist = Counter(r["truth"] for r in rows)
         bm = sum(1 for r in rows if "block_move" in r["flags"])
-        vals = [e["repo"], e["split"], e["language"], ncommits, stats.get("memories", 0),
-                stats.get("memories_with_mentions", 0), len(rows), bm] + [dist.get(t, 0) for t in TRUTHS]
+        vals = [
+            e["repo"],
+            e["split"],
+            e["language"],
+            ncommits,
+            stats.get("memories", 0),
+            stats.get("memories_with_mentions", 0),
+            len(rows),
+            bm,
+        ] + [dist.get(t, 0) for t in TRUTHS]
         out.append("| " + " | ".join(str(v) for v in vals) + " |")
         for t in TRUTHS:
             tot[t] += dist.get(t, 0)
@@ -691,8 +852,13 @@ def summary(entries: list[dict], results: dict[str, tuple[list[dict], dict, int]
         tot["bm"] += bm
         tot["memories"] += stats.get("memories", 0)
         tot["with"] += stats.get("memories_with_mentions", 0)
-    out.append("| **all** | | | | " + " | ".join(str(tot[k]) for k in ("memories", "with", "mentions", "bm"))
-               + " | " + " | ".join(str(tot[t]) for t in TRUTHS) + " |")
+    out.append(
+        "| **all** | | | | "
+        + " | ".join(str(tot[k]) for k in ("memories", "with", "mentions", "bm"))
+        + " | "
+        + " | ".join(str(tot[t]) for t in TRUTHS)
+        + " |"
+    )
     return "\n".join(out) + "\n"
 
 
@@ -716,14 +882,18 @@ def main(argv: list[str] | None = None) -> int:
             if a.only and e["repo"] not in a.only:
                 continue
             gd = git_dir_for(e)
-            b = Builder(Git(git_dir=gd), e["repo"], e["commit"], None,
-                        with_text=e.get("store_text", True))
+            b = Builder(
+                Git(git_dir=gd), e["repo"], e["commit"], None, with_text=e.get("store_text", True)
+            )
             rows, stats = b.run()
             n = int(b.git.text("rev-list", "--count", b.head_sha).strip())
             write_rows(rows, tdir / (e["repo"].replace("/", "__") + ".jsonl"))
             results[e["repo"]] = (rows, stats, n)
-            print(f"{e['repo']}: {len(rows)} mentions in {stats.get('memories_with_mentions', 0)}"
-                  f"/{stats.get('memories', 0)} memories", file=sys.stderr)
+            print(
+                f"{e['repo']}: {len(rows)} mentions in {stats.get('memories_with_mentions', 0)}"
+                f"/{stats.get('memories', 0)} memories",
+                file=sys.stderr,
+            )
         if not a.only:
             (tdir / "SUMMARY.md").write_text(summary(entries, results), encoding="utf-8")
         return 0
@@ -731,8 +901,13 @@ def main(argv: list[str] | None = None) -> int:
     if not a.repo or not a.out or not (a.git_dir or a.worktree):
         ap.error("--repo, --out and --git-dir or --worktree are required (or --all)")
     git = Git(work_tree=a.worktree) if a.worktree else Git(git_dir=a.git_dir)
-    b = Builder(git, a.repo, a.head or ("HEAD" if not a.worktree else None), a.worktree,
-                with_text=not a.no_text)
+    b = Builder(
+        git,
+        a.repo,
+        a.head or ("HEAD" if not a.worktree else None),
+        a.worktree,
+        with_text=not a.no_text,
+    )
     rows, stats = b.run()
     write_rows(rows, a.out)
     dist = Counter(r["truth"] for r in rows)
