@@ -556,6 +556,8 @@ class Builder:
             return row
         if how == "no_file":
             row["truth"] = "no_file"
+            if m.path_as_written.startswith(("~", "/")):
+                flags.append("path_outside_repo")
             h2, p2, _ = self.resolve(self.tree(self.now), m.path_as_written)
             if h2 in ("exact", "suffix"):
                 flags.append("exists_at_now:" + p2)
