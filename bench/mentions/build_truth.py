@@ -871,7 +871,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--head", help="the 'now' commit (default HEAD)")
     ap.add_argument("--repo", help="owner/name (matches blob URLs into this repository)")
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--no-text", action="store_true", help="store sha1 of cited text, not the text")
+    ap.add_argument(
+        "--with-text",
+        action="store_true",
+        help="store the cited text itself (local debugging only: committed truth files hold "
+        "only its sha1, never fetched code)",
+    )
     ap.add_argument("--all", action="store_true", help="every repository in repos.yaml")
     ap.add_argument("--only", nargs="*", default=None, help="with --all: these repos only")
     a = ap.parse_args(argv)
@@ -885,7 +890,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             gd = git_dir_for(e)
             b = Builder(
-                Git(git_dir=gd), e["repo"], e["commit"], None, with_text=e.get("store_text", True)
+                Git(git_dir=gd), e["repo"], e["commit"], None, with_text=a.with_text
             )
             rows, stats = b.run()
             n = int(b.git.text("rev-list", "--count", b.head_sha).strip())
@@ -908,7 +913,7 @@ def main(argv: list[str] | None = None) -> int:
         a.repo,
         a.head or ("HEAD" if not a.worktree else None),
         a.worktree,
-        with_text=not a.no_text,
+        with_text=a.with_text,
     )
     rows, stats = b.run()
     write_rows(rows, a.out)
