@@ -889,9 +889,7 @@ def main(argv: list[str] | None = None) -> int:
             if a.only and e["repo"] not in a.only:
                 continue
             gd = git_dir_for(e)
-            b = Builder(
-                Git(git_dir=gd), e["repo"], e["commit"], None, with_text=a.with_text
-            )
+            b = Builder(Git(git_dir=gd), e["repo"], e["commit"], None, with_text=a.with_text)
             rows, stats = b.run()
             n = int(b.git.text("rev-list", "--count", b.head_sha).strip())
             write_rows(rows, tdir / (e["repo"].replace("/", "__") + ".jsonl"))
