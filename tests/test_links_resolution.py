@@ -288,6 +288,7 @@ def test_anchors_external_urls_and_other_files_are_not_memory_links(
 def test_links_in_code_spans_and_fenced_blocks_are_not_links(
     service: MemoryService, store_dir: Path
 ) -> None:
+    """A backticked bullet (- `b`) is a link since issue 12: real stores list names that way."""
     write_all(
         store_dir,
         {
@@ -304,7 +305,7 @@ def test_links_in_code_spans_and_fenced_blocks_are_not_links(
             "c": "# C\n",
         },
     )
-    assert out_links(service, "a") == [("c", "link")]
+    assert out_links(service, "a") == [("b", "link"), ("c", "link")]
     assert broken(service) == []
 
 

@@ -109,7 +109,8 @@ class App:
             index_file = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
             parts = open_parts(
                 location.root, location.name, index_file=index_file,
-                state_file=data_home(self.env) / "state" / f"{key}.db", persistent=persistent,
+                state_file=data_home(self.env) / "state" / f"{key}.db",
+                repo_root=self.repo_root(location.root), persistent=persistent,
             )  # fmt: skip
             if persistent:
                 self._shared[key] = parts

@@ -10,10 +10,19 @@ the way its authors meant it:
 - `[[other]]`, bare ids, `[link:TYPE](other)` and frontmatter `related:` by
   path from the store root, then by unique name; `store:path` points into
   another store and is external.
-- `[mem:a7Bc3x]` through the citation IDs.
+- `[mem:a7Bc3x]` through the citation IDs; `mem:beta` (Serena's convention)
+  by path, then by unique name, then as a citation ID.
+- candidates (a list item's lead, a name in related material; see
+  store/formats/links.py) by path or unique name like the rest, but a
+  candidate that names no memory is simply not a link (UNMATCHED); a plain
+  word matches only a memory of exactly that name, never another case.
 
-A link that matches nothing is dangling; one that matches several memories is
-ambiguous. This module is pure: it is given the memories that exist.
+A target that is a file of the repository, not a memory (`[README](README.md)`,
+`- docs/guide.md`), is a repository link: REPOSITORY when the file is there,
+MISSING when a link that reads as a repository path finds no file. Otherwise an
+explicit link that matches nothing is dangling; one that matches several
+memories is ambiguous. This module is pure: it is given the memories that
+exist, and a view of the repository's files (`RepoView`) when there is one.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from memory_enhancement.core.model import MEMORY_SUFFIX, Link, LinkKind
 
@@ -34,7 +44,24 @@ class LinkStatus(enum.Enum):
     RESOLVED = "resolved"
     DANGLING = "dangling"
     AMBIGUOUS = "ambiguous"
-    EXTERNAL = "external"
+    EXTERNAL = "external"  # another store's memory (`global:notes/x`)
+    REPOSITORY = "repository"  # a file of the repository that is there
+    MISSING = "missing"  # a repository path with no file there
+    UNMATCHED = "unmatched"  # a candidate naming no memory: not a link at all
+
+    @property
+    def broken(self) -> bool:
+        return self in (LinkStatus.DANGLING, LinkStatus.AMBIGUOUS, LinkStatus.MISSING)
+
+
+class RepoView(Protocol):
+    """The repository's files, as link resolution needs them (see store/repofiles.py)."""
+
+    def find(self, source: str, target: str) -> str | None:
+        """The repository path of the file target names from the memory source, if any."""
+
+    def reads_as_path(self, target: str) -> bool:
+        """Whether target starts where the repository has something (`docs/`, `README.md`)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +79,9 @@ class Resolver:
         paths: Iterable[str],
         ids: Mapping[str, str] | None = None,
         stores: Iterable[str] = STORE_PREFIXES,
+        repo: RepoView | None = None,
     ) -> None:
+        self.repo = repo
         self.paths = set(paths)
         self.ids = dict(ids or {})
         self.stores = frozenset(stores)
@@ -64,6 +93,24 @@ class Resolver:
             self.by_folded[name.casefold()].append(path)
 
     def resolve(self, source: str, link: Link) -> Resolution:
+        """A memory first (see _memory); failing that, a file of the repository."""
+        found = self._memory(source, link)
+        if found.status in (LinkStatus.DANGLING, LinkStatus.EXTERNAL) and self.repo is not None:
+            if link.kind in (LinkKind.MEM_ID, LinkKind.MEM_REF) or self._into_store(link):
+                return found
+            target = link.target.strip()
+            in_repo = self.repo.find(source, target)
+            if in_repo is not None:
+                return Resolution(LinkStatus.REPOSITORY, in_repo)
+            if link.kind.candidate:
+                return _UNMATCHED
+            if found.status is LinkStatus.EXTERNAL or self.repo.reads_as_path(target):
+                return Resolution(LinkStatus.MISSING, target)
+        if found.status is LinkStatus.DANGLING and link.kind.candidate:
+            return _UNMATCHED
+        return found
+
+    def _memory(self, source: str, link: Link) -> Resolution:
         """By path (see by_path), else by a unique name; `[mem:ID]` through the IDs.
 
         A markdown link is external (a file outside the store, not a broken memory
@@ -81,7 +128,11 @@ class Resolver:
         if named is not None:
             return Resolution(LinkStatus.RESOLVED, named)
         if link.kind is not LinkKind.MARKDOWN:
-            return self._by_name(strip_md(target.lstrip("/")))
+            by_name = self._by_name(strip_md(target.lstrip("/")), strict=link.kind.candidate)
+            if by_name.status is LinkStatus.DANGLING and link.kind is LinkKind.MEM_REF:
+                found = self.ids.get(target)
+                return Resolution(LinkStatus.RESOLVED, found) if found else _DANGLING
+            return by_name
         path = strip_md(target)
         by_name = self._by_name(path)
         relative = _join(source, path)
@@ -103,13 +154,14 @@ class Resolver:
         target = link.target.strip()
         if link.kind is LinkKind.MARKDOWN:
             path = strip_md(target)
-            first, second = _join(source, path), posixpath.normpath(path.lstrip("/"))
+            tries = [_join(source, path), posixpath.normpath(path.lstrip("/"))]
         else:
             path = strip_md(target.lstrip("/"))
-            first, second = path, _join(source, path)
-        if first in self.paths:
-            return first
-        return second if second in self.paths else None
+            tries = [posixpath.normpath(path or "."), _join(source, path)]
+        head, marker, rest = path.rpartition(_STORE_MARK)
+        if marker and (not head or head.endswith("/") or head.endswith(".")):
+            tries.append(posixpath.normpath(rest or "."))  # `.serena/memories/beta.md`
+        return next((found for found in tries if found in self.paths), None)
 
     def _into_store(self, link: Link) -> bool:
         """`global:notes/x`: a link into another store (markdown links never are)."""
@@ -118,10 +170,14 @@ class Resolver:
         head, sep, rest = link.target.strip().partition(":")
         return bool(sep) and head in self.stores and bool(rest)
 
-    def _by_name(self, path: str) -> Resolution:
+    def _by_name(self, path: str, *, strict: bool = False) -> Resolution:
+        """The one memory of this file name; strict (candidates) matches a name of
+        plain letters only in its own case, so the word `Testing` is not `testing`."""
         name = path.rpartition("/")[2]
-        matches = self.by_name.get(name) or self.by_folded.get(name.casefold()) or []
-        if len(matches) == 1:
+        matches = self.by_name.get(name)
+        if not matches and not (strict and name.isalpha()):
+            matches = self.by_folded.get(name.casefold())
+        if matches and len(matches) == 1:
             return Resolution(LinkStatus.RESOLVED, matches[0])
         if matches:
             return Resolution(LinkStatus.AMBIGUOUS, None, tuple(matches))
@@ -154,6 +210,8 @@ class Resolver:
 
 
 _DANGLING = Resolution(LinkStatus.DANGLING)
+_UNMATCHED = Resolution(LinkStatus.UNMATCHED)
+_STORE_MARK = "memories/"  # where a path from the repository root enters a store
 
 
 def strip_md(target: str) -> str:
@@ -175,11 +233,22 @@ def _join(source: str, target: str) -> str:
     return posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
 
 
-def link_text_for(source: str, target: str, link: Link) -> str:
-    """How to write a link to target in the style of the original link."""
+def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:
+    """How to write a link to target in the style of the original link: a markdown
+    link relative to its memory; a name keeps its `.md`, its `.serena/memories/`
+    prefix, and stays a bare name when the new name is unique."""
     if link.kind is LinkKind.MARKDOWN:
         relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
         return relative + MEMORY_SUFFIX
     if link.kind is LinkKind.MEM_ID:
         return link.target
-    return target
+    if link.kind not in (LinkKind.BARE, LinkKind.ITEM, LinkKind.NAMED, LinkKind.MEM_REF):
+        return target
+    written = link.target.strip()
+    suffix = written[-len(MEMORY_SUFFIX) :] if written.lower().endswith(MEMORY_SUFFIX) else ""
+    head, marker, _ = strip_md(written).rpartition(_STORE_MARK)
+    if marker and (not head or head.endswith(("/", "."))):
+        return head + marker + target + suffix
+    if name_is_unique and "/" not in written:
+        return target.rpartition("/")[2] + suffix
+    return target + suffix

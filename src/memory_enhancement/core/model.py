@@ -91,6 +91,15 @@ class LinkKind(enum.Enum):
     TYPED = "typed"  # [link:depends_on](other)
     MEM_ID = "mem_id"  # [mem:a7Bc3x]
     FRONTMATTER = "frontmatter"  # links: / related: keys
+    MEM_REF = "mem_ref"  # mem:beta (Serena's convention): a memory by name or path
+    # Candidates: links only when they name a memory (or a repository file).
+    ITEM = "item"  # the entry a list item or table row starts with: "- `beta` - why"
+    NAMED = "named"  # a name in the items of a related-material section
+
+    @property
+    def candidate(self) -> bool:
+        """Whether a target that names nothing is simply not a link (rather than broken)."""
+        return self in (LinkKind.ITEM, LinkKind.NAMED)
 
 
 @dataclass(frozen=True)

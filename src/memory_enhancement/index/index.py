@@ -22,6 +22,7 @@ from pathlib import Path
 
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
 from memory_enhancement.core.ids import ID_LENGTH
+from memory_enhancement.core.links import RepoView
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import schema
 from memory_enhancement.index.idassign import assign_ids
@@ -55,11 +56,13 @@ class Index:
         full_check_limit: int = FULL_CHECK_LIMIT,
         full_check_interval: float = FULL_CHECK_INTERVAL,
         persistent: bool = False,
+        repo: RepoView | None = None,
     ) -> None:
         """`persistent` keeps one connection per thread open between calls (a server):
         opening and closing costs more than a small query, and closing the last
         connection to a WAL database checkpoints it, with an fsync."""
         self.store = store
+        self.repo = repo  # the repository's files, for links to them (None: no repository)
         self.path = path
         self.state = state
         self.id_length = id_length
@@ -295,7 +298,7 @@ class Index:
             conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
         assign_ids(conn, self.state, added, self.id_length)
         appeared = [path for path, _, _ in added]
-        resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids)
+        resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids, self.repo)
         return len(added), updated, len(gone), touched
 
     # -- citation IDs and links of single memories ------------------------------
@@ -349,7 +352,8 @@ class Index:
         with self.connect(sync=False) as conn:
             rows = conn.execute(
                 "SELECT l.target, l.type, l.kind, l.line FROM links l "
-                "JOIN memories m ON m.id = l.memory_id WHERE m.path = ? ORDER BY l.ord",
+                "JOIN memories m ON m.id = l.memory_id "
+                "WHERE m.path = ? AND l.status IS NOT 'unmatched' ORDER BY l.ord",
                 (path,),
             ).fetchall()
         return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memory_enhancement.core.links import STORE_PREFIXES, Resolver, lookup_name
+from memory_enhancement.core.links import STORE_PREFIXES, RepoView, Resolver, lookup_name
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index.writer import ANY_NAME, chunks, path_key
 
@@ -21,6 +21,7 @@ def resolve_links(
     written: list[str],
     moved: list[str],
     gone_ids: list[str],
+    repo: RepoView | None = None,
 ) -> None:
     """Re-resolve the links whose answer may have changed, and only those.
 
@@ -67,7 +68,7 @@ def resolve_links(
                 chunk,
             )
         )
-    resolver = _resolver_for(conn, store_name, rows)
+    resolver = _resolver_for(conn, store_name, rows, repo)
     updates = []
     for rowid, source, target, kind, kind_type in rows:
         found = resolver.resolve(source, Link(target, kind_type, LinkKind(kind)))
@@ -81,7 +82,10 @@ SMALL = 2_000  # links; fewer than this are resolved against only the memories t
 
 
 def _resolver_for(
-    conn: sqlite3.Connection, store_name: str, rows: list[tuple[int, str, str, str, str]]
+    conn: sqlite3.Connection,
+    store_name: str,
+    rows: list[tuple[int, str, str, str, str]],
+    repo: RepoView | None,
 ) -> Resolver:
     """A resolver that knows every memory these links could resolve to.
 
@@ -100,6 +104,8 @@ def _resolver_for(
         if kind == LinkKind.MEM_ID.value:
             ids.add(target.strip().removeprefix("mem:"))
             continue
+        if kind == LinkKind.MEM_REF.value:
+            ids.add(target.strip())  # `mem:x` names a memory, or else a citation ID
         name = lookup_name(target)
         if name is None:
             break
@@ -124,9 +130,10 @@ def _resolver_for(
                     chunk,
                 )
             )
-        return Resolver(paths, by_id, stores)
+        return Resolver(paths, by_id, stores, repo)
     return Resolver(
         [row[0] for row in conn.execute("SELECT path FROM memories WHERE error IS NULL")],
         dict(conn.execute("SELECT citation_id, path FROM memories WHERE citation_id IS NOT NULL")),
         stores,
+        repo,
     )

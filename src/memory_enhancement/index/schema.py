@@ -13,7 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9  # 9: link candidates (item, named) and repository links
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);

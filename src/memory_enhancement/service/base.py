@@ -23,6 +23,7 @@ from memory_enhancement.service.inputs import prepare_citations
 from memory_enhancement.service.results import WriteResult
 from memory_enhancement.store import formats
 from memory_enhancement.store.disk import Loaded, Store
+from memory_enhancement.store.repofiles import RepoFiles
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
 
@@ -57,7 +58,9 @@ class ServiceBase:
         self.clock = clock
         self.session = session
         self.state = state or State(None)
-        self.index = index or Index(store, index_path, self.state, id_length=id_length)
+        self.index = index or Index(
+            store, index_path, self.state, id_length=id_length, repo=RepoFiles(repo.root, store.root)
+        )
         self.semantic_model = semantic_model
 
     @cached_property

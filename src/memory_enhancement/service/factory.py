@@ -17,6 +17,7 @@ from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index.index import Index
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import CONFIG_FILE, Store
+from memory_enhancement.store.repofiles import RepoFiles
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
 
@@ -31,12 +32,24 @@ class Parts:
 
 
 def open_parts(
-    root: Path, name: str | None, *, index_file: Path, state_file: Path, persistent: bool = False
+    root: Path,
+    name: str | None,
+    *,
+    index_file: Path,
+    state_file: Path,
+    repo_root: Path | None = None,
+    persistent: bool = False,
 ) -> Parts:
-    """The store at root with its index and state databases (opened lazily, on first use)."""
+    """The store at root with its index and state databases (opened lazily, on first use).
+
+    `repo_root` is the repository the store's memories link into (README.md, docs/).
+    """
     store = Store(root, name)
     state = State(state_file, persistent=persistent)
-    index = Index(store, index_file, state, persistent=persistent, **_index_settings(store))
+    repo = RepoFiles(repo_root, root) if repo_root is not None else None
+    index = Index(
+        store, index_file, state, persistent=persistent, repo=repo, **_index_settings(store)
+    )
     return Parts(store, index, state)
 
 

@@ -37,6 +37,7 @@ from memory_enhancement.core.ids import PREFIX, parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.store.formats import markdown as md
+from memory_enhancement.store.formats.links import extract_links
 from memory_enhancement.store.formats.base import (
     Document,
     LineEdits,
@@ -127,7 +128,7 @@ class FrontmatterFormat:
         body = "".join(lines[close + 1 :])
         found: tuple[Link, ...] | None = None
         if links:
-            found = (*_frontmatter_links(doc), *md.extract_links(body, line_offset=close + 1))
+            found = (*_frontmatter_links(doc), *extract_links(body, line_offset=close + 1))
         doc.memory = Memory(path, content_of(body), meta, found, self.name)
         return doc
 

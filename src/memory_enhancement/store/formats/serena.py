@@ -36,6 +36,7 @@ from memory_enhancement.core.ids import PREFIX, parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.store.formats import markdown as md
+from memory_enhancement.store.formats.links import RELATED, extract_links
 from memory_enhancement.store.formats.base import (
     Document,
     LineEdits,
@@ -130,7 +131,7 @@ class SerenaFormat:
         meta, meta_links = _parse_metadata(doc)
         found_links: tuple[Link, ...] | None = None
         if links:
-            found_links = (*md.extract_links(text), *meta_links)
+            found_links = (*extract_links(text), *meta_links)
         citations = tuple(e.citation for e in doc.entries)
         doc.citation_lines = [e.line + 1 for e in doc.entries]
         doc.memory = Memory(
@@ -444,7 +445,7 @@ def _append_rows(doc: SerenaDocument, citations: list[Citation], edits: LineEdit
         _append_to_section(doc.lines, section, table, edits)
         return
     block = ["## Citations\n", "\n", *table]
-    anchor = md.first_section(doc.sections, LINKS, md.RELATED, METADATA)
+    anchor = md.first_section(doc.sections, LINKS, RELATED, METADATA)
     if anchor is not None:
         lead = ["\n"] if anchor.start > 0 and doc.lines[anchor.start - 1].strip() else []
         edits.insert(anchor.start, lead + block + ["\n"])

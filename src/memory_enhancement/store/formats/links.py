@@ -1,0 +1,328 @@
+"""The links a markdown body makes to other memories, written the ways people write them.
+
+Real Serena stores rarely use link syntax. They list related memories as
+bullets (``- `beta` - why``, `- **beta**: why`, `- beta.md`), under headings
+in any language (`## Related Memories`, `## 関連メモリ`, `## Relacionado`), in
+index tables, as `mem:beta` references, and only sometimes as `[[beta]]` or
+`[text](beta.md)`. What is written is found here; whether a name is a memory is
+only known when the store is (core.links resolves it). So this module emits two
+strengths of link:
+
+- explicit links (markdown, wiki, typed, `[mem:ID]`, `mem:name`, and bullets of
+  the `## Links` / `## Related` sections the tool writes itself): a target that
+  matches nothing is a broken link;
+- candidates (LinkKind.ITEM: the entry a list item or a table row starts with;
+  LinkKind.NAMED: a name in the items of a related-material section): a link
+  only when it names a memory (or a file of the repository), else nothing.
+  A word in a sentence that merely equals a memory name is never a candidate.
+
+The block structure (fences, headings, list items) comes from a line scan;
+only lines with link syntax and code spans go through markdown-it's inline
+parser (see markdown.py for why).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import cache
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from memory_enhancement.core.model import Link, LinkKind, is_url
+from memory_enhancement.store.formats.markdown import (
+    HEADING,
+    cell_text,
+    fence_mask,
+    is_separator_row,
+    section_key,
+    split_row,
+)
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+MANAGED_LINKS = "links"
+RELATED = "related"
+# The sections the tool writes its own fields into: their bullets are never candidates.
+MANAGED_FIELDS = frozenset({"metadata", "citations"})
+
+# Words of a heading (or of a `Related:` line) that introduce related material.
+# Latin-script words match whole words; CJK ones anywhere in the heading.
+RELATED_WORDS = frozenset(
+    {
+        "related", "see also", "references", "reference", "cross-references",
+        "cross-reference", "further reading", "links", "backlinks",
+        "relacionado", "relacionados", "relacionada", "relacionadas", "ver también",
+        "véase", "veja também", "referencias", "referências", "enlaces",
+        "voir aussi", "liens", "références", "siehe auch", "verwandt", "verweise",
+    }
+)  # fmt: skip
+RELATED_CJK = ("関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고")
+
+_WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
+_MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
+_NEEDS_PARSER = re.compile(r"[`\\<&]|!\[")
+_SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+_BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
+# The entry a list item starts with: a name, bare, `backticked` or **bold** (either
+# way round), then the end of the item or a separator before the why.
+_NAME = r"[\w@][\w.@/-]*"
+_LEAD = re.compile(
+    rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*{_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
+    r"(?P<rest>$|\s*:(?:\s|$)|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
+)
+_SPAN = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
+_TOKEN = re.compile(rf"(?<![\w./@-]){_NAME}")
+_TYPED_PREFIX = "link:"
+
+
+def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
+    """Every link and link candidate written in a markdown body, in document order.
+
+    `line_offset` turns 0-based body lines into 1-based lines of the whole file
+    (after a frontmatter block, say).
+    """
+    lines = text.split("\n")
+    mask = fence_mask(lines)
+    links: list[Link] = []
+    section = ""  # the level-2 section (the managed `## Links` / `## Related`)
+    related_level = 0  # the level of the heading that opened related material, 0 if none
+    for i, line in enumerate(lines):
+        if mask[i]:
+            continue
+        if line.lstrip(" ").startswith("#"):
+            heading = HEADING.match(line.rstrip("\r"))
+            if heading:
+                level, title = len(heading[1]), heading[2] or ""
+                if level <= 2:
+                    section = section_key(title) if level == 2 else ""
+                if related_level and level <= related_level:
+                    related_level = 0
+                if not related_level and is_related(title):
+                    related_level = level
+                continue
+        number = i + 1 + line_offset
+        in_related = bool(related_level) or section == RELATED
+        default_type = RELATED if section == RELATED else "link"
+        if section in MANAGED_FIELDS:
+            if "](" in line or "[[" in line or "mem:" in line:
+                links.extend(_inline_links(line, default_type, number))
+            continue
+        found = list(_line_links(line, section, in_related, default_type, number))
+        if found:
+            links.extend(_unique(found))
+    return links
+
+
+def is_related(title: str) -> bool:
+    """Whether a heading introduces related material, in any of the languages known."""
+    text = unicodedata.normalize("NFKC", title).casefold()
+    if any(word in text for word in RELATED_CJK):
+        return True
+    words = " ".join(re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)*", text))
+    return any(f" {word} " in f" {words} " for word in RELATED_WORDS)
+
+
+def _line_links(
+    line: str, section: str, in_related: bool, default_type: str, number: int
+) -> Iterator[Link]:
+    item = _LIST_ITEM.match(line)
+    body = item[1].strip() if item else None
+    if body is None and line.lstrip().startswith("|"):
+        yield from _table_links(line, default_type, number)
+    if body is not None and section in (MANAGED_LINKS, RELATED):
+        bare = _BARE_ID.match(body)
+        if bare:
+            yield Link(bare[1], default_type, LinkKind.BARE, number)
+            return
+    explicit = "](" in line or "[[" in line or "mem:" in line
+    if explicit:
+        yield from _inline_links(line, default_type, number)
+    if body is not None:
+        lead = _LEAD.match(body)
+        if lead and _is_lead(lead):
+            yield Link(lead["name"], default_type, LinkKind.ITEM, number)
+    related_line = body is None and _introduces(line)
+    if (in_related and body is not None) or related_line:
+        text = body if body is not None else line
+        for name in _names_in(text):
+            yield Link(name, default_type, LinkKind.NAMED, number)
+
+
+def _introduces(line: str) -> bool:
+    """`Related: `mem:a`, `b``: a paragraph line that starts by naming related material."""
+    head, colon, _ = line.strip().lstrip("*_").partition(":")
+    return bool(colon) and len(head) <= 30 and is_related(head.strip("*_ "))
+
+
+def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
+    """An index table: each cell that is a single name is a candidate."""
+    cells = split_row(line)
+    if len(cells) < 2 or is_separator_row(cells):
+        return
+    for cell in cells:
+        text = cell_text(cell).strip("*_ ")
+        if text and _TOKEN.fullmatch(text) and _name_like(text):
+            yield Link(text, default_type, LinkKind.ITEM, number)
+
+
+def _names_in(text: str) -> Iterator[str]:
+    """The names an item of related material mentions: code and bold spans, and
+    bare tokens that read as names (`alpha_beta`, `notes/x`, `x.md`), not words."""
+    for match in _SPAN.finditer(text):
+        name = (match[1] or match[2]).strip().strip("*`")
+        if _TOKEN.fullmatch(name) and _name_like(name) and not name.startswith("mem:"):
+            yield name
+    plain = _SPAN.sub(" ", re.sub(r"\[[^\]]*\]\([^)]*\)|\[\[[^\]]*\]\]|\S+://\S+", " ", text))
+    for match in _TOKEN.finditer(plain):
+        token = match[0].rstrip(".")
+        if re.search(r"[_/]|\w-\w|\.md$", token, re.I) and _name_like(token):
+            yield token
+
+
+def _name_like(name: str) -> bool:
+    """A memory name or path could be this: not a number, a URL, a version, an e-mail."""
+    bare = name.rstrip("/")
+    if not bare or len(bare) > 200 or bare.startswith("@") or "@" in bare[1:]:
+        return False
+    return not re.fullmatch(r"[\d.,:/-]+|v?\d+(?:\.\d+)+\w*", bare)
+
+
+def _is_lead(lead: re.Match[str]) -> bool:
+    """A list item's entry: marked up evenly; a plain name before `(` is prose
+    (`- ops/x (a note)`), a marked or `.md` one is an entry (``- `x` (why)``)."""
+    opening, closing = lead["open"] or "", lead["close"] or ""
+    mirror = {"**`": "`**", "`**": "**`"}
+    if opening != mirror.get(closing, closing) or not _name_like(lead["name"]):
+        return False
+    marked = bool(opening) or lead["name"].lower().endswith(".md")
+    return marked or not lead["rest"].strip().startswith(("(", "（"))
+
+
+def _unique(found: list[Link]) -> Iterator[Link]:
+    """Every explicit link; a candidate only when no link of the line names it already."""
+    seen: set[str] = set()
+    for link in found:
+        if not link.kind.candidate:
+            seen.add(_plain(link.target))
+            yield link
+    for link in found:
+        if link.kind.candidate and _plain(link.target) not in seen:
+            seen.add(_plain(link.target))
+            yield link
+
+
+def _plain(target: str) -> str:
+    name = target.strip().removeprefix("mem:").rpartition("/")[2].casefold()
+    return name[:-3] if name.endswith(".md") else name
+
+
+# -- link syntax ----------------------------------------------------------------
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _inline_links(line: str, default_type: str, number: int) -> Iterator[Link]:
+    simple = _simple_links(line, default_type, number)
+    if simple is not None:
+        yield from simple
+        return
+    tokens = _parser().parseInline(line.strip())
+    children = tokens[0].children if tokens and tokens[0].children else []
+    href: str | None = None
+    label: list[str] = []
+    for child in children:
+        if child.type == "link_open":
+            href = str(child.attrGet("href") or "")
+            label = []
+        elif child.type == "link_close" and href is not None:
+            link = _markdown_link(href, "".join(label), default_type, number)
+            if link:
+                yield link
+            href = None
+        elif child.type in ("text", "code_inline"):
+            if href is not None:
+                label.append(child.content)
+            elif child.type == "text":
+                yield from _text_links(child.content, default_type, number)
+            else:
+                yield from _mem_refs(child.content, default_type, number)
+
+
+def _simple_links(line: str, default_type: str, number: int) -> list[Link] | None:
+    """The links of a plain line, found without the parser; None when the parser is needed.
+
+    A line with no code span, escape, entity, autolink, HTML or image, whose every
+    `](` opens a `[text](destination)` without nesting or a title, reads the same
+    to CommonMark and to this regex. Most lines that hold links are like that
+    (`- [title](other.md)`), and skipping the parser there is most of what makes
+    indexing fast; any other line goes to markdown-it.
+    """
+    if _NEEDS_PARSER.search(line):
+        return None
+    matches = list(_SIMPLE_LINK.finditer(line))
+    if len(matches) != line.count("]("):
+        return None
+    links: list[Link] = []
+    at = 0
+    for match in matches:
+        links.extend(_text_links(line[at : match.start()], default_type, number))
+        link = _markdown_link(match[2], match[1], default_type, number)
+        if link:
+            links.append(link)
+        at = match.end()
+    links.extend(_text_links(line[at:], default_type, number))
+    return links
+
+
+def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link | None:
+    """`[text](other.md)`: a memory or a file of the repository; URLs and anchors are neither."""
+    if label.startswith(_TYPED_PREFIX):
+        kind = label[len(_TYPED_PREFIX) :].strip() or "link"
+        target = unquote(href.split("#", 1)[0]).strip()
+        return Link(target, kind, LinkKind.TYPED, line) if target else None
+    if label.startswith("cite:") or is_url(href) or href.startswith(("mailto:", "#")):
+        return None
+    if re.match(r"^[A-Za-z][\w+.-]*:", href):  # another scheme (file:, vscode:, ...)
+        return None
+    target = unquote(href.split("#", 1)[0].split("?", 1)[0]).strip()
+    if not target.lower().endswith(".md"):
+        return None
+    return Link(target, default_type, LinkKind.MARKDOWN, line)
+
+
+def _text_links(text: str, default_type: str, line: int) -> Iterator[Link]:
+    found = []
+    for match in _WIKI.finditer(text):
+        target = match[1].strip()
+        if target:
+            found.append((match.start(), Link(target, default_type, LinkKind.WIKI, line)))
+    for match in _MEM_ID.finditer(text):
+        found.append((match.start(), Link(f"mem:{match[1]}", default_type, LinkKind.MEM_ID, line)))
+    for at, link in _mem_ref_matches(text, default_type, line):
+        found.append((at, link))
+    for _, link in sorted(found, key=lambda pair: pair[0]):
+        yield link
+
+
+def _mem_refs(text: str, default_type: str, line: int) -> Iterator[Link]:
+    """`mem:beta` inside a code span (the Serena convention is to backtick it)."""
+    for _, link in _mem_ref_matches(text, default_type, line):
+        yield link
+
+
+def _mem_ref_matches(text: str, default_type: str, line: int) -> Iterator[tuple[int, Link]]:
+    """`mem:beta`, `mem:notes/beta.md`: a memory by name or path (or a citation ID)."""
+    for match in _MEM_REF.finditer(text):
+        target = match[1].rstrip(".,;:")
+        if target:
+            yield match.start(), Link(target, default_type, LinkKind.MEM_REF, line)
