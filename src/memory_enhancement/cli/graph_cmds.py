@@ -124,6 +124,9 @@ def orphans(as_json: bool) -> None:
 def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
     """Broken links: dangling or ambiguous, with the memory file, line and offered fix.
 
+    Links to files of the repository (README.md, docs/guide.md) are not memory
+    links: they are listed only when the file is missing ("missing").
+
     Exits 1 when broken links remain (after --fix, the ones it could not fix).
     """
     del dangling  # the only report there is, accepted for clarity
@@ -155,9 +158,12 @@ def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
             else:
                 click.echo(change.diff, nl=False)
         offered = sum(1 for b in broken if b.replacement)
+        missing = sum(b.status == "missing" for b in broken)
+        files = f", {missing} to missing repository files" if missing else ""
         click.echo(
             f"{len(broken)} broken links ({sum(b.status == 'dangling' for b in broken)} dangling, "
-            f"{sum(b.status == 'ambiguous' for b in broken)} ambiguous), {offered} with a fix"
+            f"{sum(b.status == 'ambiguous' for b in broken)} ambiguous{files}), "
+            f"{offered} with a fix"
         )
     if remaining:
         raise SystemExit(EXIT_PROBLEMS)

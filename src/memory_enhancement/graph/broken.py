@@ -1,6 +1,10 @@
 """Broken links: which ones, what they most likely meant, and rewriting just their targets.
 
-About one real link in eight points at a memory that no longer exists. Each
+About one real link in eight points at a memory that no longer exists. Links
+to repository files (`[README](README.md)`) are never dangling memory links:
+they are their own kind, checked to exist when the report is made (the index
+resolved them when their memory was last written; files come and go since),
+and reported `missing` when the file is not there. Each
 dangling or ambiguous link is reported with its memory file and line; when a
 single existing memory is the likely target (the file git says it was renamed
 to, the only candidate in the same folder, the only nearly identical name) it
@@ -51,13 +55,21 @@ def broken_links(
         rows = conn.execute(
             "SELECT m.path, l.target, l.kind, l.type, l.line, l.status, l.candidates "
             "FROM links l JOIN memories m ON m.id = l.memory_id "
-            "WHERE l.status IN ('dangling', 'ambiguous') ORDER BY m.path, l.line, l.ord"
+            "WHERE l.status IN ('dangling', 'ambiguous', 'missing', 'repository') "
+            "ORDER BY m.path, l.line, l.ord"
         ).fetchall()
         paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
+    rows = [row for row in rows if _still_broken(index, row)]
     resolver = Resolver(paths)
-    moved = renames() if rows else {}
+    moved = renames() if any(row[5] != LinkStatus.MISSING.value for row in rows) else {}
     found = []
     for source, target, kind, kind_type, line, status, candidates in rows:
+        if status in (LinkStatus.REPOSITORY.value, LinkStatus.MISSING.value):
+            file = os.path.relpath(index.store.file_for(source), repo_root)
+            found.append(
+                BrokenLink(source, file, line, target, kind, kind_type, "missing", (), None, None)
+            )
+            continue
         link = Link(target, kind_type, LinkKind(kind), line)
         choices = tuple(candidates.split("\x1f")) if candidates else ()
         resolution = Resolution(LinkStatus(status), None, choices)
@@ -71,6 +83,14 @@ def broken_links(
         )
         found.append(broken)
     return found
+
+
+def _still_broken(index: Index, row: tuple[str, str, str, str, int, str, str]) -> bool:
+    """A memory link as the index says; a repository link only if its file is not there now."""
+    source, target, _, _, _, status, _ = row
+    if status not in (LinkStatus.REPOSITORY.value, LinkStatus.MISSING.value):
+        return True
+    return index.repo is None or index.repo.find(source, target) is None
 
 
 def fix_links(store: Store, broken: list[BrokenLink], *, dry_run: bool) -> list[Fix]:
@@ -121,9 +141,19 @@ def _retarget(line: str, item: BrokenLink) -> str:
         pattern = re.compile(r"^(\s*[-*+]\s+(?:\*\*[^*]*\*\*:?\s*)?)" + re.escape(old) + r"\b")
         replaced = pattern.sub(lambda m: m[1] + new, line, count=1)
         return replaced if replaced != line else _replace_word(line, old, new)
-    if item.kind == LinkKind.FRONTMATTER.value:
+    if item.kind in _BY_WORD:
         return _replace_word(line, old, new)
     return line
+
+
+# Links written as a name among other text: the name alone is replaced, so a
+# backticked or bold entry stays backticked or bold.
+_BY_WORD = {
+    LinkKind.FRONTMATTER.value,
+    LinkKind.ITEM.value,
+    LinkKind.NAMED.value,
+    LinkKind.MEM_REF.value,
+}
 
 
 _DESTINATION = re.compile(
@@ -190,7 +220,8 @@ def follow_move(
             LinkStatus.RESOLVED, wanted
         ):
             continue  # written as a bare name, and the name still finds it alone
-        replacement = link_text_for(source, wanted, item.link)
+        unique = len(resolver.by_name.get(wanted.rpartition("/")[2], ())) == 1
+        replacement = link_text_for(source, wanted, item.link, name_is_unique=unique)
         file = os.path.relpath(index.store.file_for(source), repo_root)
         link = item.link
         items.append(

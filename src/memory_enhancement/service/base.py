@@ -58,9 +58,8 @@ class ServiceBase:
         self.clock = clock
         self.session = session
         self.state = state or State(None)
-        self.index = index or Index(
-            store, index_path, self.state, id_length=id_length, repo=RepoFiles(repo.root, store.root)
-        )
+        files = RepoFiles(repo.root, store.root)
+        self.index = index or Index(store, index_path, self.state, id_length=id_length, repo=files)
         self.semantic_model = semantic_model
 
     @cached_property

@@ -36,8 +36,6 @@ from memory_enhancement.core.errors import MemoryToolError, UnreadableMemoryErro
 from memory_enhancement.core.ids import PREFIX, parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
-from memory_enhancement.store.formats import markdown as md
-from memory_enhancement.store.formats.links import extract_links
 from memory_enhancement.store.formats.base import (
     Document,
     LineEdits,
@@ -45,6 +43,7 @@ from memory_enhancement.store.formats.base import (
     as_lines,
     content_of,
 )
+from memory_enhancement.store.formats.links import extract_links
 
 
 @cache

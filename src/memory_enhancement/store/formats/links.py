@@ -72,7 +72,7 @@ _BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-
 # way round), then the end of the item or a separator before the why.
 _NAME = r"[\w@][\w.@/-]*"
 _LEAD = re.compile(
-    rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*{_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
+    rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
     r"(?P<rest>$|\s*:(?:\s|$)|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
 )
 _SPAN = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")

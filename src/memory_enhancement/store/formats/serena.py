@@ -36,7 +36,6 @@ from memory_enhancement.core.ids import PREFIX, parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.store.formats import markdown as md
-from memory_enhancement.store.formats.links import RELATED, extract_links
 from memory_enhancement.store.formats.base import (
     Document,
     LineEdits,
@@ -44,6 +43,7 @@ from memory_enhancement.store.formats.base import (
     as_lines,
     content_of,
 )
+from memory_enhancement.store.formats.links import RELATED, extract_links
 
 CITATIONS, LINKS, METADATA = "citations", "links", "metadata"
 MANAGED = (CITATIONS, LINKS, METADATA)

@@ -1,0 +1,270 @@
+"""Links as real Serena stores write them (issue 12): every form, and the look-alikes that are not.
+
+The memories are shaped on real public stores (bench/links/ has the labelled
+ones): related-memory bullets under headings in several languages, backticked
+and bold names with a trailing why, `name.md` and `.serena/memories/name.md`
+entries, index tables, Serena's `mem:` references, links to repository files.
+Each test reads the links back through the service, as a user would see them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graph_support import broken, out_links, write, write_all
+from memory_enhancement.core.model import LinkKind
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.links import extract_links, is_related
+from memory_enhancement.verify.repo import Repository
+
+NAMES = ["alpha_notes", "beta-design", "gamma", "suggested_commands"]
+
+
+def _store(store_dir: Path, body: str, source: str = "source") -> None:
+    write_all(store_dir, {name: f"# {name}\n" for name in NAMES})
+    write(store_dir, source, body)
+
+
+def _targets(service: MemoryService, source: str = "source") -> list[str]:
+    return [target for target, _ in out_links(service, source)]
+
+
+# -- list items naming a memory, under any heading ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "- alpha_notes - why it matters",
+        "- alpha_notes: why it matters",
+        "- `alpha_notes` - why it matters",
+        "- `alpha_notes`: why",
+        "- **alpha_notes** - why",
+        "- **`alpha_notes`**: why",
+        "- alpha_notes.md",
+        "- `alpha_notes.md` — why",
+        "- .serena/memories/alpha_notes.md",
+        "* alpha_notes",
+        "1. `alpha_notes` (the why in parentheses)",
+        "- [ ] alpha_notes",
+    ],
+)
+def test_a_list_item_starting_with_a_memory_name_is_a_link_under_any_heading(
+    service: MemoryService, store_dir: Path, item: str
+) -> None:
+    _store(store_dir, f"# Source\n\n## Background\n\n{item}\n")
+    assert _targets(service) == ["alpha_notes"]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "## Related Memories",
+        "## See also",
+        "### References",
+        "## 関連メモリ",
+        "## 参照",
+        "## Relacionado",
+        "## 相关文档",
+        "## Voir aussi",
+    ],
+)
+def test_a_related_heading_makes_the_names_in_its_items_links(
+    service: MemoryService, store_dir: Path, heading: str
+) -> None:
+    _store(
+        store_dir,
+        f"# Source\n\n{heading}\n\n"
+        "- Read `alpha_notes` and beta-design before changing it\n"
+        "- 詳細は `gamma` を参照\n\n"
+        "## Next\n\n- Compare with suggested_commands later\n",
+    )
+    assert _targets(service) == ["alpha_notes", "beta-design", "gamma"]
+
+
+def test_heading_keywords_of_several_languages_are_recognised() -> None:
+    for title in [
+        "Related",
+        "Related Memories",
+        "See Also",
+        "Cross-References",
+        "関連ドキュメント",
+    ]:
+        assert is_related(title), title
+    for title in ["Usage", "Relationship model", "Referral codes", "設計"]:
+        assert not is_related(title), title
+
+
+def test_a_related_line_in_a_paragraph_links_its_names(
+    service: MemoryService, store_dir: Path
+) -> None:
+    _store(store_dir, "# Source\n\nRelated: `mem:alpha_notes`, `beta-design`.\n")
+    assert _targets(service) == ["alpha_notes", "beta-design"]
+
+
+def test_an_index_table_row_naming_a_memory_is_a_link(
+    service: MemoryService, store_dir: Path
+) -> None:
+    _store(
+        store_dir,
+        "# Index\n\n| Memory | Topic |\n|---|---|\n"
+        "| `alpha_notes` | the notes |\n| **gamma** | letters |\n| plain words | no |\n",
+    )
+    assert _targets(service) == ["alpha_notes", "gamma"]
+
+
+# -- explicit syntax ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "See `mem:alpha_notes` for the background.",
+        "See mem:alpha_notes for the background.",
+        "See mem:alpha_notes.md.",
+        "Back to [[alpha_notes]].",
+        "Back to [the notes](alpha_notes.md).",
+        "Back to [the notes](.serena/memories/alpha_notes.md).",
+    ],
+)
+def test_explicit_links_in_prose_are_links(
+    service: MemoryService, store_dir: Path, text: str
+) -> None:
+    _store(store_dir, f"# Source\n\n{text}\n")
+    assert _targets(service) == ["alpha_notes"]
+
+
+def test_an_explicit_link_to_no_memory_dangles_but_a_candidate_does_not(
+    service: MemoryService, store_dir: Path
+) -> None:
+    _store(
+        store_dir,
+        "# Source\n\nSee `mem:deleted_memory` and [[also_gone]].\n\n- `no_such_memory` - why\n",
+    )
+    assert [(t, s) for _, _, t, s, _ in broken(service)] == [
+        ("deleted_memory", "dangling"),
+        ("also_gone", "dangling"),
+    ]
+
+
+# -- what is not a link -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We ran gamma twice and alpha_notes was fine.",  # words in a sentence
+        "- Run the Gamma tests first",  # a word that is not the entry
+        "- Gamma: the letter (case differs from the memory `gamma`)",
+        "The R idiom `lapply(X, FUN)` calls FUN(X[[i]]) for each i.",  # code, not a wiki link
+        "Calls FUN(X[[gamma]]) in R.",
+        "Inline `[[gamma]]` and `[B](gamma.md)` are examples.",
+        "```\n- gamma - in a code block\n[[gamma]]\n```",
+        "- https://example.com/gamma.md",
+        "- gamma (a plain name before a parenthesis is prose)",
+    ],
+)
+def test_look_alikes_are_not_links(service: MemoryService, store_dir: Path, text: str) -> None:
+    _store(store_dir, f"# Source\n\n## Notes\n\n{text}\n")
+    assert _targets(service) == []
+    assert broken(service) == []
+
+
+def test_the_tools_own_metadata_bullets_are_never_candidates() -> None:
+    text = "# X\n\n## Metadata\n\n- **Created**: 2026-01-01\n- **Tags**: gamma\n"
+    assert extract_links(text) == []
+
+
+def test_candidates_are_kept_apart_from_explicit_links() -> None:
+    links = extract_links("# X\n\n- `alpha` - see [[alpha]] and `beta`\n")
+    assert [(link.target, link.kind) for link in links] == [("alpha", LinkKind.WIKI)]
+    related = extract_links("# X\n\n## See also\n\n- `alpha` and `beta`\n")
+    assert [(link.target, link.kind) for link in related] == [
+        ("alpha", LinkKind.NAMED),
+        ("beta", LinkKind.NAMED),
+    ]
+
+
+# -- repository links ------------------------------------------------------------------
+
+
+@pytest.fixture
+def in_repo(git_repo: Path) -> tuple[MemoryService, Path]:
+    """A Serena store inside the repository, which has README.md, docs/guide.md and CLAUDE.md."""
+    (git_repo / "docs").mkdir(exist_ok=True)
+    (git_repo / "docs" / "guide.md").write_text("# Guide\n", encoding="utf-8")
+    (git_repo / "README.md").write_text("# Readme\n", encoding="utf-8")
+    (git_repo / "CLAUDE.md").write_text("# Claude\n", encoding="utf-8")
+    store = git_repo / ".serena" / "memories"
+    return MemoryService(Store(store), Repository(git_repo)), store
+
+
+def test_links_to_repository_files_are_repository_links_never_dangling(
+    in_repo: tuple[MemoryService, Path],
+) -> None:
+    service, store = in_repo
+    write_all(store, {name: f"# {name}\n" for name in NAMES})
+    write(
+        store,
+        "source",
+        "# Source\n\nSee [README](README.md), [the guide](docs/guide.md) and "
+        "[up](../../CLAUDE.md).\n\n## References\n\n- `CLAUDE.md` - rules\n- docs/guide.md\n"
+        "- [[alpha_notes]]\n",
+    )
+    assert _targets(service) == ["alpha_notes"]
+    assert broken(service) == []
+    with service.index.connect() as conn:
+        statuses = conn.execute(
+            "SELECT l.target, l.status, l.resolved FROM links l WHERE l.status = 'repository'"
+        ).fetchall()
+    assert sorted(statuses) == [
+        ("../../CLAUDE.md", "repository", "CLAUDE.md"),
+        ("CLAUDE.md", "repository", "CLAUDE.md"),
+        ("README.md", "repository", "README.md"),
+        ("docs/guide.md", "repository", "docs/guide.md"),
+        ("docs/guide.md", "repository", "docs/guide.md"),
+    ]
+
+
+def test_a_missing_repository_file_is_reported_as_missing_not_dangling(
+    in_repo: tuple[MemoryService, Path],
+) -> None:
+    service, store = in_repo
+    write(store, "source", "# Source\n\nSee [the guide](docs/guide.md) and [[gone]].\n")
+    assert broken(service) == [("source", 3, "gone", "dangling", None)]
+    (store.parents[1] / "docs" / "guide.md").unlink()
+    assert sorted(broken(service)) == [
+        ("source", 3, "docs/guide.md", "missing", None),
+        ("source", 3, "gone", "dangling", None),
+    ]
+
+
+def test_a_hostile_repository_link_is_never_looked_up_outside_the_repository(
+    in_repo: tuple[MemoryService, Path],
+) -> None:
+    service, store = in_repo
+    write(store, "source", "# Source\n\n[x](../../../../../../etc/passwd.md) [[/etc/hosts]]\n")
+    found = {(b.target, b.status) for b in service.broken_links()}
+    assert found == {("../../../../../../etc/passwd.md", "missing"), ("/etc/hosts", "dangling")}
+
+
+# -- moving keeps the new forms written as they were ------------------------------------
+
+
+def test_move_rewrites_a_backticked_bullet_and_keeps_it_backticked(
+    service: MemoryService, store_dir: Path
+) -> None:
+    _store(
+        store_dir,
+        "# Source\n\n## 関連メモリ\n\n- `alpha_notes` - why\n- **alpha_notes.md**: again\n"
+        "\nSee `mem:alpha_notes`.\n",
+    )
+    service.move("alpha_notes", "archive/alpha_renamed")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    assert "- `alpha_renamed` - why\n" in text
+    assert "- **alpha_renamed.md**: again\n" in text
+    assert "See `mem:alpha_renamed`.\n" in text
+    assert _targets(service) == ["archive/alpha_renamed"]
