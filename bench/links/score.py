@@ -136,7 +136,8 @@ def main() -> None:
     stores = yaml.safe_load((HERE / "stores.yaml").read_text())["stores"]
     total: Counter[str] = Counter()
     print(
-        "| store | split | labelled links | found | recall | precision | dangling found | false broken | repo links reported dangling |"
+        "| store | split | labelled links | found | recall | precision | dangling found "
+        "| false broken | repo links reported dangling |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for entry in stores:
