@@ -57,6 +57,8 @@ class LinkStatus(enum.Enum):
 class RepoView(Protocol):
     """The repository's files, as link resolution needs them (see store/repofiles.py)."""
 
+    store_at: str | None  # the store's folder in the repository; None when outside it
+
     def find(self, source: str, target: str) -> str | None:
         """The repository path of the file target names from the memory source, if any."""
 
@@ -94,16 +96,24 @@ class Resolver:
 
     def resolve(self, source: str, link: Link) -> Resolution:
         """A memory first (see _memory); failing that, a file of the repository."""
+        if link.kind.candidate and not _path_like(link.target):
+            name = link.target.strip()
+            if name.casefold() not in self.by_folded and "memories/" not in name:
+                return _UNMATCHED  # the common case: a list item naming no memory
         found = self._memory(source, link)
         if found.status in (LinkStatus.DANGLING, LinkStatus.EXTERNAL) and self.repo is not None:
             if link.kind in (LinkKind.MEM_ID, LinkKind.MEM_REF) or self._into_store(link):
                 return found
             target = link.target.strip()
+            if link.kind.candidate and not _path_like(target):
+                return _UNMATCHED  # a bare word: a memory's name or nothing
             in_repo = self.repo.find(source, target)
             if in_repo is not None:
                 return Resolution(LinkStatus.REPOSITORY, in_repo)
             if link.kind.candidate:
                 return _UNMATCHED
+            if found.status is LinkStatus.EXTERNAL and self.repo.store_at is None:
+                return found  # leaves a store that is not in the repository: unknowable
             if found.status is LinkStatus.EXTERNAL or self.repo.reads_as_path(target):
                 return Resolution(LinkStatus.MISSING, target)
         if found.status is LinkStatus.DANGLING and link.kind.candidate:
@@ -212,6 +222,11 @@ class Resolver:
 _DANGLING = Resolution(LinkStatus.DANGLING)
 _UNMATCHED = Resolution(LinkStatus.UNMATCHED)
 _STORE_MARK = "memories/"  # where a path from the repository root enters a store
+
+
+def _path_like(target: str) -> bool:
+    """`docs/guide.md`, `CLAUDE.md`, `scripts/`: what can name a repository file."""
+    return "/" in target or "." in target.lstrip(".")
 
 
 def strip_md(target: str) -> str:

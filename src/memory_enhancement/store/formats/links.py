@@ -26,18 +26,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from memory_enhancement.core.model import Link, LinkKind, is_url
 from memory_enhancement.store.formats.markdown import (
     HEADING,
-    cell_text,
     fence_mask,
-    is_separator_row,
     section_key,
-    split_row,
 )
 
 if TYPE_CHECKING:
@@ -60,13 +57,16 @@ RELATED_WORDS = frozenset(
     }
 )  # fmt: skip
 RELATED_CJK = ("関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고")
+_MAYBE_RELATED = re.compile(
+    "rel|see|ref|link|v[eé]|voir|lien|siehe|verw|enlac|" + "|".join(RELATED_CJK), re.I
+)
 
 _WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 _MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
 _MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
 _NEEDS_PARSER = re.compile(r"[`\\<&]|!\[")
 _SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 _BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 # The entry a list item starts with: a name, bare, `backticked` or **bold** (either
 # way round), then the end of the item or a separator before the why.
@@ -75,7 +75,18 @@ _LEAD = re.compile(
     rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
     r"(?P<rest>$|\s*:(?:\s|$)|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
 )
-_SPAN = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
+# An item whose entry could be a name: the marker, then what _LEAD matches (a prefilter).
+_ITEM_LEAD = re.compile(
+    r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?" + _LEAD.pattern.removeprefix("^")
+)
+# A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
+_NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>{_NAME})`?(?:\*\*)?[ \t]*(?=\|)")
+_SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_NAMES = re.compile(
+    r"`(?P<code>[^`\n]+)`|\*\*(?P<bold>[^*\n]+)\*\*"
+    r"|\[[^\]\n]*\]\([^)\n]*\)|\[\[[^\]\n]*\]\]|\S+://\S+"  # links and URLs: skipped
+    r"|(?<![\w./@-])(?P<token>[\w@][\w.@]*(?:[_/-][\w.@/-]*|\.[mM][dD]\b))"
+)
 _TOKEN = re.compile(rf"(?<![\w./@-]){_NAME}")
 _TYPED_PREFIX = "link:"
 
@@ -105,6 +116,8 @@ def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
                 if not related_level and is_related(title):
                     related_level = level
                 continue
+        if not (related_level or _may_link(line)):
+            continue
         number = i + 1 + line_offset
         in_related = bool(related_level) or section == RELATED
         default_type = RELATED if section == RELATED else "link"
@@ -112,14 +125,34 @@ def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
             if "](" in line or "[[" in line or "mem:" in line:
                 links.extend(_inline_links(line, default_type, number))
             continue
-        found = list(_line_links(line, section, in_related, default_type, number))
-        if found:
-            links.extend(_unique(found))
+        links.extend(_line_links(line, section, in_related, default_type, number))
     return links
 
 
+def _may_link(line: str) -> bool:
+    """Cheap test that lets most lines skip the scan (outside related material): link
+    syntax, a list item whose entry reads as a name, a table row, or a `Related:` label."""
+    if "](" in line or "[[" in line or "mem:" in line:
+        return True
+    start = line.lstrip()[:1]
+    if start in _ITEM_STARTS:
+        return _ITEM_LEAD.match(line) is not None
+    if start == "|":
+        return True
+    colon = line.find(":", 0, 36)
+    if colon < 0:
+        colon = line.find("：", 0, 36)
+    return colon > 0 and _MAYBE_RELATED.search(line, 0, colon) is not None
+
+
+_ITEM_STARTS = frozenset("-*+0123456789")
+
+
+@lru_cache(maxsize=4096)
 def is_related(title: str) -> bool:
     """Whether a heading introduces related material, in any of the languages known."""
+    if not _MAYBE_RELATED.search(title):
+        return False  # most headings and `Label:` lines: one search, no normalising
     text = unicodedata.normalize("NFKC", title).casefold()
     if any(word in text for word in RELATED_CJK):
         return True
@@ -129,59 +162,72 @@ def is_related(title: str) -> bool:
 
 def _line_links(
     line: str, section: str, in_related: bool, default_type: str, number: int
-) -> Iterator[Link]:
-    item = _LIST_ITEM.match(line)
-    body = item[1].strip() if item else None
-    if body is None and line.lstrip().startswith("|"):
-        yield from _table_links(line, default_type, number)
-    if body is not None and section in (MANAGED_LINKS, RELATED):
+) -> list[Link]:
+    found: list[Link] = []
+    item = _ITEM.match(line)
+    body = line[item.end() :].strip() if item else None
+    if body is None:
+        if line.lstrip().startswith("|"):
+            found.extend(_table_links(line, default_type, number))
+    elif section in (MANAGED_LINKS, RELATED):
         bare = _BARE_ID.match(body)
         if bare:
-            yield Link(bare[1], default_type, LinkKind.BARE, number)
-            return
-    explicit = "](" in line or "[[" in line or "mem:" in line
-    if explicit:
-        yield from _inline_links(line, default_type, number)
+            return [Link(bare[1], default_type, LinkKind.BARE, number)]
+    if "](" in line or "[[" in line or "mem:" in line:
+        found.extend(_inline_links(line, default_type, number))
     if body is not None:
         lead = _LEAD.match(body)
         if lead and _is_lead(lead):
-            yield Link(lead["name"], default_type, LinkKind.ITEM, number)
-    related_line = body is None and _introduces(line)
-    if (in_related and body is not None) or related_line:
-        text = body if body is not None else line
-        for name in _names_in(text):
-            yield Link(name, default_type, LinkKind.NAMED, number)
+            found.append(Link(lead["name"], default_type, LinkKind.ITEM, number))
+        if in_related:
+            found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(body))
+    elif _introduces(line):
+        found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(line))
+    return found if len(found) < 2 else list(_unique(found))
 
 
 def _introduces(line: str) -> bool:
     """`Related: `mem:a`, `b``: a paragraph line that starts by naming related material."""
-    head, colon, _ = line.strip().lstrip("*_").partition(":")
-    return bool(colon) and len(head) <= 30 and is_related(head.strip("*_ "))
+    colon = line.find(":", 0, 36)
+    if colon < 0:
+        colon = line.find("：", 0, 36)
+        if colon < 0:
+            return False
+    if not _MAYBE_RELATED.search(line, 0, colon):
+        return False
+    return is_related(line[:colon].strip().strip("*_ "))
 
 
 def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
     """An index table: each cell that is a single name is a candidate."""
-    cells = split_row(line)
-    if len(cells) < 2 or is_separator_row(cells):
+    if _SEPARATOR_ROW.match(line):
         return
-    for cell in cells:
-        text = cell_text(cell).strip("*_ ")
-        if text and _TOKEN.fullmatch(text) and _name_like(text):
+    for match in _NAME_CELL.finditer(line):
+        text = match["name"]
+        marked = match[0].strip().startswith(("`", "**"))
+        if (marked or not _a_word(text)) and _name_like(text):
             yield Link(text, default_type, LinkKind.ITEM, number)
 
 
 def _names_in(text: str) -> Iterator[str]:
     """The names an item of related material mentions: code and bold spans, and
-    bare tokens that read as names (`alpha_beta`, `notes/x`, `x.md`), not words."""
-    for match in _SPAN.finditer(text):
-        name = (match[1] or match[2]).strip().strip("*`")
-        if _TOKEN.fullmatch(name) and _name_like(name) and not name.startswith("mem:"):
-            yield name
-    plain = _SPAN.sub(" ", re.sub(r"\[[^\]]*\]\([^)]*\)|\[\[[^\]]*\]\]|\S+://\S+", " ", text))
-    for match in _TOKEN.finditer(plain):
-        token = match[0].rstrip(".")
-        if re.search(r"[_/]|\w-\w|\.md$", token, re.I) and _name_like(token):
-            yield token
+    bare tokens that read as names (`alpha_beta`, `notes/x`, `x.md`), not words.
+    Link syntax and URLs are skipped here (they are links of their own)."""
+    for match in _NAMES.finditer(text):
+        span = match["code"] or match["bold"]
+        if span is not None:
+            name = span.strip().strip("*`")
+            if _TOKEN.fullmatch(name) and _name_like(name) and not name.startswith("mem:"):
+                yield name
+        elif match["token"] is not None:
+            token = match["token"].rstrip(".")
+            if _name_like(token):
+                yield token
+
+
+def _a_word(text: str) -> bool:
+    """A plain word (`File`, `yes`, `Count`): a table header or value, not a name."""
+    return text.isalpha()
 
 
 def _name_like(name: str) -> bool:
@@ -199,7 +245,15 @@ def _is_lead(lead: re.Match[str]) -> bool:
     mirror = {"**`": "`**", "`**": "**`"}
     if opening != mirror.get(closing, closing) or not _name_like(lead["name"]):
         return False
-    marked = bool(opening) or lead["name"].lower().endswith(".md")
+    name = lead["name"]
+    if (
+        "`" not in opening + closing
+        and name.isalpha()
+        and name[:1].isupper()
+        and name[1:].islower()
+    ):
+        return False  # `- Status: done`, `- **Keywords**: ...`: a label, not a name
+    marked = bool(opening) or name.lower().endswith(".md")
     return marked or not lead["rest"].strip().startswith(("(", "（"))
 
 
