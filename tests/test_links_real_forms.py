@@ -122,6 +122,10 @@ def test_an_index_table_row_naming_a_memory_is_a_link(
 @pytest.mark.parametrize(
     "text",
     [
+        "The details are in the `alpha_notes` memory.",
+        "See `alpha_notes` for the background.",
+        "Recorded in `.serena/memories/alpha_notes.md` last week.",
+        "詳細は `alpha_notes` を参照。",
         "See `mem:alpha_notes` for the background.",
         "See mem:alpha_notes for the background.",
         "See mem:alpha_notes.md.",
@@ -158,7 +162,7 @@ def test_an_explicit_link_to_no_memory_dangles_but_a_candidate_does_not(
     [
         "We ran gamma twice and alpha_notes was fine.",  # words in a sentence
         "- Run the Gamma tests first",  # a word that is not the entry
-        "- Gamma: the letter (case differs from the memory `gamma`)",
+        "- Gamma: the letter, in another case than the memory name",
         "The R idiom `lapply(X, FUN)` calls FUN(X[[i]]) for each i.",  # code, not a wiki link
         "Calls FUN(X[[gamma]]) in R.",
         "Inline `[[gamma]]` and `[B](gamma.md)` are examples.",

@@ -137,6 +137,8 @@ class Resolver:
         named = self._named(source, link)
         if named is not None:
             return Resolution(LinkStatus.RESOLVED, named)
+        if link.kind.candidate and "/" in target:
+            return _DANGLING  # `docs/x.md` names a place: only its path (above) can match
         if link.kind is not LinkKind.MARKDOWN:
             by_name = self._by_name(strip_md(target.lstrip("/")), strict=link.kind.candidate)
             if by_name.status is LinkStatus.DANGLING and link.kind is LinkKind.MEM_REF:

@@ -79,6 +79,13 @@ _LEAD = re.compile(
 _ITEM_LEAD = re.compile(
     r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?" + _LEAD.pattern.removeprefix("^")
 )
+# A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
+# "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録".
+_PROSE_REF = re.compile(
+    r"`(?P<name>(?:[\w.@-]+/)*memories/[\w.@/-]+)`"
+    r"|(?:(?<![\w])(?:[Ss]ee|memory|memories|[Mm]emory:)\s+)`(?=[\w@])(?P<after>[\w.@/-]+)`"
+    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモリ|を参照|に記録|参照)"
+)
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
 _NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>{_NAME})`?(?:\*\*)?[ \t]*(?=\|)")
 _SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
@@ -134,9 +141,11 @@ def _may_link(line: str) -> bool:
     syntax, a list item whose entry reads as a name, a table row, or a `Related:` label."""
     if "](" in line or "[[" in line or "mem:" in line:
         return True
+    if "`" in line and _PROSE_REF.search(line):
+        return True
     start = line.lstrip()[:1]
-    if start in _ITEM_STARTS:
-        return _ITEM_LEAD.match(line) is not None
+    if start in _ITEM_STARTS and _ITEM.match(line):
+        return _ITEM_LEAD.match(line) is not None or ".md" in line or ".MD" in line
     if start == "|":
         return True
     colon = line.find(":", 0, 36)
@@ -175,9 +184,14 @@ def _line_links(
             return [Link(bare[1], default_type, LinkKind.BARE, number)]
     if "](" in line or "[[" in line or "mem:" in line:
         found.extend(_inline_links(line, default_type, number))
+    if "`" in line:
+        for match in _PROSE_REF.finditer(line):
+            name = match["name"] or match["after"] or match["before"]
+            if _name_like(name):
+                found.append(Link(name, default_type, LinkKind.NAMED, number))
     if body is not None:
-        lead = _LEAD.match(body)
-        if lead and _is_lead(lead):
+        lead = _LEAD.match(body) or _MD_ENTRY.match(body)
+        if lead and ("rest" not in lead.re.groupindex or _is_lead(lead)):
             found.append(Link(lead["name"], default_type, LinkKind.ITEM, number))
         if in_related:
             found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(body))
@@ -255,6 +269,12 @@ def _is_lead(lead: re.Match[str]) -> bool:
         return False  # `- Status: done`, `- **Keywords**: ...`: a label, not a name
     marked = bool(opening) or name.lower().endswith(".md")
     return marked or not lead["rest"].strip().startswith(("(", "（"))
+
+
+# An entry written as a file name (`- **`beta.md`** ✓`): whatever follows it.
+_MD_ENTRY = re.compile(
+    r"^(?:\*\*`|`\*\*|\*\*|`)(?P<name>[\w@.][\w.@/-]*\.[mM][dD])(?:`\*\*|\*\*`|\*\*|`)"
+)
 
 
 def _unique(found: list[Link]) -> Iterator[Link]:
