@@ -139,13 +139,17 @@ def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
 def _may_link(line: str) -> bool:
     """Cheap test that lets most lines skip the scan (outside related material): link
     syntax, a list item whose entry reads as a name, a table row, or a `Related:` label."""
+    if not line or line.isspace():
+        return False
     if "](" in line or "[[" in line or "mem:" in line:
         return True
-    if "`" in line and _PROSE_REF.search(line):
+    if "`" in line and _may_refer(line) and _PROSE_REF.search(line):
         return True
     start = line.lstrip()[:1]
-    if start in _ITEM_STARTS and _ITEM.match(line):
-        return _ITEM_LEAD.match(line) is not None or ".md" in line or ".MD" in line
+    if start in _ITEM_STARTS:
+        entry = _ITEM_ENTRY.match(line)
+        if entry is not None:
+            return entry.end() > entry.end("marker")  # an item: only one whose entry is a name
     if start == "|":
         return True
     colon = line.find(":", 0, 36)
@@ -155,6 +159,18 @@ def _may_link(line: str) -> bool:
 
 
 _ITEM_STARTS = frozenset("-*+0123456789")
+
+
+def _may_refer(line: str) -> bool:
+    """Substring tests that rule out _PROSE_REF for most lines without running it."""
+    return (
+        "memor" in line
+        or "Memor" in line
+        or "ee `" in line
+        or "参照" in line
+        or "に記録" in line
+        or "メモリ" in line
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -184,7 +200,7 @@ def _line_links(
             return [Link(bare[1], default_type, LinkKind.BARE, number)]
     if "](" in line or "[[" in line or "mem:" in line:
         found.extend(_inline_links(line, default_type, number))
-    if "`" in line:
+    if "`" in line and _may_refer(line):
         for match in _PROSE_REF.finditer(line):
             name = match["name"] or match["after"] or match["before"]
             if _name_like(name):
@@ -274,6 +290,11 @@ def _is_lead(lead: re.Match[str]) -> bool:
 # An entry written as a file name (`- **`beta.md`** ✓`): whatever follows it.
 _MD_ENTRY = re.compile(
     r"^(?:\*\*`|`\*\*|\*\*|`)(?P<name>[\w@.][\w.@/-]*\.[mM][dD])(?:`\*\*|\*\*`|\*\*|`)"
+)
+# An item marker, then (optionally) an entry that reads as a name: one match says both.
+_ITEM_ENTRY = re.compile(
+    rf"(?P<marker>{_ITEM.pattern})(?:{_LEAD.pattern.removeprefix('^')}"
+    rf"|{_MD_ENTRY.pattern.removeprefix('^').replace('(?P<name>', '(?:')})?"
 )
 
 
