@@ -242,6 +242,8 @@ def lookup_name(target: str) -> str | None:
     such a link is resolved again whenever any memory comes or goes.
     """
     path = strip_md(target.strip().lstrip("/"))
+    if path and "/" not in path and path not in (".", ".."):
+        return path.casefold()  # a plain name, most links: no path to normalise
     name = posixpath.normpath(path or ".").rpartition("/")[2]
     return None if name in {".", ".."} else name.casefold()
 

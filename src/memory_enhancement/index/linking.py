@@ -12,7 +12,7 @@ import sqlite3
 
 from memory_enhancement.core.links import STORE_PREFIXES, RepoView, Resolver, lookup_name
 from memory_enhancement.core.model import Link, LinkKind
-from memory_enhancement.index.writer import ANY_NAME, chunks, path_key
+from memory_enhancement.index.writer import ANY_NAME, UNMATCHED, chunks, path_key
 
 
 def resolve_links(
@@ -58,20 +58,23 @@ def resolve_links(
         )
     if not affected:
         return
-    rows: list[tuple[int, str, str, str, str]] = []
-    for chunk in chunks(sorted(affected)):
-        rows.extend(
-            conn.execute(
-                "SELECT l.rowid, m.path, l.target, l.kind, l.type FROM links l "
-                "JOIN memories m ON m.id = l.memory_id "
-                f"WHERE l.rowid IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-        )
-    resolver = _resolver_for(conn, store_name, rows, repo)
+    rows: list[tuple[int, str, str, str, str, str | None]] = []
+    select = (
+        "SELECT l.rowid, m.path, l.target, l.kind, l.type, l.status FROM links l "
+        "JOIN memories m ON m.id = l.memory_id"
+    )
+    if len(affected) == conn.execute("SELECT count(*) FROM links").fetchone()[0]:
+        rows.extend(conn.execute(select))  # a full build: one query, not one per 500 rows
+    else:
+        for chunk in chunks(sorted(affected)):
+            marks = ",".join("?" * len(chunk))
+            rows.extend(conn.execute(f"{select} WHERE l.rowid IN ({marks})", chunk))
+    resolver = _resolver_for(conn, store_name, [row[:5] for row in rows], repo)
     updates = []
-    for rowid, source, target, kind, kind_type in rows:
+    for rowid, source, target, kind, kind_type, status in rows:
         found = resolver.resolve(source, Link(target, kind_type, LinkKind(kind)))
+        if found.status.value == status == UNMATCHED:
+            continue  # a candidate that was no link and still is none: nothing to write
         updates.append((found.target, found.status.value, "\x1f".join(found.candidates), rowid))
     conn.executemany(
         "UPDATE links SET resolved = ?, status = ?, candidates = ? WHERE rowid = ?", updates

@@ -23,6 +23,7 @@ def path_key(path: str) -> str:
     return path.rpartition("/")[2].casefold()
 
 
+UNMATCHED = "unmatched"  # a candidate starts as no link; resolution may make it one
 ANY_NAME = "*"  # the key of links whose target name depends on where they are written
 
 
@@ -50,8 +51,8 @@ class Children:
     def flush(self, conn: sqlite3.Connection) -> None:
         conn.executemany("INSERT INTO tags(memory_id, tag) VALUES (?, ?)", self.tags)
         conn.executemany(
-            "INSERT INTO links(memory_id, ord, target, type, kind, line, key) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO links(memory_id, ord, target, type, kind, line, key, status) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             self.links,
         )
         conn.executemany(
@@ -121,7 +122,16 @@ def upsert(
     rows = children or Children()
     rows.tags.extend((memory_id, t) for t in meta.tags)
     rows.links.extend(
-        (memory_id, n, link.target, link.type, link.kind.value, link.line, link_key(link))
+        (
+            memory_id,
+            n,
+            link.target,
+            link.type,
+            link.kind.value,
+            link.line,
+            link_key(link),
+            UNMATCHED if link.kind.candidate else "dangling",
+        )
         for n, link in enumerate(memory.links or ())
     )
     lines = doc.citation_lines if doc else []

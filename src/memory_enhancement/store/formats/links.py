@@ -98,14 +98,18 @@ _TOKEN = re.compile(rf"(?<![\w./@-]){_NAME}")
 _TYPED_PREFIX = "link:"
 
 
-def extract_links(text: str, *, line_offset: int = 0) -> list[Link]:
+def extract_links(text: str, *, line_offset: int = 0, mask: list[bool] | None = None) -> list[Link]:
     """Every link and link candidate written in a markdown body, in document order.
 
     `line_offset` turns 0-based body lines into 1-based lines of the whole file
-    (after a frontmatter block, say).
+    (after a frontmatter block, say); `mask` is the fence mask of these lines when
+    the caller has it already (see markdown.fence_mask).
     """
     lines = text.split("\n")
-    mask = fence_mask(lines)
+    if mask is None or len(mask) < len(lines) - 1:
+        mask = fence_mask(lines)
+    elif len(mask) < len(lines):
+        mask = [*mask, False]  # the empty line after a final newline
     links: list[Link] = []
     section = ""  # the level-2 section (the managed `## Links` / `## Related`)
     related_level = 0  # the level of the heading that opened related material, 0 if none

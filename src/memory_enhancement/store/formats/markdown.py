@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -26,8 +27,9 @@ class Section:
     start: int
     end: int
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """The title as sections are looked up by (asked many times per parse)."""
         return section_key(self.title)
 
 

@@ -131,7 +131,7 @@ class SerenaFormat:
         meta, meta_links = _parse_metadata(doc)
         found_links: tuple[Link, ...] | None = None
         if links:
-            found_links = (*extract_links(text), *meta_links)
+            found_links = (*extract_links(text, mask=mask), *meta_links)
         citations = tuple(e.citation for e in doc.entries)
         doc.citation_lines = [e.line + 1 for e in doc.entries]
         doc.memory = Memory(
