@@ -177,6 +177,13 @@ def test_look_alikes_are_not_links(service: MemoryService, store_dir: Path, text
     assert broken(service) == []
 
 
+def test_a_memory_naming_itself_is_no_link(service: MemoryService, store_dir: Path) -> None:
+    """An info table of the memory `gamma` names its own key: `| Server key | `gamma` |`."""
+    write_all(store_dir, {name: f"# {name}\n" for name in NAMES})
+    write(store_dir, "gamma", "# MCP: gamma\n\n| Server key | `gamma` |\n|---|---|\n")
+    assert _targets(service, "gamma") == []
+
+
 def test_the_tools_own_metadata_bullets_are_never_candidates() -> None:
     text = "# X\n\n## Metadata\n\n- **Created**: 2026-01-01\n- **Tags**: gamma\n"
     assert extract_links(text) == []

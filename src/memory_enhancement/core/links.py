@@ -101,6 +101,8 @@ class Resolver:
             if name.casefold() not in self.by_folded and "memories/" not in name:
                 return _UNMATCHED  # the common case: a list item naming no memory
         found = self._memory(source, link)
+        if link.kind.candidate and found.target == source:
+            return _UNMATCHED  # a memory naming itself (`| Server key | `x` |` in x): no link
         if found.status in (LinkStatus.DANGLING, LinkStatus.EXTERNAL) and self.repo is not None:
             if link.kind in (LinkKind.MEM_ID, LinkKind.MEM_REF) or self._into_store(link):
                 return found
