@@ -9,6 +9,7 @@ appears or vanishes, so only those links are resolved again.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 
 from memory_enhancement.core.links import STORE_PREFIXES, RepoView, Resolver, lookup_name
 from memory_enhancement.core.model import Link, LinkKind
@@ -71,14 +72,23 @@ def resolve_links(
             rows.extend(conn.execute(f"{select} WHERE l.rowid IN ({marks})", chunk))
     resolver = _resolver_for(conn, store_name, [row[:5] for row in rows], repo)
     updates = []
+    kinds = {k.value: k for k in LinkKind}
+    folded = resolver.by_folded
     for rowid, source, target, kind, kind_type, status in rows:
-        found = resolver.resolve(source, Link(target, kind_type, LinkKind(kind)))
+        if status == UNMATCHED and _plain_unknown(target, folded):
+            continue  # a candidate naming no memory stays no link: the common case, kept cheap
+        found = resolver.resolve(source, Link(target, kind_type, kinds[kind]))
         if found.status.value == status == UNMATCHED:
             continue  # a candidate that was no link and still is none: nothing to write
         updates.append((found.target, found.status.value, "\x1f".join(found.candidates), rowid))
     conn.executemany(
         "UPDATE links SET resolved = ?, status = ?, candidates = ? WHERE rowid = ?", updates
     )
+
+
+def _plain_unknown(target: str, folded: Mapping[str, list[str]]) -> bool:
+    """A plain name (no path, no extension) that no memory has, in any case."""
+    return "/" not in target and "." not in target and target.casefold() not in folded
 
 
 SMALL = 2_000  # links; fewer than this are resolved against only the memories they could mean

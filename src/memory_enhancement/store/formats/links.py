@@ -155,7 +155,7 @@ def _may_link(line: str) -> bool:
         if entry is not None:
             return entry.end() > entry.end("marker")  # an item: only one whose entry is a name
     if start == "|":
-        return True
+        return _NAME_CELL.search(line) is not None and not _SEPARATOR_ROW.match(line)
     colon = line.find(":", 0, 36)
     if colon < 0:
         colon = line.find("：", 0, 36)
@@ -269,7 +269,10 @@ def _name_like(name: str) -> bool:
     bare = name.rstrip("/")
     if not bare or len(bare) > 200 or bare.startswith("@") or "@" in bare[1:]:
         return False
-    return not re.fullmatch(r"[\d.,:/-]+|v?\d+(?:\.\d+)+\w*", bare)
+    return not (bare[0].isdigit() or bare[0] == "v") or not _NOT_A_NAME.fullmatch(bare)
+
+
+_NOT_A_NAME = re.compile(r"[\d.,:/-]+|v?\d+(?:\.\d+)+\w*")  # 42, 1.2.3, v2.0rc1, 2025-01-02
 
 
 def _is_lead(lead: re.Match[str]) -> bool:
