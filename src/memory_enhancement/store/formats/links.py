@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from memory_enhancement.core.model import Link, LinkKind, is_url
+from memory_enhancement.store.formats import link_grammar as g
 from memory_enhancement.store.formats.markdown import (
     HEADING,
     fence_mask,
@@ -39,63 +40,6 @@ from memory_enhancement.store.formats.markdown import (
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
-
-MANAGED_LINKS = "links"
-RELATED = "related"
-# The sections the tool writes its own fields into: their bullets are never candidates.
-MANAGED_FIELDS = frozenset({"metadata", "citations"})
-
-# Words of a heading (or of a `Related:` line) that introduce related material.
-# Latin-script words match whole words; CJK ones anywhere in the heading.
-RELATED_WORDS = frozenset(
-    {
-        "related", "see also", "references", "reference", "cross-references",
-        "cross-reference", "further reading", "links", "backlinks",
-        "relacionado", "relacionados", "relacionada", "relacionadas", "ver también",
-        "véase", "veja também", "referencias", "referências", "enlaces",
-        "voir aussi", "liens", "références", "siehe auch", "verwandt", "verweise",
-    }
-)  # fmt: skip
-RELATED_CJK = ("関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고")
-_MAYBE_RELATED = re.compile(
-    "rel|see|ref|link|v[eé]|voir|lien|siehe|verw|enlac|" + "|".join(RELATED_CJK), re.I
-)
-
-_WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
-_MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
-_MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
-_NEEDS_PARSER = re.compile(r"[`\\<&]|!\[")
-_SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
-_ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
-_BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
-# The entry a list item starts with: a name, bare, `backticked` or **bold** (either
-# way round), then the end of the item or a separator before the why.
-_NAME = r"[\w@][\w.@/-]*"
-_LEAD = re.compile(
-    rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
-    r"(?P<rest>$|\s*:(?:\s|$)|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
-)
-# An item whose entry could be a name: the marker, then what _LEAD matches (a prefilter).
-_ITEM_LEAD = re.compile(
-    r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?" + _LEAD.pattern.removeprefix("^")
-)
-# A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
-# "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録".
-_PROSE_REF = re.compile(
-    r"`(?P<name>(?:[\w.@-]+/)*memories/[\w.@/-]+)`"
-    r"|(?:(?<![\w])(?:[Ss]ee|memory|memories|[Mm]emory:)\s+)`(?=[\w@])(?P<after>[\w.@/-]+)`"
-    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモリ|を参照|に記録|参照)"
-)
-# A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
-_NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>{_NAME})`?(?:\*\*)?[ \t]*(?=\|)")
-_SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
-_NAMES = re.compile(
-    r"`(?P<code>[^`\n]+)`|\*\*(?P<bold>[^*\n]+)\*\*"
-    r"|\[[^\]\n]*\]\([^)\n]*\)|\[\[[^\]\n]*\]\]|\S+://\S+"  # links and URLs: skipped
-    r"|(?<![\w./@-])(?P<token>[\w@][\w.@]*(?:[_/-][\w.@/-]*|\.[mM][dD]\b))"
-)
-_TOKEN = re.compile(rf"(?<![\w./@-]){_NAME}")
-_TYPED_PREFIX = "link:"
 
 
 def extract_links(text: str, *, line_offset: int = 0, mask: list[bool] | None = None) -> list[Link]:
@@ -130,9 +74,9 @@ def extract_links(text: str, *, line_offset: int = 0, mask: list[bool] | None = 
         if not (related_level or _may_link(line)):
             continue
         number = i + 1 + line_offset
-        in_related = bool(related_level) or section == RELATED
-        default_type = RELATED if section == RELATED else "link"
-        if section in MANAGED_FIELDS:
+        in_related = bool(related_level) or section == g.RELATED
+        default_type = g.RELATED if section == g.RELATED else "link"
+        if section in g.MANAGED_FIELDS:
             if "](" in line or "[[" in line or "mem:" in line:
                 links.extend(_inline_links(line, default_type, number))
             continue
@@ -147,26 +91,23 @@ def _may_link(line: str) -> bool:
         return False
     if "](" in line or "[[" in line or "mem:" in line:
         return True
-    if "`" in line and _may_refer(line) and _PROSE_REF.search(line):
+    if "`" in line and _may_refer(line) and g.PROSE_REF.search(line):
         return True
     start = line.lstrip()[:1]
-    if start in _ITEM_STARTS:
-        entry = _ITEM_ENTRY.match(line)
+    if start in g.ITEM_STARTS:
+        entry = g.ITEM_ENTRY.match(line)
         if entry is not None:
             return entry.end() > entry.end("marker")  # an item: only one whose entry is a name
     if start == "|":
-        return _NAME_CELL.search(line) is not None and not _SEPARATOR_ROW.match(line)
+        return g.NAME_CELL.search(line) is not None and not g.SEPARATOR_ROW.match(line)
     colon = line.find(":", 0, 36)
     if colon < 0:
         colon = line.find("：", 0, 36)
-    return colon > 0 and _MAYBE_RELATED.search(line, 0, colon) is not None
-
-
-_ITEM_STARTS = frozenset("-*+0123456789")
+    return colon > 0 and g.MAYBE_RELATED.search(line, 0, colon) is not None
 
 
 def _may_refer(line: str) -> bool:
-    """Substring tests that rule out _PROSE_REF for most lines without running it."""
+    """Substring tests that rule out g.PROSE_REF for most lines without running it."""
     return (
         "memor" in line
         or "Memor" in line
@@ -180,37 +121,37 @@ def _may_refer(line: str) -> bool:
 @lru_cache(maxsize=4096)
 def is_related(title: str) -> bool:
     """Whether a heading introduces related material, in any of the languages known."""
-    if not _MAYBE_RELATED.search(title):
+    if not g.MAYBE_RELATED.search(title):
         return False  # most headings and `Label:` lines: one search, no normalising
     text = unicodedata.normalize("NFKC", title).casefold()
-    if any(word in text for word in RELATED_CJK):
+    if any(word in text for word in g.RELATED_CJK):
         return True
     words = " ".join(re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)*", text))
-    return any(f" {word} " in f" {words} " for word in RELATED_WORDS)
+    return any(f" {word} " in f" {words} " for word in g.RELATED_WORDS)
 
 
 def _line_links(
     line: str, section: str, in_related: bool, default_type: str, number: int
 ) -> list[Link]:
     found: list[Link] = []
-    item = _ITEM.match(line)
+    item = g.ITEM.match(line)
     body = line[item.end() :].strip() if item else None
     if body is None:
         if line.lstrip().startswith("|"):
             found.extend(_table_links(line, default_type, number))
-    elif section in (MANAGED_LINKS, RELATED):
-        bare = _BARE_ID.match(body)
+    elif section in (g.MANAGED_LINKS, g.RELATED):
+        bare = g.BARE_ID.match(body)
         if bare:
             return [Link(bare[1], default_type, LinkKind.BARE, number)]
     if "](" in line or "[[" in line or "mem:" in line:
         found.extend(_inline_links(line, default_type, number))
     if "`" in line and _may_refer(line):
-        for match in _PROSE_REF.finditer(line):
+        for match in g.PROSE_REF.finditer(line):
             name = match["name"] or match["after"] or match["before"]
             if _name_like(name):
                 found.append(Link(name, default_type, LinkKind.NAMED, number))
     if body is not None:
-        lead = _LEAD.match(body) or _MD_ENTRY.match(body)
+        lead = g.LEAD.match(body) or g.MD_ENTRY.match(body)
         if lead and ("rest" not in lead.re.groupindex or _is_lead(lead)):
             found.append(Link(lead["name"], default_type, LinkKind.ITEM, number))
         if in_related:
@@ -227,16 +168,16 @@ def _introduces(line: str) -> bool:
         colon = line.find("：", 0, 36)
         if colon < 0:
             return False
-    if not _MAYBE_RELATED.search(line, 0, colon):
+    if not g.MAYBE_RELATED.search(line, 0, colon):
         return False
     return is_related(line[:colon].strip().strip("*_ "))
 
 
 def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
     """An index table: each cell that is a single name is a candidate."""
-    if _SEPARATOR_ROW.match(line):
+    if g.SEPARATOR_ROW.match(line):
         return
-    for match in _NAME_CELL.finditer(line):
+    for match in g.NAME_CELL.finditer(line):
         text = match["name"]
         marked = match[0].strip().startswith(("`", "**"))
         if (marked or not _a_word(text)) and _name_like(text):
@@ -247,11 +188,11 @@ def _names_in(text: str) -> Iterator[str]:
     """The names an item of related material mentions: code and bold spans, and
     bare tokens that read as names (`alpha_beta`, `notes/x`, `x.md`), not words.
     Link syntax and URLs are skipped here (they are links of their own)."""
-    for match in _NAMES.finditer(text):
+    for match in g.NAMES.finditer(text):
         span = match["code"] or match["bold"]
         if span is not None:
             name = span.strip().strip("*`")
-            if _TOKEN.fullmatch(name) and _name_like(name) and not name.startswith("mem:"):
+            if g.TOKEN.fullmatch(name) and _name_like(name) and not name.startswith("mem:"):
                 yield name
         elif match["token"] is not None:
             token = match["token"].rstrip(".")
@@ -269,10 +210,7 @@ def _name_like(name: str) -> bool:
     bare = name.rstrip("/")
     if not bare or len(bare) > 200 or bare.startswith("@") or "@" in bare[1:]:
         return False
-    return not (bare[0].isdigit() or bare[0] == "v") or not _NOT_A_NAME.fullmatch(bare)
-
-
-_NOT_A_NAME = re.compile(r"[\d.,:/-]+|v?\d+(?:\.\d+)+\w*")  # 42, 1.2.3, v2.0rc1, 2025-01-02
+    return not (bare[0].isdigit() or bare[0] == "v") or not g.NOT_A_NAME.fullmatch(bare)
 
 
 def _is_lead(lead: re.Match[str]) -> bool:
@@ -292,17 +230,6 @@ def _is_lead(lead: re.Match[str]) -> bool:
         return False  # `- Status: done`, `- **Keywords**: ...`: a label, not a name
     marked = bool(opening) or name.lower().endswith(".md")
     return marked or not lead["rest"].strip().startswith(("(", "（"))
-
-
-# An entry written as a file name (`- **`beta.md`** ✓`): whatever follows it.
-_MD_ENTRY = re.compile(
-    r"^(?:\*\*`|`\*\*|\*\*|`)(?P<name>[\w@.][\w.@/-]*\.[mM][dD])(?:`\*\*|\*\*`|\*\*|`)"
-)
-# An item marker, then (optionally) an entry that reads as a name: one match says both.
-_ITEM_ENTRY = re.compile(
-    rf"(?P<marker>{_ITEM.pattern})(?:{_LEAD.pattern.removeprefix('^')}"
-    rf"|{_MD_ENTRY.pattern.removeprefix('^').replace('(?P<name>', '(?:')})?"
-)
 
 
 def _unique(found: list[Link]) -> Iterator[Link]:
@@ -369,9 +296,9 @@ def _simple_links(line: str, default_type: str, number: int) -> list[Link] | Non
     (`- [title](other.md)`), and skipping the parser there is most of what makes
     indexing fast; any other line goes to markdown-it.
     """
-    if _NEEDS_PARSER.search(line):
+    if g.NEEDS_PARSER.search(line):
         return None
-    matches = list(_SIMPLE_LINK.finditer(line))
+    matches = list(g.SIMPLE_LINK.finditer(line))
     if len(matches) != line.count("]("):
         return None
     links: list[Link] = []
@@ -388,8 +315,8 @@ def _simple_links(line: str, default_type: str, number: int) -> list[Link] | Non
 
 def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link | None:
     """`[text](other.md)`: a memory or a file of the repository; URLs and anchors are neither."""
-    if label.startswith(_TYPED_PREFIX):
-        kind = label[len(_TYPED_PREFIX) :].strip() or "link"
+    if label.startswith(g.TYPED_PREFIX):
+        kind = label[len(g.TYPED_PREFIX) :].strip() or "link"
         target = unquote(href.split("#", 1)[0]).strip()
         return Link(target, kind, LinkKind.TYPED, line) if target else None
     if label.startswith("cite:") or is_url(href) or href.startswith(("mailto:", "#")):
@@ -404,11 +331,11 @@ def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link 
 
 def _text_links(text: str, default_type: str, line: int) -> Iterator[Link]:
     found = []
-    for match in _WIKI.finditer(text):
+    for match in g.WIKI.finditer(text):
         target = match[1].strip()
         if target:
             found.append((match.start(), Link(target, default_type, LinkKind.WIKI, line)))
-    for match in _MEM_ID.finditer(text):
+    for match in g.MEM_ID.finditer(text):
         found.append((match.start(), Link(f"mem:{match[1]}", default_type, LinkKind.MEM_ID, line)))
     for at, link in _mem_ref_matches(text, default_type, line):
         found.append((at, link))
@@ -424,7 +351,7 @@ def _mem_refs(text: str, default_type: str, line: int) -> Iterator[Link]:
 
 def _mem_ref_matches(text: str, default_type: str, line: int) -> Iterator[tuple[int, Link]]:
     """`mem:beta`, `mem:notes/beta.md`: a memory by name or path (or a citation ID)."""
-    for match in _MEM_REF.finditer(text):
+    for match in g.MEM_REF.finditer(text):
         target = match[1].rstrip(".,;:")
         if target:
             yield match.start(), Link(target, default_type, LinkKind.MEM_REF, line)

@@ -43,7 +43,8 @@ from memory_enhancement.store.formats.base import (
     as_lines,
     content_of,
 )
-from memory_enhancement.store.formats.links import RELATED, extract_links
+from memory_enhancement.store.formats.link_grammar import RELATED
+from memory_enhancement.store.formats.links import extract_links
 
 CITATIONS, LINKS, METADATA = "citations", "links", "metadata"
 MANAGED = (CITATIONS, LINKS, METADATA)

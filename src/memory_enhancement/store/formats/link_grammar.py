@@ -1,0 +1,74 @@
+"""What the link scan looks for: keyword lists and patterns (see links.py for how).
+
+Kept apart from the scan so the grammar can be read, and extended (a language's
+related-material words, a new entry style), in one place.
+"""
+
+from __future__ import annotations
+
+import re
+
+MANAGED_LINKS = "links"
+RELATED = "related"
+# The sections the tool writes its own fields into: their bullets are never candidates.
+MANAGED_FIELDS = frozenset({"metadata", "citations"})
+
+# Words of a heading (or of a `Related:` line) that introduce related material.
+# Latin-script words match whole words; CJK ones anywhere in the heading.
+RELATED_WORDS = frozenset(
+    {
+        "related", "see also", "references", "reference", "cross-references",
+        "cross-reference", "further reading", "links", "backlinks",
+        "relacionado", "relacionados", "relacionada", "relacionadas", "ver también",
+        "véase", "veja também", "referencias", "referências", "enlaces",
+        "voir aussi", "liens", "références", "siehe auch", "verwandt", "verweise",
+    }
+)  # fmt: skip
+RELATED_CJK = ("関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고")
+MAYBE_RELATED = re.compile(
+    "rel|see|ref|link|v[eé]|voir|lien|siehe|verw|enlac|" + "|".join(RELATED_CJK), re.I
+)
+
+WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
+MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
+NEEDS_PARSER = re.compile(r"[`\\<&]|!\[")
+SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
+ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
+# The entry a list item starts with: a name, bare, `backticked` or **bold** (either
+# way round), then the end of the item or a separator before the why.
+NAME = r"[\w@][\w.@/-]*"
+LEAD = re.compile(
+    rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
+    r"(?P<rest>$|\s*:(?:\s|$)|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
+)
+# A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
+# "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録".
+PROSE_REF = re.compile(
+    r"`(?P<name>(?:[\w.@-]+/)*memories/[\w.@/-]+)`"
+    r"|(?:(?<![\w])(?:[Ss]ee|memory|memories|[Mm]emory:)\s+)`(?=[\w@])(?P<after>[\w.@/-]+)`"
+    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモリ|を参照|に記録|参照)"
+)
+# A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
+NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>{NAME})`?(?:\*\*)?[ \t]*(?=\|)")
+SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+NAMES = re.compile(
+    r"`(?P<code>[^`\n]+)`|\*\*(?P<bold>[^*\n]+)\*\*"
+    r"|\[[^\]\n]*\]\([^)\n]*\)|\[\[[^\]\n]*\]\]|\S+://\S+"  # links and URLs: skipped
+    r"|(?<![\w./@-])(?P<token>[\w@][\w.@]*(?:[_/-][\w.@/-]*|\.[mM][dD]\b))"
+)
+TOKEN = re.compile(rf"(?<![\w./@-]){NAME}")
+TYPED_PREFIX = "link:"
+NOT_A_NAME = re.compile(r"[\d.,:/-]+|v?\d+(?:\.\d+)+\w*")  # 42, 1.2.3, v2.0rc1, 2025-01-02
+ITEM_STARTS = frozenset("-*+0123456789")
+
+# An entry written as a file name (`- **`beta.md`** ✓`): whatever follows it.
+MD_ENTRY = re.compile(
+    r"^(?:\*\*`|`\*\*|\*\*|`)(?P<name>[\w@.][\w.@/-]*\.[mM][dD])(?:`\*\*|\*\*`|\*\*|`)"
+)
+# An item marker, then (optionally) an entry that reads as a name: one match says both.
+ITEM_ENTRY = re.compile(
+    rf"(?P<marker>{ITEM.pattern})(?:{LEAD.pattern.removeprefix('^')}"
+    rf"|{MD_ENTRY.pattern.removeprefix('^').replace('(?P<name>', '(?:')})?"
+)
