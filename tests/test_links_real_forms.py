@@ -240,6 +240,17 @@ def test_links_to_repository_files_are_repository_links_never_dangling(
     ]
 
 
+def test_get_lists_links_between_memories_not_repository_files(
+    in_repo: tuple[MemoryService, Path],
+) -> None:
+    service, store = in_repo
+    write_all(store, {name: f"# {name}\n" for name in NAMES})
+    write(store, "source", "# Source\n\n- `CLAUDE.md` - rules\n- `gamma` - why\n- Plain words\n")
+    service.list_memories()  # a synced index (a cold `get` indexes only its own memory)
+    links = service.get("source", action=None).memory.links
+    assert [(link.target, link.kind) for link in links or ()] == [("gamma", LinkKind.ITEM)]
+
+
 def test_a_missing_repository_file_is_reported_as_missing_not_dangling(
     in_repo: tuple[MemoryService, Path],
 ) -> None:

@@ -348,12 +348,17 @@ class Index:
 
         `get` reads the file without extracting links and takes them from the index
         row it just checked is current: same result, no markdown parser to load.
+        Only links between memories: candidates that name nothing and links to
+        repository files (`links` reports those whose file is missing) are left out.
+        On an index never synced whole, a candidate naming a memory not indexed yet
+        counts as naming nothing until the next full sync (any listing or search).
         """
         with self.connect(sync=False) as conn:
             rows = conn.execute(
                 "SELECT l.target, l.type, l.kind, l.line FROM links l "
                 "JOIN memories m ON m.id = l.memory_id "
-                "WHERE m.path = ? AND l.status IS NOT 'unmatched' ORDER BY l.ord",
+                "WHERE m.path = ? AND l.status NOT IN ('unmatched', 'repository', 'missing') "
+                "ORDER BY l.ord",
                 (path,),
             ).fetchall()
         return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
