@@ -75,6 +75,16 @@ MIGRATIONS = [
         expires_at TEXT NOT NULL
     );
     """,
+    # Issue 17: what git blame and the code at the memory line's commit said about a
+    # memory file's prose mentions, kept while the file (its blob hash) is unchanged.
+    """
+    CREATE TABLE mention_history (
+        path TEXT PRIMARY KEY,
+        blob TEXT NOT NULL,
+        head TEXT,
+        data TEXT NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]
 
 

@@ -1,0 +1,486 @@
+"""Prose mentions verified as citations written when their memory line was.
+
+`src/app.py:42` in a memory has no snippet, so on its own it could only be
+checked against the file's length: a mention whose line moved, changed, or was
+wrong from the start would pass. Git knows better. For a memory file tracked in
+the repository it describes, `git blame` gives the commit that last changed
+the line holding the mention, and that commit's tree gives what line 42 said
+then. The mention then becomes a citation with that snippet, verified at that
+commit by the same Verifier as every citation: valid, moved (to where), moved
+with a rename, stale (quoting then and now), missing. Before that, history
+settles what needs no diff: the line was past the end of the file even then
+(`out_of_range`: wrong when written), the path names several files
+(`ambiguous`, with candidates), the file lies in a submodule that is not
+checked out (`in_submodule`), or no file ever had that path (`missing`).
+
+A memory line not committed yet is checked against the work tree as written.
+A memory file outside any repository, or untracked, has no history: the line
+count is all that can be checked, and the verdict says so (`unchecked`).
+What git answers is kept per memory file (verify/blame.py), so a rerun on
+unchanged memories asks it again only for the diffs every citation needs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeGuard
+
+from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.mentions import (
+    URL,
+    FileList,
+    Mention,
+    Resolution,
+    find_mentions,
+    normalize,
+    remote_repository,
+)
+from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.blame import Cached, GitHistory, MentionCache, blob_hash
+from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.repo import Repository
+from memory_enhancement.verify.verifier import Verifier
+
+_CACHE_VERSION = 1
+MAX_WALKED_FILES = 200_000
+# What history says a mention cited (`_Then.kind`).
+TEXT, PAST_END, AMBIGUOUS, SUBMODULE, ABSENT, OUTSIDE, UNREADABLE, UNCOMMITTED = (
+    "text", "past_end", "ambiguous", "submodule", "absent", "outside", "unreadable", "uncommitted",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Then:
+    """What one mention cited when its memory line was last changed (commit)."""
+
+    commit: str | None
+    kind: str
+    path: str | None = None  # the file it resolved to then
+    text: str | None = None  # the cited lines then, joined by newlines
+    lines: int = 0  # the file's length then
+    candidates: tuple[str, ...] = ()
+
+    def encode(self) -> list[Any]:
+        return [self.commit, self.kind, self.path, self.text, self.lines, list(self.candidates)]
+
+    @classmethod
+    def decode(cls, row: list[Any]) -> _Then:
+        commit, kind, path, text, lines, candidates = row
+        return cls(commit, kind, path, text, int(lines), tuple(candidates))
+
+
+@dataclass
+class _Found:
+    """One memory's mentions, and the memory file they were read from."""
+
+    memory: Memory
+    mentions: list[Mention]
+    file: str  # relative to the git work tree ("" when outside it)
+    folder: str  # the memory's folder relative to the repository root (for ../ links)
+    blob: str
+
+
+@dataclass
+class MentionChecker:
+    """Checks the prose mentions of a batch of one store's memories."""
+
+    store: Store
+    repo: Repository
+    git: Git | None
+    state: State
+    _history: GitHistory | None = field(default=None, repr=False)
+    _listed: FileList | None = field(default=None, repr=False)
+
+    def check(
+        self, verifier: Verifier, batch: Sequence[Verifiable]
+    ) -> list[tuple[CitationCheck, ...]]:
+        """Per memory of the batch (in order), the verdicts on its prose mentions."""
+        found = [self._read(memory) for memory, _, _ in batch]
+        if not any(f is not None and f.mentions for f in found):
+            return [() for _ in batch]
+        self._history = GitHistory(self.git) if self.git is not None else None
+        try:
+            thens = self._then_all([f for f in found if f is not None and f.mentions])
+            return self._judge(verifier, found, thens)
+        finally:
+            if self._history is not None:
+                self._history.close()
+            self._history = None
+
+    # -- reading the mentions -------------------------------------------------------
+
+    def _read(self, memory: Memory) -> _Found | None:
+        """The memory's mentions, read from its file as it is on disk (the content the
+        index holds first tells cheaply whether there are any)."""
+        if not memory.content or not find_mentions(memory.content):
+            return None
+        try:
+            data, _ = self.store.read_bytes(memory.path)
+        except MemoryToolError:  # unreadable now: the index already reports it
+            return None
+        declared = {c.ref for c in memory.meta.citations}
+        text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
+        mentions = [m for m in find_mentions(text) if m.ref_text not in declared]
+        file = os.path.abspath(self.store.root / (memory.path + ".md"))
+        folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
+        folder = "" if folder == "." or folder.startswith("..") else folder
+        inside = ""
+        if self.git is not None:
+            rel = os.path.relpath(file, self.git.toplevel)
+            inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
+        return _Found(memory, mentions, inside, folder, blob_hash(data))
+
+    # -- history --------------------------------------------------------------------
+
+    def _then_all(self, found: list[_Found]) -> dict[str, dict[str, _Then]]:
+        """Per memory file (work-tree path), what each mention (`line:column`) cited then;
+        files without history (untracked, outside the repository) are left out."""
+        history, git = self._history, self.git
+        if history is None or git is None:
+            return {}
+        files = [f for f in found if f.file]
+        cache = MentionCache(self.state)
+        cached = cache.load([f.file for f in files])
+        head = git.head()
+        out: dict[str, dict[str, _Then]] = {}
+        fresh: dict[str, Cached] = {}
+        tracked: set[str] | None = None
+        for item in files:
+            hit = cached.get(item.file)
+            if (
+                hit is not None
+                and hit.blob == item.blob
+                and hit.head in (None, head)
+                and hit.data.get("v") == _CACHE_VERSION
+            ):
+                out[item.file] = {k: _Then.decode(v) for k, v in hit.data["m"].items()}
+                continue
+            if tracked is None:
+                tracked = self._tracked_memories(files)
+            if item.file not in tracked:
+                continue  # untracked: no history
+            blamed = history.blame(item.file, {m.line for m in item.mentions})
+            if blamed is None:
+                continue
+            thens = {_key(m): self._then(blamed.get(m.line), m, item.folder) for m in item.mentions}
+            out[item.file] = thens
+            pending = any(t.commit is None for t in thens.values())
+            data = {"v": _CACHE_VERSION, "m": {k: t.encode() for k, t in thens.items()}}
+            fresh[item.file] = Cached(item.blob, head if pending else None, data)
+        cache.save(fresh)
+        return out
+
+    def _tracked_memories(self, files: list[_Found]) -> set[str]:
+        """Which of these memory files git tracks (one `git ls-files` for their folders)."""
+        assert self.git is not None
+        folders = sorted({os.path.dirname(f.file) or "." for f in files})
+        try:
+            out = self.git.run("ls-files", "-z", "--full-name", "--", *folders)
+        except GitError:
+            return set()
+        return set(out.split("\0"))
+
+    def _then(self, commit: str | None, mention: Mention, folder: str) -> _Then:
+        """What the mention cited at the commit that last changed its memory line."""
+        history = self._history
+        assert history is not None
+        if commit is None:
+            return _Then(None, UNCOMMITTED)
+        where = self._resolve_at(commit, mention.path, folder)
+        if where.outside:
+            return _Then(commit, OUTSIDE)
+        if where.submodule is not None:
+            return _Then(commit, SUBMODULE, where.submodule)
+        if where.candidates:
+            return _Then(commit, AMBIGUOUS, candidates=where.candidates)
+        if where.path is None:
+            return _Then(commit, ABSENT)
+        lines = history.read(commit, where.path)
+        if lines is None:
+            return _Then(commit, UNREADABLE, where.path)
+        start, end = _span(mention)
+        if end > len(lines):
+            return _Then(commit, PAST_END, where.path, lines=len(lines))
+        text = "\n".join(lines[start - 1 : end])
+        return _Then(commit, TEXT, where.path, text, len(lines))
+
+    def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
+        """The file a path as written named at a commit: that path from the root, else the
+        one file ending with it, else the candidates.
+
+        The work tree's files ending with it are tried first (cheap, and usually the
+        same files); the commit's whole tree is listed only when they do not all
+        exist at that commit (a file renamed or deleted since, or added later).
+        """
+        history = self._history
+        assert history is not None
+        path = normalize(written, folder)
+        if path is None:
+            return Resolution(outside=True)
+        now = history.files_now()
+        link = now.submodule_of(path)
+        if link is not None:
+            return Resolution(submodule=link)
+        if history.exists(commit, path):
+            return Resolution(path)
+        today = now.by_suffix(path)
+        named = [today.path] if today.path is not None else list(today.candidates)
+        if named and all(history.exists(commit, p) for p in named):
+            return today
+        return history.files_at(commit).resolve(written, folder)
+
+    # -- verdicts -------------------------------------------------------------------
+
+    def _judge(
+        self, verifier: Verifier, found: list[_Found | None], thens: dict[str, dict[str, _Then]]
+    ) -> list[tuple[CitationCheck, ...]]:
+        """Decide what needs no diff at once; verify the rest together, as citations at
+        their commits (so the Verifier asks git one diff per commit, not per mention)."""
+        origin = None
+        if self._history is not None and any(
+            m.form == URL for f in found if f is not None for m in f.mentions
+        ):
+            origin = remote_repository(self._history.origin() or "")
+        drafts: list[list[CitationCheck | _Ask]] = []
+        for item in found:
+            row: list[CitationCheck | _Ask] = []
+            for mention in item.mentions if item is not None else ():
+                assert item is not None
+                if mention.form == URL and (origin is None or mention.repository != origin):
+                    row.append(_other_repository(mention, origin))
+                    continue
+                then = thens.get(item.file, {}).get(_key(mention)) if item.file else None
+                row.append(self._decide(mention, then, item.folder))
+            drafts.append(row)
+        asked = [
+            Memory(
+                str(n),
+                "",
+                MemoryMeta(citations=tuple(d.citation for d in row if isinstance(d, _Ask))),
+            )
+            for n, row in enumerate(drafts)
+        ]
+        answers = iter(r.checks for r in verifier.verify_memories(asked))
+        out = []
+        for row in drafts:
+            checks = iter(next(answers))
+            out.append(
+                tuple(d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row)
+            )
+        return out
+
+    def _decide(self, mention: Mention, then: _Then | None, folder: str) -> CitationCheck | _Ask:
+        """A verdict from history alone, or the citation to verify."""
+        if then is None:
+            return self._line_count(mention, folder, committed=False)
+        commit = then.commit
+        if then.kind == UNCOMMITTED or commit is None:
+            return self._line_count(mention, folder, committed=True)
+        start, end = _span(mention)
+        plain = Citation(mention.path, start, _end(start, end))
+        when = f"when the memory line was written ({commit[:7]})"
+        if then.kind == OUTSIDE:
+            return _check(mention, plain, Verdict.MISSING, "the path leaves the repository", commit)
+        if then.kind == SUBMODULE:
+            return _submodule(mention, plain, then.path or "", self.repo, commit)
+        if then.kind == AMBIGUOUS:
+            return _ambiguous(mention, plain, then.candidates, commit)
+        cited = replace(plain, target=then.path or mention.path)
+        if then.kind == PAST_END:
+            reason = (
+                f"line {end} was already past the end of {then.path} ({then.lines} lines) "
+                f"{when}: wrong when written"
+            )
+            return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+        if then.kind == UNREADABLE:
+            return _check(mention, cited, Verdict.INVALID, f"not a text file {when}", commit)
+        if then.kind == ABSENT:
+            return self._added_later(mention, plain, commit, folder)
+        return _Ask(mention, then, replace(cited, snippet=then.text, commit=commit))
+
+    def _added_later(
+        self, mention: Mention, plain: Citation, commit: str, folder: str
+    ) -> CitationCheck | _Ask:
+        """No such file when the memory line was written: if one exists now, the code was
+        committed after the memory, so it is read at the commit that added it."""
+        history = self._history
+        now = self._files_now().resolve(mention.path, folder)
+        if now.candidates:
+            return _ambiguous(mention, plain, now.candidates, commit)
+        start, end = _span(mention)
+        if now.path is not None and history is not None:
+            added = history.added_after(commit, now.path)
+            lines = history.read(added, now.path) if added else None
+            if added and lines is not None:
+                cited = replace(plain, target=now.path)
+                if end > len(lines):
+                    reason = (
+                        f"line {end} was past the end of {now.path} ({len(lines)} lines) when "
+                        f"it was added ({added[:7]}), after the memory line ({commit[:7]})"
+                    )
+                    return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+                text = "\n".join(lines[start - 1 : end])
+                then = _Then(added, TEXT, now.path, text, len(lines))
+                prefix = f"file added after the memory line ({added[:7]}); "
+                return _Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
+        reason = (
+            f"no file {mention.path} in the repository, now or when the memory line was "
+            f"written ({commit[:7]})"
+        )
+        return _check(mention, plain, Verdict.MISSING, reason, commit)
+
+    def _line_count(self, mention: Mention, folder: str, *, committed: bool) -> CitationCheck:
+        """Without history, or for a memory line not committed yet: does the file have
+        those lines now. Without history that is all it says (`unchecked`); a line not
+        committed yet describes the work tree as it is, so it is `valid`."""
+        start, end = _span(mention)
+        plain = Citation(mention.path, start, _end(start, end))
+        where = self._files_now().resolve(mention.path, folder)
+        if not (where.found or where.candidates or where.outside or where.submodule):
+            path = normalize(mention.path, folder)
+            if path is not None and self.repo.read(path).is_text:
+                where = Resolution(path)  # untracked, or no git to list the files
+        if where.outside:
+            return _check(mention, plain, Verdict.MISSING, "the path leaves the repository")
+        if where.submodule is not None:
+            return _submodule(mention, plain, where.submodule, self.repo, None)
+        if where.candidates:
+            return _ambiguous(mention, plain, where.candidates, None)
+        if where.path is None:
+            return _check(mention, plain, Verdict.MISSING, f"{mention.path} not found")
+        cited = replace(plain, target=where.path)
+        source = self.repo.read(where.path)
+        if not source.is_text:
+            return _check(mention, cited, Verdict.INVALID, source.reason)
+        if end > len(source.lines):
+            reason = f"line {end} is past the end of {where.path} ({len(source.lines)} lines)"
+            if committed:
+                reason += " (memory line not committed yet)"
+            return _check(mention, cited, Verdict.OUT_OF_RANGE, reason)
+        if committed:
+            reason = "memory line not committed yet: checked against the work tree as written"
+            return _check(mention, cited, Verdict.VALID, reason, current=where.path)
+        reason = "no history (memory file not tracked by git): only the line count was checked"
+        return _check(mention, cited, Verdict.UNCHECKED, reason, current=where.path)
+
+    def _files_now(self) -> FileList:
+        """The repository's files now: git's list, or a walk of the folder without git."""
+        if self._listed is None:
+            if self._history is not None:
+                self._listed = self._history.files_now()
+            elif self.git is not None:
+                self._listed = GitHistory(self.git).files_now()  # no process left to close
+            else:
+                self._listed = FileList(_walk(self.repo.root))
+        return self._listed
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """A mention to be verified as a citation at its commit, and how to tell the answer."""
+
+    mention: Mention
+    then: _Then
+    citation: Citation
+    prefix: str = ""
+
+    def explain(self, check: CitationCheck) -> CitationCheck:
+        """The Verifier's verdict told as a mention's: when it was written, and what the
+        line said then next to what it says now."""
+        reason = check.reason
+        commit = (self.citation.commit or "")[:7]
+        if check.status is Verdict.STALE and self.then.text is not None:
+            first = self.then.text.split("\n", 1)[0].strip()
+            reason += f"; when written ({commit}) it read `{_short(first)}`"
+        elif check.status is Verdict.MISSING and check.renamed_to is None:
+            reason = (
+                f"{self.citation.target} was deleted after the memory line was written ({commit})"
+            )
+        elif check.status is Verdict.VALID and not reason:
+            reason = f"unchanged since the memory line was written ({commit})"
+        return replace(
+            check, reason=self.prefix + reason, mention=self.mention, written_in=self.then.commit
+        )
+
+
+def _check(
+    mention: Mention,
+    citation: Citation,
+    status: Verdict,
+    reason: str,
+    commit: str | None = None,
+    candidates: tuple[str, ...] = (),
+    current: str | None = None,
+) -> CitationCheck:
+    line = citation.line if current else None
+    return CitationCheck(
+        citation, status, current, line, reason, None, mention, commit, tuple(candidates)
+    )
+
+
+def _asks(draft: CitationCheck | _Ask) -> TypeGuard[_Ask]:
+    return isinstance(draft, _Ask)
+
+
+def _ambiguous(
+    mention: Mention, citation: Citation, candidates: tuple[str, ...], commit: str | None
+) -> CitationCheck:
+    names = ", ".join(candidates[:5]) + (" …" if len(candidates) > 5 else "")
+    reason = f"{mention.path} names {len(candidates)} files: {names}"
+    return _check(mention, citation, Verdict.AMBIGUOUS, reason, commit, candidates)
+
+
+def _submodule(
+    mention: Mention, citation: Citation, link: str, repo: Repository, commit: str | None
+) -> CitationCheck:
+    folder = repo.resolve(link)
+    checked_out = folder is not None and folder.is_dir() and any(folder.iterdir())
+    state = "its history is its own" if checked_out else "not checked out"
+    reason = f"in submodule {link} ({state})"
+    return _check(mention, citation, Verdict.IN_SUBMODULE, reason, commit)
+
+
+def _other_repository(mention: Mention, origin: str | None) -> CitationCheck:
+    start, end = _span(mention)
+    citation = Citation(mention.path, start, _end(start, end))
+    if origin is None:
+        reason = f"a link into {mention.repository}; no origin remote to tell if it is this one"
+    else:
+        reason = f"a link into another repository ({mention.repository})"
+    return _check(mention, citation, Verdict.SKIPPED, reason)
+
+
+def _span(mention: Mention) -> tuple[int, int]:
+    end = mention.end if mention.end is not None else mention.start
+    return min(mention.start, end), max(mention.start, end)
+
+
+def _end(start: int, end: int) -> int | None:
+    return end if end != start else None
+
+
+def _key(mention: Mention) -> str:
+    return f"{mention.line}:{mention.column}"
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = text.replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _walk(root: os.PathLike[str] | str) -> Iterator[str]:
+    """The files under a folder that is not a git repository (hidden folders skipped)."""
+    count = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in names:
+            yield name if rel == "." else f"{rel}/{name}"
+            count += 1
+            if count >= MAX_WALKED_FILES:
+                return
