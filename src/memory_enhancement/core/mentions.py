@@ -270,16 +270,19 @@ class FileList:
 def normalize(written: str, folder: str = "") -> str | None:
     """A path as written made repository-relative; None when it leaves the repository.
 
-    A leading `/` is the repository root (as in GitHub links); `./` and `../`
-    are relative to the memory's folder; `~` and a leading `@` (an editor's
-    file reference) are dropped or refused.
+    A leading `/` or `./` is the repository root (as in GitHub links and in
+    prose); `../` climbs from the memory's folder (a markdown link in the memory
+    file); `~` leaves the repository; a leading `@` (an editor's file reference)
+    is dropped.
     """
     path = written.removeprefix("@")
     if path.startswith("~"):
         return None
+    while path.startswith("./"):
+        path = path[2:]
     if path.startswith("/"):
         path = path.lstrip("/")
-    elif path.startswith(("./", "../")):
+    elif path.startswith("../"):
         path = posixpath.join(folder, path)
     if ".." in path.split("/") or path.startswith("./"):
         path = posixpath.normpath(path)

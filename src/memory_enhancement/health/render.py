@@ -110,7 +110,7 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
         lines += [
             f"### Needs attention ({len(attention)}, most urgent first)",
             "",
-            "| # | Memory | Status | Confidence | Citations and mentions ok / moved / failing "
+            "| # | Memory | Status | Confidence | Citations ok / moved / failing "
             "| Last verified | Uses |",
             "|--:|--------|--------|-----------:|----------:|---------------|-----:|",
         ]

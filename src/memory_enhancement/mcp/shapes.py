@@ -249,6 +249,7 @@ class MemoryHealthOut(TypedDict):
     uses: int
     reinforcements: int
     citations: dict[str, int]
+    mentions: dict[str, int]
     dangling_links: int
     problems: list[ProblemOut]
 

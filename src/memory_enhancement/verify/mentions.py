@@ -47,7 +47,7 @@ from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
 _CACHE_VERSION = 1
-MAX_WALKED_FILES = 200_000
+MAX_WALKED_FILES = 50_000
 # What history says a mention cited (`_Then.kind`).
 TEXT, PAST_END, AMBIGUOUS, SUBMODULE, ABSENT, OUTSIDE, UNREADABLE, UNCOMMITTED = (
     "text", "past_end", "ambiguous", "submodule", "absent", "outside", "unreadable", "uncommitted",
@@ -251,7 +251,8 @@ class MentionChecker:
             row: list[CitationCheck | _Ask] = []
             for mention in item.mentions if item is not None else ():
                 assert item is not None
-                if mention.form == URL and (origin is None or mention.repository != origin):
+                into = (mention.repository or "").lower()
+                if mention.form == URL and (origin is None or into != origin):
                     row.append(_other_repository(mention, origin))
                     continue
                 then = thens.get(item.file, {}).get(_key(mention)) if item.file else None
