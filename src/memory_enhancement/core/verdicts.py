@@ -55,6 +55,7 @@ class CitationCheck:
     mention: Mention | None = None
     written_in: str | None = None
     candidates: tuple[str, ...] = ()
+    current_end: int | None = None  # where a range ends now, when it did not just move
 
     @property
     def anchored(self) -> bool:
@@ -66,6 +67,8 @@ class CitationCheck:
         c = self.citation
         if c.end_line is None or c.line is None or self.current_line is None:
             return None
+        if self.current_end is not None:
+            return self.current_end
         return self.current_line + (c.end_line - c.line)
 
 

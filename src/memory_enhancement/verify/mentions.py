@@ -42,7 +42,7 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.blame import Cached, GitHistory, MentionCache, blob_hash
-from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.git import Git, GitError, LineMap
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
@@ -259,21 +259,52 @@ class MentionChecker:
                 row.append(self._decide(mention, then, item.folder))
             drafts.append(row)
         asked = [
-            Memory(
-                str(n),
-                "",
-                MemoryMeta(citations=tuple(d.citation for d in row if isinstance(d, _Ask))),
-            )
+            Memory(str(n), "", MemoryMeta(citations=tuple(d.citation for d in row if _asks(d))))
             for n, row in enumerate(drafts)
         ]
         answers = iter(r.checks for r in verifier.verify_memories(asked))
-        out = []
+        judged = []
         for row in drafts:
             checks = iter(next(answers))
-            out.append(
-                tuple(d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row)
+            judged.append(
+                [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
             )
-        return out
+        self._by_line_maps(drafts, judged)
+        return [tuple(row) for row in judged]
+
+    def _by_line_maps(
+        self, drafts: list[list[CitationCheck | _Ask]], judged: list[list[CitationCheck]]
+    ) -> None:
+        """Where a snippet cannot tell, git's diff from the mention's commit does.
+
+        A blank cited line has no text to look for, so the Verifier can only say
+        the line exists; and a range with lines inserted inside it no longer holds
+        its snippet in one piece, though none of its lines changed. For both, the
+        diff says where each cited line went: all kept is valid or moved (a grown
+        range ends further down), any changed or deleted is stale.
+        """
+        if self.git is None:
+            return
+        wanted: list[tuple[int, int, _Ask]] = []
+        for r, row in enumerate(drafts):
+            for n, draft in enumerate(row):
+                if not _asks(draft):
+                    continue
+                check = judged[r][n]
+                blank = not "".join((draft.then.text or "").split())
+                grown = check.status is Verdict.STALE and draft.citation.end_line is not None
+                if (blank or grown) and check.status is not Verdict.MISSING:
+                    wanted.append((r, n, draft))
+        by_commit: dict[str, set[str]] = {}
+        for _, _, draft in wanted:
+            by_commit.setdefault(draft.citation.commit or "", set()).add(draft.citation.target)
+        maps = {c: self.git.line_maps(c, paths) for c, paths in by_commit.items() if c}
+        for r, n, draft in wanted:
+            citation = draft.citation
+            line_map = maps.get(citation.commit or "", {}).get(citation.target)
+            decided = _followed(judged[r][n], citation, line_map, self.repo)
+            if decided is not None:
+                judged[r][n] = decided
 
     def _decide(self, mention: Mention, then: _Then | None, folder: str) -> CitationCheck | _Ask:
         """A verdict from history alone, or the citation to verify."""
@@ -422,6 +453,43 @@ def _check(
     return CitationCheck(
         citation, status, current, line, reason, None, mention, commit, tuple(candidates)
     )
+
+
+def _followed(
+    check: CitationCheck, citation: Citation, line_map: LineMap | None, repo: Repository
+) -> CitationCheck | None:
+    """The verdict git's line map gives a mention (see `_by_line_maps`); None to keep
+    the Verifier's. No map for a tracked file means it did not change since."""
+    start = citation.line or 1
+    end = citation.end_line or start
+    path = line_map.new_path if line_map is not None else citation.target
+    if not repo.read(path).is_text:
+        return None
+    now = [line_map.forward(n) if line_map is not None else n for n in range(start, end + 1)]
+    renamed = path if path != citation.target else None
+    since = (citation.commit or "")[:7]
+    if any(n is None for n in now):
+        gone = next(n for n, at in zip(range(start, end + 1), now, strict=True) if at is None)
+        blank = not "".join((citation.snippet or "").split())
+        what = "blank when written" if blank and end == start else "cited"
+        reason = f"line {gone} ({what}) changed or was deleted since {since}"
+        return replace(check, status=Verdict.STALE, current_path=path, current_line=None,
+                       reason=reason, renamed_to=renamed, current_end=None)  # fmt: skip
+    first, last = now[0], now[-1]
+    assert first is not None and last is not None
+    if first == start and last == end and renamed is None:
+        reason = f"unchanged since the memory line was written ({since})"
+        return replace(check, status=Verdict.VALID, current_path=path, current_line=start,
+                       reason=reason, current_end=None)  # fmt: skip
+    grew = citation.end_line is not None and last - first != end - start
+    reason = f"found at line {first} (was {start})" + (
+        f"; lines were inserted inside the range, which now ends at {last}" if grew else ""
+    )
+    if renamed:
+        reason = f"renamed to {renamed}; " + reason
+    return replace(check, status=Verdict.MOVED, current_path=path, current_line=first,
+                   reason=reason, renamed_to=renamed,
+                   current_end=last if citation.end_line is not None else None)  # fmt: skip
 
 
 def _asks(draft: CitationCheck | _Ask) -> TypeGuard[_Ask]:
