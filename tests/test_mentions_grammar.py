@@ -101,10 +101,11 @@ def test_a_blob_url_is_a_mention_naming_its_repository_ref_and_path() -> None:
     assert pinned.permalink
 
 
-def test_lines_and_code_blocks_are_counted_in_the_file_and_frontmatter_is_skipped() -> None:
-    text = "---\ncitations: [src/a.py:1]\n---\n# T\n\n```py\n# src/b.py:2\n```\nsrc/c.py:3\n"
+def test_lines_and_code_blocks_are_counted_in_the_file_frontmatter_included() -> None:
+    text = "---\nsources: [src/a.py:1]\n---\n# T\n\n```py\n# src/b.py:2\n```\nsrc/c.py:3\n"
     found = find_mentions(text)
     assert [(m.path, m.line, m.in_code) for m in found] == [
+        ("src/a.py", 2, False),
         ("src/b.py", 7, True),
         ("src/c.py", 9, False),
     ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # The forms, as `Mention.form` names them.
@@ -100,13 +100,13 @@ class Mention:
 
 
 def find_mentions(text: str) -> list[Mention]:
-    """Every mention in a memory file's text, in order; YAML frontmatter is skipped
-    (its citations are declared ones)."""
+    """Every mention in a memory file's text, in order. YAML frontmatter is read too
+    (`sources: [Looper.cpp:1162-1280]`): the caller drops mentions that repeat a
+    declared citation."""
     lines = text.split("\n")
-    first = _after_frontmatter(lines)
     found: list[Mention] = []
     in_code = False
-    for number in range(first, len(lines)):
+    for number in range(len(lines)):
         raw = lines[number].rstrip("\r")
         if _FENCE.match(raw):
             in_code = not in_code
@@ -119,15 +119,6 @@ def find_mentions(text: str) -> list[Mention]:
 def _maybe(line: str) -> bool:
     """A cheap test before the regexes: every mention has a `:` or `#L` and a dotted name."""
     return (":" in line or "#L" in line) and "." in line
-
-
-def _after_frontmatter(lines: Sequence[str]) -> int:
-    if not lines or lines[0].rstrip("\r") != "---":
-        return 0
-    for number in range(1, len(lines)):
-        if lines[number].rstrip("\r") in ("---", "..."):
-            return number + 1
-    return 0
 
 
 def _in_line(raw: str, number: int, in_code: bool) -> list[Mention]:

@@ -167,7 +167,7 @@ class GitHistory:
         files: list[str] = []
         links: list[str] = []
         for path, is_link in entries:
-            rel = _from_git(self.git, path)
+            rel = from_git(self.git, path)
             if rel:
                 (links if is_link else files).append(rel)
         return FileList(files, links)
@@ -199,7 +199,7 @@ def _to_git(git: Git, path: str) -> str:
     return f"{git.prefix}/{path}" if git.prefix else path
 
 
-def _from_git(git: Git, path: str) -> str | None:
+def from_git(git: Git, path: str) -> str | None:
     """A work-tree path made repository-relative; None outside the repository root."""
     if not git.prefix:
         return path

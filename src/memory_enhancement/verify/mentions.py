@@ -41,12 +41,21 @@ from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiab
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import Cached, GitHistory, MentionCache, blob_hash
+from memory_enhancement.verify.blame import (
+    Cached,
+    GitHistory,
+    MentionCache,
+    blob_hash,
+)
+from memory_enhancement.verify.blame import (
+    from_git as _from_git,
+)
 from memory_enhancement.verify.git import Git, GitError, LineMap
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
 _CACHE_VERSION = 1
+_RENAMES = ("--name-status", "-z", "--diff-filter=R")
 MAX_WALKED_FILES = 50_000
 # What history says a mention cited (`_Then.kind`).
 TEXT, PAST_END, AMBIGUOUS, SUBMODULE, ABSENT, OUTSIDE, UNREADABLE, UNCOMMITTED = (
@@ -115,10 +124,8 @@ class MentionChecker:
     # -- reading the mentions -------------------------------------------------------
 
     def _read(self, memory: Memory) -> _Found | None:
-        """The memory's mentions, read from its file as it is on disk (the content the
-        index holds first tells cheaply whether there are any)."""
-        if not memory.content or not find_mentions(memory.content):
-            return None
+        """The memory's mentions, read from its file as it is on disk (frontmatter
+        included: `sources: [x.py:12]` is a mention the content alone would not show)."""
         try:
             data, _ = self.store.read_bytes(memory.path)
         except MemoryToolError:  # unreadable now: the index already reports it
@@ -210,28 +217,19 @@ class MentionChecker:
         return _Then(commit, TEXT, where.path, text, len(lines))
 
     def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
-        """The file a path as written named at a commit: that path from the root, else the
-        one file ending with it, else the candidates.
-
-        The work tree's files ending with it are tried first (cheap, and usually the
-        same files); the commit's whole tree is listed only when they do not all
-        exist at that commit (a file renamed or deleted since, or added later).
-        """
+        """The file a path as written named at a commit: that path from the root, else
+        the one file ending with it, else the candidates (the commit's whole tree is
+        listed for that, once per commit)."""
         history = self._history
         assert history is not None
         path = normalize(written, folder)
         if path is None:
             return Resolution(outside=True)
-        now = history.files_now()
-        link = now.submodule_of(path)
+        link = history.files_now().submodule_of(path)
         if link is not None:
             return Resolution(submodule=link)
         if history.exists(commit, path):
             return Resolution(path)
-        today = now.by_suffix(path)
-        named = [today.path] if today.path is not None else list(today.candidates)
-        if named and all(history.exists(commit, p) for p in named):
-            return today
         return history.files_at(commit).resolve(written, folder)
 
     # -- verdicts -------------------------------------------------------------------
@@ -269,8 +267,59 @@ class MentionChecker:
             judged.append(
                 [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
             )
+        self._follow_renames(verifier, drafts, judged)
         self._by_line_maps(drafts, judged)
         return [tuple(row) for row in judged]
+
+    def _follow_renames(
+        self,
+        verifier: Verifier,
+        drafts: list[list[CitationCheck | _Ask]],
+        judged: list[list[CitationCheck]],
+    ) -> None:
+        """A mention whose file is gone, where git's rename history did not say where it
+        went: git's diff from the mention's commit to HEAD may pair it with its new
+        path (one diff per commit; history can miss a rename that the direct diff
+        sees, and the log fails outright on a clone missing some objects)."""
+        git = self.git
+        if git is None:
+            return
+        lost = [
+            (r, n, draft)
+            for r, row in enumerate(drafts)
+            for n, draft in enumerate(row)
+            if _asks(draft)
+            and judged[r][n].status is Verdict.MISSING
+            and judged[r][n].renamed_to is None
+        ]
+        found: dict[str, dict[str, str]] = {}
+        for commit in sorted({draft.citation.commit or "" for _, _, draft in lost} - {""}):
+            try:
+                out = git.run("diff", "-M", *_RENAMES, commit, "HEAD")
+            except GitError:
+                continue
+            pairs = found.setdefault(commit, {})
+            fields = out.split("\0")
+            for i in range(len(fields) - 2):
+                if fields[i].startswith("R"):
+                    old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
+                    if old and new:
+                        pairs.setdefault(old, new)
+        known = git.renames  # the run's rename map, which the Verifier reads
+        for r, n, draft in lost:
+            citation = draft.citation
+            new = found.get(citation.commit or "", {}).get(citation.target)
+            if new is None:
+                continue
+            before = known.get(citation.target)
+            known[citation.target] = new  # this commit's pairing, for this mention only
+            try:
+                judged[r][n] = draft.explain(verifier.check(citation))
+            finally:
+                if before is None:
+                    del known[citation.target]
+                else:
+                    known[citation.target] = before
 
     def _by_line_maps(
         self, drafts: list[list[CitationCheck | _Ask]], judged: list[list[CitationCheck]]
@@ -278,10 +327,13 @@ class MentionChecker:
         """Where a snippet cannot tell, git's diff from the mention's commit does.
 
         A blank cited line has no text to look for, so the Verifier can only say
-        the line exists; and a range with lines inserted inside it no longer holds
-        its snippet in one piece, though none of its lines changed. For both, the
+        the line exists; a range with lines inserted inside it no longer holds its
+        snippet in one piece, though none of its lines changed; and a moved range
+        whose first line is blank is found where its text starts. For these the
         diff says where each cited line went: all kept is valid or moved (a grown
-        range ends further down), any changed or deleted is stale.
+        range ends further down). A changed or deleted line leaves the Verifier's
+        verdict on a range (a block moved elsewhere is found by its text, not by
+        the diff) and makes a blank line stale.
         """
         if self.git is None:
             return
@@ -292,7 +344,8 @@ class MentionChecker:
                     continue
                 check = judged[r][n]
                 blank = not "".join((draft.then.text or "").split())
-                grown = check.status is Verdict.STALE and draft.citation.end_line is not None
+                ranged = draft.citation.end_line is not None
+                grown = ranged and check.status in (Verdict.STALE, Verdict.MOVED)
                 if (blank or grown) and check.status is not Verdict.MISSING:
                     wanted.append((r, n, draft))
         by_commit: dict[str, set[str]] = {}
@@ -429,7 +482,11 @@ class _Ask:
         if check.status is Verdict.STALE and self.then.text is not None:
             first = self.then.text.split("\n", 1)[0].strip()
             reason += f"; when written ({commit}) it read `{_short(first)}`"
-        elif check.status is Verdict.MISSING and check.renamed_to is None:
+        elif check.status is Verdict.MISSING and check.renamed_to is not None:
+            # The file lives on under another name without the cited text: the
+            # mention is stale, not missing (its file is there to read).
+            check = replace(check, status=Verdict.STALE, current_path=check.renamed_to)
+        elif check.status is Verdict.MISSING:
             reason = (
                 f"{self.citation.target} was deleted after the memory line was written ({commit})"
             )
@@ -469,10 +526,11 @@ def _followed(
     renamed = path if path != citation.target else None
     since = (citation.commit or "")[:7]
     if any(n is None for n in now):
-        gone = next(n for n, at in zip(range(start, end + 1), now, strict=True) if at is None)
         blank = not "".join((citation.snippet or "").split())
-        what = "blank when written" if blank and end == start else "cited"
-        reason = f"line {gone} ({what}) changed or was deleted since {since}"
+        if not blank:
+            return None
+        gone = next(n for n, at in zip(range(start, end + 1), now, strict=True) if at is None)
+        reason = f"line {gone} (blank when written) changed or was deleted since {since}"
         return replace(check, status=Verdict.STALE, current_path=path, current_line=None,
                        reason=reason, renamed_to=renamed, current_end=None)  # fmt: skip
     first, last = now[0], now[-1]
