@@ -206,7 +206,8 @@ def disagreements(scored: list[dict[str, Any]]) -> list[str]:
                 reason = check["reason"][:100] if check else ""
                 lines.append(
                     f"{row['repo']} {where} `{row['mention']}` truth={row['truth']} "
-                    f"{row['new_path']}:{row['new_line']} flags={row['flags'][:-1]} got={got} | {reason}"
+                    f"{row['new_path']}:{row['new_line']} flags={row['flags'][:-1]} "
+                    f"got={got} | {reason}"
                 )
     return lines
 
