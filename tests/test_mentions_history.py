@@ -334,3 +334,66 @@ def test_mentions_can_be_turned_off(repo: GitRepo) -> None:
     options = VerifyOptions(include_mentions=False)
     run = service(repo).verify("notes", options)
     assert run.results[0].mentions == ()
+
+
+# -- where a snippet cannot tell ------------------------------------------------------------
+
+
+def test_a_blank_cited_line_is_followed_by_the_diff(repo: GitRepo) -> None:
+    lines = code("src/blank.py", 10)
+    lines[4] = ""
+    lines[6] = ""
+    repo.write_lines("src/blank.py", lines)
+    repo.commit("blank lines")
+    note(repo, "src/blank.py:5 and src/blank.py:7")
+    repo.commit("memory")
+    now = ["# top", *lines]
+    now[7] = "filled = 7"  # old line 7 (blank) is now line 8, and no longer blank
+    repo.write_lines("src/blank.py", now)
+    repo.commit("edit")
+    found = mentions(repo)
+    assert (found["src/blank.py:5"].status, found["src/blank.py:5"].current_line) == (
+        Verdict.MOVED,
+        6,
+    )
+    assert found["src/blank.py:7"].status is Verdict.STALE
+
+
+def test_a_range_with_lines_inserted_inside_moved_and_grew(repo: GitRepo) -> None:
+    note(repo, "the block src/app.py:10-14")
+    repo.commit("memory")
+    app = code("src/app.py", 30)
+    repo.write_lines("src/app.py", ["# top", *app[:11], "# inserted", *app[11:]])
+    repo.commit("grow the block")
+    check = mentions(repo)["src/app.py:10-14"]
+    assert (check.status, check.current_line, check.current_end_line) == (Verdict.MOVED, 11, 16)
+    assert "inserted inside the range" in check.reason
+
+
+def test_a_rename_git_log_cannot_pair_is_found_by_the_direct_diff(repo: GitRepo) -> None:
+    """Deleted in one commit, added back under another name in the next: no commit is
+    a rename, but from the memory's commit to HEAD the file was renamed."""
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    (repo.root / "lib/old.py").unlink()
+    repo.commit("delete")
+    repo.write_lines("lib/moved.py", ["# moved here", *code("lib/old.py", 10)])
+    repo.commit("add")
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to, check.current_line) == (
+        Verdict.MOVED,
+        "lib/moved.py",
+        8,
+    )
+
+
+def test_a_renamed_file_that_lost_the_cited_text_is_stale_not_missing(repo: GitRepo) -> None:
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    repo.mv("lib/old.py", "lib/new.py")
+    lines = code("lib/old.py", 10)
+    lines[6] = "rewritten = 7"
+    repo.write_lines("lib/new.py", lines)
+    repo.commit("rename and edit")
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to) == (Verdict.STALE, "lib/new.py")
