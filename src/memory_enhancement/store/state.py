@@ -76,13 +76,15 @@ MIGRATIONS = [
     );
     """,
     # Issue 17: what git blame and the code at the memory line's commit said about a
-    # memory file's prose mentions, kept while the file (its blob hash) is unchanged.
+    # memory file's prose mentions, kept while the file (its blob hash) is unchanged,
+    # and the verdicts last given with a fingerprint of what they depend on.
     """
     CREATE TABLE mention_history (
         path TEXT PRIMARY KEY,
         blob TEXT NOT NULL,
         head TEXT,
-        data TEXT NOT NULL
+        data TEXT NOT NULL,
+        checked TEXT
     ) WITHOUT ROWID;
     """,
 ]

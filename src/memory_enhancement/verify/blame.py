@@ -8,24 +8,21 @@ memory file that has mentions (only the lines holding them), one long-lived
 `git cat-file --batch` for every file read at a commit, at most one `git
 ls-tree` per commit whose tree must be searched for a partial path.
 
-The answers do not change while the memory file does not: `MentionCache`
-keeps them in the state database keyed by the file's blob hash, so a rerun
-asks git nothing here. (A line not committed yet is the exception: its answer
-changes with HEAD, so such entries also remember HEAD.)
+The answers do not change while the memory file does not, so
+`mention_cache.MentionCache` keeps them in the state database keyed by the
+file's blob hash: a rerun asks git nothing here.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
 
 from memory_enhancement.core.mentions import FileList
-from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git, GitError
 
 _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
@@ -233,55 +230,3 @@ def _ls_files(out: str) -> Iterable[tuple[str, bool]]:
         if path and path not in seen:  # an unmerged file is listed once per stage
             seen.add(path)
             yield path, meta.startswith("160000 ")
-
-
-# -- the cache -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Cached:
-    """What history said about one memory file's mentions, as stored."""
-
-    blob: str
-    head: str | None  # HEAD when some answer depended on it, else None
-    data: Mapping[str, Any]
-
-
-class MentionCache:
-    """History's answers per memory file, in the state database (`mention_history`)."""
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-
-    def load(self, paths: Sequence[str]) -> dict[str, Cached]:
-        wanted = set(paths)
-        if not wanted:
-            return {}
-        found = {}
-        with self.state.connect() as db:
-            for path, blob, head, data in db.execute(
-                "SELECT path, blob, head, data FROM mention_history"
-            ):
-                if path in wanted:
-                    try:
-                        found[path] = Cached(blob, head, json.loads(data))
-                    except ValueError:
-                        continue  # a damaged row is a miss; it is rewritten
-        return found
-
-    def save(self, rows: Mapping[str, Cached]) -> None:
-        if not rows:
-            return
-        encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-        with self.state.connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.executemany(
-                    "INSERT OR REPLACE INTO mention_history(path, blob, head, data) "
-                    "VALUES (?, ?, ?, ?)",
-                    [(p, c.blob, c.head, encode(c.data)) for p, c in rows.items()],
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise

@@ -41,57 +41,38 @@ from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiab
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import (
-    Cached,
-    GitHistory,
-    MentionCache,
-    blob_hash,
-)
-from memory_enhancement.verify.blame import (
-    from_git as _from_git,
-)
+from memory_enhancement.verify.blame import GitHistory, blob_hash
+from memory_enhancement.verify.blame import from_git as _from_git
 from memory_enhancement.verify.git import Git, GitError, LineMap
+from memory_enhancement.verify.mention_cache import (
+    Cached,
+    MentionCache,
+    decode_check,
+    encode_check,
+    fingerprint,
+    named_paths,
+)
+from memory_enhancement.verify.mention_history import (
+    ABSENT,
+    AMBIGUOUS,
+    OUTSIDE,
+    PAST_END,
+    SUBMODULE,
+    TEXT,
+    UNCOMMITTED,
+    UNREADABLE,
+    HistoryReader,
+    Then,
+    Written,
+    key,
+    span,
+    still_true,
+)
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
-_CACHE_VERSION = 1
 _RENAMES = ("--name-status", "-z", "--diff-filter=R")
 MAX_WALKED_FILES = 50_000
-# What history says a mention cited (`_Then.kind`).
-TEXT, PAST_END, AMBIGUOUS, SUBMODULE, ABSENT, OUTSIDE, UNREADABLE, UNCOMMITTED = (
-    "text", "past_end", "ambiguous", "submodule", "absent", "outside", "unreadable", "uncommitted",
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _Then:
-    """What one mention cited when its memory line was last changed (commit)."""
-
-    commit: str | None
-    kind: str
-    path: str | None = None  # the file it resolved to then
-    text: str | None = None  # the cited lines then, joined by newlines
-    lines: int = 0  # the file's length then
-    candidates: tuple[str, ...] = ()
-
-    def encode(self) -> list[Any]:
-        return [self.commit, self.kind, self.path, self.text, self.lines, list(self.candidates)]
-
-    @classmethod
-    def decode(cls, row: list[Any]) -> _Then:
-        commit, kind, path, text, lines, candidates = row
-        return cls(commit, kind, path, text, int(lines), tuple(candidates))
-
-
-@dataclass
-class _Found:
-    """One memory's mentions, and the memory file they were read from."""
-
-    memory: Memory
-    mentions: list[Mention]
-    file: str  # relative to the git work tree ("" when outside it)
-    folder: str  # the memory's folder relative to the repository root (for ../ links)
-    blob: str
 
 
 @dataclass
@@ -108,22 +89,80 @@ class MentionChecker:
     def check(
         self, verifier: Verifier, batch: Sequence[Verifiable]
     ) -> list[tuple[CitationCheck, ...]]:
-        """Per memory of the batch (in order), the verdicts on its prose mentions."""
+        """Per memory of the batch (in order), the verdicts on its prose mentions.
+
+        Verdicts kept from a run whose fingerprint still holds are taken as they
+        are (nothing they depend on changed); the rest are judged from history.
+        """
         found = [self._read(memory) for memory, _, _ in batch]
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
-        self._history = GitHistory(self.git) if self.git is not None else None
+        git = self.git
+        cache = MentionCache(self.state)
+        rows = cache.load([f.file for f in found if f is not None and f.file]) if git else {}
+        head = git.head() if git else None
+        kept: dict[int, tuple[CitationCheck, ...]] = {}
+        for n, item in enumerate(found):
+            row = rows.get(item.file) if item is not None and item.file else None
+            if item is None or row is None or row.checked is None:
+                continue
+            checked = row.checked
+            if still_true(row, item.blob, head) and checked["fp"] == self._fingerprint(
+                head, checked["paths"]
+            ):
+                kept[n] = _decoded(checked["c"], item.mentions)
+        todo = [None if n in kept else item for n, item in enumerate(found)]
+        self._history = GitHistory(git) if git is not None else None
         try:
-            thens = self._then_all([f for f in found if f is not None and f.mentions])
-            return self._judge(verifier, found, thens)
+            fresh: dict[str, Cached] = {}
+            thens: dict[str, dict[str, Then]] = {}
+            if git is not None and self._history is not None:
+                reader = HistoryReader(git, self._history)
+                pending = [f for f in todo if f is not None and f.mentions]
+                thens, fresh = reader.read(pending, rows, head)
+            judged = self._judge(verifier, todo, thens)
         finally:
             if self._history is not None:
                 self._history.close()
             self._history = None
+        self._remember(cache, todo, judged, rows, fresh, head)
+        return [kept.get(n, judged[n]) for n in range(len(found))]
+
+    def _remember(
+        self,
+        cache: MentionCache,
+        todo: list[Written | None],
+        judged: list[tuple[CitationCheck, ...]],
+        rows: dict[str, Cached],
+        fresh: dict[str, Cached],
+        head: str | None,
+    ) -> None:
+        """Keep what history said and the verdicts given, with their fingerprint."""
+        out = dict(fresh)
+        for item, checks in zip(todo, judged, strict=True):
+            if item is None or not item.file or not checks:
+                continue
+            row = fresh.get(item.file) or rows.get(item.file)
+            if row is None or not still_true(row, item.blob, head):
+                continue  # no history for it (untracked): nothing worth keeping
+            paths = named_paths(checks)
+            checked = {
+                "fp": self._fingerprint(head, paths),
+                "paths": paths,
+                "c": [encode_check(c) for c in checks],
+            }
+            out[item.file] = replace(row, checked=checked)
+        cache.save(out)
+
+    def _fingerprint(self, head: str | None, paths: list[str]) -> str:
+        git_dir = self.git.toplevel / ".git" if self.git is not None else None
+        if git_dir is not None and not git_dir.is_dir():
+            git_dir = None
+        return fingerprint(head, git_dir, self.repo.root, paths)
 
     # -- reading the mentions -------------------------------------------------------
 
-    def _read(self, memory: Memory) -> _Found | None:
+    def _read(self, memory: Memory) -> Written | None:
         """The memory's mentions, read from its file as it is on disk (frontmatter
         included: `sources: [x.py:12]` is a mention the content alone would not show)."""
         try:
@@ -140,102 +179,14 @@ class MentionChecker:
         if self.git is not None:
             rel = os.path.relpath(file, self.git.toplevel)
             inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
-        return _Found(memory, mentions, inside, folder, blob_hash(data))
+        return Written(memory, mentions, inside, folder, blob_hash(data))
 
     # -- history --------------------------------------------------------------------
-
-    def _then_all(self, found: list[_Found]) -> dict[str, dict[str, _Then]]:
-        """Per memory file (work-tree path), what each mention (`line:column`) cited then;
-        files without history (untracked, outside the repository) are left out."""
-        history, git = self._history, self.git
-        if history is None or git is None:
-            return {}
-        files = [f for f in found if f.file]
-        cache = MentionCache(self.state)
-        cached = cache.load([f.file for f in files])
-        head = git.head()
-        out: dict[str, dict[str, _Then]] = {}
-        fresh: dict[str, Cached] = {}
-        tracked: set[str] | None = None
-        for item in files:
-            hit = cached.get(item.file)
-            if (
-                hit is not None
-                and hit.blob == item.blob
-                and hit.head in (None, head)
-                and hit.data.get("v") == _CACHE_VERSION
-            ):
-                out[item.file] = {k: _Then.decode(v) for k, v in hit.data["m"].items()}
-                continue
-            if tracked is None:
-                tracked = self._tracked_memories(files)
-            if item.file not in tracked:
-                continue  # untracked: no history
-            blamed = history.blame(item.file, {m.line for m in item.mentions})
-            if blamed is None:
-                continue
-            thens = {_key(m): self._then(blamed.get(m.line), m, item.folder) for m in item.mentions}
-            out[item.file] = thens
-            pending = any(t.commit is None for t in thens.values())
-            data = {"v": _CACHE_VERSION, "m": {k: t.encode() for k, t in thens.items()}}
-            fresh[item.file] = Cached(item.blob, head if pending else None, data)
-        cache.save(fresh)
-        return out
-
-    def _tracked_memories(self, files: list[_Found]) -> set[str]:
-        """Which of these memory files git tracks (one `git ls-files` for their folders)."""
-        assert self.git is not None
-        folders = sorted({os.path.dirname(f.file) or "." for f in files})
-        try:
-            out = self.git.run("ls-files", "-z", "--full-name", "--", *folders)
-        except GitError:
-            return set()
-        return set(out.split("\0"))
-
-    def _then(self, commit: str | None, mention: Mention, folder: str) -> _Then:
-        """What the mention cited at the commit that last changed its memory line."""
-        history = self._history
-        assert history is not None
-        if commit is None:
-            return _Then(None, UNCOMMITTED)
-        where = self._resolve_at(commit, mention.path, folder)
-        if where.outside:
-            return _Then(commit, OUTSIDE)
-        if where.submodule is not None:
-            return _Then(commit, SUBMODULE, where.submodule)
-        if where.candidates:
-            return _Then(commit, AMBIGUOUS, candidates=where.candidates)
-        if where.path is None:
-            return _Then(commit, ABSENT)
-        lines = history.read(commit, where.path)
-        if lines is None:
-            return _Then(commit, UNREADABLE, where.path)
-        start, end = _span(mention)
-        if end > len(lines):
-            return _Then(commit, PAST_END, where.path, lines=len(lines))
-        text = "\n".join(lines[start - 1 : end])
-        return _Then(commit, TEXT, where.path, text, len(lines))
-
-    def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
-        """The file a path as written named at a commit: that path from the root, else
-        the one file ending with it, else the candidates (the commit's whole tree is
-        listed for that, once per commit)."""
-        history = self._history
-        assert history is not None
-        path = normalize(written, folder)
-        if path is None:
-            return Resolution(outside=True)
-        link = history.files_now().submodule_of(path)
-        if link is not None:
-            return Resolution(submodule=link)
-        if history.exists(commit, path):
-            return Resolution(path)
-        return history.files_at(commit).resolve(written, folder)
 
     # -- verdicts -------------------------------------------------------------------
 
     def _judge(
-        self, verifier: Verifier, found: list[_Found | None], thens: dict[str, dict[str, _Then]]
+        self, verifier: Verifier, found: list[Written | None], thens: dict[str, dict[str, Then]]
     ) -> list[tuple[CitationCheck, ...]]:
         """Decide what needs no diff at once; verify the rest together, as citations at
         their commits (so the Verifier asks git one diff per commit, not per mention)."""
@@ -253,7 +204,7 @@ class MentionChecker:
                 if mention.form == URL and (origin is None or into != origin):
                     row.append(_other_repository(mention, origin))
                     continue
-                then = thens.get(item.file, {}).get(_key(mention)) if item.file else None
+                then = thens.get(item.file, {}).get(key(mention)) if item.file else None
                 row.append(self._decide(mention, then, item.folder))
             drafts.append(row)
         asked = [
@@ -359,14 +310,14 @@ class MentionChecker:
             if decided is not None:
                 judged[r][n] = decided
 
-    def _decide(self, mention: Mention, then: _Then | None, folder: str) -> CitationCheck | _Ask:
+    def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | _Ask:
         """A verdict from history alone, or the citation to verify."""
         if then is None:
             return self._line_count(mention, folder, committed=False)
         commit = then.commit
         if then.kind == UNCOMMITTED or commit is None:
             return self._line_count(mention, folder, committed=True)
-        start, end = _span(mention)
+        start, end = span(mention)
         plain = Citation(mention.path, start, _end(start, end))
         when = f"when the memory line was written ({commit[:7]})"
         if then.kind == OUTSIDE:
@@ -397,7 +348,7 @@ class MentionChecker:
         now = self._files_now().resolve(mention.path, folder)
         if now.candidates:
             return _ambiguous(mention, plain, now.candidates, commit)
-        start, end = _span(mention)
+        start, end = span(mention)
         if now.path is not None and history is not None:
             added = history.added_after(commit, now.path)
             lines = history.read(added, now.path) if added else None
@@ -410,7 +361,7 @@ class MentionChecker:
                     )
                     return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
                 text = "\n".join(lines[start - 1 : end])
-                then = _Then(added, TEXT, now.path, text, len(lines))
+                then = Then(added, TEXT, now.path, text, len(lines))
                 prefix = f"file added after the memory line ({added[:7]}); "
                 return _Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
         reason = (
@@ -423,7 +374,7 @@ class MentionChecker:
         """Without history, or for a memory line not committed yet: does the file have
         those lines now. Without history that is all it says (`unchecked`); a line not
         committed yet describes the work tree as it is, so it is `valid`."""
-        start, end = _span(mention)
+        start, end = span(mention)
         plain = Citation(mention.path, start, _end(start, end))
         where = self._files_now().resolve(mention.path, folder)
         if not (where.found or where.candidates or where.outside or where.submodule):
@@ -470,7 +421,7 @@ class _Ask:
     """A mention to be verified as a citation at its commit, and how to tell the answer."""
 
     mention: Mention
-    then: _Then
+    then: Then
     citation: Citation
     prefix: str = ""
 
@@ -550,6 +501,10 @@ def _followed(
                    current_end=last if citation.end_line is not None else None)  # fmt: skip
 
 
+def _decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
+    return tuple(decode_check(row, m) for row, m in zip(rows, mentions, strict=True))
+
+
 def _asks(draft: CitationCheck | _Ask) -> TypeGuard[_Ask]:
     return isinstance(draft, _Ask)
 
@@ -573,7 +528,7 @@ def _submodule(
 
 
 def _other_repository(mention: Mention, origin: str | None) -> CitationCheck:
-    start, end = _span(mention)
+    start, end = span(mention)
     citation = Citation(mention.path, start, _end(start, end))
     if origin is None:
         reason = f"a link into {mention.repository}; no origin remote to tell if it is this one"
@@ -582,17 +537,8 @@ def _other_repository(mention: Mention, origin: str | None) -> CitationCheck:
     return _check(mention, citation, Verdict.SKIPPED, reason)
 
 
-def _span(mention: Mention) -> tuple[int, int]:
-    end = mention.end if mention.end is not None else mention.start
-    return min(mention.start, end), max(mention.start, end)
-
-
 def _end(start: int, end: int) -> int | None:
     return end if end != start else None
-
-
-def _key(mention: Mention) -> str:
-    return f"{mention.line}:{mention.column}"
 
 
 def _short(text: str, limit: int = 80) -> str:
