@@ -59,7 +59,8 @@ def test_every_memory_gets_its_status_ranked_most_urgent_first(report: HealthRep
 
 def test_the_status_order_is_the_urgency() -> None:
     assert STATUSES == (
-        "missing", "stale", "dangling_links", "moved", "expired", "uncited", "orphan", "healthy",
+        "missing", "stale", "dangling_links", "moved", "expired", "unchecked", "uncited",
+        "orphan", "healthy",
     )  # fmt: skip
 
 

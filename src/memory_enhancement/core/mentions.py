@@ -22,6 +22,7 @@ and URL hosts (`example.com:8080/x.py:3`) are not mentions; a bare host name
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Iterable
@@ -51,7 +52,10 @@ _BLOB = re.compile(
 )
 _ANY_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s)\]>\"'`]+")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_FENCES = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+_NEWLINE = re.compile(r"\n")
+# Where a mention may be: a dotted name's ending right before `:digit` or `#Ldigit`.
+_HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset(
     {
@@ -102,23 +106,30 @@ class Mention:
 def find_mentions(text: str) -> list[Mention]:
     """Every mention in a memory file's text, in order. YAML frontmatter is read too
     (`sources: [Looper.cpp:1162-1280]`): the caller drops mentions that repeat a
-    declared citation."""
-    lines = text.split("\n")
+    declared citation.
+
+    Most memories mention nothing, so one search over the whole text finds the
+    lines that might (a dotted name followed by `:digit` or `#Ldigit`) and only
+    those are parsed; a verify-all reads every memory of the store.
+    """
+    hits = [m.start() for m in _HINT.finditer(text)]
+    if not hits:
+        return []
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    fences = [bisect.bisect_right(starts, m.start()) for m in _FENCES.finditer(text)]
     found: list[Mention] = []
-    in_code = False
-    for number in range(len(lines)):
-        raw = lines[number].rstrip("\r")
-        if _FENCE.match(raw):
-            in_code = not in_code
-        if not _maybe(raw):
+    done = 0
+    for at in hits:
+        number = bisect.bisect_right(starts, at)  # 1-based line
+        if number <= done:
             continue
-        found.extend(_in_line(raw, number + 1, in_code))
+        done = number
+        first = starts[number - 1]
+        last = starts[number] - 1 if number < len(starts) else len(text)
+        raw = text[first:last].rstrip("\r")
+        in_code = bisect.bisect_left(fences, number) % 2 == 1 and number not in fences
+        found.extend(_in_line(raw, number, in_code))
     return found
-
-
-def _maybe(line: str) -> bool:
-    """A cheap test before the regexes: every mention has a `:` or `#L` and a dotted name."""
-    return (":" in line or "#L" in line) and "." in line
 
 
 def _in_line(raw: str, number: int, in_code: bool) -> list[Mention]:

@@ -166,12 +166,15 @@ class MentionChecker:
         """The memory's mentions, read from its file as it is on disk (frontmatter
         included: `sources: [x.py:12]` is a mention the content alone would not show)."""
         try:
-            data, _ = self.store.read_bytes(memory.path)
+            data, _ = self.store.read_bytes(memory.path, scanned=True)
         except MemoryToolError:  # unreadable now: the index already reports it
             return None
-        declared = {c.ref for c in memory.meta.citations}
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
-        mentions = [m for m in find_mentions(text) if m.ref_text not in declared]
+        found = find_mentions(text)
+        if not found:
+            return None
+        declared = {c.ref for c in memory.meta.citations}
+        mentions = [m for m in found if m.ref_text not in declared]
         file = os.path.abspath(self.store.root / (memory.path + ".md"))
         folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
         folder = "" if folder == "." or folder.startswith("..") else folder
@@ -256,7 +259,9 @@ class MentionChecker:
                     old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
                     if old and new:
                         pairs.setdefault(old, new)
-        known = git.renames  # the run's rename map, which the Verifier reads
+        if not any(found.values()):
+            return
+        known = git.renames  # the run's rename map, which the Verifier reads (one git log)
         for r, n, draft in lost:
             citation = draft.citation
             new = found.get(citation.commit or "", {}).get(citation.target)
