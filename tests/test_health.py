@@ -118,8 +118,8 @@ def test_confidence_is_the_documented_formula_of_the_history(report: HealthRepor
 
 def test_the_summary_counts_every_status(report: HealthReport) -> None:
     assert report.status_counts == {
-        "missing": 1, "stale": 2, "dangling_links": 1, "moved": 1, "expired": 1, "uncited": 1,
-        "orphan": 1, "healthy": 2,
+        "missing": 1, "stale": 2, "dangling_links": 1, "moved": 1, "expired": 1, "unchecked": 0,
+        "uncited": 1, "orphan": 1, "healthy": 2,
     }  # fmt: skip
     assert list(report.status_counts) == list(STATUSES)
     assert sum(report.status_counts.values()) == report.total == 10

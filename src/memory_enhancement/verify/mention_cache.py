@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +26,55 @@ from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.state import State
 
+VERSION = 1  # of the verdicts' encoding: a new one makes every fingerprint differ
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
-@dataclass(frozen=True)
 class Cached:
-    """One memory file's row: what history said, and the verdicts last given."""
+    """One memory file's row: what history said, and the verdicts last given.
 
-    blob: str
-    head: str | None  # HEAD when some answer depended on it, else None
-    data: Mapping[str, Any]
-    checked: Mapping[str, Any] | None = None  # {"fp": fingerprint, "c": [check, ...]}
+    The JSON is decoded only when asked for: a rerun with nothing changed reads
+    the verdicts and never the (larger) history part.
+    """
+
+    def __init__(
+        self,
+        blob: str,
+        head: str | None,
+        data: Mapping[str, Any] | str,
+        checked: Mapping[str, Any] | str | None = None,
+    ) -> None:
+        self.blob = blob
+        self.head = head  # HEAD when some answer depended on it, else None
+        self._data = data
+        self._checked = checked
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        data = self._data
+        if isinstance(data, str):
+            data = self._data = json.loads(data)
+        assert not isinstance(data, str)
+        return data
+
+    @property
+    def checked(self) -> Mapping[str, Any] | None:
+        """{"fp": fingerprint, "paths": [...], "c": [check, ...]}, or None."""
+        checked = self._checked
+        if isinstance(checked, str):
+            checked = self._checked = json.loads(checked)
+        assert not isinstance(checked, str)
+        return checked
+
+    def with_checked(self, checked: Mapping[str, Any]) -> Cached:
+        return Cached(self.blob, self.head, self._data, checked)
+
+    def encoded(self) -> tuple[str, str | None]:
+        data = self._data if isinstance(self._data, str) else _ENCODE(self._data)
+        checked = self._checked
+        if checked is not None and not isinstance(checked, str):
+            checked = _ENCODE(checked)
+        return data, checked
 
 
 class MentionCache:
@@ -55,21 +92,13 @@ class MentionCache:
             rows = db.execute("SELECT path, blob, head, data, checked FROM mention_history")
             for path, blob, head, data, checked in rows:
                 if path in wanted:
-                    try:
-                        found[path] = Cached(
-                            blob, head, json.loads(data), json.loads(checked) if checked else None
-                        )
-                    except ValueError:
-                        continue  # a damaged row is a miss; it is rewritten
+                    found[path] = Cached(blob, head, data, checked)
         return found
 
     def save(self, rows: Mapping[str, Cached]) -> None:
         if not rows:
             return
-        values = [
-            (p, c.blob, c.head, _ENCODE(c.data), _ENCODE(c.checked) if c.checked else None)
-            for p, c in rows.items()
-        ]
+        values = [(p, c.blob, c.head, *c.encoded()) for p, c in rows.items()]
         with self.state.connect() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -89,7 +118,7 @@ def fingerprint(
 ) -> str:
     """What a memory's verdicts depend on now: HEAD, git's index, and each named file
     (its size and modification time, or its absence). Stats only: no file is read."""
-    parts: list[Any] = [head, _stat(git_dir / "index") if git_dir else None]
+    parts: list[Any] = [VERSION, head, _stat(git_dir / "index") if git_dir else None]
     for path in sorted(set(paths)):
         parts.append([path, _stat(repo_root / path)])
     return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()

@@ -157,4 +157,9 @@ class HistoryReader:
 def still_true(row: Cached, blob: str, head: str | None) -> bool:
     """Whether a cached row still describes the memory file (same blob; same HEAD
     when an answer depended on it)."""
-    return row.blob == blob and row.head in (None, head) and row.data.get("v") == CACHE_VERSION
+    if row.blob != blob or row.head not in (None, head):
+        return False
+    try:
+        return row.data.get("v") == CACHE_VERSION
+    except ValueError:  # a damaged row is a miss; it is rewritten
+        return False

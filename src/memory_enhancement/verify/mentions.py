@@ -104,12 +104,13 @@ class MentionChecker:
         kept: dict[int, tuple[CitationCheck, ...]] = {}
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
-            if item is None or row is None or row.checked is None:
+            if item is None or row is None or row.blob != item.blob or row.head not in (None, head):
                 continue
-            checked = row.checked
-            if still_true(row, item.blob, head) and checked["fp"] == self._fingerprint(
-                head, checked["paths"]
-            ):
+            try:
+                checked = row.checked
+            except ValueError:
+                continue  # damaged: judged again and rewritten
+            if checked is not None and checked["fp"] == self._fingerprint(head, checked["paths"]):
                 kept[n] = _decoded(checked["c"], item.mentions)
         todo = [None if n in kept else item for n, item in enumerate(found)]
         self._history = GitHistory(git) if git is not None else None
@@ -151,7 +152,7 @@ class MentionChecker:
                 "paths": paths,
                 "c": [encode_check(c) for c in checks],
             }
-            out[item.file] = replace(row, checked=checked)
+            out[item.file] = row.with_checked(checked)
         cache.save(out)
 
     def _fingerprint(self, head: str | None, paths: list[str]) -> str:
