@@ -14,6 +14,7 @@ from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import blame
+from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
 from verify_support import FIXED_NOW, STORE, GitRepo
 
@@ -289,32 +290,60 @@ def test_mentions_that_repeat_a_declared_citation_are_not_checked_twice(repo: Gi
 # -- the cache ------------------------------------------------------------------------------
 
 
-def test_a_rerun_on_an_unchanged_memory_asks_git_no_blame(
+def test_a_rerun_on_an_unchanged_memory_asks_git_nothing_about_its_history(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     note(repo, "src/app.py:10 and src/app.py:20")
     repo.commit("memory")
     move_code(repo)
-    blamed: list[str] = []
-    real = blame.GitHistory.blame
+    asked: list[str] = []
+    real = Git.run
 
-    def counting(self: blame.GitHistory, file: str, lines: Any) -> Any:
-        blamed.append(file)
-        return real(self, file, lines)
+    def counting(self: Git, *args: str) -> str:
+        asked.append(next(a for a in args if a in ("log", "blame", "diff", "ls-files", "ls-tree")))
+        return real(self, *args)
 
-    monkeypatch.setattr(blame.GitHistory, "blame", counting)
+    monkeypatch.setattr(Git, "run", counting)
     state = State(repo.root / "state.db")
     first = mentions(repo, state=state)
-    assert blamed == [f"{STORE}/notes.md"]
+    assert "log" in asked and "diff" in asked  # the memory's history, then the code's
+    asked.clear()
     second = mentions(repo, state=state)
-    assert blamed == [f"{STORE}/notes.md"]  # answered from the state database
+    assert "blame" not in asked and "diff" not in asked  # all from the state database
     assert {k: (c.status, c.current_line, c.reason) for k, c in first.items()} == {
         k: (c.status, c.current_line, c.reason) for k, c in second.items()
     }
     note(repo, "src/app.py:10 and src/app.py:20", "and src/api.py:3")
+    asked.clear()
     third = mentions(repo, state=state)
-    assert len(blamed) == 2  # the memory changed: its blob hash is another
+    assert "diff" in asked  # the memory changed: its blob hash is another
     assert third["src/api.py:3"].written_in is None  # not committed yet
+    repo.write_lines("src/app.py", code("src/app.py", 30))
+    fourth = mentions(repo, state=state)  # a cited file changed: judged again
+    assert fourth["src/app.py:10"].status is Verdict.VALID
+
+
+def test_history_replayed_from_one_log_agrees_with_git_blame(repo: GitRepo) -> None:
+    """line_origins follows a memory file through edits and a rename like blame does."""
+    from memory_enhancement.verify.git import Git as RealGit
+    from memory_enhancement.verify.line_origins import line_origins
+
+    notes = f"{STORE}/notes.md"
+    note(repo, "first", "second", "third")
+    repo.commit("memory")
+    note(repo, "first", "inserted", "second", "third, edited")
+    repo.commit("edit")
+    repo.mv(notes, f"{STORE}/topic/notes.md")
+    repo.commit("rename")
+    moved = f"{STORE}/topic/notes.md"
+    repo.write_lines(moved, ["# Notes", "", "first", "inserted", "second", "third, edited", "new"])
+    git = RealGit.discover(repo.root)
+    assert git is not None
+    replayed = line_origins(git, {moved: 7})[moved]
+    blamed = blame.GitHistory(git).blame(moved, range(1, 8))
+    assert blamed is not None
+    assert replayed == [blamed[n] for n in range(1, 8)]
+    assert replayed[-1] is None  # not committed yet
 
 
 def test_a_cached_answer_for_an_uncommitted_line_is_not_reused_once_it_is_committed(

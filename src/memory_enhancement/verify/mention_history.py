@@ -19,6 +19,7 @@ from memory_enhancement.core.mentions import Mention, Resolution, normalize
 from memory_enhancement.core.model import Memory
 from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.line_origins import line_origins
 from memory_enhancement.verify.mention_cache import Cached
 
 CACHE_VERSION = 1
@@ -57,6 +58,7 @@ class Written:
     file: str  # relative to the git work tree ("" when outside it)
     folder: str  # the memory's folder relative to the repository root (for ../ links)
     blob: str
+    count: int = 0  # its number of lines, as git counts them
 
 
 def key(mention: Mention) -> str:
@@ -86,17 +88,26 @@ class HistoryReader:
         files = [f for f in found if f.file]
         out: dict[str, dict[str, Then]] = {}
         fresh: dict[str, Cached] = {}
-        tracked: set[str] | None = None
+        wanted: list[Written] = []
         for item in files:
             hit = cached.get(item.file)
             if hit is not None and still_true(hit, item.blob, head):
                 out[item.file] = {k: Then.decode(v) for k, v in hit.data["m"].items()}
-                continue
-            if tracked is None:
-                tracked = self._tracked_memories(files)
-            if item.file not in tracked:
-                continue  # untracked: no history
-            blamed = self.history.blame(item.file, {m.line for m in item.mentions})
+            else:
+                wanted.append(item)
+        if not wanted:
+            return out, fresh
+        tracked = self._tracked_memories(wanted)
+        wanted = [item for item in wanted if item.file in tracked]  # untracked: no history
+        replayed = line_origins(self.git, {item.file: item.count for item in wanted})
+        for item in wanted:
+            lines = replayed.get(item.file)
+            if lines is not None:
+                blamed: dict[int, str | None] | None = {
+                    m.line: lines[m.line - 1] for m in item.mentions if m.line <= len(lines)
+                }
+            else:
+                blamed = self.history.blame(item.file, {m.line for m in item.mentions})
             if blamed is None:
                 continue
             thens = {key(m): self._then(blamed.get(m.line), m, item.folder) for m in item.mentions}

@@ -183,7 +183,8 @@ class MentionChecker:
         if self.git is not None:
             rel = os.path.relpath(file, self.git.toplevel)
             inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
-        return Written(memory, mentions, inside, folder, blob_hash(data))
+        count = text.count("\n") + (not text.endswith("\n") and bool(text))
+        return Written(memory, mentions, inside, folder, blob_hash(data), count)
 
     # -- history --------------------------------------------------------------------
 
