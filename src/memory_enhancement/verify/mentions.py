@@ -68,7 +68,7 @@ from memory_enhancement.verify.mention_history import (
     span,
     still_true,
 )
-from memory_enhancement.verify.repo import Repository
+from memory_enhancement.verify.repo import Repository, SourceStatus
 from memory_enhancement.verify.verifier import Verifier
 
 _RENAMES = ("--name-status", "-z", "--diff-filter=R")
@@ -86,9 +86,7 @@ class MentionChecker:
     _history: GitHistory | None = field(default=None, repr=False)
     _listed: FileList | None = field(default=None, repr=False)
 
-    def check(
-        self, verifier: Verifier, batch: Sequence[Verifiable]
-    ) -> list[tuple[CitationCheck, ...]]:
+    def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...]]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
 
         Verdicts kept from a run whose fingerprint still holds are taken as they
@@ -121,7 +119,7 @@ class MentionChecker:
                 reader = HistoryReader(git, self._history)
                 pending = [f for f in todo if f is not None and f.mentions]
                 thens, fresh = reader.read(pending, rows, head)
-            judged = self._judge(verifier, todo, thens)
+            judged = self._judge(todo, thens)
         finally:
             if self._history is not None:
                 self._history.close()
@@ -191,7 +189,7 @@ class MentionChecker:
     # -- verdicts -------------------------------------------------------------------
 
     def _judge(
-        self, verifier: Verifier, found: list[Written | None], thens: dict[str, dict[str, Then]]
+        self, found: list[Written | None], thens: dict[str, dict[str, Then]]
     ) -> list[tuple[CitationCheck, ...]]:
         """Decide what needs no diff at once; verify the rest together, as citations at
         their commits (so the Verifier asks git one diff per commit, not per mention)."""
@@ -216,6 +214,8 @@ class MentionChecker:
             Memory(str(n), "", MemoryMeta(citations=tuple(d.citation for d in row if _asks(d))))
             for n, row in enumerate(drafts)
         ]
+        git = self._git_for([d for row in drafts for d in row if _asks(d)])
+        verifier = Verifier(self.repo, git)
         answers = iter(r.checks for r in verifier.verify_memories(asked))
         judged = []
         for row in drafts:
@@ -223,64 +223,46 @@ class MentionChecker:
             judged.append(
                 [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
             )
-        self._follow_renames(verifier, drafts, judged)
-        self._by_line_maps(drafts, judged)
+        self._by_line_maps(git, drafts, judged)
         return [tuple(row) for row in judged]
 
-    def _follow_renames(
-        self,
-        verifier: Verifier,
-        drafts: list[list[CitationCheck | _Ask]],
-        judged: list[list[CitationCheck]],
-    ) -> None:
-        """A mention whose file is gone, where git's rename history did not say where it
-        went: git's diff from the mention's commit to HEAD may pair it with its new
-        path (one diff per commit; history can miss a rename that the direct diff
-        sees, and the log fails outright on a clone missing some objects)."""
-        git = self.git
-        if git is None:
-            return
-        lost = [
-            (r, n, draft)
-            for r, row in enumerate(drafts)
-            for n, draft in enumerate(row)
-            if _asks(draft)
-            and judged[r][n].status is Verdict.MISSING
-            and judged[r][n].renamed_to is None
-        ]
-        found: dict[str, dict[str, str]] = {}
-        for commit in sorted({draft.citation.commit or "" for _, _, draft in lost} - {""}):
+    def _git_for(self, asks: list[_Ask]) -> Git | None:
+        """A Git of the mentions' own, whose map of renames comes from git's diff from
+        each mention's commit to HEAD, for the files gone from the work tree.
+
+        The Verifier reads renames from the whole history (`git log -M`, one call
+        that costs more than the rest of a mention run together, and fails outright
+        on a clone that lacks some objects); a mention needs only what became of its
+        file since its own commit, which the direct diff says (and sees renames done
+        across several commits, which no single commit of the log shows).
+        """
+        if self.git is None:
+            return None
+        git = Git(self.git.toplevel, self.git.prefix)
+        renames: dict[str, str] = {}
+        gone = {a.citation.commit or "" for a in asks if not self._exists(a.citation.target)}
+        for commit in sorted(gone - {""}):
             try:
                 out = git.run("diff", "-M", *_RENAMES, commit, "HEAD")
             except GitError:
                 continue
-            pairs = found.setdefault(commit, {})
             fields = out.split("\0")
             for i in range(len(fields) - 2):
                 if fields[i].startswith("R"):
                     old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
                     if old and new:
-                        pairs.setdefault(old, new)
-        if not any(found.values()):
-            return
-        known = git.renames  # the run's rename map, which the Verifier reads (one git log)
-        for r, n, draft in lost:
-            citation = draft.citation
-            new = found.get(citation.commit or "", {}).get(citation.target)
-            if new is None:
-                continue
-            before = known.get(citation.target)
-            known[citation.target] = new  # this commit's pairing, for this mention only
-            try:
-                judged[r][n] = draft.explain(verifier.check(citation))
-            finally:
-                if before is None:
-                    del known[citation.target]
-                else:
-                    known[citation.target] = before
+                        renames.setdefault(old, new)
+        git.__dict__["renames"] = renames  # seeds the cached property (see Git.renames)
+        return git
+
+    def _exists(self, path: str) -> bool:
+        return self.repo.read(path).status is not SourceStatus.MISSING
 
     def _by_line_maps(
-        self, drafts: list[list[CitationCheck | _Ask]], judged: list[list[CitationCheck]]
+        self,
+        git: Git | None,
+        drafts: list[list[CitationCheck | _Ask]],
+        judged: list[list[CitationCheck]],
     ) -> None:
         """Where a snippet cannot tell, git's diff from the mention's commit does.
 
@@ -293,7 +275,7 @@ class MentionChecker:
         verdict on a range (a block moved elsewhere is found by its text, not by
         the diff) and makes a blank line stale.
         """
-        if self.git is None:
+        if git is None:
             return
         wanted: list[tuple[int, int, _Ask]] = []
         for r, row in enumerate(drafts):
@@ -309,7 +291,7 @@ class MentionChecker:
         by_commit: dict[str, set[str]] = {}
         for _, _, draft in wanted:
             by_commit.setdefault(draft.citation.commit or "", set()).add(draft.citation.target)
-        maps = {c: self.git.line_maps(c, paths) for c, paths in by_commit.items() if c}
+        maps = {c: git.line_maps(c, paths) for c, paths in by_commit.items() if c}
         for r, n, draft in wanted:
             citation = draft.citation
             line_map = maps.get(citation.commit or "", {}).get(citation.target)

@@ -64,7 +64,7 @@ class Runner:
         verifier = Verifier(self.repo, self.git, urls)
         results = verifier.verify_memories(memories)
         if options.include_mentions:
-            results = self._with_mentions(verifier, batch, results)
+            results = self._with_mentions(batch, results)
         recorded = [replace(r, checks=r.everything) if r.mentions else r for r in results]
         history.record(
             self.state, recorded, ids, self.clock(), self.git.head() if self.git else None
@@ -86,13 +86,13 @@ class Runner:
         return VerifyRun(kept, fixes, skipped, [self._unreadable(reason) for reason in skipped])
 
     def _with_mentions(
-        self, verifier: Verifier, batch: Sequence[Verifiable], results: list[MemoryVerification]
+        self, batch: Sequence[Verifiable], results: list[MemoryVerification]
     ) -> list[MemoryVerification]:
         """Prose mentions, verified from history as citations (verify/mentions.py)."""
         from memory_enhancement.verify.mentions import MentionChecker
 
         checker = MentionChecker(self.store, self.repo, self.git, self.state)
-        found = checker.check(verifier, batch)
+        found = checker.check(batch)
         return [replace(r, mentions=m) if m else r for r, m in zip(results, found, strict=True)]
 
     def _states(
