@@ -10,22 +10,26 @@ rename (memories are reorganized into folders) continues the history of its old
 name: the rename commit's diff maps its unchanged lines back to the old file,
 whose own history is replayed the same way, up to `MAX_RENAMES` renames back.
 
-What differs from blame: a line a merge brought in belongs to the merge (the
-commit that put it on the first-parent line). A file the replay cannot account
-for line by line (a binary diff, a count that does not match the file on disk)
-is left out; the caller blames it alone.
+A file the replay cannot account for line by line is left out, and the caller
+blames it alone: a binary diff, a count that does not match the file on disk,
+or a line that a merge brought in (blame follows it into the branch it came
+from, where the memory line was written; the replay walks the first-parent line
+only). So the replay pays off on linear histories (squash or rebase merges).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
+from memory_enhancement.verify.blame import run_with_input
 from memory_enhancement.verify.git import Git, GitError, Hunk, LineMap
 
 MAX_RENAMES = 5
 _QUIET = ("-c", "core.quotePath=false")
 _DIFF = ("-U0", "--no-color", "--no-ext-diff", "--no-renames")
 _RENAMED = ("--name-status", "-z", "--diff-filter=R")
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 Origin = tuple[str | None, int]  # (commit, the line's number in that commit's version)
 
@@ -43,18 +47,22 @@ def line_origins(git: Git, files: Mapping[str, int]) -> dict[str, list[str | Non
         return {}
     lines: dict[str, list[Origin] | None] = {}
     created: dict[str, str | None] = {}
-    _replay(out, lines, created, committed=True)
+    merges: set[str] = set()
+    _replay(out, lines, created, merges, committed=True)
     _follow_renames(git, lines, created, names, 0)
-    _replay(pending, lines, {}, committed=False)
+    _replay(pending, lines, {}, merges, committed=False)
     found = {}
     for name in names:
         replayed = lines.get(name)
-        if replayed is not None and len(replayed) == files[name]:
-            found[name] = [commit for commit, _ in replayed]
+        if replayed is None or len(replayed) != files[name]:
+            continue
+        commits = [commit for commit, _ in replayed]
+        if merges.isdisjoint(commits):  # a merge's lines came from a branch: blame knows which
+            found[name] = commits
     return found
 
 
-_LOG = ("--first-parent", "-m", "--reverse", "-p", *_DIFF, "--format=@@@%H")
+_LOG = ("--first-parent", "-m", "--reverse", "-p", *_DIFF, "--format=@@@%H %P")
 
 
 def _follow_renames(
@@ -65,37 +73,46 @@ def _follow_renames(
     depth: int,
 ) -> None:
     """Give the lines each file had when a rename created it the origins they had
-    under the old name (whose own renames are followed first)."""
+    under the old name (whose own renames are followed first). Which creations were
+    renames is asked of git once for all of them (`git diff-tree --stdin`)."""
     if depth >= MAX_RENAMES:
         return
-    by_commit: dict[str, list[str]] = {}
-    for name in names:
-        commit = created.get(name)
-        if commit is not None and lines.get(name) is not None:
-            by_commit.setdefault(commit, []).append(name)
-    for commit, renamed in by_commit.items():
-        _before_rename(git, lines, commit, renamed, depth)
+    commits = sorted({c for n in names if (c := created.get(n)) and lines.get(n) is not None})
+    if not commits:
+        return
+    stdin = "\n".join(commits) + "\n"
+    try:
+        out = run_with_input(git, "diff-tree", "--stdin", "-r", "-M", *_RENAMED, stdin=stdin)
+    except GitError:
+        return
+    wanted = set(names)
+    renamed: dict[str, dict[str, tuple[str, bool]]] = {}
+    fields = out.split("\0")
+    commit = ""
+    i = 0
+    while i < len(fields):
+        field = fields[i].strip()
+        if _SHA.fullmatch(field):
+            commit, i = field, i + 1
+        elif field.startswith("R") and i + 2 < len(fields):
+            old, new = fields[i + 1], fields[i + 2]
+            if new in wanted and created.get(new) == commit:
+                renamed.setdefault(commit, {})[new] = (old, field == "R100")
+            i += 3
+        else:
+            i += 1
+    for commit, pairs in renamed.items():
+        _before_rename(git, lines, commit, pairs, depth)
 
 
 def _before_rename(
-    git: Git, lines: dict[str, list[Origin] | None], commit: str, names: list[str], depth: int
+    git: Git,
+    lines: dict[str, list[Origin] | None],
+    commit: str,
+    old_of: dict[str, tuple[str, bool]],
+    depth: int,
 ) -> None:
-    """For the files a commit created, the ones it renamed: map their lines back to the
-    old name's history."""
-    try:
-        pairs = git.run(
-            "diff", "-M", "--name-status", "-z", "--diff-filter=R", commit + "^", commit
-        )
-    except GitError:
-        return
-    fields = pairs.split("\0")
-    wanted = set(names)
-    old_of = {}
-    for i in range(len(fields) - 2):
-        if fields[i].startswith("R") and fields[i + 2] in wanted:
-            old_of[fields[i + 2]] = (fields[i + 1], fields[i] == "R100")
-    if not old_of:
-        return
+    """Map the lines of the files a commit renamed back to their old names' history."""
     olds = sorted({old for old, _ in old_of.values()})
     try:
         out = git.run(*_QUIET, "log", *_LOG, commit + "^", "--", *olds)
@@ -103,7 +120,7 @@ def _before_rename(
         return
     before: dict[str, list[Origin] | None] = {}
     created: dict[str, str | None] = {}
-    _replay(out, before, created, committed=True)
+    _replay(out, before, created, set(), committed=True)
     _follow_renames(git, before, created, olds, depth + 1)
     for new, (old, exact) in old_of.items():
         maps = None if exact else _rename_map(git, commit, old, new)
@@ -134,12 +151,14 @@ def _replay(
     out: str,
     lines: dict[str, list[Origin] | None],
     created: dict[str, str | None],
+    merges: set[str],
     *,
     committed: bool,
 ) -> None:
     """Apply `git log -p -U0` (or `git diff -U0`) output to per-file lists of line
     origins. Headers are read only before a file's first hunk (a deleted line `-- x`
-    reads `--- x` inside a hunk); a binary diff makes its file unknown (None)."""
+    reads `--- x` inside a hunk); a binary diff makes its file unknown (None). Merge
+    commits met are added to `merges`."""
     commit: str | None = None
     path: str | None = None
     hunks: list[Hunk] = []
@@ -157,10 +176,13 @@ def _replay(
         hunks.clear()
 
     for row in out.split("\n"):
-        if row.startswith("@@@") and len(row) == 43:
+        if row.startswith("@@@"):
             flush()
             path, headers = None, False
-            commit = row[3:] if committed else None
+            sha, _, parents = row[3:].partition(" ")
+            commit = sha if committed else None
+            if " " in parents:
+                merges.add(sha)
         elif row.startswith("diff --git "):
             flush()
             path, headers, new_file = None, True, False

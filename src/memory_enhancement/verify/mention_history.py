@@ -100,14 +100,18 @@ class HistoryReader:
         tracked = self._tracked_memories(wanted)
         wanted = [item for item in wanted if item.file in tracked]  # untracked: no history
         replayed = line_origins(self.git, {item.file: item.count for item in wanted})
+        commits: dict[str, dict[int, str | None] | None] = {}
         for item in wanted:
             lines = replayed.get(item.file)
             if lines is not None:
-                blamed: dict[int, str | None] | None = {
+                commits[item.file] = {
                     m.line: lines[m.line - 1] for m in item.mentions if m.line <= len(lines)
                 }
             else:
-                blamed = self.history.blame(item.file, {m.line for m in item.mentions})
+                commits[item.file] = self.history.blame(item.file, {m.line for m in item.mentions})
+        self._prefetch(wanted, commits)
+        for item in wanted:
+            blamed = commits[item.file]
             if blamed is None:
                 continue
             thens = {key(m): self._then(blamed.get(m.line), m, item.folder) for m in item.mentions}
@@ -116,6 +120,21 @@ class HistoryReader:
             data = {"v": CACHE_VERSION, "m": {k: t.encode() for k, t in thens.items()}}
             fresh[item.file] = Cached(item.blob, head if pending else None, data)
         return out, fresh
+
+    def _prefetch(
+        self, wanted: list[Written], commits: Mapping[str, Mapping[int, str | None] | None]
+    ) -> None:
+        """The file lists of the commits where a path as written is not a file from the
+        root (a bare name, a partial path), learned at once."""
+        trees = set()
+        for item in wanted:
+            blamed = commits.get(item.file) or {}
+            for mention in item.mentions:
+                commit = blamed.get(mention.line)
+                path = normalize(mention.path, item.folder)
+                if commit and path and not self.history.exists(commit, path):
+                    trees.add(commit)
+        self.history.prefetch_trees(trees)
 
     def _tracked_memories(self, files: list[Written]) -> set[str]:
         """Which of these memory files git tracks (one `git ls-files` for their folders)."""
