@@ -400,18 +400,18 @@ def test_a_range_with_lines_inserted_inside_moved_and_grew(repo: GitRepo) -> Non
 
 
 def test_a_rename_git_log_cannot_pair_is_found_by_the_direct_diff(repo: GitRepo) -> None:
-    """Deleted in one commit, added back under another name in the next: no commit is
-    a rename, but from the memory's commit to HEAD the file was renamed."""
+    """Deleted in one commit, added back (edited) in another folder in the next: no
+    commit is a rename, but from the memory's commit to HEAD the file moved."""
     note(repo, "helper at lib/old.py:7")
     repo.commit("memory")
     (repo.root / "lib/old.py").unlink()
     repo.commit("delete")
-    repo.write_lines("lib/moved.py", ["# moved here", *code("lib/old.py", 10)])
+    repo.write_lines("pkg/old.py", ["# moved here", *code("lib/old.py", 10)])
     repo.commit("add")
     check = mentions(repo)["lib/old.py:7"]
     assert (check.status, check.renamed_to, check.current_line) == (
         Verdict.MOVED,
-        "lib/moved.py",
+        "pkg/old.py",
         8,
     )
 
@@ -419,10 +419,10 @@ def test_a_rename_git_log_cannot_pair_is_found_by_the_direct_diff(repo: GitRepo)
 def test_a_renamed_file_that_lost_the_cited_text_is_stale_not_missing(repo: GitRepo) -> None:
     note(repo, "helper at lib/old.py:7")
     repo.commit("memory")
-    repo.mv("lib/old.py", "lib/new.py")
+    repo.mv("lib/old.py", "pkg/old.py")
     lines = code("lib/old.py", 10)
     lines[6] = "rewritten = 7"
-    repo.write_lines("lib/new.py", lines)
-    repo.commit("rename and edit")
+    repo.write_lines("pkg/old.py", lines)
+    repo.commit("move and edit")
     check = mentions(repo)["lib/old.py:7"]
-    assert (check.status, check.renamed_to) == (Verdict.STALE, "lib/new.py")
+    assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")

@@ -260,6 +260,10 @@ class FileList:
                 return link
         return None
 
+    def named_like(self, stem: str) -> list[str]:
+        """The files whose name starts with this stem, in any folder."""
+        return [p for name, paths in self._by_name.items() if name.startswith(stem) for p in paths]
+
     def by_suffix(self, path: str) -> Resolution:
         name = path.rsplit("/", 1)[-1]
         tail = "/" + path

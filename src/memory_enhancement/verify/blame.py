@@ -107,7 +107,7 @@ class GitHistory:
         key = (commit, path)
         if key in self._blobs:
             return self._blobs[key]
-        data = self._cat_file(f"{commit}:{_to_git(self.git, path)}")
+        data = self._cat_file(f"{commit}:{to_git(self.git, path)}")
         if len(self._blobs) >= 64:
             self._blobs.pop(next(iter(self._blobs)))
         self._blobs[key] = data
@@ -216,7 +216,7 @@ class GitHistory:
         try:
             out = self.git.run(
                 "rev-list", "--reverse", "--first-parent", f"{commit}..HEAD", "--",
-                _to_git(self.git, path),
+                to_git(self.git, path),
             )  # fmt: skip
         except GitError:
             return None
@@ -254,7 +254,7 @@ def run_with_input(git: Git, *args: str, stdin: str) -> str:
     return done.stdout.decode("utf-8", "surrogateescape")
 
 
-def _to_git(git: Git, path: str) -> str:
+def to_git(git: Git, path: str) -> str:
     return f"{git.prefix}/{path}" if git.prefix else path
 
 

@@ -43,6 +43,7 @@ from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.blame import GitHistory, blob_hash
 from memory_enhancement.verify.blame import from_git as _from_git
+from memory_enhancement.verify.blame import to_git as _to_git
 from memory_enhancement.verify.git import Git, GitError, LineMap
 from memory_enhancement.verify.mention_cache import (
     Cached,
@@ -239,19 +240,35 @@ class MentionChecker:
         if self.git is None:
             return None
         git = Git(self.git.toplevel, self.git.prefix)
+        gone: dict[str, set[str]] = {}
+        for ask in asks:
+            target = ask.citation.target
+            if ask.citation.commit and not self._exists(target):
+                gone.setdefault(ask.citation.commit, set()).add(target)
         renames: dict[str, str] = {}
-        gone = {a.citation.commit or "" for a in asks if not self._exists(a.citation.target)}
-        for commit in sorted(gone - {""}):
-            try:
-                out = git.run("diff", "-M", *_RENAMES, commit, "HEAD")
-            except GitError:
-                continue
-            fields = out.split("\0")
-            for i in range(len(fields) - 2):
-                if fields[i].startswith("R"):
-                    old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
-                    if old and new:
-                        renames.setdefault(old, new)
+        names = self._files_now()
+        for commit, paths in sorted(gone.items()):
+            # Rename detection over the whole tree compares every file added with every
+            # file deleted since the commit (a third of a second each on a busy
+            # repository). Exact renames are found by hash at once; renames with edits
+            # are looked for among files whose name starts like the old one's
+            # (`x.py` -> `pkg/x.py`, `x_example.py`, `x.py.bak`).
+            offered = {p for path in paths for p in names.named_like(_stem(path))}
+            calls = [["-M100%", *_RENAMES, commit, "HEAD"]]
+            if offered:
+                spec = [_to_git(git, p) for p in sorted(paths | offered)]
+                calls.append(["-M", *_RENAMES, commit, "HEAD", "--", *spec])
+            for args in calls:
+                try:
+                    out = git.run("diff", *args)
+                except GitError:
+                    continue
+                fields = out.split("\0")
+                for i in range(len(fields) - 2):
+                    if fields[i].startswith("R"):
+                        old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
+                        if old and new:
+                            renames.setdefault(old, new)
         git.__dict__["renames"] = renames  # seeds the cached property (see Git.renames)
         return git
 
@@ -492,6 +509,11 @@ def _followed(
 
 def _decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
     return tuple(decode_check(row, m) for row, m in zip(rows, mentions, strict=True))
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.split(".", 1)[0] or name
 
 
 def _asks(draft: CitationCheck | _Ask) -> TypeGuard[_Ask]:
