@@ -15,6 +15,8 @@ Three kinds of run of the same tool on the same tree, side by side, alternating
 - `warm`: `verify-all` again with nothing changed.
 
 CPU = user + system time of the process and its children (git), medians.
+Compiled modules are cached (`PYTHONPYCACHEPREFIX` in the run's temporary home)
+as they are for an installed package.
 
 Usage:
     bench_speed.py [--tree DIR] [--runs 5] [--json-out FILE]
@@ -48,10 +50,13 @@ STORE = ".serena/memories"
 def run(tree: Path, home: Path, *extra: str) -> tuple[float, float, int]:
     """One whole `verify-all` process: (CPU seconds with children, wall seconds, exit code)."""
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CACHE_HOME": str(home / "cache"),
         "PYTHONPATH": str(ROOT / "src"),
+        # Compiled modules are cached, as for any installed package (the warm-up runs
+        # write them); outside the source tree.
+        "PYTHONPYCACHEPREFIX": str(home / "pycache"),
     }
     before, started = os.times(), time.perf_counter()
     done = subprocess.run(

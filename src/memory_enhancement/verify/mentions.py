@@ -112,6 +112,8 @@ class MentionChecker:
             if checked is not None and checked["fp"] == self._fingerprint(head, checked["paths"]):
                 kept[n] = _decoded(checked["c"], item.mentions)
         todo = [None if n in kept else item for n, item in enumerate(found)]
+        if not any(item is not None and item.mentions for item in todo):
+            return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
         self._history = GitHistory(git) if git is not None else None
         try:
             fresh: dict[str, Cached] = {}
@@ -246,7 +248,7 @@ class MentionChecker:
             if ask.citation.commit and not self._exists(target):
                 gone.setdefault(ask.citation.commit, set()).add(target)
         renames: dict[str, str] = {}
-        names = self._files_now()
+        names = self._files_now() if gone else FileList(())
         for commit, paths in sorted(gone.items()):
             # Rename detection over the whole tree compares every file added with every
             # file deleted since the commit (a third of a second each on a busy
