@@ -160,3 +160,13 @@ def test_resolution_prefers_the_root_file_then_a_unique_suffix_else_names_the_ca
 )
 def test_the_origin_remote_names_a_repository(url: str, expected: str | None) -> None:
     assert remote_repository(url) == expected
+
+
+def test_a_changed_file_list_resolves_as_the_version_it_describes() -> None:
+    now = FileList(["src/app.py", "pkg/util.py", "new/util.py"])
+    then = now.changed(added=["new/util.py"], deleted=["old/app.py"])
+    assert then.resolve("util.py") == Resolution("pkg/util.py")  # new/ came later
+    assert then.resolve("app.py").candidates == ("old/app.py", "src/app.py")
+    assert "old/app.py" in then.files and "new/util.py" not in then.files
+    assert sorted(then.named_like("app")) == ["old/app.py", "src/app.py"]
+    assert now.resolve("util.py").candidates == ("new/util.py", "pkg/util.py")

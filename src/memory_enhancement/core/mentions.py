@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 # The forms, as `Mention.form` names them.
@@ -235,11 +235,33 @@ class FileList:
     """
 
     def __init__(self, files: Iterable[str], submodules: Iterable[str] = ()) -> None:
-        self.files = frozenset(files)
+        listed = frozenset(files)
+        self.files: Container[str] = listed
         self.submodules = tuple(sorted(submodules))
         self._by_name: dict[str, list[str]] = {}
-        for path in self.files:
+        for path in listed:
             self._by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        self._added: frozenset[str] = frozenset()
+        self._deleted: dict[str, list[str]] = {}
+
+    def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
+        """This list with some files added and some deleted: another version of the
+        repository, sharing this one's index (built once for the work tree, reused for
+        every past commit a run looks at)."""
+        other = FileList.__new__(FileList)
+        other.submodules = self.submodules
+        other._by_name = self._by_name
+        other._added = frozenset(added)
+        gone = [p for p in deleted if p not in self.files]
+        other._deleted = {}
+        for path in gone:
+            other._deleted.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        other.files = _Overlay(self.files, other._added, frozenset(gone))
+        return other
+
+    def _named(self, name: str) -> list[str]:
+        found = [p for p in self._by_name.get(name, ()) if p not in self._added]
+        return found + self._deleted.get(name, [])
 
     def resolve(self, written: str, folder: str = "") -> Resolution:
         """`folder` is the memory file's folder, for `../x.py` relative links."""
@@ -262,15 +284,26 @@ class FileList:
 
     def named_like(self, stem: str) -> list[str]:
         """The files whose name starts with this stem, in any folder."""
-        return [p for name, paths in self._by_name.items() if name.startswith(stem) for p in paths]
+        names = {*self._by_name, *self._deleted}
+        return [p for name in names if name.startswith(stem) for p in self._named(name)]
 
     def by_suffix(self, path: str) -> Resolution:
         name = path.rsplit("/", 1)[-1]
         tail = "/" + path
-        found = sorted(p for p in self._by_name.get(name, ()) if p.endswith(tail))
+        found = sorted(p for p in self._named(name) if p.endswith(tail))
         if len(found) == 1:
             return Resolution(found[0])
         return Resolution(candidates=tuple(found))
+
+
+class _Overlay:
+    """Membership in a set of files with some added and some removed, without a copy."""
+
+    def __init__(self, base: Container[str], minus: frozenset[str], plus: frozenset[str]) -> None:
+        self.base, self.minus, self.plus = base, minus, plus
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.plus or (path in self.base and path not in self.minus)
 
 
 def normalize(written: str, folder: str = "") -> str | None:

@@ -178,7 +178,7 @@ class GitHistory:
             else:
                 i += 1
         for commit, (added, deleted) in changes.items():
-            self._trees[commit] = FileList((now.files - added) | deleted, now.submodules)
+            self._trees[commit] = now.changed(added, deleted)
 
     def files_at(self, commit: str) -> FileList:
         """The repository's files and submodules at a commit (one `git ls-tree`, unless
