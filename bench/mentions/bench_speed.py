@@ -26,6 +26,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sqlite3
@@ -77,11 +78,8 @@ def run(tree: Path, home: Path, *extra: str) -> tuple[float, float, int]:
 def forget_mentions(home: Path) -> None:
     """Empty the mention cache of every state database under this tool home."""
     for db in (home / "data").rglob("*.db"):
-        with sqlite3.connect(db) as conn:
-            try:
-                conn.execute("DELETE FROM mention_history")
-            except sqlite3.OperationalError:
-                pass
+        with sqlite3.connect(db) as conn, contextlib.suppress(sqlite3.OperationalError):
+            conn.execute("DELETE FROM mention_history")
 
 
 def main(argv: list[str] | None = None) -> int:

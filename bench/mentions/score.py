@@ -25,6 +25,7 @@ Figures (issue 17's targets):
 Usage:
     score.py [--split dev|test|corpus|all] [--only OWNER/NAME ...] [--json-out FILE]
              [--work DIR] [--show-disagreements]
+    score.py --synthetic     # make_synthetic.py's history: every edge case, truth by design
 """
 
 from __future__ import annotations
@@ -212,6 +213,39 @@ def disagreements(scored: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def synthetic(work: Path) -> int:
+    """Our verdicts on make_synthetic.py's repository against the truth its edits imply."""
+    root = Path(tempfile.mkdtemp(prefix="mentions-synth-", dir=work))
+    subprocess.run(
+        [sys.executable, str(HERE / "make_synthetic.py"), "--dir", str(root)],
+        check=True,
+        capture_output=True,
+    )
+    expected = json.loads((root / "expected.json").read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="mentions-home-") as home:
+        results, _ = run_tool(root, Path(home))
+    ours = [(c, c["mention"]) for r in results for c in r.get("mentions", [])]
+    bad = 0
+    for row in expected:
+        found = [
+            c
+            for c, text in ours
+            if c["memory_line"] == row["memory_line"] and text.endswith(row["mention"])
+        ]
+        label = tool_label(found[0]) if found else "not detected"
+        truth = row["truth"]
+        agree = label == truth or (truth == "ambiguous_move" and label == "moved")
+        if agree and found and truth in ("moved", "renamed", "valid") and "new_line" in row:
+            agree = (found[0]["current_path"], found[0]["current_line"]) == (
+                row["new_path"],
+                row["new_line"],
+            )
+        bad += not agree
+        print(f"{'ok ' if agree else 'BAD'} {row['mention'][:48]:48} truth={truth:14} ours={label}")
+    print(f"{len(expected) - bad}/{len(expected)} synthetic mentions agree")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="dev", choices=["dev", "test", "corpus", "all"])
@@ -219,7 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "mentions-bench")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--show-disagreements", action="store_true")
+    parser.add_argument("--synthetic", action="store_true", help="score make_synthetic.py")
     args = parser.parse_args(argv)
+    if args.synthetic:
+        args.work.mkdir(parents=True, exist_ok=True)
+        return synthetic(args.work)
     entries = yaml.safe_load((HERE / "repos.yaml").read_text(encoding="utf-8"))["repos"]
     chosen = [
         e
