@@ -56,6 +56,7 @@ _FENCES = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _NEWLINE = re.compile(r"\n")
 # Where a mention may be: a dotted name's ending right before `:digit` or `#Ldigit`.
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
+_HINT_BYTES = re.compile(_HINT.pattern.encode())
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset(
     {
@@ -101,6 +102,12 @@ class Mention:
     def permalink(self) -> bool:
         """A blob URL pinned to a commit: its line numbers belong to that commit forever."""
         return self.ref is not None and _PERMALINK.fullmatch(self.ref) is not None
+
+
+def may_mention(data: bytes) -> bool:
+    """Whether a memory file's bytes may hold a mention at all (checked before decoding:
+    most memories mention nothing, and a verify-all reads them all)."""
+    return _HINT_BYTES.search(data) is not None
 
 
 def find_mentions(text: str) -> list[Mention]:

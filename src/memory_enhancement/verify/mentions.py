@@ -22,6 +22,7 @@ unchanged memories asks it again only for the diffs every citation needs.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,12 +35,14 @@ from memory_enhancement.core.mentions import (
     Mention,
     Resolution,
     find_mentions,
+    may_mention,
     normalize,
     remote_repository,
 )
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.blame import GitHistory, blob_hash
 from memory_enhancement.verify.blame import from_git as _from_git
@@ -167,9 +170,10 @@ class MentionChecker:
     def _read(self, memory: Memory) -> Written | None:
         """The memory's mentions, read from its file as it is on disk (frontmatter
         included: `sources: [x.py:12]` is a mention the content alone would not show)."""
-        try:
-            data, _ = self.store.read_bytes(memory.path, scanned=True)
-        except MemoryToolError:  # unreadable now: the index already reports it
+        data = self._bytes(memory.path)
+        if data is None:
+            return None
+        if not may_mention(data):
             return None
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
         found = find_mentions(text)
@@ -186,6 +190,28 @@ class MentionChecker:
             inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
         count = text.count("\n") + (not text.endswith("\n") and bool(text))
         return Written(memory, mentions, inside, folder, blob_hash(data), count)
+
+    def _bytes(self, path: str) -> bytes | None:
+        """A memory file's bytes, None when it cannot be read now (the index reports it).
+
+        Every memory of the store is read on every run, so a plain file from the
+        store's own scan is read directly; a symlink takes the store's full check
+        (it must not lead out of the store)."""
+        file = os.path.join(self._root, path + ".md")
+        if os.path.islink(file):
+            try:
+                return self.store.read_bytes(path)[0]
+            except MemoryToolError:
+                return None
+        try:
+            with open(file, "rb") as handle:
+                return handle.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+
+    @functools.cached_property
+    def _root(self) -> str:
+        return str(self.store.root)
 
     # -- history --------------------------------------------------------------------
 
