@@ -426,3 +426,19 @@ def test_a_renamed_file_that_lost_the_cited_text_is_stale_not_missing(repo: GitR
     repo.commit("move and edit")
     check = mentions(repo)["lib/old.py:7"]
     assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")
+
+
+def test_a_memory_without_mentions_is_not_read_again_until_it_changes(repo: GitRepo) -> None:
+    note(repo, "nothing cited here", name="plain")
+    note(repo, "src/app.py:10")
+    repo.commit("memories")
+    state = State(repo.root / "state.db")
+    service(repo, state=state).verify_all()
+    with state.connect() as db:
+        assert [r[0] for r in db.execute("SELECT path FROM mention_free")] == ["plain.md"]
+    note(repo, "now it cites src/app.py:12 and more text", name="plain")
+    run = service(repo, state=state).verify_all()
+    mentions = {r.path: [c.mention.text for c in r.mentions if c.mention] for r in run.results}
+    assert mentions["plain"] == ["src/app.py:12"]
+    with state.connect() as db:
+        assert list(db.execute("SELECT path FROM mention_free")) == []

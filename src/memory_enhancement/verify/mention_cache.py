@@ -113,6 +113,36 @@ class MentionCache:
                 raise
 
 
+class MentionFree:
+    """The memory files (store-relative) that held no mention when last read, by size
+    and modification time: a rerun does not read them again while those hold."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def load(self) -> dict[str, tuple[int, int]]:
+        with self.state.connect() as db:
+            rows = db.execute("SELECT path, size, mtime_ns FROM mention_free").fetchall()
+        return {path: (size, mtime) for path, size, mtime in rows}
+
+    def save(self, quiet: Mapping[str, tuple[int, int]], gone: Iterable[str]) -> None:
+        gone = list(gone)
+        if not quiet and not gone:
+            return
+        with self.state.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("DELETE FROM mention_free WHERE path = ?", [(p,) for p in gone])
+                db.executemany(
+                    "INSERT OR REPLACE INTO mention_free(path, size, mtime_ns) VALUES (?, ?, ?)",
+                    [(p, size, mtime) for p, (size, mtime) in quiet.items()],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+
 def fingerprint(
     head: str | None, git_dir: Path | None, repo_root: Path, paths: Iterable[str]
 ) -> str:

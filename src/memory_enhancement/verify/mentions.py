@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeGuard
@@ -51,6 +52,7 @@ from memory_enhancement.verify.git import Git, GitError, LineMap
 from memory_enhancement.verify.mention_cache import (
     Cached,
     MentionCache,
+    MentionFree,
     decode_check,
     encode_check,
     fingerprint,
@@ -96,7 +98,7 @@ class MentionChecker:
         Verdicts kept from a run whose fingerprint still holds are taken as they
         are (nothing they depend on changed); the rest are judged from history.
         """
-        found = [self._read(memory) for memory, _, _ in batch]
+        found = self._read_all([memory for memory, _, _ in batch])
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
         git = self.git
@@ -167,12 +169,38 @@ class MentionChecker:
 
     # -- reading the mentions -------------------------------------------------------
 
-    def _read(self, memory: Memory) -> Written | None:
+    def _read_all(self, memories: list[Memory]) -> list[Written | None]:
+        """Each memory's mentions; a file that held none when last read, and has the same
+        size and modification time now, is not read again."""
+        free = MentionFree(self.state)
+        known = free.load()
+        quiet: dict[str, tuple[int, int]] = {}
+        noisy: list[str] = []
+        found: list[Written | None] = []
+        for memory in memories:
+            name = memory.path + ".md"
+            try:
+                seen = os.lstat(os.path.join(self._root, name))
+            except OSError:
+                found.append(None)
+                continue
+            stamp = (seen.st_size, seen.st_mtime_ns)
+            if known.get(name) == stamp and not stat.S_ISLNK(seen.st_mode):
+                found.append(None)
+                continue
+            data = self._bytes(memory.path)
+            item = self._read(memory, data) if data is not None else None
+            found.append(item)
+            if data is not None and (item is None or not item.mentions):
+                quiet[name] = stamp
+            elif name in known:
+                noisy.append(name)
+        free.save(quiet, noisy)
+        return found
+
+    def _read(self, memory: Memory, data: bytes) -> Written | None:
         """The memory's mentions, read from its file as it is on disk (frontmatter
         included: `sources: [x.py:12]` is a mention the content alone would not show)."""
-        data = self._bytes(memory.path)
-        if data is None:
-            return None
         if not may_mention(data):
             return None
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
