@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_enhancement.core.mentions import Mention, Resolution, normalize
-from memory_enhancement.core.model import Memory
+from memory_enhancement.core.model import Citation, Memory
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.line_origins import line_origins
@@ -193,3 +194,40 @@ def still_true(row: Cached, blob: str, head: str | None) -> bool:
         return row.data.get("v") == CACHE_VERSION
     except ValueError:  # a damaged row is a miss; it is rewritten
         return False
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A mention to be verified as a citation at its commit, and how to tell the answer."""
+
+    mention: Mention
+    then: Then
+    citation: Citation
+    prefix: str = ""
+
+    def explain(self, check: CitationCheck) -> CitationCheck:
+        """The Verifier's verdict told as a mention's: when it was written, and what the
+        line said then next to what it says now."""
+        reason = check.reason
+        commit = (self.citation.commit or "")[:7]
+        if check.status is Verdict.STALE and self.then.text is not None:
+            first = self.then.text.split("\n", 1)[0].strip()
+            reason += f"; when written ({commit}) it read `{short(first)}`"
+        elif check.status is Verdict.MISSING and check.renamed_to is not None:
+            # The file lives on under another name without the cited text: the
+            # mention is stale, not missing (its file is there to read).
+            check = replace(check, status=Verdict.STALE, current_path=check.renamed_to)
+        elif check.status is Verdict.MISSING:
+            reason = (
+                f"{self.citation.target} was deleted after the memory line was written ({commit})"
+            )
+        elif check.status is Verdict.VALID and not reason:
+            reason = f"unchanged since the memory line was written ({commit})"
+        return replace(
+            check, reason=self.prefix + reason, mention=self.mention, written_in=self.then.commit
+        )
+
+
+def short(text: str, limit: int = 80) -> str:
+    text = text.replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

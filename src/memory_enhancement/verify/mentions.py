@@ -3,9 +3,9 @@
 `src/app.py:42` in a memory has no snippet, so on its own it could only be
 checked against the file's length: a mention whose line moved, changed, or was
 wrong from the start would pass. Git knows better. For a memory file tracked in
-the repository it describes, `git blame` gives the commit that last changed
-the line holding the mention, and that commit's tree gives what line 42 said
-then. The mention then becomes a citation with that snippet, verified at that
+the repository it describes, git gives the commit that last changed the line
+holding the mention (mention_history.py), and that commit's tree gives what
+line 42 said then. The mention then becomes a citation with that snippet, verified at that
 commit by the same Verifier as every citation: valid, moved (to where), moved
 with a rename, stale (quoting then and now), missing. Before that, history
 settles what needs no diff: the line was past the end of the file even then
@@ -16,8 +16,10 @@ checked out (`in_submodule`), or no file ever had that path (`missing`).
 A memory line not committed yet is checked against the work tree as written.
 A memory file outside any repository, or untracked, has no history: the line
 count is all that can be checked, and the verdict says so (`unchecked`).
-What git answers is kept per memory file (verify/blame.py), so a rerun on
-unchanged memories asks it again only for the diffs every citation needs.
+What git answered, and the verdicts with what they depend on, are kept in the
+state database (mention_cache.py): a rerun with nothing changed asks git nothing.
+Where diffs rather than snippets decide (renames since the mention's commit, a
+blank line, a range that grew) is mention_diffs.py.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeGuard
+from typing import Any
 
 from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import (
@@ -46,9 +48,7 @@ from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.blame import GitHistory, blob_hash
-from memory_enhancement.verify.blame import from_git as _from_git
-from memory_enhancement.verify.blame import to_git as _to_git
-from memory_enhancement.verify.git import Git, GitError, LineMap
+from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
     MentionCache,
@@ -58,6 +58,7 @@ from memory_enhancement.verify.mention_cache import (
     fingerprint,
     named_paths,
 )
+from memory_enhancement.verify.mention_diffs import asks, follow_line_maps, mention_git
 from memory_enhancement.verify.mention_history import (
     ABSENT,
     AMBIGUOUS,
@@ -67,6 +68,7 @@ from memory_enhancement.verify.mention_history import (
     TEXT,
     UNCOMMITTED,
     UNREADABLE,
+    Ask,
     HistoryReader,
     Then,
     Written,
@@ -74,10 +76,9 @@ from memory_enhancement.verify.mention_history import (
     span,
     still_true,
 )
-from memory_enhancement.verify.repo import Repository, SourceStatus
+from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
-_RENAMES = ("--name-status", "-z", "--diff-filter=R")
 MAX_WALKED_FILES = 50_000
 
 
@@ -255,9 +256,9 @@ class MentionChecker:
             m.form == URL for f in found if f is not None for m in f.mentions
         ):
             origin = remote_repository(self._history.origin() or "")
-        drafts: list[list[CitationCheck | _Ask]] = []
+        drafts: list[list[CitationCheck | Ask]] = []
         for item in found:
-            row: list[CitationCheck | _Ask] = []
+            row: list[CitationCheck | Ask] = []
             for mention in item.mentions if item is not None else ():
                 assert item is not None
                 into = (mention.repository or "").lower()
@@ -268,10 +269,13 @@ class MentionChecker:
                 row.append(self._decide(mention, then, item.folder))
             drafts.append(row)
         asked = [
-            Memory(str(n), "", MemoryMeta(citations=tuple(d.citation for d in row if _asks(d))))
+            Memory(str(n), "", MemoryMeta(citations=tuple(d.citation for d in row if asks(d))))
             for n, row in enumerate(drafts)
         ]
-        git = self._git_for([d for row in drafts for d in row if _asks(d)])
+        git = None
+        if self.git is not None:
+            pending = [d for row in drafts for d in row if asks(d)]
+            git = mention_git(self.git, pending, self.repo, self._files_now)
         verifier = Verifier(self.repo, git)
         answers = iter(r.checks for r in verifier.verify_memories(asked))
         judged = []
@@ -280,99 +284,11 @@ class MentionChecker:
             judged.append(
                 [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
             )
-        self._by_line_maps(git, drafts, judged)
+        if git is not None:
+            follow_line_maps(git, self.repo, drafts, judged)
         return [tuple(row) for row in judged]
 
-    def _git_for(self, asks: list[_Ask]) -> Git | None:
-        """A Git of the mentions' own, whose map of renames comes from git's diff from
-        each mention's commit to HEAD, for the files gone from the work tree.
-
-        The Verifier reads renames from the whole history (`git log -M`, one call
-        that costs more than the rest of a mention run together, and fails outright
-        on a clone that lacks some objects); a mention needs only what became of its
-        file since its own commit, which the direct diff says (and sees renames done
-        across several commits, which no single commit of the log shows).
-        """
-        if self.git is None:
-            return None
-        git = Git(self.git.toplevel, self.git.prefix)
-        gone: dict[str, set[str]] = {}
-        for ask in asks:
-            target = ask.citation.target
-            if ask.citation.commit and not self._exists(target):
-                gone.setdefault(ask.citation.commit, set()).add(target)
-        renames: dict[str, str] = {}
-        names = self._files_now() if gone else FileList(())
-        for commit, paths in sorted(gone.items()):
-            # Rename detection over the whole tree compares every file added with every
-            # file deleted since the commit (a third of a second each on a busy
-            # repository). Exact renames are found by hash at once; renames with edits
-            # are looked for among files whose name starts like the old one's
-            # (`x.py` -> `pkg/x.py`, `x_example.py`, `x.py.bak`).
-            offered = {p for path in paths for p in names.named_like(_stem(path))}
-            calls = [["-M100%", *_RENAMES, commit, "HEAD"]]
-            if offered:
-                spec = [_to_git(git, p) for p in sorted(paths | offered)]
-                calls.append(["-M", *_RENAMES, commit, "HEAD", "--", *spec])
-            for args in calls:
-                try:
-                    out = git.run("diff", *args)
-                except GitError:
-                    continue
-                fields = out.split("\0")
-                for i in range(len(fields) - 2):
-                    if fields[i].startswith("R"):
-                        old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
-                        if old and new:
-                            renames.setdefault(old, new)
-        git.__dict__["renames"] = renames  # seeds the cached property (see Git.renames)
-        return git
-
-    def _exists(self, path: str) -> bool:
-        return self.repo.read(path).status is not SourceStatus.MISSING
-
-    def _by_line_maps(
-        self,
-        git: Git | None,
-        drafts: list[list[CitationCheck | _Ask]],
-        judged: list[list[CitationCheck]],
-    ) -> None:
-        """Where a snippet cannot tell, git's diff from the mention's commit does.
-
-        A blank cited line has no text to look for, so the Verifier can only say
-        the line exists; a range with lines inserted inside it no longer holds its
-        snippet in one piece, though none of its lines changed; and a moved range
-        whose first line is blank is found where its text starts. For these the
-        diff says where each cited line went: all kept is valid or moved (a grown
-        range ends further down). A changed or deleted line leaves the Verifier's
-        verdict on a range (a block moved elsewhere is found by its text, not by
-        the diff) and makes a blank line stale.
-        """
-        if git is None:
-            return
-        wanted: list[tuple[int, int, _Ask]] = []
-        for r, row in enumerate(drafts):
-            for n, draft in enumerate(row):
-                if not _asks(draft):
-                    continue
-                check = judged[r][n]
-                blank = not "".join((draft.then.text or "").split())
-                ranged = draft.citation.end_line is not None
-                grown = ranged and check.status in (Verdict.STALE, Verdict.MOVED)
-                if (blank or grown) and check.status is not Verdict.MISSING:
-                    wanted.append((r, n, draft))
-        by_commit: dict[str, set[str]] = {}
-        for _, _, draft in wanted:
-            by_commit.setdefault(draft.citation.commit or "", set()).add(draft.citation.target)
-        maps = {c: git.line_maps(c, paths) for c, paths in by_commit.items() if c}
-        for r, n, draft in wanted:
-            citation = draft.citation
-            line_map = maps.get(citation.commit or "", {}).get(citation.target)
-            decided = _followed(judged[r][n], citation, line_map, self.repo)
-            if decided is not None:
-                judged[r][n] = decided
-
-    def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | _Ask:
+    def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
         """A verdict from history alone, or the citation to verify."""
         if then is None:
             return self._line_count(mention, folder, committed=False)
@@ -399,11 +315,11 @@ class MentionChecker:
             return _check(mention, cited, Verdict.INVALID, f"not a text file {when}", commit)
         if then.kind == ABSENT:
             return self._added_later(mention, plain, commit, folder)
-        return _Ask(mention, then, replace(cited, snippet=then.text, commit=commit))
+        return Ask(mention, then, replace(cited, snippet=then.text, commit=commit))
 
     def _added_later(
         self, mention: Mention, plain: Citation, commit: str, folder: str
-    ) -> CitationCheck | _Ask:
+    ) -> CitationCheck | Ask:
         """No such file when the memory line was written: if one exists now, the code was
         committed after the memory, so it is read at the commit that added it."""
         history = self._history
@@ -425,7 +341,7 @@ class MentionChecker:
                 text = "\n".join(lines[start - 1 : end])
                 then = Then(added, TEXT, now.path, text, len(lines))
                 prefix = f"file added after the memory line ({added[:7]}); "
-                return _Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
+                return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
         reason = (
             f"no file {mention.path} in the repository, now or when the memory line was "
             f"written ({commit[:7]})"
@@ -478,38 +394,6 @@ class MentionChecker:
         return self._listed
 
 
-@dataclass(frozen=True)
-class _Ask:
-    """A mention to be verified as a citation at its commit, and how to tell the answer."""
-
-    mention: Mention
-    then: Then
-    citation: Citation
-    prefix: str = ""
-
-    def explain(self, check: CitationCheck) -> CitationCheck:
-        """The Verifier's verdict told as a mention's: when it was written, and what the
-        line said then next to what it says now."""
-        reason = check.reason
-        commit = (self.citation.commit or "")[:7]
-        if check.status is Verdict.STALE and self.then.text is not None:
-            first = self.then.text.split("\n", 1)[0].strip()
-            reason += f"; when written ({commit}) it read `{_short(first)}`"
-        elif check.status is Verdict.MISSING and check.renamed_to is not None:
-            # The file lives on under another name without the cited text: the
-            # mention is stale, not missing (its file is there to read).
-            check = replace(check, status=Verdict.STALE, current_path=check.renamed_to)
-        elif check.status is Verdict.MISSING:
-            reason = (
-                f"{self.citation.target} was deleted after the memory line was written ({commit})"
-            )
-        elif check.status is Verdict.VALID and not reason:
-            reason = f"unchanged since the memory line was written ({commit})"
-        return replace(
-            check, reason=self.prefix + reason, mention=self.mention, written_in=self.then.commit
-        )
-
-
 def _check(
     mention: Mention,
     citation: Citation,
@@ -525,55 +409,8 @@ def _check(
     )
 
 
-def _followed(
-    check: CitationCheck, citation: Citation, line_map: LineMap | None, repo: Repository
-) -> CitationCheck | None:
-    """The verdict git's line map gives a mention (see `_by_line_maps`); None to keep
-    the Verifier's. No map for a tracked file means it did not change since."""
-    start = citation.line or 1
-    end = citation.end_line or start
-    path = line_map.new_path if line_map is not None else citation.target
-    if not repo.read(path).is_text:
-        return None
-    now = [line_map.forward(n) if line_map is not None else n for n in range(start, end + 1)]
-    renamed = path if path != citation.target else None
-    since = (citation.commit or "")[:7]
-    if any(n is None for n in now):
-        blank = not "".join((citation.snippet or "").split())
-        if not blank:
-            return None
-        gone = next(n for n, at in zip(range(start, end + 1), now, strict=True) if at is None)
-        reason = f"line {gone} (blank when written) changed or was deleted since {since}"
-        return replace(check, status=Verdict.STALE, current_path=path, current_line=None,
-                       reason=reason, renamed_to=renamed, current_end=None)  # fmt: skip
-    first, last = now[0], now[-1]
-    assert first is not None and last is not None
-    if first == start and last == end and renamed is None:
-        reason = f"unchanged since the memory line was written ({since})"
-        return replace(check, status=Verdict.VALID, current_path=path, current_line=start,
-                       reason=reason, current_end=None)  # fmt: skip
-    grew = citation.end_line is not None and last - first != end - start
-    reason = f"found at line {first} (was {start})" + (
-        f"; lines were inserted inside the range, which now ends at {last}" if grew else ""
-    )
-    if renamed:
-        reason = f"renamed to {renamed}; " + reason
-    return replace(check, status=Verdict.MOVED, current_path=path, current_line=first,
-                   reason=reason, renamed_to=renamed,
-                   current_end=last if citation.end_line is not None else None)  # fmt: skip
-
-
 def _decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
     return tuple(decode_check(row, m) for row, m in zip(rows, mentions, strict=True))
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name.split(".", 1)[0] or name
-
-
-def _asks(draft: CitationCheck | _Ask) -> TypeGuard[_Ask]:
-    return isinstance(draft, _Ask)
 
 
 def _ambiguous(
@@ -606,11 +443,6 @@ def _other_repository(mention: Mention, origin: str | None) -> CitationCheck:
 
 def _end(start: int, end: int) -> int | None:
     return end if end != start else None
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = text.replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _walk(root: os.PathLike[str] | str) -> Iterator[str]:
