@@ -28,7 +28,10 @@ def init(path: str | None, fmt: str | None, as_json: bool) -> None:
     from memory_enhancement.service.factory import init_store
 
     state = app()
-    root = (state.cwd / Path(path).expanduser()).resolve() if path else state.location().root
+    if path:
+        root = (state.cwd / Path(path).expanduser()).resolve()
+    else:
+        root = state.location(create=True).root
     created, chosen = init_store(root, fmt)
     if as_json:
         emit_json({"path": str(root), "created": created, "format": chosen})

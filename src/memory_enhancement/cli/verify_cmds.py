@@ -160,9 +160,14 @@ def _worth_showing(result: Any) -> bool:
 
 
 def print_result(result: Any, *, verbose: bool) -> None:
-    confidence = "-" if result.confidence is None else f"{result.confidence:.0%}"
+    """One memory's verdict. The figure is this run's (how many checked citations hold),
+    not the confidence `health` computes and `--write` records: that one says so itself."""
+    checked = [c for c in result.checks if c.status.value != "skipped"]
+    held = sum(1 for c in checked if c.status.value in ("valid", "moved"))
+    n = len(checked)
+    figure = f"{held} of {n} citation{'s' * (n != 1)} hold{'s' * (n == 1)}"
     state = "valid" if result.valid else "INVALID"
-    click.echo(f"{state:<8} {result.path}  (confidence {confidence})")
+    click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
     for check in result.checks:
         if verbose or check.status.value != "valid":
             click.echo(_check_line(check))
@@ -177,6 +182,9 @@ def _check_line(check: Any, prefix: str = "") -> str:
         where = check.current_path
         if check.current_line:
             where += f":{check.current_line}"
+            end = check.current_end_line
+            if end is not None and end != check.current_line:
+                where += f"-{end}"
         ref = f"{ref} -> {where}"
     reason = f"  {check.reason}" if check.reason else ""
     unanchored = "" if check.anchored else "  (no snippet)"
@@ -237,8 +245,14 @@ def _print_fixes(run: Any, *, quiet: bool) -> None:
     for fix in run.fixes:
         if not fix.written:
             click.echo(fix.diff, nl=False)
-        else:
-            click.echo(f"fixed {fix.path}")
+            continue
+        done = []
+        if fix.citations_fixed:
+            done.append(f"fixed {plural(fix.citations_fixed, 'citation')}")
+        if fix.confidence is not None:
+            done.append(f"recorded confidence {fix.confidence:.4g}")
+        what = " and ".join(done) or "recorded the verification time"
+        click.echo(f"{what} in {fix.path}")
 
 
 def _summary(run: Any) -> str:

@@ -87,6 +87,8 @@ def _fix_one(
     `[cite:]` has no room for a snippet or a stamp): a fix would repeat on every run.
     """
 
+    written: dict[str, float] = {}
+
     def change(loaded: Loaded) -> str | None:
         memory = loaded.doc.memory
         if memory.meta.citations != tuple(c.citation for c in result.checks):
@@ -98,10 +100,15 @@ def _fix_one(
             meta = replace(meta, last_verified=moment)
             if not _has_own_confidence(memory):
                 meta = replace(meta, confidence=score)
+                written["confidence"] = score
         edited = replace(memory, meta=meta)
         return formats.by_name(memory.format).render(loaded.doc, edited)
 
-    return rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
+    done = rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
+    if done is None:
+        return None
+    changed = sum(1 for c, w in zip(result.checks, wanted, strict=True) if c.citation != w)
+    return replace(done, citations_fixed=changed, confidence=written.get("confidence"))
 
 
 def _has_own_confidence(memory: Memory) -> bool:
