@@ -137,16 +137,14 @@ class App:
         git history are always read as they are now.
         """
         from memory_enhancement.service.factory import open_parts, open_service
-        from memory_enhancement.store.locations import cache_home, data_home, store_key
+        from memory_enhancement.store.locations import store_key
 
         key = store_key(location.root)
         parts = self._shared.get(key) if persistent else None
         if parts is None:
-            given = self.options.get("index") if default else None
-            index_file = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
+            index_file, state_file = self.database_files(location, default=default)
             parts = open_parts(
-                location.root, location.name, index_file=index_file,
-                state_file=data_home(self.env) / "state" / f"{key}.db",
+                location.root, location.name, index_file=index_file, state_file=state_file,
                 repo_root=self.repo_root(location.root), persistent=persistent,
             )  # fmt: skip
             if persistent:
@@ -157,6 +155,15 @@ class App:
             session=session,
             model=self.env.get("MEMORY_ENHANCEMENT_MODEL"),
         )
+
+    def database_files(self, location: Any, *, default: bool = True) -> tuple[Path, Path]:
+        """The store's index (--index, else in the cache folder) and state database."""
+        from memory_enhancement.store.locations import cache_home, data_home, store_key
+
+        key = store_key(location.root)
+        given = self.options.get("index") if default else None
+        index_file = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
+        return index_file, data_home(self.env) / "state" / f"{key}.db"
 
     def service_for(self, store: str | None, session: str, *, create: bool = False) -> Any:
         """What the MCP server calls per tool call: a named store (created on first write) or
