@@ -15,16 +15,28 @@ if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi
 progress() { printf '== %s (%ss)\n' "$*" "$((SECONDS - started))"; }
 
 PYTHON=${PYTHON:-python3}
+# The venv's own pip costs ~10 s to set up (ensurepip); the pip of $PYTHON can install
+# into the venv instead (pip >= 22.3). scripts/setup.sh adds the venv's pip when it needs it.
 if [ ! -x .venv/bin/python ]; then
   progress "creating .venv with $("$PYTHON" --version 2>&1)"
-  "$PYTHON" -m venv .venv
+  if "$PYTHON" -m pip --python "$PYTHON" --version >/dev/null 2>&1; then
+    "$PYTHON" -m venv --without-pip .venv
+  else
+    "$PYTHON" -m venv .venv
+  fi
+fi
+if .venv/bin/python -m pip --version >/dev/null 2>&1; then
+  pip=(.venv/bin/python -m pip)
+else
+  pip=("$PYTHON" -m pip --python .venv/bin/python)
 fi
 stamp=.venv/.core-$(sha256sum pyproject.toml | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   progress "installing memory-enhancement (core only) into .venv"
   # One line per package pip collects, so a slow download shows where it is; the whole
-  # output goes to .venv/pip.log and is shown when pip fails.
-  if ! .venv/bin/python -m pip install --progress-bar off --disable-pip-version-check -e . 2>&1 |
+  # output goes to .venv/pip.log and is shown when pip fails. No byte-compiling of every
+  # dependency up front: Python compiles what the demo imports, on first use.
+  if ! "${pip[@]}" install --no-compile --progress-bar off --disable-pip-version-check -e . 2>&1 |
     tee .venv/pip.log | { grep --line-buffered -E '^(Collecting|Successfully)' || true; }; then
     echo "error: pip could not install memory-enhancement; the end of .venv/pip.log:" >&2
     tail -n 20 .venv/pip.log >&2
