@@ -19,16 +19,15 @@ PYTHON=${PYTHON:-python3}
 # into the venv instead (pip >= 22.3). scripts/setup.sh adds the venv's pip when it needs it.
 if [ ! -x .venv/bin/python ]; then
   progress "creating .venv with $("$PYTHON" --version 2>&1)"
-  if "$PYTHON" -m pip --python "$PYTHON" --version >/dev/null 2>&1; then
-    "$PYTHON" -m venv --without-pip .venv
-  else
-    "$PYTHON" -m venv .venv
-  fi
+  "$PYTHON" -m venv --without-pip .venv
 fi
 if .venv/bin/python -m pip --version >/dev/null 2>&1; then
   pip=(.venv/bin/python -m pip)
-else
+elif "$PYTHON" -m pip --python .venv/bin/python --version >/dev/null 2>&1; then
   pip=("$PYTHON" -m pip --python .venv/bin/python)
+else
+  .venv/bin/python -m ensurepip -q --upgrade
+  pip=(.venv/bin/python -m pip)
 fi
 stamp=.venv/.core-$(sha256sum pyproject.toml | cut -c1-16)
 if [ ! -f "$stamp" ]; then
