@@ -72,33 +72,21 @@ def graph(
 @store_options
 def related(memory: str, as_json: bool) -> None:
     """Memories that link to MEMORY (its backlinks), each once however often it links."""
+    from memory_enhancement.service.serialize import related_dict
+
     service = app().service()
     target = service.find(memory)
-    by_source: dict[str, list[Any]] = {}
-    for backlink in service.related(target):
-        by_source.setdefault(backlink.source, []).append(backlink)
+    data = related_dict(target, service.related(target))
     if as_json:
-        emit_json(
-            {
-                "memory": target,
-                "related": [
-                    {
-                        "path": source,
-                        "type": found[0].type,
-                        "line": found[0].line,
-                        "links": [{"type": b.type, "line": b.line} for b in found],
-                    }
-                    for source, found in by_source.items()
-                ],
-            }
-        )
+        emit_json(data)
         return
-    click.echo(f"Memories linking to '{target}': {len(by_source)}")
-    for source, found in by_source.items():
-        kinds = sorted({b.type for b in found if b.type != "link"})
+    click.echo(f"Memories linking to '{target}': {len(data['related'])}")
+    for entry in data["related"]:
+        kinds = sorted({link["type"] for link in entry["links"] if link["type"] != "link"})
         kind = f" ({', '.join(kinds)})" if kinds else ""
-        lines = ", ".join(str(b.line) for b in found)
-        click.echo(f"  - {source}{kind}  [line{'s' * (len(found) > 1)} {lines}]")
+        lines = ", ".join(str(link["line"]) for link in entry["links"])
+        plural_s = "s" * (len(entry["links"]) > 1)
+        click.echo(f"  - {entry['path']}{kind}  [line{plural_s} {lines}]")
 
 
 def _print_paths(paths: list[str], as_json: bool, one: str, many: str, why: str) -> None:
