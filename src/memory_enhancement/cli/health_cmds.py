@@ -30,9 +30,17 @@ from memory_enhancement.cli.app import (
 )
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
 @click.option("--limit", "-n", type=int, help="Show at most N memories (the summary covers all).")
+@click.option(
+    "--mentions/--no-mentions",
+    default=True,
+    show_default=True,
+    help="Count `path:line` mentions in the prose as citations (verified from git history).",
+)
 @click.option("--json", "as_json_flag", is_flag=True, help="Print JSON (same as --format json).")
 @store_options
-def health(fmt: str, output: str | None, limit: int | None, as_json_flag: bool) -> None:
+def health(
+    fmt: str, output: str | None, limit: int | None, mentions: bool, as_json_flag: bool
+) -> None:
     """Verify every memory and rank them by urgency: stale and doubtful first.
 
     A report, not a gate: it exits 0 (use `verify-all` to fail a build).
@@ -47,7 +55,7 @@ def health(fmt: str, output: str | None, limit: int | None, as_json_flag: bool) 
         fmt = "json"
     if limit is not None and limit < 1:
         fail(f"invalid --limit {limit}: it must be at least 1")
-    report = app().service().health()
+    report = app().service().health(mentions=mentions)
     warn(report.skipped)
     if fmt == "json":
         data = as_json(report, limit)
