@@ -314,8 +314,13 @@ def _print_fixes(run: Any, *, quiet: bool) -> None:
             click.echo(fix.diff, nl=False)
             continue
         done = []
-        if fix.citations_fixed:
-            done.append(f"fixed {plural(fix.citations_fixed, 'citation')}")
+        fixed = [
+            plural(count, what)
+            for count, what in ((fix.citations_fixed, "citation"), (fix.mentions_fixed, "mention"))
+            if count
+        ]
+        if fixed:
+            done.append(f"fixed {' and '.join(fixed)}")
         if fix.confidence is not None:
             done.append(f"recorded confidence {fix.confidence:.4g}")
         what = " and ".join(done) or "recorded the verification time"

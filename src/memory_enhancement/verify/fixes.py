@@ -116,7 +116,12 @@ def _fix_one(
     if done is None:
         return None
     changed = sum(1 for c, w in zip(result.checks, wanted, strict=True) if c.citation != w)
-    return replace(done, citations_fixed=changed, confidence=written.get("confidence"))
+    return replace(
+        done,
+        citations_fixed=changed,
+        mentions_fixed=len(edits),
+        confidence=written.get("confidence"),
+    )
 
 
 @dataclass(frozen=True)
