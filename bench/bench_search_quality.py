@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_enhancement.index import semantic
-from memory_enhancement.index.search import FETCH, Filters, Hit, fuse, lexical
+from memory_enhancement.index.search import FETCH, Filters, Hit, fuse, lexical, lexical_weight
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
@@ -95,6 +95,7 @@ class Lists:
     ranked: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # mode -> id -> paths
     hits: dict[str, tuple[list[Hit], list[Hit]]] = field(default_factory=dict)
     word_hits: dict[str, int] = field(default_factory=dict)
+    stop_hits: dict[str, list[Hit]] = field(default_factory=dict)  # lexical, stopwords dropped
 
 
 def plain_fts(conn: sqlite3.Connection) -> sqlite3.Connection:
@@ -150,13 +151,15 @@ def run_group(
         everything = Filters(include_expired=True, now="")
         for q in queries:
             lex = _safe(lambda q=q: lexical(conn, q.query, everything, FETCH))
+            stop = _safe(lambda q=q: lexical(conn, q.query, everything, FETCH, drop_stopwords=True))
             sem = semantic.semantic_search(conn, model, q.query, everything, FETCH)
             lists.hits[q.id] = (lex, sem)
+            lists.stop_hits[q.id] = stop
             for mode, paths in (
                 ("plain", plain_search(plain, q.query, FETCH)),
                 ("lexical", [h.row.path for h in lex]),
                 ("semantic", [h.row.path for h in sem]),
-                ("hybrid", [h.row.path for h in fuse(lex, sem, FETCH)]),
+                ("hybrid", [h.row.path for h in fuse(stop, sem, FETCH, lexical_weight(q.query))]),
             ):
                 lists.ranked.setdefault(mode, {})[q.id] = paths
             if q.word:
@@ -229,12 +232,18 @@ def rrf(lex: list[Hit], sem: list[Hit], k: float, depth: int) -> list[str]:
     return sorted(scores, key=lambda p: (-scores[p], p))
 
 
-def variants() -> dict[str, Callable[[list[Hit], list[Hit]], list[str]]]:
-    chosen: dict[str, Callable[[list[Hit], list[Hit]], list[str]]] = {}
+Fusion = Callable[[list[Hit], list[Hit], str], list[str]]
+
+
+def variants() -> dict[str, Fusion]:
+    chosen: dict[str, Fusion] = {}
     for w in (0.2, 0.3, 0.4, 0.5, 0.6):
-        chosen[f"convex w={w}"] = lambda a, b, w=w: [h.row.path for h in fuse(a, b, FETCH, w)]
+        chosen[f"convex w={w}"] = lambda a, b, q, w=w: [h.row.path for h in fuse(a, b, FETCH, w)]
+        chosen[f"convex w={w} +script"] = lambda a, b, q, w=w: [
+            h.row.path for h in fuse(a, b, FETCH, lexical_weight(q, w))
+        ]
     for k, depth in ((60, 50), (10, 20), (5, 10), (2, 10)):
-        chosen[f"rrf k={k} d={depth}"] = lambda a, b, k=k, d=depth: rrf(a, b, k, d)
+        chosen[f"rrf k={k} d={depth}"] = lambda a, b, q, k=k, d=depth: rrf(a, b, k, d)
     return chosen
 
 
@@ -245,7 +254,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=["onnx", "torch"], default="onnx")
     parser.add_argument("--cache", type=Path, default=BENCH / "out" / "issue13-cache")
     parser.add_argument("--out", type=Path, default=BENCH / "out" / "issue13-quality.json")
+    parser.add_argument("--chunk-words", type=int, default=semantic.CHUNK_WORDS)
+    parser.add_argument("--max-chunks", type=int, default=semantic.MAX_CHUNKS)
     args = parser.parse_args(argv)
+    semantic.CHUNK_WORDS, semantic.MAX_CHUNKS = args.chunk_words, args.max_chunks
     names = args.sets.split(",")
     model: Any = TorchEmbedder() if args.embedder == "torch" else semantic.embedder()
     cache = (
@@ -301,8 +313,20 @@ def main(argv: list[str] | None = None) -> int:
             out[split] = {m: metrics(lists[name].ranked[m], chosen, relevant[name]) for m in MODES}
             if args.sweep:
                 for label, how in variants().items():
-                    ranked = {q.id: how(*lists[name].hits[q.id]) for q in chosen}
+                    ranked = {q.id: how(*lists[name].hits[q.id], q.query) for q in chosen}
                     out[split][label] = metrics(ranked, chosen, relevant[name])
+                    ranked = {
+                        q.id: how(lists[name].stop_hits[q.id], lists[name].hits[q.id][1], q.query)
+                        for q in chosen
+                    }
+                    out[split][f"{label} -stop"] = metrics(ranked, chosen, relevant[name])
+        out["first"] = {
+            m: {
+                q.id: _first(lists[name].ranked[m].get(q.id, []), relevant[name](q))
+                for q in qs.queries
+            }
+            for m in MODES
+        }
         if qs.words():
             out["words"] = _word_counts(qs, lists[name])
         report["sets"][name] = out
@@ -313,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(costs), file=sys.stderr)
     return 0
+
+
+def _first(paths: Sequence[str], answers: Sequence[str]) -> int | None:
+    return min((r for a in answers if (r := rank_of(paths, a)) is not None), default=None)
 
 
 def _own(q: Query) -> tuple[str, ...]:

@@ -339,6 +339,51 @@ def test_a_progress_bar_on_a_terminal_and_none_in_a_pipe(
     assert "embedded 1 memories" in done.stdout
 
 
+# -- the MCP server keeps the model loaded ------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.semantic
+@pytest.mark.anyio
+async def test_the_mcp_server_searches_by_meaning_without_loading_the_model_again(
+    isolated_home: Path, git_repo: Path, model: semantic.Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnxruntime
+    from mcp import Client
+
+    from mcp_support import Agent
+    from memory_enhancement.cli.app import App
+    from memory_enhancement.mcp.server import build_server
+
+    loads: list[str] = []
+    real = onnxruntime.InferenceSession
+
+    def counted(*args: object, **kwargs: object) -> object:
+        loads.append(str(args[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", counted)
+    app = App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
+    async with Client(build_server(app.service_for)) as client:
+        agent = Agent(client)
+        for path, (title, body) in MEMORIES.items():
+            await agent.call("add_memory", path=path, content=f"# {title}\n\n{body}")
+        first = await agent.call("search_memories", query="orders")
+        assert first["mode"] == "lexical"  # nothing embedded yet: auto stays lexical
+        found = await agent.call("search_memories", query="automobile", mode="semantic")
+        assert found["hits"][0]["path"] == "garage/vehicles"
+        again = await agent.call("search_memories", query="orders")
+        assert again["mode"] == "hybrid"  # the store is embedded now
+        assert again["hits"][0]["semantic_rank"] is not None
+        context = await agent.call("get_context", query="who answers pages at night")
+        assert "on-call engineer" in context["context"]
+    assert loads == []  # the process's model, loaded once, served every call
+
+
 # -- without the extra ---------------------------------------------------------------------------
 
 BLOCKERS = {

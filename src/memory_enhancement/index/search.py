@@ -33,8 +33,22 @@ WEIGHTS = (10.0, 6.0, 3.0, 1.0)  # title, tags, path, content
 _SNIPPET_COLUMN = 3
 LEXICAL_WEIGHT = 0.3  # of the lexical score in hybrid; 1 - this for the semantic one
 FETCH = 50  # hits taken from each side before fusing
+HYBRID_STOPWORDS = True  # drop function words on the lexical side of hybrid
 _PHRASE = re.compile(r'"([^"]+)"')
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+# English function words, left out of a question's terms on the lexical side of hybrid
+# search, where the model reads the question whole; measured in docs/benchmarks.md.
+_STOPWORDS = """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing don down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves"""
+STOPWORDS = frozenset(_STOPWORDS.split())
 
 
 class Mode(enum.Enum):
@@ -63,15 +77,20 @@ class Hit:
     semantic_rank: int | None = None
 
 
-def fts_query(text: str) -> str:
-    """A safe FTS5 MATCH expression for free text; InvalidInputError when nothing is searchable."""
+def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
+    """A safe FTS5 MATCH expression for free text; InvalidInputError when nothing is searchable.
+
+    `drop_stopwords` leaves English function words out when other words remain.
+    """
     terms: list[str] = []
     for phrase in _PHRASE.findall(text):
         words = [w.lower() for w in _WORD.findall(phrase)]
         if words:
             terms.append(_phrase_of(words))
     rest = _PHRASE.sub(" ", text)
-    for word in dict.fromkeys(w.lower() for w in _WORD.findall(rest)):
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(rest)))
+    content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
+    for word in content or words:  # a query of only function words is searched as it is
         terms += cjk.query_terms(word)
     if not terms:
         raise InvalidInputError(f"query {text!r} has no words to search for")
@@ -104,7 +123,14 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     return " AND ".join(clauses), args
 
 
-def lexical(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) -> list[Hit]:
+def lexical(
+    conn: sqlite3.Connection,
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    drop_stopwords: bool = False,
+) -> list[Hit]:
     where, args = filter_sql(filters)
     columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
     weights = ", ".join(str(w) for w in WEIGHTS)
@@ -116,7 +142,8 @@ def lexical(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) 
         f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )
     try:
-        found = conn.execute(sql, [fts_query(query), *args, limit]).fetchall()
+        match = fts_query(query, drop_stopwords=drop_stopwords)
+        found = conn.execute(sql, [match, *args, limit]).fetchall()
     except sqlite3.OperationalError as exc:  # pragma: no cover - fts_query quotes everything
         raise InvalidInputError(f"cannot search for {query!r}: {exc}") from None
     needles: list[str] | None = None
@@ -149,12 +176,26 @@ def search(
         return semantic(conn, query, filters, limit)
     lexical_hits = _lexical_or_empty(conn, query, filters)
     semantic_hits = semantic(conn, query, filters, FETCH)
-    return fuse(lexical_hits, semantic_hits, limit)
+    return fuse(lexical_hits, semantic_hits, limit, lexical_weight(query))
+
+
+def lexical_weight(query: str, base: float = LEXICAL_WEIGHT) -> float:
+    """The lexical side's weight for a query: more for text the model cannot read.
+
+    all-MiniLM-L6-v2 was trained on English; on Chinese or Japanese it ranks barely
+    better than chance (docs/benchmarks.md, issue 13), so the share of the query's
+    characters that are CJK moves the weight from `base` towards 1.
+    """
+    letters = [c for c in query if c.isalnum()]
+    if not letters:
+        return base
+    share = sum(1 for c in letters if cjk.has_cjk(c)) / len(letters)
+    return base + (1 - base) * share
 
 
 def _lexical_or_empty(conn: sqlite3.Connection, query: str, filters: Filters) -> list[Hit]:
     try:
-        return lexical(conn, query, filters, FETCH)
+        return lexical(conn, query, filters, FETCH, drop_stopwords=HYBRID_STOPWORDS)
     except InvalidInputError:
         return []  # a query of only punctuation can still be embedded
 
