@@ -60,7 +60,7 @@ FROM memories;
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     title, tags, path, content,
     content='memories_text', content_rowid='id',
-    tokenize='porter unicode61 remove_diacritics 2'
+    tokenize='unicode61 remove_diacritics 2'
 );
 -- During a cold build (meta 'bulk' set) the triggers stand aside and the FTS table is
 -- built once at the end with 'rebuild', five times faster than row by row.

@@ -1,7 +1,8 @@
 """Search over the index: BM25, and semantic and hybrid with the optional extra.
 
 Lexical search is SQLite FTS5 with BM25, title and tags weighted above path
-and body. A query is never passed to FTS5 as syntax: its words are extracted
+and body; English words match their inflections too (`_stem`). A query is never
+passed to FTS5 as syntax: its words are extracted
 and quoted (quoted phrases stay phrases), so `"`, `-`, `*`, `:` or parentheses
 in a question can neither crash the search nor change its meaning. Words are
 OR-ed: agents ask questions, and BM25 ranks documents matching more of the
@@ -18,8 +19,11 @@ chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13).
 from __future__ import annotations
 
 import enum
+import functools
+import os
 import re
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,7 +31,7 @@ from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import cjk
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
-WEIGHTS = (10.0, 6.0, 3.0, 1.0)  # title, tags, path, content
+WEIGHTS = (1.5, 1.0, 0.5, 1.0)  # title, tags, path, content: chosen on dev sets (issue 13)
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
 # column, which may be the tags (joined by an invisible \x1f) or the bare path.
 _SNIPPET_COLUMN = 3
@@ -92,9 +96,43 @@ def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
     content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
     for word in content or words:  # a query of only function words is searched as it is
         terms += cjk.query_terms(word)
+        stem = _stem(word)
+        if stem is not None:
+            terms.append(f'"{stem}"*')
     if not terms:
         raise InvalidInputError(f"query {text!r} has no words to search for")
     return " OR ".join(dict.fromkeys(terms))
+
+
+_STEMMER: sqlite3.Connection | None = None
+_STEMMER_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem(word: str) -> str | None:
+    """The stem of an English word when it differs (`deploying` -> `deploy`), else None.
+
+    The index keeps words as written (a stemmed index ranked below plain BM25 on the
+    query sets, docs/benchmarks.md); a query word is searched as written and as its
+    stem's prefix, so inflections still match and exact words rank first. SQLite's own
+    Porter tokenizer computes the stem.
+    """
+    global _STEMMER
+    if not word.isascii() or not word.isalpha() or len(word) < 4:
+        return None
+    with _STEMMER_LOCK:
+        if _STEMMER is None:
+            _STEMMER = sqlite3.connect(":memory:", check_same_thread=False)
+            _STEMMER.execute("CREATE VIRTUAL TABLE s USING fts5(x, tokenize='porter ascii')")
+            _STEMMER.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'row')")
+        _STEMMER.execute("DELETE FROM s")
+        _STEMMER.execute("INSERT INTO s VALUES (?)", (word,))
+        found = _STEMMER.execute("SELECT term FROM v").fetchone()
+    stem = str(found[0]) if found else word
+    # The index holds words as written, and Porter also rewrites endings (deploy ->
+    # deploi): what inflections share is the part of the stem the word starts with.
+    shared = os.path.commonprefix([stem, word])
+    return shared if shared != word and len(shared) >= 3 else None
 
 
 def _phrase_of(words: list[str]) -> str:
