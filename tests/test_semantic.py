@@ -142,7 +142,9 @@ def test_passages_are_chunks_of_prose_each_after_the_title() -> None:
         + " ".join(f"word{n}" for n in range(300))
     )
     chunks = semantic.passages("Deploys", body)
-    assert len(chunks) == 3  # 300 words and a sentence: 120 + 120 + the rest
+    assert semantic.CHUNK_WORDS == 120
+    assert len(chunks) == min(3, semantic.MAX_CHUNKS)  # 300 words and a sentence: 120, 120, rest
+    assert len(chunks[0].split()) == 1 + 120  # the title, then a chunk
     assert all(c.startswith("Deploys. ") for c in chunks)
     assert "kubectl" not in " ".join(chunks)  # fenced code is left to the lexical side
     assert "example.com" not in chunks[0]

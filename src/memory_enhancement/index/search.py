@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import os
 import re
 import sqlite3
 import threading
@@ -131,7 +130,10 @@ def _stem(word: str) -> str | None:
     stem = str(found[0]) if found else word
     # The index holds words as written, and Porter also rewrites endings (deploy ->
     # deploi): what inflections share is the part of the stem the word starts with.
-    shared = os.path.commonprefix([stem, word])
+    same = 0
+    while same < min(len(stem), len(word)) and stem[same] == word[same]:
+        same += 1
+    shared = word[:same]
     return shared if shared != word and len(shared) >= 3 else None
 
 

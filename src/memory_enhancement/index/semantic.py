@@ -56,7 +56,7 @@ __all__ = [
 Progress = Callable[[int, int], None]  # (memories embedded so far, memories to embed)
 
 CHUNK_WORDS = 120
-MAX_CHUNKS = 3  # per memory; see docs/benchmarks.md (issue 13) for quality against cost
+MAX_CHUNKS = 2  # per memory: more ranked worse on the dev sets (docs/benchmarks.md, issue 13)
 _BATCH_MEMORIES = 32  # embedded and committed together: an interrupted run keeps its work
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[^\n]*$|\Z)", re.S | re.M)
 _URL = re.compile(r"\b(?:https?|file)://\S+")
