@@ -111,6 +111,12 @@ def test_english_memories_are_indexed_as_before(service: MemoryService, tmp_path
     assert rows == {"notes/english": 1}  # no second copy of text without CJK
 
 
+def test_the_share_of_cjk_text() -> None:
+    assert cjk.share("plain English, 42 words") == 0.0
+    assert cjk.share("守护进程") == 1.0
+    assert cjk.share("Qt依存") == 0.5
+
+
 def test_segmenting_and_query_terms() -> None:
     assert cjk.segment("plain English") is None
     assert cjk.segment("offscreenモード") == "offscreen モー ード "

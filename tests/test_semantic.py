@@ -282,6 +282,12 @@ def test_fusion_lets_a_strong_single_list_hit_win() -> None:
     assert len(fuse(lexical, meaning, limit=1)) == 1
     only = fuse(lexical, [], limit=10)  # one side empty: the other's order stands
     assert [h.row.path for h in only] == ["a", "b"]
+    # A memory in Chinese or Japanese is ranked by its words: the model cannot read it.
+    unreadable = [_hit("c", 0.71, semantic_rank=1), _hit("b", 0.30, semantic_rank=2)]
+    unreadable[0] = Hit(unreadable[0].row, 0.71, "c", semantic_rank=1, cjk=1.0)
+    fused = fuse(lexical, unreadable, limit=10, weight=0.3)
+    assert [h.row.path for h in fused][:2] == ["a", "b"]
+    assert fused[-1].row.path == "c" and fused[-1].score == 0
 
 
 # -- the CLI ----------------------------------------------------------------------------------

@@ -46,6 +46,15 @@ def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
+def share(text: str) -> float:
+    """The share of a text's letters and digits that are CJK (0 for English, ~1 for Chinese)."""
+    cjk = sum(len(run) for run in _CJK.findall(text))
+    if not cjk:
+        return 0.0
+    other = sum(1 for c in text if c.isalnum()) - cjk
+    return round(cjk / (cjk + max(other, 0)), 3)
+
+
 def bigrams(run: str) -> list[str]:
     """The overlapping character pairs of a CJK run; a single character stands alone."""
     if len(run) < 2:

@@ -45,6 +45,7 @@ CREATE TABLE memories (
     fts_tags TEXT,
     fts_path TEXT,
     fts_content TEXT,
+    cjk REAL NOT NULL DEFAULT 0,  -- the share of the text that is CJK (hybrid fusion)
     -- Last: a row's columns are read in order, and the content, often larger than a
     -- page, would otherwise be walked through to reach the small ones after it.
     content TEXT NOT NULL DEFAULT ''

@@ -34,7 +34,7 @@ WEIGHTS = (1.5, 1.0, 0.5, 1.0)  # title, tags, path, content: chosen on dev sets
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
 # column, which may be the tags (joined by an invisible \x1f) or the bare path.
 _SNIPPET_COLUMN = 3
-LEXICAL_WEIGHT = 0.3  # of the lexical score in hybrid; 1 - this for the semantic one
+LEXICAL_WEIGHT = 0.5  # of the lexical score in hybrid (1 - this: the semantic one); chosen on dev
 FETCH = 50  # hits taken from each side before fusing
 HYBRID_STOPWORDS = True  # drop function words on the lexical side of hybrid
 _PHRASE = re.compile(r'"([^"]+)"')
@@ -78,6 +78,7 @@ class Hit:
     snippet: str
     lexical_rank: int | None = None
     semantic_rank: int | None = None
+    cjk: float = 0.0  # the share of the memory's text in CJK, which the model cannot read
 
 
 def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
@@ -258,7 +259,9 @@ def fuse(
 ) -> list[Hit]:
     """A convex mix: weight x lexical + (1 - weight) x semantic, each scaled within its list.
 
-    A memory missing from a list scores 0 there. Ties are broken by path.
+    A memory missing from a list scores 0 there. The semantic side counts only for the
+    part of a memory the model can read: a memory all in Chinese or Japanese (`Hit.cjk`
+    near 1) is ranked by its words alone, whatever the query. Ties are broken by path.
     """
     lexical_scores = _scaled(lexical_hits)
     semantic_scores = _scaled(semantic_hits)
@@ -267,8 +270,10 @@ def fuse(
         by_path.setdefault(hit.row.path, hit)  # lexical first: its snippet is highlighted
     lexical_rank = {h.row.path: n for n, h in enumerate(lexical_hits, start=1)}
     semantic_rank = {h.row.path: n for n, h in enumerate(semantic_hits, start=1)}
+    readable = {h.row.path: 1.0 - h.cjk for h in semantic_hits}
     scores = {
-        path: weight * lexical_scores.get(path, 0.0) + (1 - weight) * semantic_scores.get(path, 0.0)
+        path: weight * lexical_scores.get(path, 0.0)
+        + (1 - weight) * semantic_scores.get(path, 0.0) * readable.get(path, 1.0)
         for path in by_path
     }
     ranked = sorted(by_path, key=lambda p: (-scores[p], p))[:limit]

@@ -228,17 +228,18 @@ def semantic_search(
     found = {
         values[0]: values[1:]
         for values in conn.execute(
-            f"SELECT m.id, {columns}, substr(m.content, 1, 200) FROM memories m "
+            f"SELECT m.id, {columns}, m.cjk, substr(m.content, 1, 200) FROM memories m "
             f"WHERE m.id IN ({','.join('?' * len(ids))})",
             ids,
         )
     }
     return [
         Hit(
-            row_from(found[memory_id][:-1]),
+            row_from(found[memory_id][:-2]),
             round(float(score), 6),
             " ".join(str(found[memory_id][-1]).split()),
             semantic_rank=n + 1,
+            cjk=float(found[memory_id][-2]),
         )
         for n, (score, memory_id) in enumerate(ranked)
     ]

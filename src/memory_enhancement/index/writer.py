@@ -16,7 +16,7 @@ from typing import Any
 from memory_enhancement.core.links import lookup_name
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.index.cjk import segment
+from memory_enhancement.index.cjk import segment, share
 from memory_enhancement.store.formats.base import Document
 
 
@@ -69,7 +69,7 @@ _COLUMNS = (
     "path", "name_key", "title", "tags", "content", "format", "created_at", "updated_at",
     "expires_at", "source", "confidence", "last_verified", "citation_count", "declared_id",
     "mtime_ns", "size", "hash", "error", "problems", "fts_title", "fts_tags", "fts_path",
-    "fts_content",
+    "fts_content", "cjk",
 )  # fmt: skip
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
@@ -119,6 +119,7 @@ def upsert(
         segment("\x1f".join(meta.tags)) if meta else None,
         segment(path),
         segment(memory.content) if memory else None,
+        share(f"{memory.title}\n{memory.content}") if memory else 0.0,
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
     if not fresh:  # a memory seen for the first time has no old rows to clear
