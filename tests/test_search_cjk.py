@@ -81,6 +81,16 @@ def test_latin_words_glued_to_japanese_are_words_of_their_own(service: MemorySer
     assert mixed[0] == "gui/headless"
 
 
+def test_a_word_alone_is_found_inside_longer_identifiers(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    write_memory(store, "a", "PHashAnnotationResults は画像ごとに保存する。", title="結果")
+    write_memory(store, "b", "pHash値で重複画像を検出する。", title="重複")
+    write_memory(store, "c", "The phash of an image, and then some.", title="Hashes")
+    found = paths(disk_service(store, tmp_path, tmp_path).search("pHash", mode="lexical"))
+    assert sorted(found) == ["a", "b", "c"]
+    assert found[-1] == "a"  # the word itself ranks above a longer identifier
+
+
 def test_a_japanese_question_finds_its_memory(service: MemoryService) -> None:
     results = paths(service.search("本番に反映する前のマイグレーションの手順は？", mode="lexical"))
     assert results[0] == "db/migration"

@@ -96,9 +96,12 @@ def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
     content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
     for word in content or words:  # a query of only function words is searched as it is
         terms += cjk.query_terms(word)
-        stem = _stem(word)
+        stem = None if word in STOPWORDS else _stem(word)
         if stem is not None:
             terms.append(f'"{stem}"*')
+    alone = words[0] if len(words) == 1 and not terms[1:] else ""
+    if alone.isascii() and len(alone) >= 4 and alone not in STOPWORDS:
+        terms.append(f'"{alone}"*')  # one word alone: also inside longer identifiers
     if not terms:
         raise InvalidInputError(f"query {text!r} has no words to search for")
     return " OR ".join(dict.fromkeys(terms))
