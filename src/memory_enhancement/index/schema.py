@@ -52,6 +52,7 @@ CREATE TABLE memories (
 );
 CREATE INDEX memories_expires ON memories(expires_at);
 CREATE INDEX memories_name ON memories(name_key);
+CREATE INDEX memories_hash ON memories(hash, error);  -- which texts need vectors (covering)
 
 CREATE VIEW memories_text AS SELECT id,
     coalesce(fts_title, title) AS title, coalesce(fts_tags, tags) AS tags,

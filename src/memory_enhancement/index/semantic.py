@@ -93,18 +93,25 @@ def pending(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
 def refresh(conn: sqlite3.Connection, model: Embedder, progress: Progress | None = None) -> int:
     """Embed the memories whose text has no vectors yet; return how many were embedded.
 
-    Vectors no memory uses any more are dropped. Batches are committed as they are
-    done, so an interrupted run (Ctrl-C) keeps what it embedded.
+    Vectors no memory uses any more are dropped when something was embedded. Batches
+    are committed as they are done, so an interrupted run (Ctrl-C) keeps what it embedded.
     """
     import numpy as np
 
     name = model.name
-    stale = conn.execute(
-        "SELECT m.hash, min(m.title), min(m.content) FROM memories m WHERE m.error IS NULL "
-        "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = m.hash AND v.model = ?) "
-        "GROUP BY m.hash ORDER BY min(m.path)",
+    missing = conn.execute(
+        "SELECT DISTINCT m.hash FROM memories m WHERE m.error IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = m.hash AND v.model = ?)",
         (name,),
     ).fetchall()
+    stale: list[tuple[str, str, str]] = []
+    for chunk in range(0, len(missing), 500):  # the texts only of what is to embed
+        digests = [row[0] for row in missing[chunk : chunk + 500]]
+        stale += conn.execute(
+            "SELECT hash, min(title), min(content) FROM memories "
+            f"WHERE hash IN ({','.join('?' * len(digests))}) GROUP BY hash ORDER BY min(path)",
+            digests,
+        ).fetchall()
     if progress and stale:
         progress(0, len(stale))
     for start in range(0, len(stale), _BATCH_MEMORIES):
@@ -119,10 +126,13 @@ def refresh(conn: sqlite3.Connection, model: Embedder, progress: Progress | None
         _write(conn, "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
         if progress:
             progress(min(start + _BATCH_MEMORIES, len(stale)), len(stale))
-    if conn.execute(
-        "SELECT 1 FROM vectors v WHERE NOT EXISTS "
-        "(SELECT 1 FROM memories m WHERE m.hash = v.hash) LIMIT 1"
-    ).fetchone():
+    if (
+        stale
+        and conn.execute(  # texts changed: the vectors of their old versions may be unused
+            "SELECT 1 FROM vectors v WHERE NOT EXISTS "
+            "(SELECT 1 FROM memories m WHERE m.hash = v.hash) LIMIT 1"
+        ).fetchone()
+    ):
         _write(
             conn,
             "DELETE FROM vectors WHERE NOT EXISTS "
@@ -214,13 +224,7 @@ def semantic_search(
     if not matrix.hashes:
         return []
     best = np.maximum.reduceat(matrix.rows @ model.encode([query])[0], matrix.starts)
-    score_of = dict(zip(matrix.hashes, best.tolist(), strict=True))
-    where, args = filter_sql(filters)
-    allowed = conn.execute(f"SELECT m.id, m.hash FROM memories m WHERE {where}", args).fetchall()
-    ranked = sorted(
-        ((score_of[digest], memory_id) for memory_id, digest in allowed if digest in score_of),
-        key=lambda pair: (-pair[0], pair[1]),
-    )[:limit]
+    ranked = _best_allowed(conn, matrix.hashes, best, filters, limit)
     if not ranked:
         return []
     columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
@@ -243,6 +247,43 @@ def semantic_search(
         )
         for n, (score, memory_id) in enumerate(ranked)
     ]
+
+
+def _best_allowed(
+    conn: sqlite3.Connection,
+    hashes: list[str],
+    best: npt.NDArray[np.float32],
+    filters: Filters,
+    limit: int,
+) -> list[tuple[float, int]]:
+    """The `limit` best (score, memory id) among memories the filters allow.
+
+    The best texts are taken first and only they are checked against the filters,
+    four times as many as wanted, more if too few pass: reading every memory's row
+    to filter first would cost more than the search itself in a large store.
+    """
+    import numpy as np
+
+    where, args = filter_sql(filters)
+    take = min(len(hashes), max(limit * 4, 64))
+    while True:
+        top = np.argpartition(-best, take - 1)[:take] if take < len(hashes) else np.arange(take)
+        score_of = {hashes[i]: float(best[i]) for i in top.tolist()}
+        digests = list(score_of)
+        found: list[tuple[float, int]] = []
+        for chunk in range(0, len(digests), 500):
+            part = digests[chunk : chunk + 500]
+            found += [
+                (score_of[digest], memory_id)
+                for memory_id, digest in conn.execute(
+                    f"SELECT m.id, m.hash FROM memories m WHERE m.hash IN "
+                    f"({','.join('?' * len(part))}) AND {where}",
+                    [*part, *args],
+                )
+            ]
+        if len(found) >= limit or take == len(hashes):
+            return sorted(found, key=lambda pair: (-pair[0], pair[1]))[:limit]
+        take = min(len(hashes), take * 4)
 
 
 def ranker(
