@@ -347,6 +347,34 @@ def test_a_progress_bar_on_a_terminal_and_none_in_a_pipe(
     assert "embedded 1 memories" in done.stdout
 
 
+@pytest.mark.semantic
+def test_a_query_asked_again_needs_no_model(
+    store: Path, isolated_home: Path, model: semantic.Embedder
+) -> None:
+    script = (
+        "import sys\n"
+        "from memory_enhancement.cli import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print('onnxruntime' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}
+
+    def search(query: str) -> tuple[str, str]:
+        argv = ["search", query, "--mode", "semantic", "-n", "1", "--dir", str(store)]
+        done = subprocess.run(
+            [sys.executable, "-c", script, *argv], env=env, capture_output=True, text=True
+        )
+        return done.stdout, done.stderr.strip().splitlines()[-1]
+
+    first, loaded = search("automobile")
+    assert "garage/vehicles" in first and loaded == "True"
+    again, loaded = search("automobile")
+    assert again == first and loaded == "False"  # the vector came from the index
+    assert search("cars in the garage")[1] == "True"
+
+
 # -- the MCP server keeps the model loaded ------------------------------------------------------
 
 

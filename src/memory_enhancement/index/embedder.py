@@ -93,6 +93,9 @@ class Embedder:
             options.intra_op_num_threads = min(os.cpu_count() or 1, 4)
             options.inter_op_num_threads = 1
             options.log_severity_level = 3  # errors only: no warnings on stderr per load
+            # Graph optimisations cost ~200 ms per load and gained no speed on this model
+            # (docs/benchmarks.md, issue 13); a CLI search loads it once per process.
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
             # Threads that spin while waiting burn CPU another process could use (~15%).
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = onnxruntime.InferenceSession(

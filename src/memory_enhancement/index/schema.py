@@ -139,6 +139,14 @@ CREATE TABLE vectors (
     data BLOB NOT NULL,
     PRIMARY KEY (hash, model)
 );
+-- Vectors of recent queries: a query asked again (an agent's repeated question, `context`
+-- after `search`) needs no model, so a process does not load one. Capped (semantic.py).
+CREATE TABLE query_vectors (
+    model TEXT NOT NULL,
+    query TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (model, query)
+);
 -- Any change to the vectors moves the generation on, so a process that keeps them in
 -- memory between searches (the MCP server) knows when to read them again.
 CREATE TRIGGER vectors_ai AFTER INSERT ON vectors BEGIN

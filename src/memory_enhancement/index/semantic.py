@@ -16,6 +16,7 @@ callback; the front end decides whether to draw a bar.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import threading
@@ -223,7 +224,7 @@ def semantic_search(
     matrix = _matrix(conn, model.name)
     if not matrix.hashes:
         return []
-    best = np.maximum.reduceat(matrix.rows @ model.encode([query])[0], matrix.starts)
+    best = np.maximum.reduceat(matrix.rows @ _query_vector(conn, model, query), matrix.starts)
     ranked = _best_allowed(conn, matrix.hashes, best, filters, limit)
     if not ranked:
         return []
@@ -247,6 +248,36 @@ def semantic_search(
         )
         for n, (score, memory_id) in enumerate(ranked)
     ]
+
+
+QUERY_CACHE = 1000  # query vectors kept
+
+
+def _query_vector(conn: sqlite3.Connection, model: Embedder, query: str) -> npt.NDArray[np.float32]:
+    """The query's vector, from the cache of recent queries or from the model."""
+    import numpy as np
+
+    found = conn.execute(
+        "SELECT vector FROM query_vectors WHERE model = ? AND query = ?", (model.name, query)
+    ).fetchone()
+    if found is not None:
+        cached: npt.NDArray[np.float32] = np.frombuffer(found[0], dtype=np.float32)
+        return cached
+    vector: npt.NDArray[np.float32] = model.encode([query])[0]
+    with contextlib.suppress(sqlite3.OperationalError):  # busy: the next search caches it
+        _write(
+            conn,
+            "INSERT OR REPLACE INTO query_vectors(model, query, vector) VALUES (?, ?, ?)",
+            [(model.name, query, vector.tobytes())],
+        )
+        if conn.execute("SELECT max(rowid) % 100 = 0 FROM query_vectors").fetchone()[0]:
+            _write(
+                conn,
+                "DELETE FROM query_vectors WHERE rowid <= "
+                f"(SELECT max(rowid) - {QUERY_CACHE} FROM query_vectors)",
+                None,
+            )
+    return vector
 
 
 def _best_allowed(
