@@ -96,7 +96,7 @@ def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
     content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
     for word in content or words:  # a query of only function words is searched as it is
         terms += cjk.query_terms(word)
-        stem = None if word in STOPWORDS else _stem(word)
+        stem = _stem(word)  # function words too: leaving them out ranked worse on dev
         if stem is not None:
             terms.append(f'"{stem}"*')
     alone = words[0] if len(words) == 1 and not terms[1:] else ""
