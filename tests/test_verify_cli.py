@@ -455,7 +455,7 @@ def test_get_without_verify_does_not_verify(project: GitRepo, cli: Any) -> None:
     assert "verification" not in data
 
 
-# -- --include-mentions ---------------------------------------------------------
+# -- prose mentions (more in test_mentions_*.py) ------------------------------------------
 
 
 MENTIONS = (
@@ -467,7 +467,7 @@ MENTIONS = (
 )
 
 
-def test_mentions_in_prose_are_checked_apart_and_do_not_affect_validity(
+def test_mentions_in_prose_are_verified_by_default_and_count_like_citations(
     project: GitRepo, cli: Any
 ) -> None:
     project.write_lines("pkg/a/main.py", ["a = 1"])
@@ -475,30 +475,44 @@ def test_mentions_in_prose_are_checked_apart_and_do_not_affect_validity(
     project.commit("two mains")
     declared = at(project, "src/app.py", 5, "def main() -> None:")
     project.memory("notes", [declared], content=MENTIONS)
-    without = json.loads(cli("verify", "notes", "--json").stdout)
-    assert "mentions" not in without
-    result = cli("verify", "notes", "--json", "--include-mentions")
-    assert result.exit_code == 0
+    project.commit("memory")
+    without = cli("verify", "notes", "--json", "--no-mentions")
+    assert without.exit_code == 0
+    assert "mentions" not in json.loads(without.stdout)
+    result = cli("verify", "notes", "--json")
+    assert result.exit_code == 1  # src/app.py:40 was past the end when written
     data = json.loads(result.stdout)
-    assert data["valid"] is True
+    assert data["valid"] is False
     assert len(data["citations"]) == 1
-    assert [(m["path"], m["line"], m["status"]) for m in data["mentions"]] == [
-        ("src/app.py", 3, "valid"),
-        ("src/util.py", 2, "valid"),
-        ("src/app.py", 40, "out_of_range"),
+    assert [(m["mention"], m["path"], m["line"], m["status"]) for m in data["mentions"]] == [
+        ("src/app.py:3", "src/app.py", 3, "valid"),
+        ("util.py:2", "src/util.py", 2, "valid"),
+        ("src/app.py:40", "src/app.py", 40, "out_of_range"),
+        ("main.py:1", "main.py", 1, "ambiguous"),
     ]
-    assert all(m["anchored"] is False for m in data["mentions"])
+    assert data["mentions"][3]["candidates"] == ["pkg/a/main.py", "pkg/b/main.py"]
+    assert all(m["anchored"] is (m["status"] == "valid") for m in data["mentions"])
+    assert data["stale_citations"] == [
+        {"path": "src/app.py", "line": 40, "reason": data["mentions"][2]["reason"]}
+    ]
 
 
-def test_failing_mentions_are_shown_in_verify_all_text(project: GitRepo, cli: Any) -> None:
+def test_failing_mentions_make_the_memory_invalid_in_verify_all_text(
+    project: GitRepo, cli: Any
+) -> None:
     project.memory("notes", [at(project, "src/app.py", 5, "def main()")], content=MENTIONS)
-    result = cli("verify-all", "--include-mentions")
-    assert result.exit_code == 0
-    assert result.stdout == (
-        "valid    notes  (confidence 100%)\n"
-        "  mention OUT OF RANGE src/app.py:40  line 40 is past the end of src/app.py (7 lines)"
-        "  (no snippet)\n"
-        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing\n"
+    project.commit("memory")
+    result = cli("verify-all")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "INVALID  notes  (confidence 60%)"
+    assert lines[1].startswith(
+        "  mention OUT OF RANGE src/app.py:40 (line 13)  line 40 was already"
+    )
+    assert lines[2].startswith("  mention MISSING      main.py:1 (line 13)  no file main.py in")
+    assert lines[-1] == (
+        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing; "
+        "4 mentions: 2 valid, 1 missing, 1 out of range"
     )
 
 

@@ -30,8 +30,14 @@ from memory_enhancement.cli.app import (
 )
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
 @click.option("--limit", "-n", type=int, help="Show at most N memories (the summary covers all).")
+@click.option(
+    "--mentions/--no-mentions",
+    default=True,
+    show_default=True,
+    help="Count `path:line` mentions in the prose as citations (verified from git history).",
+)
 @store_options
-def health(fmt: str, output: str | None, limit: int | None) -> None:
+def health(fmt: str, output: str | None, limit: int | None, mentions: bool) -> None:
     """Verify every memory and rank them by urgency: stale and doubtful first.
 
     A report, not a gate: it exits 0 (use `verify-all` to fail a build).
@@ -42,7 +48,7 @@ def health(fmt: str, output: str | None, limit: int | None) -> None:
 
     if limit is not None and limit < 1:
         fail(f"invalid --limit {limit}: it must be at least 1")
-    report = app().service().health()
+    report = app().service().health(mentions=mentions)
     warn(report.skipped)
     if fmt == "json":
         data = as_json(report, limit)

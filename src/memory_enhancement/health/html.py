@@ -18,6 +18,7 @@ COLOURS = {
     "dangling_links": "#dc6803",
     "moved": "#f79009",
     "expired": "#667085",
+    "unchecked": "#98a2b3",
     "uncited": "#98a2b3",
     "orphan": "#7a5af8",
     "healthy": "#039855",
@@ -105,7 +106,7 @@ def _row(rank: int, memory: object) -> str:
     from memory_enhancement.health.report import MemoryHealth
 
     assert isinstance(memory, MemoryHealth)
-    c = memory.citations
+    c = {k: n + memory.mentions.get(k, 0) for k, n in memory.citations.items()}
     failing = c["stale"] + c["missing"] + c["out_of_range"] + c["invalid"]
     search = escape(f"{memory.path} {memory.title}".lower(), quote=True)
     problems = "".join(

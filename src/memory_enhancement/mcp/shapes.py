@@ -52,6 +52,15 @@ class CheckOut(TypedDict):
     renamed_to: str | None
 
 
+class MentionCheckOut(CheckOut):
+    mention: str | None
+    memory_line: int | None
+    column: int | None
+    form: str | None
+    written_in: str | None
+    candidates: list[str]
+
+
 class StaleOut(TypedDict):
     path: str
     line: int | None
@@ -69,7 +78,7 @@ class VerificationOut(TypedDict):
     confidence: float | None
     stale_citations: list[StaleOut]
     citations: list[CheckOut]
-    mentions: NotRequired[list[CheckOut]]
+    mentions: NotRequired[list[MentionCheckOut]]
     fix: NotRequired[FixOut]
 
 
@@ -240,6 +249,7 @@ class MemoryHealthOut(TypedDict):
     uses: int
     reinforcements: int
     citations: dict[str, int]
+    mentions: dict[str, int]
     dangling_links: int
     problems: list[ProblemOut]
 
