@@ -24,6 +24,12 @@ bench_search_quality.py). All side by side in one run, medians of `--runs`:
 
 from __future__ import annotations
 
+import os
+
+# As in the CLI and the MCP server, where numpy is first imported through
+# index/semantic.py, which asks OpenBLAS for one thread.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import argparse
 import shutil
 import sqlite3
@@ -95,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--torch-python")
+    parser.add_argument("--in-process-only", action="store_true")
     args = parser.parse_args(argv)
     generated = cached_store(args.count, "frontmatter")
     work = Path(tempfile.mkdtemp(prefix="speed13-"))
@@ -119,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
             f"CPU {statistics.median(cpus):.1f} ms",
             flush=True,
         )
+    if args.in_process_only:
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
     env = bench_env(work / "home")
     base = [tool(), "--dir", str(store), "--index", str(index)]
     for label, extra in (("hybrid (auto)", []), ("lexical", ["--mode", "lexical"])):

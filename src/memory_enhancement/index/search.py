@@ -24,7 +24,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import cjk
@@ -174,14 +174,20 @@ def lexical(
     limit: int,
     *,
     drop_stopwords: bool = False,
+    snippets: bool = True,
 ) -> list[Hit]:
+    """BM25 hits; `snippets=False` leaves them empty (hybrid cuts them for its winners)."""
     where, args = filter_sql(filters)
     columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
     weights = ", ".join(str(w) for w in WEIGHTS)
-    sql = (
-        f"SELECT {columns}, bm25(memories_fts, {weights}) AS rank, "
+    cut = (
         f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
-        "CASE WHEN m.fts_content IS NOT NULL THEN m.content END "
+        "CASE WHEN m.fts_content IS NOT NULL THEN m.content END"
+        if snippets
+        else "'', NULL"
+    )
+    sql = (
+        f"SELECT {columns}, bm25(memories_fts, {weights}) AS rank, {cut} "
         "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
         f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )
@@ -220,7 +226,26 @@ def search(
         return semantic(conn, query, filters, limit)
     lexical_hits = _lexical_or_empty(conn, query, filters)
     semantic_hits = semantic(conn, query, filters, FETCH)
-    return fuse(lexical_hits, semantic_hits, limit, lexical_weight(query))
+    fused = fuse(lexical_hits, semantic_hits, limit, lexical_weight(query))
+    return _with_snippets(conn, query, fused)
+
+
+def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> list[Hit]:
+    """Highlighted snippets for the hits the lexical side found (one FTS query for all)."""
+    found = [h.row.path for h in hits if h.lexical_rank is not None]
+    if not found:
+        return hits
+    rows = conn.execute(
+        f"SELECT m.path, snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
+        "CASE WHEN m.fts_content IS NOT NULL THEN m.content END "
+        "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND m.path IN ({','.join('?' * len(found))})",
+        [fts_query(query, drop_stopwords=HYBRID_STOPWORDS), *found],
+    ).fetchall()
+    cut: dict[str, str] = {}
+    for path, snippet, original in rows:
+        cut[path] = str(snippet) if original is None else cjk.snippet(original, cjk.needles(query))
+    return [replace(h, snippet=cut[h.row.path]) if h.row.path in cut else h for h in hits]
 
 
 def lexical_weight(query: str, base: float = LEXICAL_WEIGHT) -> float:
@@ -239,7 +264,7 @@ def lexical_weight(query: str, base: float = LEXICAL_WEIGHT) -> float:
 
 def _lexical_or_empty(conn: sqlite3.Connection, query: str, filters: Filters) -> list[Hit]:
     try:
-        return lexical(conn, query, filters, FETCH, drop_stopwords=HYBRID_STOPWORDS)
+        return lexical(conn, query, filters, FETCH, drop_stopwords=HYBRID_STOPWORDS, snippets=False)
     except InvalidInputError:
         return []  # a query of only punctuation can still be embedded
 

@@ -17,6 +17,7 @@ callback; the front end decides whether to draw a bar.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
 import threading
@@ -35,6 +36,10 @@ from memory_enhancement.index.embedder import (
 )
 from memory_enhancement.index.rows import ROW_COLUMNS, row_from
 from memory_enhancement.index.search import Filters, Hit, filter_sql
+
+# One matrix-vector product per search: OpenBLAS's threads cost four times the CPU of
+# one thread for it (docs/benchmarks.md, issue 13). Read when numpy is first imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 if TYPE_CHECKING:
     import numpy as np
