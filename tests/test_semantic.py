@@ -102,14 +102,24 @@ def test_the_onnx_model_gives_unit_vectors_that_rank_by_meaning(
     assert model.encode([]).shape == (0, 384)
 
 
-def test_no_pytorch_in_the_semantic_extra() -> None:
+@pytest.mark.semantic
+def test_no_pytorch_in_the_semantic_extra_nor_in_an_embedding_process() -> None:
     extra = [r for r in importlib.metadata.requires("memory-enhancement") or [] if "semantic" in r]
     assert extra, "the semantic extra is declared"
     names = " ".join(extra).lower()
     assert "onnxruntime" in names and "tokenizers" in names
     assert "torch" not in names and "sentence-transformers" not in names
-    with pytest.raises(importlib.metadata.PackageNotFoundError):
-        importlib.metadata.distribution("torch")
+    script = (
+        "import sys\n"
+        "from memory_enhancement.index.embedder import embedder\n"
+        "assert embedder().encode(['a sentence']).shape == (1, 384)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') "
+        "if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
 
 
 def test_the_tokenizer_ships_with_its_licence_and_notice() -> None:
