@@ -354,7 +354,7 @@ def test_a_progress_bar_on_a_terminal_and_none_in_a_pipe(
     shown = os.read(main, 65536).decode()
     os.close(main)
     assert "embedding memories" in shown
-    assert "embedded 1 memories" in done.stdout
+    assert "embedded 1 memory " in done.stdout
 
 
 @pytest.mark.semantic

@@ -9,7 +9,15 @@ from typing import Any
 
 import click
 
-from memory_enhancement.cli.app import CONTEXT, app, emit_json, json_option, store_options, warn
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    app,
+    emit_json,
+    json_option,
+    plural,
+    store_options,
+    warn,
+)
 from memory_enhancement.cli.render import print_memory
 
 MODES = ["auto", "lexical", "semantic", "hybrid"]
@@ -181,9 +189,11 @@ def reindex(semantic: bool, as_json: bool) -> None:
             data.update(embedded=embedded, embed_seconds=round(seconds, 3))
         emit_json(data)
         return
-    click.echo(f"indexed {stats.added} memories in {stats.seconds:.2f}s ({service.index.path})")
+    indexed = plural(stats.added, "memory", "memories")
+    click.echo(f"indexed {indexed} in {stats.seconds:.2f}s ({service.index.path})")
     if embedded is not None:
-        click.echo(f"embedded {embedded} memories in {seconds:.2f}s (others were up to date)")
+        done = plural(embedded, "memory", "memories")
+        click.echo(f"embedded {done} in {seconds:.2f}s (others were up to date)")
 
 
 @click.group(context_settings=CONTEXT)
