@@ -312,6 +312,7 @@ class Index:
         if bulk:
             conn.execute("DELETE FROM meta WHERE key = 'bulk'")
             conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+            conn.execute("INSERT INTO memories_path_fts(memories_path_fts) VALUES ('rebuild')")
         assign_ids(conn, self.state, added, self.id_length)
         appeared = [path for path, _, _ in added]
         resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids, self.repo)

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 10  # 10: CJK text segmented for FTS, chunked embeddings
+SCHEMA_VERSION = 11  # 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -59,34 +59,52 @@ CREATE VIEW memories_text AS SELECT id,
     coalesce(fts_path, path) AS path, coalesce(fts_content, content) AS content
 FROM memories;
 
+-- Two full-text tables. memories_fts holds what a plain BM25 reads (title and text, and
+-- tags, which most memories do not have): for a query in English, lexical search ranks
+-- exactly as BM25 over those words would (search.py). The path has a table of its own:
+-- in the first, it would lengthen every memory and shift every BM25 score.
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    title, tags, path, content,
+    title, tags, content,
     content='memories_text', content_rowid='id',
     tokenize='unicode61 remove_diacritics 2'
 );
--- During a cold build (meta 'bulk' set) the triggers stand aside and the FTS table is
+CREATE VIRTUAL TABLE memories_path_fts USING fts5(
+    path,
+    content='memories_text', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
+);
+-- During a cold build (meta 'bulk' set) the triggers stand aside and the FTS tables are
 -- built once at the end with 'rebuild', five times faster than row by row.
 CREATE TRIGGER memories_ai AFTER INSERT ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
-    INSERT INTO memories_fts(rowid, title, tags, path, content)
+    INSERT INTO memories_fts(rowid, title, tags, content)
     VALUES (new.id, coalesce(new.fts_title, new.title), coalesce(new.fts_tags, new.tags),
-            coalesce(new.fts_path, new.path), coalesce(new.fts_content, new.content));
+            coalesce(new.fts_content, new.content));
+    INSERT INTO memories_path_fts(rowid, path) VALUES (new.id, coalesce(new.fts_path, new.path));
 END;
 CREATE TRIGGER memories_ad AFTER DELETE ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
+    INSERT INTO memories_fts(memories_fts, rowid, title, tags, content)
     VALUES ('delete', old.id, coalesce(old.fts_title, old.title), coalesce(old.fts_tags, old.tags),
-            coalesce(old.fts_path, old.path), coalesce(old.fts_content, old.content));
+            coalesce(old.fts_content, old.content));
+    INSERT INTO memories_path_fts(memories_path_fts, rowid, path)
+    VALUES ('delete', old.id, coalesce(old.fts_path, old.path));
 END;
-CREATE TRIGGER memories_au AFTER UPDATE OF title, tags, path, content, fts_title, fts_tags,
-    fts_path, fts_content ON memories
+CREATE TRIGGER memories_au AFTER UPDATE OF title, tags, content, fts_title, fts_tags,
+    fts_content ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
+    INSERT INTO memories_fts(memories_fts, rowid, title, tags, content)
     VALUES ('delete', old.id, coalesce(old.fts_title, old.title), coalesce(old.fts_tags, old.tags),
-            coalesce(old.fts_path, old.path), coalesce(old.fts_content, old.content));
-    INSERT INTO memories_fts(rowid, title, tags, path, content)
+            coalesce(old.fts_content, old.content));
+    INSERT INTO memories_fts(rowid, title, tags, content)
     VALUES (new.id, coalesce(new.fts_title, new.title), coalesce(new.fts_tags, new.tags),
-            coalesce(new.fts_path, new.path), coalesce(new.fts_content, new.content));
+            coalesce(new.fts_content, new.content));
+END;
+CREATE TRIGGER memories_au_path AFTER UPDATE OF path, fts_path ON memories
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    INSERT INTO memories_path_fts(memories_path_fts, rowid, path)
+    VALUES ('delete', old.id, coalesce(old.fts_path, old.path));
+    INSERT INTO memories_path_fts(rowid, path) VALUES (new.id, coalesce(new.fts_path, new.path));
 END;
 
 CREATE TABLE tags (
