@@ -25,7 +25,7 @@ from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import embedder as embedding
 from memory_enhancement.index import semantic
 from memory_enhancement.index.rows import Row
-from memory_enhancement.index.search import Hit, fuse
+from memory_enhancement.index.search import Hit, fuse, lexical_weight
 from memory_enhancement.service import MemoryService
 
 MEMORIES = {
@@ -298,6 +298,21 @@ def test_fusion_lets_a_strong_single_list_hit_win() -> None:
     fused = fuse(lexical, unreadable, limit=10, weight=0.3)
     assert [h.row.path for h in fused][:2] == ["a", "b"]
     assert fused[-1].row.path == "c" and fused[-1].score == 0
+
+
+def test_a_word_only_the_lexical_side_finds_ranks_above_what_it_does_not_find() -> None:
+    """Scaled within its list, the last lexical hit scores 0 there, as a memory lexical
+    search did not find; with the whole weight on the words it must still come first."""
+    lexical = [_hit(p, s, lexical_rank=n) for n, (p, s) in enumerate([("x", 9), ("y", 7)], 1)]
+    meaning = [_hit(p, s, semantic_rank=n) for n, (p, s) in enumerate([("a", 0.6), ("b", 0.5)], 1)]
+    fused = fuse(lexical, meaning, limit=10, weight=lexical_weight("形骸化"))
+    assert [h.row.path for h in fused] == ["x", "y", "a", "b"]
+
+
+def test_one_word_is_searched_by_its_words_a_question_by_both() -> None:
+    assert lexical_weight("offscreen") == lexical_weight("修正") == 1.0
+    assert lexical_weight("why does the build hang offscreen") == pytest.approx(0.5)
+    assert 0.5 < lexical_weight("offscreen モードのハング") < 1.0
 
 
 # -- the CLI ----------------------------------------------------------------------------------

@@ -321,8 +321,13 @@ def lexical_weight(query: str, base: float = LEXICAL_WEIGHT) -> float:
 
     all-MiniLM-L6-v2 was trained on English; on Chinese or Japanese it ranks barely
     better than chance (docs/benchmarks.md, issue 13), so the share of the query's
-    characters that are CJK moves the weight from `base` towards 1.
+    characters that are CJK moves the weight from `base` towards 1. A query of one
+    word (`pHash`, `offscreen`, `修正`) is all lexical: the model, trained on sentences,
+    makes little of a lone word, while the index knows exactly which memories hold it;
+    the semantic side then only ranks what the word does not find.
     """
+    if len(_WORD.findall(query)) == 1:
+        return 1.0
     letters = [c for c in query if c.isalnum()]
     if not letters:
         return base
@@ -365,7 +370,8 @@ def fuse(
 
     A memory missing from a list scores 0 there. The semantic side counts only for the
     part of a memory the model can read: a memory all in Chinese or Japanese (`Hit.cjk`
-    near 1) is ranked by its words alone, whatever the query. Ties are broken by path.
+    near 1) is ranked by its words alone, whatever the query. Ties go to the memory
+    the lexical side ranked higher, then the semantic side, then by path.
     """
     lexical_scores = _scaled(lexical_hits)
     semantic_scores = _scaled(semantic_hits)
@@ -380,7 +386,17 @@ def fuse(
         + (1 - weight) * semantic_scores.get(path, 0.0) * readable.get(path, 1.0)
         for path in by_path
     }
-    ranked = sorted(by_path, key=lambda p: (-scores[p], p))[:limit]
+    # Equal scores: a memory a list found before one it did not. Scaled within its list,
+    # the last lexical hit scores 0 there, as does every memory lexical did not find.
+    ranked = sorted(
+        by_path,
+        key=lambda p: (
+            -scores[p],
+            lexical_rank.get(p, 10**9),
+            semantic_rank.get(p, 10**9),
+            p,
+        ),
+    )[:limit]
     return [
         Hit(
             by_path[p].row,
