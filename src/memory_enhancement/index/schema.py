@@ -13,6 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from memory_enhancement.store.state import check_database_path
+
 SCHEMA_VERSION = 9  # 9: link candidates (item, named) and repository links
 
 DDL = """
@@ -125,6 +127,7 @@ def connect(path: Path | None) -> sqlite3.Connection:
         conn = _raw_connect(":memory:")
         _create(conn)
         return conn
+    check_database_path(path, "index")
     path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(50):
         try:

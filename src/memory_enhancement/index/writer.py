@@ -119,9 +119,7 @@ def upsert(
             conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
     if memory is None or meta is None:
         return
-    rows = children or Children()
-    rows.tags.extend((memory_id, t) for t in meta.tags)
-    rows.links.extend(
+    links = [
         (
             memory_id,
             n,
@@ -133,9 +131,9 @@ def upsert(
             UNMATCHED if link.kind.candidate else "dangling",
         )
         for n, link in enumerate(memory.links or ())
-    )
+    ]
     lines = doc.citation_lines if doc else []
-    rows.citations.extend(
+    citations = [
         (
             memory_id,
             n,
@@ -150,9 +148,34 @@ def upsert(
             int(c.is_url),
         )
         for n, c in enumerate(meta.citations)
-    )
+    ]
+    _check_integers(path, links, citations)
+    rows = children or Children()
+    rows.tags.extend((memory_id, t) for t in meta.tags)
+    rows.links.extend(links)
+    rows.citations.extend(citations)
     if children is None:
         rows.flush(conn)
+
+
+class UnindexableError(ValueError):
+    """A parsed memory holding a value the index cannot store; the memory is skipped."""
+
+
+def _check_integers(path: str, *tables: list[tuple[Any, ...]]) -> None:
+    """Refuse integers SQLite cannot store (2^63 and up), before any is inserted.
+
+    The grammar already refuses such line numbers; this keeps one memory that
+    slips past it from failing the whole sync (and every command after it).
+    """
+    for rows in tables:
+        for row in rows:
+            for value in row:
+                if isinstance(value, int) and not -(2**63) <= value < 2**63:
+                    raise UnindexableError(
+                        f"{path}: cannot be indexed: a {value.bit_length()}-bit number "
+                        "does not fit the index"
+                    )
 
 
 def _time(moment: object) -> str | None:

@@ -139,9 +139,11 @@ class Registry:
             return {}
         import yaml
 
+        from memory_enhancement.store.formats import yamlload
+
         try:
-            data = yaml.safe_load(self.file.read_text(encoding="utf-8")) or {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            data = yamlload.load(self.file.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, yamlload.YamlLimitError) as exc:
             raise StoreError(f"{self.file}: unreadable store registry: {exc}") from None
         stores = data.get("stores") if isinstance(data, dict) else None
         if not isinstance(stores, dict):
