@@ -128,8 +128,10 @@ class App:
             return self.build(self.location(), session, default=True, persistent=True)
         from memory_enhancement.core.errors import NotFoundError
         from memory_enhancement.store.locations import (
+            MAX_CREATED_STORES,
             Registry,
             StoreLocation,
+            check_new_store_name,
             named_store,
             tool_home,
         )
@@ -139,8 +141,9 @@ class App:
         except NotFoundError:
             if not create:
                 raise
+            check_new_store_name(store)  # before anything is registered or created
             root = tool_home(self.env) / "stores" / store
-            Registry(tool_home(self.env)).add(store, root)
+            Registry(tool_home(self.env)).add(store, root, limit=MAX_CREATED_STORES)
             location = StoreLocation(root, store, "named")
         return self.build(location, session, default=False, persistent=True)
 
@@ -236,6 +239,13 @@ class ProblemsFound(ToolError):
     """A check that ran and found problems: exit code 1."""
 
     exit_code = EXIT_PROBLEMS
+
+
+def exit_if_skipped(skipped: Iterable[str]) -> None:
+    """A command over many memories that skipped some (each named in a warning) still
+    answers for the rest, and exits 1 so a script or CI sees that something was left out."""
+    if skipped:
+        raise SystemExit(EXIT_PROBLEMS)
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

@@ -11,6 +11,7 @@ from memory_enhancement.cli.app import (
     CONTEXT,
     app,
     emit_json,
+    exit_if_skipped,
     fail,
     json_option,
     plural,
@@ -34,7 +35,8 @@ from memory_enhancement.cli.app import (
 def health(fmt: str, output: str | None, limit: int | None) -> None:
     """Verify every memory and rank them by urgency: stale and doubtful first.
 
-    A report, not a gate: it exits 0 (use `verify-all` to fail a build).
+    A report, not a gate: it exits 0 (use `verify-all` to fail a build), or 1 when a
+    memory file could not be read and is missing from the report (each one is named).
     """
     import json
 
@@ -62,6 +64,7 @@ def health(fmt: str, output: str | None, limit: int | None) -> None:
         click.echo(f"wrote {target} ({report.total} memories)", err=True)
     else:
         click.echo(text, nl=False)
+    exit_if_skipped(report.skipped)
 
 
 @click.command(context_settings=CONTEXT)

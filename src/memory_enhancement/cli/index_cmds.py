@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from memory_enhancement.cli.app import CONTEXT, app, emit_json, json_option, store_options, warn
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    app,
+    emit_json,
+    exit_if_skipped,
+    json_option,
+    store_options,
+    warn,
+)
 from memory_enhancement.cli.render import print_memory
 
 MODES = ["lexical", "semantic", "hybrid"]
@@ -109,10 +117,13 @@ def reindex(as_json: bool) -> None:
     """Rebuild the index of the store from its files."""
     service = app().service()
     stats = service.reindex()
+    skipped = service.list_memories(include_expired=True).skipped
+    warn(skipped)
     if as_json:
-        emit_json({"indexed": stats.added, "seconds": round(stats.seconds, 3)})
+        emit_json({"indexed": stats.added, "seconds": round(stats.seconds, 3), "skipped": skipped})
     else:
         click.echo(f"indexed {stats.added} memories in {stats.seconds:.2f}s ({service.index.path})")
+    exit_if_skipped(skipped)
 
 
 @click.group(context_settings=CONTEXT)

@@ -184,7 +184,10 @@ def _check_line(check: Any, prefix: str = "") -> str:
 
 
 def _print_github(run: Any, strict: bool) -> None:
-    """GitHub Actions annotations, each on the line of the memory file holding the citation."""
+    """GitHub Actions annotations, each on the line of the memory file holding the citation;
+    a memory file that could not be read at all is an error annotation naming it."""
+    for reason in run.skipped:
+        click.echo(f"::error title={_escape('unreadable memory file', True)}::{_escape(reason)}")
     for result in run.results:
         for n, check in enumerate(result.checks):
             status = check.status.value

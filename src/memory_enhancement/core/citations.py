@@ -106,10 +106,10 @@ def _number(ref: str, value: object) -> int:
     Long digit strings are refused before conversion: Python will not convert
     more than 4,300 digits, and SQLite stores no integer of 2^63 or more.
     """
-    if isinstance(value, int) and value.bit_length() > 64:  # str() refuses 4,300+ digits
+    if isinstance(value, int) and value.bit_length() > 14_000:  # str() refuses 4,300+ digits
         raise InvalidCitationError(
-            f"invalid citation {_short(ref)!r}: a line number of more than 19 digits is past "
-            f"the largest line number, {MAX_LINE}"
+            f"invalid citation {_short(ref)!r}: a line number of more than 4,000 digits is "
+            f"past the largest line number, {MAX_LINE}"
         )
     text = str(value).strip()
     if isinstance(value, bool) or not (isinstance(value, int) or text.isdecimal()):

@@ -85,7 +85,10 @@ class Store:
     def locate(self, path: str) -> str:
         """The memory path of an existing memory, as given or normalized."""
         for candidate in existing_path_candidates(path):
-            if self.file_for(candidate).is_file():
+            file = self.file_for(candidate)
+            # Not only regular files: a FIFO or socket named like a memory is found, so
+            # reading it says what it is instead of "not found".
+            if os.path.lexists(file) and not file.is_dir():
                 return candidate
         raise NotFoundError(f"memory not found: {path!r} (store {self.root})")
 
