@@ -398,3 +398,55 @@ def test_a_device_is_never_opened_as_a_cited_file() -> None:
     source = Repository(Path("/dev")).read("zero")  # reading /dev/zero would never end
     assert source.status is SourceStatus.UNREADABLE
     assert source.reason == "a device, not a regular file"
+
+
+# -- the principle: skipped, named, exit code ------------------------------------------
+
+
+def test_verify_all_names_a_skipped_file_in_every_format_and_exits_1(
+    run_cli: RunCli, store: Path, git_repo: Path
+) -> None:
+    assert cli(run_cli, store, git_repo, "add", "n/ok", "-c", "Fine.").exit_code == 0
+    (store / "n" / "bad.md").write_text("---\ntags: [unclosed\n---\nBody\n", encoding="utf-8")
+    text = cli(run_cli, store, git_repo, "verify-all")
+    assert text.exit_code == 1 and "n/bad" in text.stderr and "1 unreadable" in text.stdout
+    github = cli(run_cli, store, git_repo, "verify-all", "--format", "github")
+    assert github.exit_code == 1
+    assert "::error title=unreadable memory file::n/bad: malformed YAML" in github.stdout
+    as_json = cli(run_cli, store, git_repo, "verify-all", "--json")
+    assert as_json.exit_code == 1 and "n/bad" in as_json.stderr
+    json.loads(as_json.stdout)  # stdout stays valid JSON
+    health = cli(run_cli, store, git_repo, "health", "--format", "json")
+    assert health.exit_code == 1
+    assert any("n/bad" in reason for reason in json.loads(health.stdout)["skipped"])
+    reindexed = cli(run_cli, store, git_repo, "reindex", "--json")
+    assert reindexed.exit_code == 1
+    assert any("n/bad" in reason for reason in json.loads(reindexed.stdout)["skipped"])
+
+
+def test_a_memory_the_index_cannot_hold_is_skipped_not_fatal_to_the_sync(
+    store: Path, tmp_path: Path
+) -> None:
+    """The safety net under the grammar: a value SQLite cannot store (here built by hand,
+    as a future parser bug might) makes that one memory unreadable, not the whole index."""
+    from dataclasses import replace
+
+    from memory_enhancement.core.model import Citation
+    from memory_enhancement.index.index import Index
+    from memory_enhancement.store.disk import Store
+    from memory_enhancement.store.state import State
+
+    (store / "n").mkdir(parents=True)
+    (store / "n" / "ok.md").write_text("Fine.\n", encoding="utf-8")
+    (store / "n" / "odd.md").write_text("Odd.\n", encoding="utf-8")
+    memories = Store(store)
+    index = Index(memories, tmp_path / "index.db", State(tmp_path / "state.db"))
+    loaded = memories.read("n/odd")
+    meta = replace(loaded.doc.memory.meta, citations=(Citation("a.py", 2**70),))
+    loaded.doc.memory = replace(loaded.doc.memory, meta=meta)
+    with index.connect(sync=False) as conn:
+        index.refresh(conn, ["n/odd"], {"n/odd": loaded})
+        errors = dict(conn.execute("SELECT path, error FROM memories"))
+    assert "cannot be indexed" in errors["n/odd"] and "71-bit" in errors["n/odd"]
+    with index.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 2

@@ -169,11 +169,19 @@ class Store:
             if n >= _SAMPLE:
                 break
             try:  # a file that cannot be read (a symlink out, a FIFO) does not vote
-                head = self.read_bytes(path, scanned=True)[0][:4]
+                head = self._head(path)
             except (OSError, MemoryToolError):
                 continue
             counts["frontmatter" if head.startswith(b"---") else "serena"] += 1
         return "serena" if counts["serena"] > counts["frontmatter"] else "frontmatter"
+
+    def _head(self, path: str) -> bytes:
+        """The first bytes of a memory file, read as safely as `read_bytes` reads it all."""
+        fd = os.open(self.file_for(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            if not S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise UnreadableMemoryError(f"{path}: not a regular file")
+            return handle.read(4)
 
     def config(self) -> dict[str, object]:
         """The store's own settings, from `.memory-enhancement.yaml` in its folder."""

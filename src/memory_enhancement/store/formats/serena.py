@@ -30,7 +30,6 @@ from memory_enhancement.core.citations import (
     make_citation,
     parse_citation,
     parse_line_spec,
-    squash,
 )
 from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
 from memory_enhancement.core.ids import PREFIX, parse_citation_id
@@ -174,7 +173,7 @@ class SerenaFormat:
         The serena format has no escape for everything (a table cell is one line,
         a tag cannot start with `#`, a section behind an unclosed code fence is
         code), so the result is parsed again and compared, in the forms the format
-        can hold: citations by reference, snippets without their whitespace.
+        can hold: citations by reference.
         """
         again = self.parse(memory.path, text, links=False).memory
         content = content_of(memory.content)
@@ -217,10 +216,10 @@ def _refuse_reserved_headings(path: str, content: str) -> None:
             )
 
 
-def _comparable(citation: Citation) -> tuple[object, ...]:
-    """A citation in the form a table row holds it (snippets compared without whitespace)."""
-    snippet = squash(citation.snippet) if citation.snippet else None
-    return (citation.ref, snippet)
+def _comparable(citation: Citation) -> str:
+    """What of a citation every place it can be written keeps: its reference (an inline
+    `[cite:...]` or a table without a Snippet column holds no snippet)."""
+    return citation.ref
 
 
 def _meta_form(name: str, meta: MemoryMeta) -> str:
