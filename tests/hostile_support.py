@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -47,6 +48,21 @@ def run_bounded(
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"`{' '.join(command[1:])}` hung for more than {timeout} s")
+
+
+def python_bounded(code: str, *, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE` in a bounded child process (for library calls that used to hang)."""
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_limit_memory,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"python -c {code!r} hung for more than {timeout} s")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -20,12 +20,12 @@ from hostile_support import (
     ALIAS_BOMB,
     DEEP_BUT_PARSEABLE,
     DEEP_YAML,
+    python_bounded,
     run_bounded,
     snapshot,
 )
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.locations import cache_home, data_home, store_key
-from memory_enhancement.verify.repo import Repository, SourceStatus
 
 HUGE_LINE = "99999999999999999999"  # > 2^63
 
@@ -372,32 +372,37 @@ def test_temporary_files_of_a_killed_writer_are_removed_by_the_next_write(
 
 @pytest.mark.parametrize("kind", ["fifo", "socket"])
 def test_a_citation_target_that_is_no_regular_file_is_invalid_without_opening_it(
-    run_cli: RunCli, store: Path, git_repo: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+    isolated_home: Path, store: Path, git_repo: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(git_repo / "src")
+    server = socket.socket(socket.AF_UNIX)
     if kind == "fifo":
         os.mkfifo("special")  # opening it for reading would block
     else:
-        server = socket.socket(socket.AF_UNIX)
         server.bind("special")  # relative: a socket path must be short
-    try:
-        assert cli(run_cli, store, git_repo, "add", "n/s", "-c", "S.").exit_code == 0
-        added = cli(run_cli, store, git_repo, "citation", "add", "n/s", "src/special:1")
-        assert added.exit_code == 0
-        assert f"a {kind.upper() if kind == 'fifo' else kind}, not a regular file" in added.stderr
-        result = cli(run_cli, store, git_repo, "verify", "n/s", "--json")
-        assert result.exit_code == 1
-        check = json.loads(result.stdout)["citations"][0]
-        assert check["status"] == "invalid" and "not a regular file" in check["reason"]
-    finally:
-        if kind == "socket":
-            server.close()
+    where = ["--dir", store, "--repo-root", git_repo]
+    home, cwd = isolated_home, git_repo
+    with server:
+        assert run_bounded(["add", "n/s", "-c", "S.", *where], home=home, cwd=cwd).returncode == 0
+        added = run_bounded(["citation", "add", "n/s", "src/special:1", *where], home=home, cwd=cwd)
+        assert added.returncode == 0
+        shown = "a FIFO" if kind == "fifo" else "a socket"
+        assert f"{shown}, not a regular file" in added.stderr
+        result = run_bounded(["verify", "n/s", "--json", *where], home=home, cwd=cwd)
+    assert result.returncode == 1
+    check = json.loads(result.stdout)["citations"][0]
+    assert check["status"] == "invalid" and "not a regular file" in check["reason"]
 
 
 def test_a_device_is_never_opened_as_a_cited_file() -> None:
-    source = Repository(Path("/dev")).read("zero")  # reading /dev/zero would never end
-    assert source.status is SourceStatus.UNREADABLE
-    assert source.reason == "a device, not a regular file"
+    # The repository is /dev itself, so /dev/zero is inside it: reading it would never end.
+    result = python_bounded(
+        "from pathlib import Path\n"
+        "from memory_enhancement.verify.repo import Repository\n"
+        "source = Repository(Path('/dev')).read('zero')\n"
+        "print(source.status.value, source.reason, sep='|')\n"
+    )
+    assert result.stdout == "unreadable|a device, not a regular file\n", result.stderr[-300:]
 
 
 # -- the principle: skipped, named, exit code ------------------------------------------

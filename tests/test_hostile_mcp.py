@@ -8,16 +8,17 @@ Host/Origin checks on every address and the bearer token.
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from hostile_support import ALIAS_BOMB, run_bounded, snapshot
+from hostile_support import ALIAS_BOMB, MEMORY_LIMIT, run_bounded, snapshot
 from mcp_support import Agent, child_env, free_port, serve_command, wait_for
 from memory_enhancement.cli.app import App
 from memory_enhancement.mcp.server import build_server
@@ -68,13 +69,30 @@ async def test_a_huge_line_number_is_a_tool_error_and_the_store_keeps_working(
 
 
 async def test_an_alias_bomb_in_the_store_is_a_prompt_tool_error(
-    agent: Agent, git_repo: Path
+    isolated_home: Path, git_repo: Path, tmp_path: Path
 ) -> None:
-    await agent.call("add_memory", path="n/ok", content="Fine.")
-    (project_store(git_repo) / "n" / "bomb.md").write_text(ALIAS_BOMB, encoding="utf-8")
-    with anyio.fail_after(30):
-        message = await agent.fail("get_memory", path="n/bomb")
-        listing = await agent.call("list_memories")
+    """Through a real `serve` over stdio, whose memory is bounded: the bomb once grew the
+    server to 2 GB; now it is refused at once and the rest of the store is served."""
+    store = tmp_path / "s"
+    (store / "n").mkdir(parents=True)
+    (store / "n" / "ok.md").write_text("Fine.\n", encoding="utf-8")
+    (store / "n" / "bomb.md").write_text(ALIAS_BOMB, encoding="utf-8")
+    bounded = (
+        "import os, resource, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_LIMIT}, {MEMORY_LIMIT}))\n"
+        "os.execv(sys.argv[1], sys.argv[1:])\n"
+    )
+    command = serve_command("--dir", str(store))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-c", bounded, *command],
+        env=child_env(isolated_home), cwd=str(git_repo),
+    )  # fmt: skip
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            agent = Agent(client)
+            with anyio.fail_after(60):
+                message = await agent.fail("get_memory", path="n/bomb")
+                listing = await agent.call("list_memories")
     assert "n/bomb" in message and "aliases expand" in message
     assert [m["path"] for m in listing["memories"]] == ["n/ok"]
     assert any("n/bomb" in reason for reason in listing["skipped"])
