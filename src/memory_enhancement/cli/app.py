@@ -10,6 +10,7 @@ before the command and after it, as the seed writes them
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -48,10 +49,26 @@ class Group(click.Group):
             raise SystemExit(EXIT_OK) from None
 
 
+class _Warnings(logging.Handler):
+    """What the library logs as a warning (a damaged state database moved aside) is shown
+    the way the CLI shows every warning: `warning: ...` on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"warning: {record.getMessage()}", err=True)
+
+
+def _show_library_warnings() -> None:
+    logger = logging.getLogger("memory_enhancement")
+    if not any(isinstance(h, _Warnings) for h in logger.handlers):
+        logger.addHandler(_Warnings(logging.WARNING))
+        logger.propagate = False  # once, not again through a root handler (`serve`)
+
+
 class App:
     """Per-invocation state: where the store and the code are, built lazily."""
 
     def __init__(self, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+        _show_library_warnings()
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or Path.cwd()
         self.options: dict[str, Any] = {}

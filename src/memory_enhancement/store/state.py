@@ -161,8 +161,8 @@ class State:
             aside = _move_aside(path)
             raise StateDamagedError(
                 f"the state database {path} is damaged ({exc}); it was moved aside to "
-                f"{aside.name} and a new one is started (citation IDs stay in the memory "
-                "files and the index; usage and verification history start again)"
+                f"{aside.name} and a new one is started (citation IDs come back from the "
+                "memory files and paths; usage and verification history start again)"
             ) from None
         except BaseException:
             conn.close()
@@ -249,15 +249,25 @@ def _open(target: str) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; never corrupt
         conn.execute("PRAGMA cache_size = -16000")  # a run's history fits: no spilling mid-write
-    # One read of the schema: a file whose header is fine but whose first page is
-    # not fails here, where it can be moved aside, rather than in the middle of a call.
-    version = conn.execute(
-        "SELECT (SELECT user_version FROM pragma_user_version), "
-        "(SELECT count(*) FROM sqlite_master)"
-    ).fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version < len(MIGRATIONS):
         _migrate(conn)
+    if target != ":memory:":
+        _touch_tables(conn)
     return conn
+
+
+def _touch_tables(conn: sqlite3.Connection) -> None:
+    """Read the schema and the first page of every table: a page or two each.
+
+    A file whose header is fine but whose pages are not (garbage after the
+    header) then fails here, where `_open_file` moves it aside, rather than in
+    the middle of a command. Damage deeper in a big table still shows up later,
+    as `StateDamagedError`.
+    """
+    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone()
 
 
 def check_database_path(path: Path, what: str) -> None:
