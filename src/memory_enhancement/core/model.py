@@ -99,7 +99,7 @@ class LinkKind(enum.Enum):
     @property
     def candidate(self) -> bool:
         """Whether a target that names nothing is simply not a link (rather than broken)."""
-        return self in (LinkKind.ITEM, LinkKind.NAMED)
+        return self._value_ in ("item", "named")  # asked per link when indexing: no lookups
 
 
 @dataclass(frozen=True)
