@@ -353,6 +353,25 @@ def test_whatever_a_serena_write_reports_reads_back(
     assert again["metadata"]["citations"] == written["metadata"]["citations"] == ["src/app.py:3"]
 
 
+def test_a_citation_put_first_in_a_serena_table_reads_back_first() -> None:
+    """Found by the read-back check: a new first citation was appended after the last
+    row, so the file read back in another order than the one written."""
+    from dataclasses import replace
+
+    from memory_enhancement.core.model import Citation, Memory, MemoryMeta
+    from memory_enhancement.store import formats
+
+    kept = Citation("src/a.py", 1, 2, "x = 1")
+    memory = Memory("n/m", "Body.", MemoryMeta(citations=(kept,)), (), "serena")
+    serena = formats.by_name("serena")
+    doc = formats.parse_text("n/m", serena.render(None, memory))
+    wanted = (Citation("src/first.py"), kept)
+    edited = serena.render(
+        doc, replace(doc.memory, meta=replace(doc.memory.meta, citations=wanted))
+    )
+    assert formats.parse_text("n/m", edited).memory.meta.citations == wanted
+
+
 # -- 11 (CLI side) and 12 ------------------------------------------------------------------
 
 

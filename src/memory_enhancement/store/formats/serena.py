@@ -493,9 +493,15 @@ def _edit_citations(doc: SerenaDocument, wanted: list[Citation]) -> str:
             _delete_entry(doc.entries[k], edits, inline)
         extra = wanted[j1 + paired : j2]
         if extra:
-            anchor = doc.entries[i1 + paired - 1] if i1 + paired > 0 else None
+            at = i1 + paired
+            anchor = doc.entries[at - 1] if at > 0 else None
+            following = doc.entries[at] if at < len(doc.entries) else None
             if anchor is not None and anchor.span is None and doc.table:
                 edits.insert(anchor.line + 1, [_render_row(doc.table.columns, c) for c in extra])
+            elif anchor is None and following is not None and following.span is None and doc.table:
+                # New first citations go before the first row, not after the last:
+                # appended, they would read back in another order.
+                edits.insert(following.line, [_render_row(doc.table.columns, c) for c in extra])
             else:
                 appended.extend(extra)
     for line_no, changes in inline.items():
