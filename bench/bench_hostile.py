@@ -10,7 +10,7 @@ So this times, as whole processes with this checkout's virtualenv and each
 version's `src/` on PYTHONPATH, alternating baseline and current:
 
 - `reindex` (a cold build: every file read and parsed) of the real corpus
-  (`corpus/ai-agents-memories`, 1,026 memories, mostly frontmatter) and of a
+  (`corpus/ai-agents-memories`, 1,026 real memories, nearly all plain markdown) and of a
   generated store of 2,000 frontmatter memories (`gen_store.py`);
 - `list --json` on the warm corpus index;
 - 20 `add`s into a Serena store (each a render, the read-back parse and a write).

@@ -117,6 +117,28 @@ def test_deeply_nested_yaml_is_skipped_and_named_by_every_listing(
     assert got.returncode == 2 and "n/deep" in got.stderr and "nested too deeply" in got.stderr
 
 
+def _block_nested(levels: int) -> str:
+    return "".join(f"{'  ' * n}k{n}:\n" for n in range(levels)) + f"{'  ' * levels}leaf\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _block_nested(60),  # indentation only: no bracket, no anchor
+        "a:\n" + "".join(f"{'  ' * n}- k{n}:\n" for n in range(30)) + f"{'  ' * 30}- leaf\n",
+        "x: " + "[" * 51 + "]" * 51,
+        "x:\n  " + "- " * 60 + "y",
+    ],
+    ids=["block", "sequences-of-mappings", "flow", "compact"],
+)
+def test_yaml_nested_past_the_limit_is_refused_whatever_the_syntax(text: str) -> None:
+    from memory_enhancement.store.formats.yamlload import MAX_DEPTH, YamlLimitError, load
+
+    with pytest.raises(YamlLimitError, match=f"more than {MAX_DEPTH}"):
+        load(text)
+    assert load(_block_nested(10)) is not None  # ordinary nesting still loads
+
+
 # -- 3. a YAML alias bomb ----------------------------------------------------------------
 
 

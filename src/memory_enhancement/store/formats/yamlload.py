@@ -61,8 +61,30 @@ def load(text: str, *, first_line: int = 1) -> Any:
         raise YamlLimitError(f"YAML nested too deeply (more than {MAX_DEPTH} levels)") from None
     except (ValueError, OverflowError) as exc:  # e.g. an integer of 5,000 digits
         raise YamlLimitError(f"unloadable YAML value: {str(exc)[:200]}") from None
-    _check_value(data)
+    if _may_nest_or_alias(text):
+        _check_value(data)
     return data
+
+
+# Below this many brackets, columns of indentation and compact items on a line, the walk is
+# skipped: a block level costs at least half a column (`key:` then `- item` at the same
+# indentation), a compact item two levels (`- a: - b`), a bracket one, so such a value
+# nests at most 2*8 + 8 + 2*8 = 40 levels, under MAX_DEPTH.
+_SHALLOW = 8
+_INDENTED = re.compile(r"^[ \t]{" + str(_SHALLOW) + ",}", re.MULTILINE)
+_COMPACT_SOME = re.compile(r"(?:[-?][ \t]+){" + str(_SHALLOW) + ",}")
+
+
+def _may_nest_or_alias(text: str) -> bool:
+    """Whether the loaded value needs the walk: without an anchor there are no aliases,
+    and with few brackets, shallow indentation and short compact runs it cannot nest
+    anywhere near MAX_DEPTH (each adds at most one level per character counted)."""
+    return (
+        "&" in text
+        or text.count("[") + text.count("{") > _SHALLOW
+        or _INDENTED.search(text) is not None
+        or _COMPACT_SOME.search(text) is not None
+    )
 
 
 def _check_text(text: str, first_line: int) -> None:
