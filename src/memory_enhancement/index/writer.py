@@ -149,7 +149,7 @@ def upsert(
         )
         for n, c in enumerate(meta.citations)
     ]
-    _check_integers(path, links, citations)
+    _check_integers(path, [row[5] for row in links], [n for r in citations for n in r[3:5]])
     rows = children or Children()
     rows.tags.extend((memory_id, t) for t in meta.tags)
     rows.links.extend(links)
@@ -162,20 +162,19 @@ class UnindexableError(ValueError):
     """A parsed memory holding a value the index cannot store; the memory is skipped."""
 
 
-def _check_integers(path: str, *tables: list[tuple[Any, ...]]) -> None:
-    """Refuse integers SQLite cannot store (2^63 and up), before any is inserted.
+def _check_integers(path: str, *numbers: list[Any]) -> None:
+    """Refuse line numbers SQLite cannot store (2^63 and up), before any row is inserted.
 
     The grammar already refuses such line numbers; this keeps one memory that
     slips past it from failing the whole sync (and every command after it).
     """
-    for rows in tables:
-        for row in rows:
-            for value in row:
-                if isinstance(value, int) and not -(2**63) <= value < 2**63:
-                    raise UnindexableError(
-                        f"{path}: cannot be indexed: a {value.bit_length()}-bit number "
-                        "does not fit the index"
-                    )
+    for values in numbers:
+        for value in values:
+            if value is not None and not -(2**63) <= value < 2**63:
+                raise UnindexableError(
+                    f"{path}: cannot be indexed: a {value.bit_length()}-bit number "
+                    "does not fit the index"
+                )
 
 
 def _time(moment: object) -> str | None:
