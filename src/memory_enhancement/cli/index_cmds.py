@@ -12,6 +12,7 @@ from memory_enhancement.cli.app import (
     emit_json,
     exit_if_skipped,
     json_option,
+    plural,
     store_options,
     warn,
 )
@@ -122,7 +123,8 @@ def reindex(as_json: bool) -> None:
     if as_json:
         emit_json({"indexed": stats.added, "seconds": round(stats.seconds, 3), "skipped": skipped})
     else:
-        click.echo(f"indexed {stats.added} memories in {stats.seconds:.2f}s ({service.index.path})")
+        indexed = plural(stats.added, "memory", "memories")
+        click.echo(f"indexed {indexed} in {stats.seconds:.2f}s ({service.index.path})")
     exit_if_skipped(skipped)
 
 

@@ -10,8 +10,9 @@ the same answer:
   `link:`, `%` or `&`) has no link, whatever its syntax;
 - a line whose only inline syntax is code spans and `[text](destination)` links
   (no escape, entity, HTML, autolink or image outside a code span, no code span
-  inside a destination, no nesting or title) reads the same to CommonMark and to
-  the regular expressions below. tests/test_links_real_forms.py checks this
+  inside a destination, no nesting or title, no emphasis that could split a
+  wiki link or a `mem:` reference) reads the same to CommonMark and to the
+  regular expressions below. tests/test_links_real_forms.py checks this
   against markdown-it on generated lines.
 """
 
@@ -110,7 +111,7 @@ def simple_links(line: str, default_type: str, number: int) -> list[Link] | None
             parts += [line[at:start], _MASK * (end - start)]
             at = end
         masked = "".join([*parts, line[at:]])
-    if _PLAIN_SYNTAX.search(masked):
+    if _PLAIN_SYNTAX.search(masked) or _emphasis_matters(masked):
         return None
     matches = list(g.SIMPLE_LINK.finditer(masked))
     if len(matches) != masked.count("]("):
@@ -129,6 +130,14 @@ def simple_links(line: str, default_type: str, number: int) -> list[Link] | None
         at = match.end()
     links.extend(_outside_links(line, spans, at, len(line), default_type, number))
     return links
+
+
+def _emphasis_matters(masked: str) -> bool:
+    """Whether emphasis could change what the regexes read: `__mem:x__` is bold text
+    `mem:x` to the parser, `[[a*b*]]` no wiki link; `**x**: mem:y` reads the same."""
+    if "[[" in masked:
+        return "_" in masked or "*" in masked
+    return "mem:" in masked and "_" in masked
 
 
 def code_spans(line: str) -> list[tuple[int, int, str]]:

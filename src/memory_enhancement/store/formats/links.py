@@ -170,7 +170,9 @@ def _line_links(
             if _name_like(name):
                 found.append(Link(name, default_type, LinkKind.NAMED, number))
     if body is not None:
-        lead = g.LEAD.match(body) or g.MD_ENTRY.match(body)
+        # The entry as the scan matched it (its LEAD part), else as the stripped body reads.
+        lead = entry if entry is not None and entry["name"] else None
+        lead = lead or g.LEAD.match(body) or g.MD_ENTRY.match(body)
         if lead and ("rest" not in lead.re.groupindex or _is_lead(lead)):
             found.append(Link(lead["name"], default_type, LinkKind.ITEM, number))
         if in_related:
