@@ -32,7 +32,10 @@ HUGE_LINE = "99999999999999999999"  # > 2^63
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return tmp_path / "store"
+    """An empty memories folder (`--dir` must name an existing folder)."""
+    root = tmp_path / "store"
+    root.mkdir()
+    return root
 
 
 def cli(run_cli: RunCli, store: Path, repo: Path, *args: str) -> object:
@@ -332,7 +335,6 @@ def test_content_over_the_size_limit_is_refused_before_anything_is_written(
 
 @pytest.fixture
 def serena_store(store: Path) -> Path:
-    store.mkdir(parents=True)
     (store / ".memory-enhancement.yaml").write_text("format: serena\n", encoding="utf-8")
     return store
 
