@@ -36,6 +36,14 @@ def blob_hash(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+@dataclass(frozen=True)
+class Tree:
+    """One folder of one commit, as git stores it."""
+
+    oid: str
+    entries: dict[str, tuple[str, str]]  # name -> (mode, object id)
+
+
 @dataclass
 class GitHistory:
     """Blame and reads at past commits, for one run. Close it (or use `with`)."""
@@ -113,7 +121,32 @@ class GitHistory:
         self._blobs[key] = data
         return data
 
+    def tree(self, spec: str) -> Tree | None:
+        """A tree (`<commit>:<folder>`, `<commit>:` for the root): its id and its entries
+        (name -> (mode, object id)). None when there is no such tree."""
+        found = self._cat_object(spec)
+        if found is None or found[0] != b"tree":
+            return None
+        _, data, oid = found
+        entries: dict[str, tuple[str, str]] = {}
+        width, at = len(oid) // 2, 0  # bytes per object id (SHA-1 or SHA-256)
+        while at < len(data):
+            space = data.index(b" ", at)
+            nul = data.index(b"\0", space)
+            name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+            mode = data[at:space].decode("ascii").zfill(6)
+            entries[name] = (mode, data[nul + 1 : nul + 1 + width].hex())
+            at = nul + 1 + width
+        return Tree(oid, entries)
+
     def _cat_file(self, spec: str) -> bytes | None:
+        found = self._cat_object(spec)
+        if found is None or found[0] != b"blob" or len(found[1]) > MAX_BLOB_BYTES:
+            return None
+        return found[1]
+
+    def _cat_object(self, spec: str) -> tuple[bytes, bytes, str] | None:
+        """(type, content, id) of an object, from the run's `git cat-file --batch`."""
         if "\n" in spec:
             return None
         if self._cat is None:
@@ -135,9 +168,7 @@ class GitHistory:
         size = int(header[2])
         data = _read_exactly(stdout, size)
         stdout.read(1)  # the newline after the object
-        if header[1] != b"blob" or size > MAX_BLOB_BYTES:
-            return None
-        return data
+        return header[1], data, header[0].decode("ascii")
 
     def prefetch_trees(self, commits: Iterable[str]) -> None:
         """Learn the file lists of several commits at once: which files were added and

@@ -225,6 +225,10 @@ class Git:
             resolved[old] = current
         return resolved
 
+    def will_ask(self, wanted: Mapping[str, Iterable[str]]) -> None:
+        """A hint: the line maps about to be asked (paths per base commit). A Git that
+        can learn many at once does (mention_diffs.MentionGit); this one asks each."""
+
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         """For each path (as at base), how its lines moved from base to the working tree.
 

@@ -273,9 +273,9 @@ class MentionChecker:
             for n, row in enumerate(drafts)
         ]
         git = None
-        if self.git is not None:
+        if self.git is not None and self._history is not None:
             pending = [d for row in drafts for d in row if asks(d)]
-            git = mention_git(self.git, pending, self.repo, self._files_now)
+            git = mention_git(self.git, pending, self.repo, self._files_now, self._history)
         verifier = Verifier(self.repo, git)
         answers = iter(r.checks for r in verifier.verify_memories(asked))
         judged = []
