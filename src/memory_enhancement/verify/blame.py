@@ -171,18 +171,28 @@ class GitHistory:
         return header[1], data, header[0].decode("ascii")
 
     def prefetch_trees(self, commits: Iterable[str]) -> None:
-        """Learn the file lists of several commits at once: which files were added and
-        deleted between each and HEAD (one `git diff-tree --stdin` for all), applied to
-        the work tree's list. Cheaper than one `git ls-tree` of the whole tree each."""
+        """Learn the file lists of several commits at once, applied to the work tree's list
+        as the files added and deleted since each, from one `git diff-tree --stdin`.
+
+        Commits on HEAD's first-parent line are chained, newest first: each is diffed
+        with the next newer one, not with HEAD, and the changes are summed on the way
+        back. An old commit differs from HEAD in thousands of files; from its neighbour
+        in a few, so git diffs (and the run reads) a fraction of what a diff of each
+        with HEAD would give, for the same lists. Cheaper still than one `git ls-tree`
+        of the whole tree each."""
         wanted = sorted(set(commits) - set(self._trees))
         if not wanted:
             return
         head = self.git.head()
         if head is None:
             return
-        # A line "C P" is read as commit C with parent P: the diff goes from HEAD to C,
-        # so "A" is a file C had that HEAD has not, "D" one added since C.
-        stdin = "".join(f"{commit} {head}\n" for commit in wanted)
+        order = {sha: n for n, sha in enumerate(self.git.first_parents())}
+        chained = sorted((c for c in wanted if c in order), key=order.__getitem__, reverse=True)
+        bases = dict(zip(chained, [head, *chained[:-1]], strict=True))
+        bases.update((c, head) for c in wanted if c not in order)
+        # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
+        # is a file C has and P has not, "D" one P has and C has not.
+        stdin = "".join(f"{commit} {base}\n" for commit, base in bases.items())
         try:
             out = run_with_input(
                 self.git, "diff-tree", "--stdin", "-r", "--no-renames", "--name-status", "-z",
@@ -190,25 +200,42 @@ class GitHistory:
             )  # fmt: skip
         except GitError:
             return
-        now = self.files_now()
-        changes: dict[str, tuple[set[str], set[str]]] = {c: (set(), set()) for c in wanted}
-        # per commit: (files added since it, files deleted since it)
-        current: tuple[set[str], set[str]] | None = None
+        steps: dict[str, tuple[list[str], list[str]]] = {c: ([], []) for c in bases}
+        # per commit: (files it has that its base has not, files its base has that it has not)
+        current: tuple[list[str], list[str]] | None = None
         fields = out.split("\0")
         i = 0
         while i < len(fields):
             field = fields[i].strip()
-            head = field.split(" ", 1)[0]
-            if head in changes and (len(field) == 40 or " " in field):
-                current, i = changes[head], i + 1
+            first = field.split(" ", 1)[0]
+            if first in steps and (len(field) == 40 or " " in field):
+                current, i = steps[first], i + 1
             elif field in ("A", "D") and current is not None and i + 1 < len(fields):
                 path = from_git(self.git, fields[i + 1])
                 if path:
-                    (current[0] if field == "D" else current[1]).add(path)
+                    (current[0] if field == "A" else current[1]).append(path)
                 i += 2
             else:
                 i += 1
-        for commit, (added, deleted) in changes.items():
+        now = self.files_now()
+        since: dict[str, tuple[set[str], set[str]]] = {head: (set(), set())}
+        # per commit: (files added since it, files deleted since it), as HEAD sees them
+        for commit, base in bases.items():  # chained ones newest first: the base is known
+            gained, lost = steps[commit]
+            if base not in since:  # not expected: summed from HEAD only
+                base = head
+            added, deleted = (set(x) for x in since[base])
+            for path in gained:  # at this commit, not at the newer one
+                if path in added:
+                    added.discard(path)  # at HEAD too
+                else:
+                    deleted.add(path)
+            for path in lost:  # at the newer one, not at this commit
+                if path in deleted:
+                    deleted.discard(path)
+                else:
+                    added.add(path)
+            since[commit] = (added, deleted)
             self._trees[commit] = now.changed(added, deleted)
 
     def files_at(self, commit: str) -> FileList:

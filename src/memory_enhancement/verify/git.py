@@ -168,6 +168,10 @@ class Git:
         pairs = [line.split(" ", 1) for line in reversed(out.splitlines()) if line]
         return [int(t) for t, _ in pairs], [sha for _, sha in pairs]
 
+    def first_parents(self) -> list[str]:
+        """HEAD's first-parent history, oldest first."""
+        return self._commits[1]
+
     def head(self) -> str | None:
         shas = self._commits[1]
         return shas[-1] if shas else None
