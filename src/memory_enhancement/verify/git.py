@@ -172,6 +172,21 @@ class Git:
         """HEAD's first-parent history, oldest first."""
         return self._commits[1]
 
+    def learn_first_parents(self, times: list[int], shas: list[str]) -> None:
+        """HEAD's first-parent history (commit times and ids, oldest first) as another walk
+        of it read it, so that this run does not walk it again."""
+        if shas:
+            self.__dict__.setdefault("_commits", (times, shas))
+
+    def current_commit(self) -> str | None:
+        """HEAD's commit: from the first-parent history once read, else `git rev-parse`."""
+        if "_commits" in self.__dict__:
+            return self.head()
+        try:
+            return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip() or None
+        except GitError:
+            return None
+
     def head(self) -> str | None:
         shas = self._commits[1]
         return shas[-1] if shas else None

@@ -126,17 +126,20 @@ class _FolderLog:
         """One `git log --raw` of the folder: the commits changing it, and what they changed."""
         if self._commits is None:
             out = self.git.run(
-                "log", "--first-parent", "-m", "--reverse", "--raw", "-z", "--no-renames",
-                "--no-abbrev", "--format=@@@%H %P", "HEAD", "--", self.folder,
+                "log", "--first-parent", "-m", "--reverse", "--sparse", "--raw", "-z",
+                "--no-renames", "--no-abbrev", "--format=@@@%H %ct %P", "HEAD", "--", self.folder,
             )  # fmt: skip
             commits: list[tuple[str, str]] = []
+            times: list[int] = []
             fields = out.split("\0")
             i = 0
             while i < len(fields):
                 field = fields[i].lstrip("\n")
                 if field.startswith("@@@"):
-                    sha, _, parents = field[3:].partition(" ")
+                    sha, _, rest = field[3:].partition(" ")
+                    time, _, parents = rest.partition(" ")
                     commits.append((sha, parents.strip()))
+                    times.append(int(time))
                     i += 1
                 elif field.startswith(":") and i + 1 < len(fields) and commits:
                     self._changed.setdefault(fields[i + 1], []).append(len(commits) - 1)
@@ -144,6 +147,9 @@ class _FolderLog:
                 else:
                     i += 1
             self._commits = commits
+            # Every first-parent commit was read (`--sparse`), not only those changing the
+            # folder: the run's Git needs no walk of its own (Git.first_parents).
+            self.git.learn_first_parents(times, [sha for sha, _ in commits])
         return self._commits
 
 

@@ -213,12 +213,22 @@ class MentionGit(Git):
             )  # fmt: skip
         except GitError:
             return
+        # Git echoes each pair before its diff, which may hold other files of the folder
+        # that are cited at other commits: only the files asked of this pair are read.
         sections: dict[str, list[str]] = {}
         current: list[str] = []
+        headers: set[str] = set()
+        keep = False
         for row in out.split("\n"):
             if row in pairs:
-                current = sections.setdefault(row, [])  # git echoes each pair before its diff
-            else:
+                current = sections.setdefault(row, [])
+                headers = {f"diff --git a/{name} b/{name}" for _, _, name in pairs[row]}
+                keep = False
+            elif row.startswith("diff --git "):
+                keep = row in headers or '"' in row  # a quoted name is read to be sure
+                if keep:
+                    current.append(row)
+            elif keep:
                 current.append(row)
         for line, asked in pairs.items():
             maps = {m.old_path: m for m in _parse_diff("\n".join(sections.get(line, [])))}

@@ -105,7 +105,7 @@ class MentionChecker:
         git = self.git
         cache = MentionCache(self.state)
         rows = cache.load([f.file for f in found if f is not None and f.file]) if git else {}
-        head = git.head() if git else None
+        head = git.current_commit() if git else None
         kept: dict[int, tuple[CitationCheck, ...]] = {}
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
