@@ -300,7 +300,8 @@ def test_a_rerun_on_an_unchanged_memory_asks_git_nothing_about_its_history(
     real = Git.run
 
     def counting(self: Git, *args: str) -> str:
-        asked.append(next(a for a in args if a in ("log", "blame", "diff", "ls-files", "ls-tree")))
+        commands = ("log", "blame", "diff", "ls-files", "ls-tree", "rev-parse")
+        asked.append(next((a for a in args if a in commands), args[0]))
         return real(self, *args)
 
     monkeypatch.setattr(Git, "run", counting)
