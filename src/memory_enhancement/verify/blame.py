@@ -202,21 +202,21 @@ class GitHistory:
             return
         steps: dict[str, tuple[list[str], list[str]]] = {c: ([], []) for c in bases}
         # per commit: (files it has that its base has not, files its base has that it has not)
-        current: tuple[list[str], list[str]] | None = None
+        current: tuple[list[str], list[str]] = ([], [])
         fields = out.split("\0")
-        i = 0
-        while i < len(fields):
-            field = fields[i].strip()
-            first = field.split(" ", 1)[0]
-            if first in steps and (len(field) == 40 or " " in field):
-                current, i = steps[first], i + 1
-            elif field in ("A", "D") and current is not None and i + 1 < len(fields):
-                path = from_git(self.git, fields[i + 1])
+        prefix = self.git.prefix
+        i, count = 0, len(fields) - 1  # the output ends with a NUL
+        while i < count:
+            field = fields[i]
+            if field == "A" or field == "D":  # a status, then its path
+                path = fields[i + 1] if not prefix else from_git(self.git, fields[i + 1])
                 if path:
-                    (current[0] if field == "A" else current[1]).append(path)
+                    current[0 if field == "A" else 1].append(path)
                 i += 2
-            else:
-                i += 1
+                continue
+            first = field.strip().split(" ", 1)[0]  # a commit: the diffs of its line follow
+            current = steps.get(first, ([], []))
+            i += 1
         now = self.files_now()
         since: dict[str, tuple[set[str], set[str]]] = {head: (set(), set())}
         # per commit: (files added since it, files deleted since it), as HEAD sees them
@@ -263,8 +263,9 @@ class GitHistory:
     def _file_list(self, entries: Iterable[tuple[str, bool]]) -> FileList:
         files: list[str] = []
         links: list[str] = []
+        prefix = self.git.prefix
         for path, is_link in entries:
-            rel = from_git(self.git, path)
+            rel = from_git(self.git, path) if prefix else path
             if rel:
                 (links if is_link else files).append(rel)
         return FileList(files, links)

@@ -28,6 +28,7 @@ from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.repo import Repository, SourceStatus
 
 _RENAMES = ("--name-status", "-z", "--diff-filter=R")
+MAX_DIFF_BATCHES = 4
 
 
 def mention_git(
@@ -202,8 +203,11 @@ class MentionGit(Git):
                     self._known[(commit, path)] = None  # the same file: nothing moved
                     continue
                 pairs.setdefault(f"{then.oid} {now.oid}", []).append((commit, path, name))
-        if not pairs:
-            return
+        for batch in _batches(pairs):
+            self._learn_pairs(batch)
+
+    def _learn_pairs(self, pairs: dict[str, list[tuple[str, str, str]]]) -> None:
+        """Diff these pairs of folders (limited to the names asked) in one process."""
         names = sorted({name for asked in pairs.values() for _, _, name in asked})
         stdin = "".join(line + "\n" for line in pairs)
         try:
@@ -214,29 +218,55 @@ class MentionGit(Git):
         except GitError:
             return
         # Git echoes each pair before its diff, which may hold other files of the folder
-        # that are cited at other commits: only the files asked of this pair are read.
-        sections: dict[str, list[str]] = {}
-        current: list[str] = []
-        headers: set[str] = set()
-        keep = False
-        for row in out.split("\n"):
-            if row in pairs:
-                current = sections.setdefault(row, [])
-                headers = {f"diff --git a/{name} b/{name}" for _, _, name in pairs[row]}
-                keep = False
-            elif row.startswith("diff --git "):
-                keep = row in headers or '"' in row  # a quoted name is read to be sure
-                if keep:
-                    current.append(row)
-            elif keep:
-                current.append(row)
+        # cited at other commits: only the files asked of this pair are read.
+        starts = sorted((at, line) for line in pairs if (at := _line_at(out, line)) >= 0)
+        sections: dict[str, str] = {}
+        for (at, line), (end, _) in zip(starts, [*starts[1:], (len(out), "")], strict=True):
+            headers = {f"a/{name} b/{name}" for _, _, name in pairs[line]}
+            chunks = ("\n" + out[at + len(line) + 1 : end]).split("\ndiff --git ")
+            sections[line] = "\n".join(
+                "diff --git " + chunk
+                for chunk in chunks[1:]
+                if chunk.partition("\n")[0] in headers or chunk.startswith('"')
+            )  # a quoted name is read to be sure
         for line, asked in pairs.items():
-            maps = {m.old_path: m for m in _parse_diff("\n".join(sections.get(line, [])))}
+            if line not in sections:
+                continue  # not echoed: left to `git diff`
+            maps = {m.old_path: m for m in _parse_diff(sections[line])}
             for commit, path, name in asked:
                 found = maps.get(name)
                 self._known[(commit, path)] = (
                     LineMap(path, path, found.hunks, found.removed) if found is not None else None
                 )
+
+
+def _batches(
+    pairs: dict[str, list[tuple[str, str, str]]], most: int = MAX_DIFF_BATCHES
+) -> list[dict[str, list[tuple[str, str, str]]]]:
+    """The pairs split so that one folder's pairs asking for different files go to
+    different processes: git diffs every name asked in a process in every pair of it,
+    and a folder cited at many commits (one file at each) would have each of its cited
+    files diffed at every one of those commits."""
+    sets: dict[str, list[tuple[str, ...]]] = {}  # folder now -> the name sets asked of it
+    batches: list[dict[str, list[tuple[str, str, str]]]] = []
+    for line, asked in pairs.items():
+        kinds = sets.setdefault(line.split(" ", 1)[1], [])
+        names = tuple(sorted({name for _, _, name in asked}))
+        if names not in kinds:
+            kinds.append(names)
+        n = min(kinds.index(names), most - 1)
+        while len(batches) <= n:
+            batches.append({})
+        batches[n][line] = asked
+    return batches
+
+
+def _line_at(text: str, line: str) -> int:
+    """Where a whole line of the text starts (-1: nowhere)."""
+    at = text.find(line + "\n")
+    while at > 0 and text[at - 1] != "\n":
+        at = text.find(line + "\n", at + 1)
+    return at
 
 
 def _plain_file(entry: tuple[str, str] | None) -> bool:
