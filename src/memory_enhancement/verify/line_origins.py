@@ -2,8 +2,9 @@
 
 `git blame` walks history once per file; for the 58 memory files with mentions
 of a real store (rjmurillo/ai-agents, 2,624 commits) that cost ten times a whole
-verification run. Here one `git log -p -U0` of all those files along the
-first-parent chain, oldest first, is replayed in Python: each hunk gives the
+verification run. Here the `git log -p -U0` of all those files along the
+first-parent chain, oldest first (read as one walk of their folder and one
+`git diff-tree` of the commits that changed them), is replayed in Python: each hunk gives the
 lines it adds its commit (and their number in that commit's version), then the
 uncommitted diff gives its lines no commit. A file that got its name from a
 rename (memories are reorganized into folders) continues the history of its old
