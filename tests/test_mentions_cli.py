@@ -70,7 +70,7 @@ def test_fix_rewrites_only_the_moved_numbers_and_paths_keeping_every_other_byte(
     assert file.read_bytes() == before  # a dry run writes nothing
     assert "-- see `src/app.py:10`" in dry.stdout and "+- see `src/app.py:13`" in dry.stdout
     done = cli("verify", "notes", "--fix")
-    assert "fixed notes" in done.stdout
+    assert "fixed 7 mentions in notes" in done.stdout
     expected = (
         NOTE.replace("src/app.py:10`", "src/app.py:13`")
         .replace("src/app.py#L12-L14", "src/app.py#L15-L17")

@@ -164,7 +164,7 @@ def test_verify_text_lists_every_citation_of_the_memory(project: GitRepo, cli: A
     result = cli("verify", "version")
     assert result.exit_code == 1
     assert result.stdout == (
-        "INVALID  version  (confidence 50%)\n"
+        "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
         "  ok           src/app.py:6\n"
     )
@@ -193,9 +193,9 @@ def test_verify_all_text_shows_what_needs_a_look_then_a_one_line_summary(
     result = cli("verify-all")
     assert result.exit_code == 1
     assert result.stdout == (
-        "valid    helpers  (confidence 100%)\n"
+        "valid    helpers  (1 of 1 citation holds)\n"
         "  moved        src/util.py:1 -> src/util.py:3  found at line 3 (was 1)\n"
-        "INVALID  version  (confidence 50%)\n"
+        "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
         "3 memories, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing\n"
     )
@@ -443,7 +443,7 @@ def test_get_with_verify_includes_the_verdicts(project: GitRepo, cli: Any) -> No
     text = cli("get", "version", "--verify")
     assert text.exit_code == 0
     assert text.stdout.endswith(
-        "INVALID  version  (confidence 50%)\n"
+        "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
         "  ok           src/app.py:6\n"
     )
@@ -505,7 +505,7 @@ def test_failing_mentions_make_the_memory_invalid_in_verify_all_text(
     result = cli("verify-all")
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert lines[0] == "INVALID  notes  (confidence 60%)"
+    assert lines[0] == "INVALID  notes  (3 of 5 citations and mentions hold)"
     assert lines[1].startswith(
         "  mention OUT OF RANGE src/app.py:40 (line 13)  line 40 was already"
     )

@@ -13,7 +13,7 @@ from memory_enhancement.cli.health_cmds import COMMANDS as HEALTH_COMMANDS
 from memory_enhancement.cli.index_cmds import COMMANDS as INDEX_COMMANDS
 from memory_enhancement.cli.memory_cmds import COMMANDS as MEMORY_COMMANDS
 from memory_enhancement.cli.serve_cmds import COMMANDS as SERVE_COMMANDS
-from memory_enhancement.cli.store_cmds import store
+from memory_enhancement.cli.store_cmds import COMMANDS as STORE_COMMANDS
 from memory_enhancement.cli.verify_cmds import COMMANDS as VERIFY_COMMANDS
 
 
@@ -37,7 +37,7 @@ for command in [
     *GRAPH_COMMANDS,
     *SERVE_COMMANDS,
     *HEALTH_COMMANDS,
-    store,
+    *STORE_COMMANDS,
 ]:
     cli.add_command(command)
 cli.add_command(MEMORY_COMMANDS[1], "show")

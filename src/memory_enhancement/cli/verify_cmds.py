@@ -171,10 +171,18 @@ def _worth_showing(result: Any) -> bool:
 
 def print_result(result: Any, *, verbose: bool) -> None:
     """A memory's line (`valid` only when no citation and no mention fails), then its
-    citations and mentions (all of them when verbose, else those that are not valid)."""
-    confidence = "-" if result.confidence is None else f"{result.confidence:.0%}"
+    citations and mentions (all of them when verbose, else those that are not valid).
+
+    The figure is this run's (how many checked citations hold), not the confidence
+    `health` computes and `--write` records: that one says so itself."""
+    mentions = list(getattr(result, "mentions", ()) or ())
+    checked = [c for c in (*result.checks, *mentions) if c.status.value != "skipped"]
+    held = sum(1 for c in checked if c.status.value in ("valid", "moved"))
+    n = len(checked)
+    what = "citations and mentions" if mentions else "citations" if n != 1 else "citation"
+    figure = f"{held} of {n} {what} hold{'s' * (n == 1 and not mentions)}"
     state = "valid" if result.valid else "INVALID"
-    click.echo(f"{state:<8} {result.path}  (confidence {confidence})")
+    click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
     for check in result.checks:
         if verbose or check.status.value != "valid":
             click.echo(_check_line(check))
@@ -189,6 +197,9 @@ def _check_line(check: Any, prefix: str = "") -> str:
         where = check.current_path
         if check.current_line:
             where += f":{check.current_line}"
+            end = check.current_end_line
+            if end is not None and end != check.current_line:
+                where += f"-{end}"
         ref = f"{ref} -> {where}"
     reason = f"  {check.reason}" if check.reason else ""
     unanchored = "" if check.anchored else "  (no snippet)"
@@ -301,8 +312,19 @@ def _print_fixes(run: Any, *, quiet: bool) -> None:
     for fix in run.fixes:
         if not fix.written:
             click.echo(fix.diff, nl=False)
-        else:
-            click.echo(f"fixed {fix.path}")
+            continue
+        done = []
+        fixed = [
+            plural(count, what)
+            for count, what in ((fix.citations_fixed, "citation"), (fix.mentions_fixed, "mention"))
+            if count
+        ]
+        if fixed:
+            done.append(f"fixed {' and '.join(fixed)}")
+        if fix.confidence is not None:
+            done.append(f"recorded confidence {fix.confidence:.4g}")
+        what = " and ".join(done) or "recorded the verification time"
+        click.echo(f"{what} in {fix.path}")
 
 
 def _summary(run: Any) -> str:

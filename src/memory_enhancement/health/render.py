@@ -95,7 +95,7 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
     lines = [
         "## Memory health",
         "",
-        f"**{report.total} memories** in `{report.store}` · "
+        f"**{report.total} {'memory' if report.total == 1 else 'memories'}** in `{report.store}` · "
         + " · ".join(f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s]),
         "",
     ]

@@ -129,17 +129,33 @@ class Index:
         return fresh
 
     def rebuild(self) -> SyncStats:
-        """Forget everything and index the store again from its files."""
+        """Forget everything and index the store again from its files.
+
+        Embedding vectors are kept (they are costly to make and keyed by content), when
+        the old file can still be read.
+        """
         if self.path is None:
             with self._lock:
+                vectors = _saved_vectors(self._shared) if self._shared is not None else []
                 if self._shared is not None:
                     self._shared.close()
                 self._shared = schema.connect(None)
-                return self.sync(self._shared)
+                stats = self.sync(self._shared)
+                _restore_vectors(self._shared, vectors)
+                return stats
+        vectors = []
+        with contextlib.suppress(sqlite3.DatabaseError):
+            old = schema.connect(self.path)
+            try:
+                vectors = _saved_vectors(old)
+            finally:
+                old.close()
         schema._discard(self.path)
         conn = schema.connect(self.path)
         try:
-            return self.sync(conn)
+            stats = self.sync(conn)
+            _restore_vectors(conn, vectors)
+            return stats
         finally:
             conn.close()
 
@@ -378,6 +394,30 @@ def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, i
             )
         )
     return known
+
+
+def _saved_vectors(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+    try:
+        return conn.execute("SELECT hash, model, chunks, data FROM vectors").fetchall()
+    except sqlite3.DatabaseError:
+        return []  # damaged: they are made again
+
+
+def _restore_vectors(conn: sqlite3.Connection, vectors: list[tuple[object, ...]]) -> None:
+    """Put back the vectors of texts still in the store."""
+    if not vectors:
+        return
+    present = {row[0] for row in conn.execute("SELECT DISTINCT hash FROM memories")}
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT OR REPLACE INTO vectors(hash, model, chunks, data) VALUES (?, ?, ?, ?)",
+            [row for row in vectors if row[0] in present],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _set_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:

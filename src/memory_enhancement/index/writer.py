@@ -1,7 +1,8 @@
 """Writing one memory's rows: the memory, its tags, links and citations.
 
 Rows are replaced whole for a memory that changed; FTS is kept in step by the
-triggers in schema.py, in the same transaction.
+triggers in schema.py, in the same transaction. Text with CJK is also written in the
+segmented form FTS indexes (cjk.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from memory_enhancement.core.links import lookup_name
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.index.cjk import segment, share
 from memory_enhancement.store.formats.base import Document
 
 
@@ -66,7 +68,8 @@ class Children:
 _COLUMNS = (
     "path", "name_key", "title", "tags", "content", "format", "created_at", "updated_at",
     "expires_at", "source", "confidence", "last_verified", "citation_count", "declared_id",
-    "mtime_ns", "size", "hash", "error", "problems",
+    "mtime_ns", "size", "hash", "error", "problems", "fts_title", "fts_tags", "fts_path",
+    "fts_content", "cjk",
 )  # fmt: skip
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
@@ -112,6 +115,11 @@ def upsert(
         digest,
         error,
         "\n".join(doc.problems) if doc else "",
+        segment(memory.title) if memory else None,
+        segment("\x1f".join(meta.tags)) if meta else None,
+        segment(path),
+        segment(memory.content) if memory else None,
+        share(f"{memory.title}\n{memory.content}") if memory else 0.0,
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
     if not fresh:  # a memory seen for the first time has no old rows to clear

@@ -6,7 +6,9 @@ and git history are read as they are now, not as they were when the server
 started) and records usage under the MCP session. Library errors become tool
 errors whose message names the bad value; a failure is never returned as a
 successful result. Plain `def` tools run in worker threads, which is safe: the
-index and state databases open one connection per call.
+index and state databases open one connection per call. The embedding model, once
+loaded, stays loaded for the life of the process (`index.embedder.embedder`), and so
+do the vectors until they change, so only the first semantic search pays for them.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ Store = Annotated[
     Field(description="Store name (see `store list`); omitted: the server's default store."),
 ]
 MemoryPath = Annotated[str, Field(description="Memory path, e.g. 'decisions/use-sqlite'.")]
+MODE_HELP = (
+    "auto (default): hybrid when semantic search is installed and its index is current, "
+    "else lexical; or lexical (BM25), semantic, hybrid."
+)
 
 INSTRUCTIONS = """\
 Memories about this codebase, with citations to the code they were learned from.
@@ -232,7 +238,7 @@ def build_server(factory: ServiceFactory) -> MCPServer:
         query: str,
         ctx: Context,
         limit: int = 10,
-        mode: Annotated[str, Field(description="lexical (BM25), semantic or hybrid.")] = "lexical",
+        mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
         verify: bool = False,
         min_confidence: float | None = None,
         category: str | None = None,
@@ -241,11 +247,13 @@ def build_server(factory: ServiceFactory) -> MCPServer:
     ) -> SearchOut:
         """Search memories; each hit carries its [mem:ID], path and a highlighted snippet."""
         with tool_errors():
-            results = service(ctx, store).search(
-                query, limit=limit, mode=mode, category=category, tag=tag, verify=verify,
+            memories = service(ctx, store)
+            chosen = memories.resolve_mode(mode)
+            results = memories.search(
+                query, limit=limit, mode=chosen, category=category, tag=tag, verify=verify,
                 min_confidence=min_confidence,
             )  # fmt: skip
-            return {"query": query, "mode": mode, "hits": [_hit(r) for r in results]}
+            return {"query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]}
 
     @mcp.tool(annotations=READ_ONLY)
     def get_context(
@@ -254,12 +262,13 @@ def build_server(factory: ServiceFactory) -> MCPServer:
         limit: int = 5,
         max_tokens: int = 2000,
         verify: bool = False,
+        mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
         store: Store = None,
     ) -> ContextOut:
         """A markdown block of the memories answering a query, ready to put in a prompt."""
         with tool_errors():
             text, used = service(ctx, store).context(
-                query, limit=limit, max_tokens=max_tokens, verify=verify
+                query, limit=limit, max_tokens=max_tokens, verify=verify, mode=mode
             )
             return {"context": text, "memories": [_hit(r) for r in used]}
 
@@ -353,15 +362,11 @@ def build_server(factory: ServiceFactory) -> MCPServer:
 
     @mcp.tool(annotations=READ_ONLY)
     def related_memories(path: MemoryPath, ctx: Context, store: Store = None) -> RelatedOut:
-        """Memories that link to this one."""
+        """Memories that link to this one, each once (with every link it makes here)."""
         with tool_errors():
             svc = service(ctx, store)
             target = svc.find(path)
-            found = svc.related(target)
-            return {
-                "memory": target,
-                "related": [{"path": b.source, "type": b.type, "line": b.line} for b in found],
-            }
+            return cast(RelatedOut, serialize.related_dict(target, svc.related(target)))
 
     @mcp.tool(annotations=READ_ONLY)
     def memory_health(

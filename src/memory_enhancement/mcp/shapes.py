@@ -185,10 +185,16 @@ class GraphOut(TypedDict):
     dangling: list[DanglingOut]
 
 
+class LinkAtOut(TypedDict):
+    type: str
+    line: int | None
+
+
 class BacklinkOut(TypedDict):
     path: str
     type: str
     line: int | None
+    links: list[LinkAtOut]
 
 
 class RelatedOut(TypedDict):

@@ -7,6 +7,7 @@ Timestamps are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from json.encoder import encode_basestring as _str  # C; the encoder's own, ensure_ascii=False
@@ -61,6 +62,26 @@ def citation_dict(citation: Citation) -> dict[str, Any]:
 
 def link_dict(link: Link) -> dict[str, Any]:
     return {"target": link.target, "type": link.type, "kind": link.kind.value, "line": link.line}
+
+
+def related_dict(memory: str, backlinks: Sequence[Any]) -> dict[str, Any]:
+    """`related --json` / `related_memories`: each linking memory once, however often it
+    links (`type` and `line` of its first link, `links` all of them)."""
+    by_source: dict[str, list[Any]] = {}
+    for backlink in backlinks:
+        by_source.setdefault(backlink.source, []).append(backlink)
+    return {
+        "memory": memory,
+        "related": [
+            {
+                "path": source,
+                "type": found[0].type,
+                "line": found[0].line,
+                "links": [{"type": b.type, "line": b.line} for b in found],
+            }
+            for source, found in by_source.items()
+        ],
+    }
 
 
 def summary_dict(summary: Summary) -> dict[str, Any]:

@@ -94,6 +94,8 @@ def _fix_one(
     `[cite:]` has no room for a snippet or a stamp): a fix would repeat on every run.
     """
 
+    written: dict[str, float] = {}
+
     def change(loaded: Loaded) -> str | None:
         memory = loaded.doc.memory
         if memory.meta.citations != tuple(c.citation for c in result.checks):
@@ -105,11 +107,21 @@ def _fix_one(
             meta = replace(meta, last_verified=moment)
             if not _has_own_confidence(memory):
                 meta = replace(meta, confidence=score)
+                written["confidence"] = score
         edited = replace(memory, meta=meta)
         text = formats.by_name(memory.format).render(loaded.doc, edited)
         return splice_mentions(loaded.decoded.text, text, edits) if edits else text
 
-    return rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
+    done = rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
+    if done is None:
+        return None
+    changed = sum(1 for c, w in zip(result.checks, wanted, strict=True) if c.citation != w)
+    return replace(
+        done,
+        citations_fixed=changed,
+        mentions_fixed=len(edits),
+        confidence=written.get("confidence"),
+    )
 
 
 @dataclass(frozen=True)

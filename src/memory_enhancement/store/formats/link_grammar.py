@@ -40,7 +40,6 @@ MAYBE_RELATED = re.compile(
 WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
 MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
-NEEDS_PARSER = re.compile(r"[`\\<&]|!\[")
 SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
 ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")

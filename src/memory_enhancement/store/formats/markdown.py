@@ -59,10 +59,13 @@ def _scan_fences(lines: list[str]) -> tuple[list[bool], str]:
     for i, line in enumerate(lines):
         if fence:
             mask[i] = True
-            stripped = line.strip()
-            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
-                fence = ""
+            if fence in line:  # a cheap test first: most code lines close nothing
+                stripped = line.strip()
+                if stripped.startswith(fence) and set(stripped) == {fence[0]}:
+                    fence = ""
             continue
+        if "```" not in line and "~~~" not in line:
+            continue  # no fence can open here (every line is looked at, so keep it cheap)
         match = _FENCE_OPEN.match(line)
         if match and not (match[1][0] == "`" and "`" in line.strip()[len(match[1]) :]):
             fence = match[1]
