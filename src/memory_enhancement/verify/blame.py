@@ -51,6 +51,8 @@ class GitHistory:
     git: Git
     _cat: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _trees: dict[str, FileList] = field(default_factory=dict, repr=False)
+    _names: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
+    # the names of the files a learned list holds (None: all)
     _blobs: dict[tuple[str, str], bytes | None] = field(default_factory=dict, repr=False)
     _now: FileList | None = field(default=None, repr=False)
     _origin: str | None = field(default=None, repr=False)
@@ -170,7 +172,7 @@ class GitHistory:
         stdout.read(1)  # the newline after the object
         return header[1], data, header[0].decode("ascii")
 
-    def prefetch_trees(self, commits: Iterable[str]) -> None:
+    def prefetch_trees(self, commits: Iterable[str], names: Iterable[str] | None = None) -> None:
         """Learn the file lists of several commits at once, applied to the work tree's list
         as the files added and deleted since each, from one `git diff-tree --stdin`.
 
@@ -179,8 +181,12 @@ class GitHistory:
         back. An old commit differs from HEAD in thousands of files; from its neighbour
         in a few, so git diffs (and the run reads) a fraction of what a diff of each
         with HEAD would give, for the same lists. Cheaper still than one `git ls-tree`
-        of the whole tree each."""
+        of the whole tree each.
+
+        With `names`, the lists hold only the files of those names (the run asks
+        nothing else of them; `files_at` reads a whole tree for any other name)."""
         wanted = sorted(set(commits) - set(self._trees))
+        keep = frozenset(names) if names is not None else None
         if not wanted:
             return
         head = self.git.head()
@@ -205,12 +211,12 @@ class GitHistory:
         current: tuple[list[str], list[str]] = ([], [])
         fields = out.split("\0")
         prefix = self.git.prefix
-        i, count = 0, len(fields) - 1  # the output ends with a NUL
+        i, count = 0, len(fields)
         while i < count:
             field = fields[i]
-            if field == "A" or field == "D":  # a status, then its path
+            if (field == "A" or field == "D") and i + 1 < count:  # a status, then its path
                 path = fields[i + 1] if not prefix else from_git(self.git, fields[i + 1])
-                if path:
+                if path and (keep is None or path.rpartition("/")[2] in keep):
                     current[0 if field == "A" else 1].append(path)
                 i += 2
                 continue
@@ -237,12 +243,16 @@ class GitHistory:
                     added.add(path)
             since[commit] = (added, deleted)
             self._trees[commit] = now.changed(added, deleted)
+            self._names[commit] = keep
 
-    def files_at(self, commit: str) -> FileList:
+    def files_at(self, commit: str, name: str | None = None) -> FileList:
         """The repository's files and submodules at a commit (one `git ls-tree`, unless
-        `prefetch_trees` learned it)."""
+        `prefetch_trees` learned it), for resolving a path whose file has this name
+        (None: any)."""
         known = self._trees.get(commit)
-        if known is None:
+        names = self._names.get(commit)
+        if known is None or (names is not None and name not in names):
+            self._names.pop(commit, None)
             try:
                 out = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit)
             except GitError:

@@ -133,20 +133,22 @@ class _FolderLog:
             commits: list[tuple[str, str]] = []
             times: list[int] = []
             fields = out.split("\0")
-            i = 0
-            while i < len(fields):
-                field = fields[i].lstrip("\n")
+            changed = self._changed
+            i, count = 0, len(fields)
+            while i < count:
+                field = fields[i]
+                if field[:1] == ":" or field[:2] == "\n:":  # a change, then its path
+                    if commits and i + 1 < count:
+                        changed.setdefault(fields[i + 1], []).append(len(commits) - 1)
+                    i += 2
+                    continue
+                field = field.lstrip("\n")
                 if field.startswith("@@@"):
                     sha, _, rest = field[3:].partition(" ")
                     time, _, parents = rest.partition(" ")
                     commits.append((sha, parents.strip()))
                     times.append(int(time))
-                    i += 1
-                elif field.startswith(":") and i + 1 < len(fields) and commits:
-                    self._changed.setdefault(fields[i + 1], []).append(len(commits) - 1)
-                    i += 2
-                else:
-                    i += 1
+                i += 1
             self._commits = commits
             # Every first-parent commit was read (`--sparse`), not only those changing the
             # folder: the run's Git needs no walk of its own (Git.first_parents).
