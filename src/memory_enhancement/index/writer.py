@@ -95,11 +95,18 @@ def upsert(
     (inserted at once by the caller), or are inserted now when none is given."""
     memory = doc.memory if doc else None
     meta = memory.meta if memory else None
+    title = memory.title if memory else ""  # a property that reads the content: once
+    tags = "\x1f".join(meta.tags) if meta else ""
+    # CJK text is also written segmented for FTS (cjk.py); None for text without any.
+    fts_title, fts_content = (segment(title), segment(memory.content)) if memory else (None, None)
+    cjk = 0.0
+    if memory and (fts_title is not None or fts_content is not None):
+        cjk = share(f"{title}\n{memory.content}")
     values = (
         path,
         path_key(path),
-        memory.title if memory else "",
-        "\x1f".join(meta.tags) if meta else "",
+        title,
+        tags,
         memory.content if memory else "",
         memory.format if memory else None,
         _time(meta.created_at if meta else None),
@@ -115,11 +122,11 @@ def upsert(
         digest,
         error,
         "\n".join(doc.problems) if doc else "",
-        segment(memory.title) if memory else None,
-        segment("\x1f".join(meta.tags)) if meta else None,
+        fts_title,
+        segment(tags) if meta else None,
         segment(path),
-        segment(memory.content) if memory else None,
-        share(f"{memory.title}\n{memory.content}") if memory else 0.0,
+        fts_content,
+        cjk,
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
     if not fresh:  # a memory seen for the first time has no old rows to clear
