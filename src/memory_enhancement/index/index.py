@@ -29,7 +29,7 @@ from memory_enhancement.index.idassign import assign_ids
 from memory_enhancement.index.linking import resolve_links
 from memory_enhancement.index.reading import read_many
 from memory_enhancement.index.rows import SyncStats
-from memory_enhancement.index.writer import Children, upsert
+from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
 from memory_enhancement.store.scan import RACY_NS, Snapshot, folders_unchanged, rescan
@@ -282,7 +282,7 @@ class Index:
         for path, ready in sorted(preloaded.items()):
             digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
             updated += path in known
-            upsert(
+            _upsert_or_skip(
                 conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
                 fresh=path not in known, children=children,
             )  # fmt: skip
@@ -302,7 +302,7 @@ class Index:
                 touched += 1
                 continue
             updated += path in known
-            upsert(
+            _upsert_or_skip(
                 conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
                 outcome.digest, fresh=path not in known, children=children,
             )  # fmt: skip
@@ -378,6 +378,26 @@ class Index:
                 (path,),
             ).fetchall()
         return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
+
+
+def _upsert_or_skip(
+    conn: sqlite3.Connection,
+    path: str,
+    doc: Document | None,
+    error: str | None,
+    mtime: int,
+    size: int,
+    digest: str,
+    *,
+    fresh: bool,
+    children: Children,
+) -> None:
+    """Index one memory; one the index cannot hold is recorded as unreadable (and so
+    reported and skipped by every listing) instead of failing the whole sync."""
+    try:
+        upsert(conn, path, doc, error, mtime, size, digest, fresh=fresh, children=children)
+    except UnindexableError as exc:
+        upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
 
 
 def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:

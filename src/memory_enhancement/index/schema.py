@@ -13,6 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from memory_enhancement.store.state import check_database_path
+
 SCHEMA_VERSION = 10  # 10: CJK text segmented for FTS, chunked embeddings
 
 DDL = """
@@ -166,6 +168,7 @@ def connect(path: Path | None) -> sqlite3.Connection:
         conn = _raw_connect(":memory:")
         _create(conn)
         return conn
+    check_database_path(path, "index")
     path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(50):
         try:

@@ -134,9 +134,7 @@ def upsert(
             conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
     if memory is None or meta is None:
         return
-    rows = children or Children()
-    rows.tags.extend((memory_id, t) for t in meta.tags)
-    rows.links.extend(
+    links = [
         (
             memory_id,
             n,
@@ -148,9 +146,9 @@ def upsert(
             UNMATCHED if link.kind.candidate else "dangling",
         )
         for n, link in enumerate(memory.links or ())
-    )
+    ]
     lines = doc.citation_lines if doc else []
-    rows.citations.extend(
+    citations = [
         (
             memory_id,
             n,
@@ -165,9 +163,33 @@ def upsert(
             int(c.is_url),
         )
         for n, c in enumerate(meta.citations)
-    )
+    ]
+    _check_integers(path, [row[5] for row in links], [n for r in citations for n in r[3:5]])
+    rows = children or Children()
+    rows.tags.extend((memory_id, t) for t in meta.tags)
+    rows.links.extend(links)
+    rows.citations.extend(citations)
     if children is None:
         rows.flush(conn)
+
+
+class UnindexableError(ValueError):
+    """A parsed memory holding a value the index cannot store; the memory is skipped."""
+
+
+def _check_integers(path: str, *numbers: list[Any]) -> None:
+    """Refuse line numbers SQLite cannot store (2^63 and up), before any row is inserted.
+
+    The grammar already refuses such line numbers; this keeps one memory that
+    slips past it from failing the whole sync (and every command after it).
+    """
+    for values in numbers:
+        for value in values:
+            if value is not None and not -(2**63) <= value < 2**63:
+                raise UnindexableError(
+                    f"{path}: cannot be indexed: a {value.bit_length()}-bit number "
+                    "does not fit the index"
+                )
 
 
 def _time(moment: object) -> str | None:

@@ -104,14 +104,24 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from None
 
 
-def build_server(factory: ServiceFactory) -> MCPServer:
-    """The server, with tools calling services made by factory (one per call)."""
+def build_server(factory: ServiceFactory, *, auth_token: str | None = None) -> MCPServer:
+    """The server, with tools calling services made by factory (one per call).
+
+    With `auth_token`, every HTTP request must carry `Authorization: Bearer TOKEN`
+    (see mcp/http.py); stdio has no use for it.
+    """
+    secured: dict[str, Any] = {}
+    if auth_token is not None:
+        from memory_enhancement.mcp.http import StaticTokenVerifier, auth_settings
+
+        secured = {"token_verifier": StaticTokenVerifier(auth_token), "auth": auth_settings()}
     mcp = MCPServer(
         "memory-enhancement",
         title="memory-enhancement",
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
+        **secured,
     )
 
     def service(ctx: Context, store: str | None, *, create: bool = False) -> MemoryService:
