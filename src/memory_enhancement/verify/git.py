@@ -168,6 +168,25 @@ class Git:
         pairs = [line.split(" ", 1) for line in reversed(out.splitlines()) if line]
         return [int(t) for t, _ in pairs], [sha for _, sha in pairs]
 
+    def first_parents(self) -> list[str]:
+        """HEAD's first-parent history, oldest first."""
+        return self._commits[1]
+
+    def learn_first_parents(self, times: list[int], shas: list[str]) -> None:
+        """HEAD's first-parent history (commit times and ids, oldest first) as another walk
+        of it read it, so that this run does not walk it again."""
+        if shas:
+            self.__dict__.setdefault("_commits", (times, shas))
+
+    def current_commit(self) -> str | None:
+        """HEAD's commit: from the first-parent history once read, else `git rev-parse`."""
+        if "_commits" in self.__dict__:
+            return self.head()
+        try:
+            return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip() or None
+        except GitError:
+            return None
+
     def head(self) -> str | None:
         shas = self._commits[1]
         return shas[-1] if shas else None
@@ -224,6 +243,10 @@ class Git:
                 current = chain[current]
             resolved[old] = current
         return resolved
+
+    def will_ask(self, wanted: Mapping[str, Iterable[str]]) -> None:
+        """A hint: the line maps about to be asked (paths per base commit). A Git that
+        can learn many at once does (mention_diffs.MentionGit); this one asks each."""
 
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         """For each path (as at base), how its lines moved from base to the working tree.

@@ -291,6 +291,10 @@ class Verifier:
         by_base: dict[str | None, list[_Pending]] = defaultdict(list)
         for item in pending:
             by_base[base_of(item.citation)].append(item)
+        if self.git is not None:
+            self.git.will_ask(
+                {b: {i.citation.target for i in items} for b, items in by_base.items() if b}
+            )
         undescribed = []
         for base, items in by_base.items():
             maps: dict[str, LineMap] = {}
