@@ -21,6 +21,7 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.citations import squash
@@ -61,6 +62,8 @@ class Verifier:
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
         memories = list(memories)
+        if self.git is not None:
+            self.git.horizon = _oldest_stamp(memories)
         pending: list[_Pending] = []
         drafts: list[list[CitationCheck | _Pending]] = []
         for memory in memories:
@@ -317,7 +320,12 @@ class Verifier:
         """The commit at which the citation was last verified, when history can tell."""
         if self.git is None or citation.line is None:
             return None
-        if citation.target not in self.git.tracked and citation.target not in self.git.renames:
+        target = citation.target
+        if target not in self.git.tracked and (
+            # Renames are asked for only when the cited file is gone.
+            self.repo.read(target).status is not SourceStatus.MISSING
+            or target not in self.git.renames
+        ):
             return None
         if citation.commit:
             return citation.commit
@@ -424,6 +432,15 @@ class Verifier:
                     verdict = Verdict(status)
                     here = item.citation.target if verdict is Verdict.VALID else None
                     row[n] = CitationCheck(item.citation, verdict, here, reason=reason)
+
+
+def _oldest_stamp(memories: Sequence[Memory]) -> datetime | None:
+    """The oldest verified stamp among the memories' citations (each distinct stamp parsed
+    once): how far back history is read in this run."""
+    stamps = {c.verified for m in memories for c in m.meta.citations if c.verified}
+    moments = [Citation("", verified=stamp).verified_at for stamp in stamps]
+    known = [moment for moment in moments if moment is not None]
+    return min(known) if known else None
 
 
 def _holds_bounded(line: str, wanted: str) -> bool:
