@@ -57,30 +57,60 @@ class Verifier:
     _squashed: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _bases: dict[str | None, str | None] = field(default_factory=dict, repr=False)
     _counts: dict[str, Counter[str]] = field(default_factory=dict, repr=False)
-    _joined: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False)
+    _joined_texts: dict[str, str] = field(default_factory=dict, repr=False)
+    _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
     _found: dict[tuple[str, str, int], list[int]] = field(default_factory=dict, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
+        """Verify a batch in one pass over its citations; only memories with a citation
+        left for history (or a URL to fetch) are completed after the batch."""
         memories = list(memories)
         if self.git is not None:
             self.git.horizon = _oldest_stamp(memories)
         pending: list[_Pending] = []
-        drafts: list[list[CitationCheck | _Pending]] = []
+        results: list[MemoryVerification] = []
+        unfinished: list[tuple[int, str, list[CitationCheck | _Pending]]] = []
+        settle = self._settled
         for memory in memories:
             row: list[CitationCheck | _Pending] = []
+            waiting = self.urls is not None
             for citation in memory.meta.citations:
-                outcome = self._local(citation)
-                if isinstance(outcome, _Pending):
+                outcome = settle(citation) or self._local(citation)
+                if type(outcome) is _Pending:
                     pending.append(outcome)
+                    waiting = True
                 row.append(outcome)
-            drafts.append(row)
+            if waiting:
+                unfinished.append((len(results), memory.path, row))
+            results.append(MemoryVerification(memory.path, tuple(row)))  # type: ignore[arg-type]
         self._resolve_with_history(pending)
-        self._check_urls(drafts)
-        results = []
-        for memory, row in zip(memories, drafts, strict=True):
+        self._check_urls([row for _, _, row in unfinished])
+        for at, path, row in unfinished:
             checks = tuple(item.result if isinstance(item, _Pending) else item for item in row)
-            results.append(MemoryVerification(memory.path, checks))  # type: ignore[arg-type]
+            results[at] = MemoryVerification(path, checks)  # type: ignore[arg-type]
         return results
+
+    def _settled(self, citation: Citation) -> CitationCheck | None:
+        """The common case, settled with the least work: a one-line citation whose line
+        still says exactly its snippet (whitespace aside), and no other line does.
+        Everything else (None) takes the full way through `_local`."""
+        line, snippet = citation.line, citation.snippet
+        if line is None or not snippet or citation.end_line is not None:
+            return None
+        target = citation.target
+        source = self.repo.read(target)
+        if source.status is not SourceStatus.TEXT or "://" in target:
+            return None
+        squashed = self._squashed.get(target) or self._squashed_lines(target, source)
+        if line > len(squashed):
+            return None
+        wanted = squashed[line - 1]
+        if wanted != "".join(snippet.split()) or not wanted:
+            return None
+        counts = self._counts.get(target) or self._line_counts(target, squashed)
+        if counts[wanted] != 1:
+            return None
+        return CitationCheck(citation, Verdict.VALID, target, line)
 
     def verify(self, memory: Memory) -> MemoryVerification:
         return self.verify_memories([memory])[0]
@@ -109,20 +139,25 @@ class Verifier:
     def _in_file(
         self, citation: Citation, source: SourceFile, path: str, renamed: bool = False
     ) -> CitationCheck | _Pending:
-        line, snippet, total = citation.line, citation.snippet, len(source.lines)
+        line, snippet = citation.line, citation.snippet
         moved = Verdict.MOVED if renamed else Verdict.VALID
         where = f"renamed to {path}; " if renamed else ""
         renamed_to = path if renamed else None
         wanted = squash(snippet) if snippet is not None else ""
         if not wanted:
+            total = len(source.lines)
             if line is None or (citation.end_line or line) <= total:
                 reason = f"{where}no snippet to compare"
                 return CitationCheck(citation, moved, path, line, reason, renamed_to)
             last = citation.end_line or line
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
-        if line is not None and not renamed and self._only_here(path, source, citation, wanted):
-            return CitationCheck(citation, Verdict.VALID, path, line)
+        if line is not None and not renamed:
+            here = self._only_here(path, source, citation, wanted)
+            if here is not None and (here or self._base(citation) is None):
+                # Said exactly on its line: valid when no other line says it, or when
+                # history cannot tell the copies apart (what the search below ends in).
+                return CitationCheck(citation, Verdict.VALID, path, line)
         candidates = self._occurrences(path, source, wanted, _span(citation))
         if line is not None and line in candidates and not renamed:
             window = "".join(source.lines[line - 1 : line - 1 + _span(citation)])
@@ -195,27 +230,44 @@ class Verifier:
             reason = f"line {cited} {text}"
         return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
 
-    def _only_here(self, path: str, source: SourceFile, citation: Citation, wanted: str) -> bool:
-        """The common case, decided at once: the cited line says exactly the snippet and
-        no other line of the file says the same (a line merely containing it is not a
-        copy of it). A range is checked with two searches of the whole file."""
+    def _only_here(
+        self, path: str, source: SourceFile, citation: Citation, wanted: str
+    ) -> bool | None:
+        """The common case, decided at once: True when the cited line says exactly the
+        snippet and no other line of the file says the same (a line merely containing it
+        is not a copy of it); False when it says it but so do others; None when it does
+        not say it. A range is checked with two searches of the whole file."""
         line = citation.line or 1
         span = _span(citation)
+        squashed = self._squashed_lines(path, source)
         if span == 1:
-            squashed = self._squashed_lines(path, source)
             if line > len(squashed) or squashed[line - 1] != wanted:
-                return False
+                return None
             return self._line_counts(path, squashed)[wanted] == 1
-        if squash("".join(source.lines[line - 1 : line - 1 + span])) != wanted:
-            return False
-        text, _ = self._joined_text(path, source)
+        # The squashed range is the range's squashed lines joined (whitespace goes per
+        # character), so the raw lines are not needed.
+        if "".join(squashed[line - 1 : line - 1 + span]) != wanted:
+            return None
+        text = self._joined(path, source)
         first = text.find(wanted)
-        return first != -1 and text.find(wanted, first + 1) == -1
+        if text.find(wanted, first + 1) == -1:
+            return True
+        # Said on its lines, but not only there: "False" only where the search of
+        # _occurrences would find it there too (the whole range in the file, starting
+        # on a line that is not blank), else the caller takes the long way.
+        inside = line - 1 + span <= len(squashed) and bool(squashed[line - 1])
+        return False if inside else None
 
     def _squashed_lines(self, path: str, source: SourceFile) -> list[str]:
         lines = self._squashed.get(path)
         if lines is None:
-            lines = self._squashed[path] = [squash(text) for text in source.lines]
+            if source.squashed is not None:  # squashed in C (see repo.squashed_text)
+                lines = source.squashed.split("\n")
+                if not source.text or source.text.endswith("\n"):
+                    lines.pop()  # a final newline ends the last line, not starts one
+            else:
+                lines = [squash(text) for text in source.lines]
+            self._squashed[path] = lines
         return lines
 
     def _line_counts(self, path: str, squashed: list[str]) -> Counter[str]:
@@ -226,11 +278,18 @@ class Verifier:
 
     def _joined_text(self, path: str, source: SourceFile) -> tuple[str, list[int]]:
         """The file squashed into one string, and where each line starts in it."""
-        joined = self._joined.get(path)
-        if joined is None:
+        starts = self._starts.get(path)
+        if starts is None:
             lines = self._squashed_lines(path, source)
-            starts = list(itertools.accumulate((len(text) for text in lines[:-1]), initial=0))
-            joined = self._joined[path] = ("".join(lines), starts)
+            starts = list(itertools.accumulate(map(len, lines[:-1]), initial=0))
+            self._starts[path] = starts
+        return self._joined(path, source), starts
+
+    def _joined(self, path: str, source: SourceFile) -> str:
+        """The file squashed into one string (the common case needs no line starts)."""
+        joined = self._joined_texts.get(path)
+        if joined is None:
+            joined = self._joined_texts[path] = "".join(self._squashed_lines(path, source))
         return joined
 
     def _occurrences(self, path: str, source: SourceFile, wanted: str, span: int) -> list[int]:
