@@ -47,8 +47,12 @@ class Runner:
         *,
         skipped: Iterable[str] = (),
         keep_uncited: bool = False,
+        whole_store: bool = False,
     ) -> VerifyRun:
-        """Verify the batch; memories with nothing to check are dropped unless keep_uncited."""
+        """Verify the batch; memories with nothing to check are dropped unless keep_uncited.
+
+        `whole_store`: the batch is every memory of the store (verify-all without a
+        category or a ref), which lets the history skip what did not change."""
         memories = [memory for memory, _, _ in batch]
         ids = {memory.path: cid for memory, _, cid in batch if cid}
         urls = None
@@ -59,8 +63,9 @@ class Runner:
         verifier = Verifier(self.repo, self.git, urls)
         results = verifier.verify_memories(memories)
         history.record(
-            self.state, results, ids, self.clock(), self.git.head() if self.git else None
-        )
+            self.state, results, ids, self.clock(), self.git.head() if self.git else None,
+            whole_store=whole_store,
+        )  # fmt: skip
         if options.include_mentions:
             results = self._with_mentions(verifier, memories, results)
         lines = {memory.path: tuple(at) for memory, at, _ in batch}
