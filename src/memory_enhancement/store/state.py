@@ -85,7 +85,7 @@ MIGRATIONS = [
     ALTER TABLE evidence ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE evidence ADD COLUMN runs INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE evidence ADD COLUMN path TEXT;
-    ALTER TABLE evidence ADD COLUMN checks TEXT;
+    ALTER TABLE evidence ADD COLUMN checks TEXT;  -- what the last verdicts were, compared
     CREATE INDEX verdicts_memory ON verdicts(citation_id, id);
     CREATE INDEX verdicts_path ON verdicts(path);
     UPDATE evidence SET
@@ -93,8 +93,6 @@ MIGRATIONS = [
                 WHERE v.citation_id = evidence.citation_id),
         path = (SELECT v.path FROM verdicts v WHERE v.citation_id = evidence.citation_id
                 ORDER BY v.id DESC LIMIT 1),
-        checks = (SELECT v.checks FROM verdicts v WHERE v.citation_id = evidence.citation_id
-                  ORDER BY v.id DESC LIMIT 1),
         seq = (SELECT max(rowid) FROM runs);
     """,
 ]

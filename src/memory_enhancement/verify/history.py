@@ -74,26 +74,31 @@ def record(
         return
     stamp = format_timestamp(moment)
     run_id = uuid.uuid4().hex
-    encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
-    days: Counter[str] = Counter()
-    current: dict[str, tuple[str, str, str, int]] = {}  # cid -> (path, checks, mark, failing)
+    statuses: list[str] = []
+    # cid -> (path, the verdicts as compared, the result, mark)
+    current: dict[str, tuple[str, str, MemoryVerification, str]] = {}
     for result in checked:
         cid = ids.get(result.path)
         if cid is None:
             continue
-        # `_value_`, not `.value`: the enum property costs a Python call per citation.
-        statuses: list[str] = [c.status._value_ for c in result.checks]
-        days.update(statuses)
-        checks = [
-            [c.citation.ref, status, c.current_path, c.current_line]
-            for c, status in zip(result.checks, statuses, strict=True)
-        ]
-        failing = sum(status in _FAILING for status in statuses)
+        # What is compared with the last run: each citation and where it stands, as
+        # plain values (`_value_`, not `.value`: the enum property is a Python call).
+        seen = [
+            (c.citation.target, c.citation.line, c.citation.end_line, c.status._value_,
+             c.current_path, c.current_line)
+            for c in result.checks
+        ]  # fmt: skip
+        marks = [item[3] for item in seen]
+        statuses += marks
+        kinds = set(marks)
         # Only a run that checked something vouches for the memory: URLs skipped
         # unchecked neither renew it nor count as a clean run.
-        vouched = any(status != "skipped" for status in statuses)
-        mark = ("x" if failing else ".") if vouched else ""
-        current[cid] = (result.path, encode(checks), mark, failing)
+        if not kinds.isdisjoint(_FAILING):
+            mark = "x"
+        else:
+            mark = "" if kinds == _SKIPPED else "."
+        current[cid] = (result.path, repr(seen), result, mark)
+    days = Counter(statuses)
     with state.connect() as db:
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -110,6 +115,7 @@ def record(
 
 
 _FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
+_SKIPPED = {"skipped"}
 _SUMMARY = "citation_id, recent, last_verified, last_valid, mark, seq, runs, path, checks"
 
 
@@ -118,7 +124,7 @@ def _write(
     run_id: str,
     stamp: str,
     commit: str | None,
-    current: dict[str, tuple[str, str, str, int]],
+    current: dict[str, tuple[str, str, MemoryVerification, str]],
     whole_store: bool,
 ) -> None:
     """The run row, the verdicts that changed and the summaries that must be rewritten."""
@@ -134,12 +140,18 @@ def _write(
         summaries = _summaries_of(db, list(current))
     verdict_rows = []
     rewritten = []
-    for cid, (path, checks, mark, failing) in current.items():
+    encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
+    for cid, (path, checks, result, mark) in current.items():
         old = summaries.get(cid)
         if whole_store and old is not None and old[8] == checks and old[7] == path:
             continue  # unchanged: this run is replayed onto the summary when it is read
         if old is None or old[8] != checks:
-            verdict_rows.append((cid, run_id, path, checks, failing))
+            listed = [
+                [c.citation.ref, c.status._value_, c.current_path, c.current_line]
+                for c in result.checks
+            ]
+            failing = sum(c.status._value_ in _FAILING for c in result.checks)
+            verdict_rows.append((cid, run_id, path, encode(listed), failing))
         recent, verified, valid, runs = _replay(old, full, before=seq)
         if mark:
             recent = (mark + recent)[:RECENT_RUNS]
