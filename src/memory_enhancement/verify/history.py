@@ -93,10 +93,7 @@ def record(
         kinds = set(marks)
         # Only a run that checked something vouches for the memory: URLs skipped
         # unchecked neither renew it nor count as a clean run.
-        if not kinds.isdisjoint(_FAILING):
-            mark = "x"
-        else:
-            mark = "" if kinds == _SKIPPED else "."
+        mark = "x" if not kinds.isdisjoint(_FAILING) else ("" if kinds == _SKIPPED else ".")
         current[cid] = (result.path, repr(seen), result, mark)
     days = Counter(statuses)
     with state.connect() as db:
