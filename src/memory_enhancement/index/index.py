@@ -3,8 +3,9 @@
 Files are the truth and the index is a cache of them. Before it answers, the
 index compares every file's (mtime, size) with what it recorded and re-reads
 only what changed, appeared or vanished (a content hash catches a touch that
-changed nothing, and files written within two seconds of the previous sync are
-re-hashed, so an edit inside one mtime tick is not missed). `rebuild` starts
+changed nothing, and files whose mtime is within the filesystem's timestamp
+resolution of the previous sync's start, or later, are re-hashed, so an edit
+inside one mtime tick is not missed; see store/scan.py). `rebuild` starts
 from nothing. One connection per call: the MCP server runs tools in threads.
 """
 
@@ -32,7 +33,13 @@ from memory_enhancement.index.rows import SyncStats
 from memory_enhancement.index.writer import Children, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
-from memory_enhancement.store.scan import RACY_NS, Snapshot, folders_unchanged, rescan
+from memory_enhancement.store.scan import (
+    RACY_NS,
+    Snapshot,
+    folders_unchanged,
+    racy_window,
+    rescan,
+)
 from memory_enhancement.store.state import ConnectionPool, State
 
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
@@ -161,22 +168,25 @@ class Index:
         if check_files is None:
             overdue = now_ns - checked_at > self.full_check_interval * 1e9
             check_files = count <= self.full_check_limit or overdue
+        recorded_dirs: dict[str, int] | None = json.loads(meta["dirs"]) if "dirs" in meta else None
+        window = racy_window(recorded_dirs.values()) if recorded_dirs else RACY_NS
         if (
             not check_files
-            and "dirs" in meta
+            and recorded_dirs is not None
             and synced_at is not None
-            and folders_unchanged(str(self.store.root), json.loads(meta["dirs"]), synced_at)
+            and folders_unchanged(str(self.store.root), recorded_dirs, synced_at, window)
         ):
             return SyncStats(count, seconds=time.perf_counter() - started)
         indexed: dict[str, tuple[int, int]] = {
             path: (mtime, size)
             for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
         }
-        previous = Snapshot(indexed, json.loads(meta["dirs"])) if "dirs" in meta else None
+        previous = Snapshot(indexed, recorded_dirs) if recorded_dirs is not None else None
         disk = rescan(
-            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at
-        )
-        racy_after = synced_at - RACY_NS if synced_at else None
+            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at,
+            window_ns=window,
+        )  # fmt: skip
+        racy_after = synced_at - window if synced_at else None
         todo = [
             path
             for path, stamp in disk.files.items()
