@@ -443,6 +443,14 @@ def test_list_can_include_expired_memories(run_cli: RunCli, several: Path) -> No
     assert lines[1].endswith("(expired)")
 
 
+def test_list_limit_counts_what_is_shown(run_cli: RunCli, several: Path) -> None:
+    result = ok(run_cli(["list", "--limit", "2", "--dir", several]))
+    assert _paths(result.stdout) == ["global/editor", "projects/alpha/deep/nested"]
+    expired = ok(run_cli(["list", "global", "-n", "2", "--include-expired", "--dir", several]))
+    assert _paths(expired.stdout) == ["global/editor", "global/old"]
+    assert run_cli(["list", "--limit", "0", "--dir", several]).exit_code == 2
+
+
 def test_list_json_has_one_summary_per_memory(run_cli: RunCli, several: Path) -> None:
     data = as_json(ok(run_cli(["list", "projects", "--json", "--dir", several])).stdout)
     assert [m["path"] for m in data] == [

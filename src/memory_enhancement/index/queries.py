@@ -14,13 +14,27 @@ from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiab
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
 
-def rows(conn: sqlite3.Connection, category: str | None = None) -> tuple[list[Row], list[str]]:
-    """Readable memories (sorted by path) and the reasons unreadable ones were skipped."""
+def rows(
+    conn: sqlite3.Connection,
+    category: str | None = None,
+    *,
+    live_at: str | None = None,
+    limit: int | None = None,
+) -> tuple[list[Row], list[str]]:
+    """Readable memories (sorted by path) and the reasons unreadable ones were skipped;
+    with `live_at` (a timestamp) only those not expired then, with `limit` the first ones."""
     where, args = _category_filter(category)
+    live = ""
+    if live_at is not None:
+        live = " AND (expires_at IS NULL OR expires_at > ?)"
+    tail = " LIMIT ?" if limit is not None else ""
+    extra = (*((live_at,) if live_at is not None else ()), *((limit,) if limit is not None else ()))
     rows = [
         row_from(values)
         for values in conn.execute(
-            f"SELECT {ROW_COLUMNS} FROM memories WHERE error IS NULL{where} ORDER BY path", args
+            f"SELECT {ROW_COLUMNS} FROM memories WHERE error IS NULL{where}{live} "
+            f"ORDER BY path{tail}",
+            (*args, *extra),
         )
     ]
     errors = [
