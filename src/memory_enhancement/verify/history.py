@@ -135,8 +135,8 @@ def _write(
         summaries = {row[0]: row for row in db.execute(f"SELECT {_SUMMARY} FROM evidence")}
     else:
         summaries = _summaries_of(db, list(current))
-    verdict_rows = []
-    rewritten = []
+    verdict_rows: list[tuple[str, str, str, str, int]] = []
+    rewritten: list[tuple[Any, ...]] = []
     encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
     for cid, (path, checks, result, mark) in current.items():
         old = summaries.get(cid)
@@ -155,7 +155,8 @@ def _write(
             verified = stamp
             valid = stamp if mark == "." else valid
             runs += 1
-        rewritten.append((cid, recent, verified or stamp, valid, mark, seq, runs, path, checks))
+        # A memory never vouched for has no last verification ("" reads as none).
+        rewritten.append((cid, recent, verified or "", valid, mark, seq, runs, path, checks))
     if whole_store:
         # Memories the whole store no longer vouches for (deleted, uncited): their summary
         # stops collecting this and later runs.
