@@ -227,7 +227,14 @@ def _emit_results(run: Any) -> None:
     if len(run.results) <= 50 or run.fixes:
         emit_json(_with_fixes(run))
         return
-    sys.stdout.write("[\n" + ",\n".join(map(verification_json, run.results)) + "\n]\n")
+    # Streamed a thousand memories at a time: the whole text at 50,000 memories is tens
+    # of megabytes, held twice while joined.
+    results, write = run.results, sys.stdout.write
+    write("[\n")
+    for start in range(0, len(results), 1000):
+        chunk = ",\n".join(map(verification_json, results[start : start + 1000]))
+        write(chunk if start == 0 else ",\n" + chunk)
+    write("\n]\n")
     sys.stdout.flush()
 
 

@@ -282,9 +282,11 @@ class Git:
         gone = [p for p in paths if not os.path.lexists(self.toplevel / self._to_git(p))]
         renamed = [self._to_git(self.renames[p]) for p in gone if p in self.renames]
         try:
+            # Files added since base have no map; leaving them (and deleted ones) out of the
+            # output spares printing whole files (a base from long ago, a new file).
             out = self.run(
-                "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base, "--",
-                *wanted, *renamed,
+                "diff", "-M", "-U0", "--no-color", "--no-ext-diff", "--diff-filter=ad", base,
+                "--", *wanted, *renamed,
             )  # fmt: skip
         except GitError:
             return {}

@@ -103,6 +103,10 @@ class Repository:
             cached = self._cache[rel] = self._read(rel)
         return cached
 
+    def forget(self, rel: str) -> None:
+        """Let go of a file read (a long run keeps only the files it still needs)."""
+        self._cache.pop(rel, None)
+
     def _read(self, rel: str) -> SourceFile:
         file = self.resolve(rel)
         if file is None:

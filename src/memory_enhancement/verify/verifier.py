@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation, Memory
@@ -47,6 +47,9 @@ class _Pending:
     wanted: str = ""  # the snippet, squashed
 
 
+_UNSET: Any = None
+
+
 @dataclass
 class Verifier:
     """Verifies citations against one repository; reuse it for a whole run."""
@@ -59,36 +62,64 @@ class Verifier:
     _counts: dict[str, Counter[str]] = field(default_factory=dict, repr=False)
     _joined_texts: dict[str, str] = field(default_factory=dict, repr=False)
     _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
-    _found: dict[tuple[str, str, int], list[int]] = field(default_factory=dict, repr=False)
+    _found: dict[str, dict[tuple[str, int], list[int]]] = field(default_factory=dict, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
-        """Verify a batch in one pass over its citations; only memories with a citation
-        left for history (or a URL to fetch) are completed after the batch."""
+        """Verify a batch in one pass over its cited files: each file's citations are
+        judged together and the file's working copies are dropped after it (a run's
+        memory stays that of the largest file, not of all of them); only memories with
+        a citation left for history (or a URL to fetch) are completed after the batch."""
         memories = list(memories)
         if self.git is not None:
             self.git.horizon = _oldest_stamp(memories)
-        pending: list[_Pending] = []
-        results: list[MemoryVerification] = []
-        unfinished: list[tuple[int, str, list[CitationCheck | _Pending]]] = []
-        settle = self._settled
+        cited: list[Citation] = []
+        by_file: dict[str, list[int]] = {}
         for memory in memories:
-            row: list[CitationCheck | _Pending] = []
-            waiting = self.urls is not None
             for citation in memory.meta.citations:
-                outcome = settle(citation) or self._local(citation)
+                by_file.setdefault(citation.target, []).append(len(cited))
+                cited.append(citation)
+        outcomes: list[CitationCheck | _Pending] = [_UNSET] * len(cited)
+        waiting = bytearray(len(cited))
+        pending: list[_Pending] = []
+        settle, local = self._settled, self._local
+        for indexes in by_file.values():
+            known = len(self.repo._cache)
+            held = False
+            for k in indexes:
+                outcome = settle(cited[k]) or local(cited[k])
                 if type(outcome) is _Pending:
                     pending.append(outcome)
-                    waiting = True
-                row.append(outcome)
-            if waiting:
+                    waiting[k] = held = True
+                outcomes[k] = outcome
+            self._forget(list(self.repo._cache)[known:], keep_source=held)
+        results: list[MemoryVerification] = []
+        unfinished: list[tuple[int, str, list[CitationCheck | _Pending]]] = []
+        start = 0
+        for memory in memories:
+            end = start + len(memory.meta.citations)
+            row = outcomes[start:end]
+            if self.urls is not None or waiting.find(1, start, end) != -1:
                 unfinished.append((len(results), memory.path, row))
             results.append(MemoryVerification(memory.path, tuple(row)))  # type: ignore[arg-type]
+            start = end
         self._resolve_with_history(pending)
         self._check_urls([row for _, _, row in unfinished])
         for at, path, row in unfinished:
             checks = tuple(item.result if isinstance(item, _Pending) else item for item in row)
             results[at] = MemoryVerification(path, checks)  # type: ignore[arg-type]
         return results
+
+    def _forget(self, paths: list[str], *, keep_source: bool) -> None:
+        """Drop what was worked out about these files (their citations are judged); their
+        text too unless a citation waits for history, which reads it again."""
+        for path in paths:
+            self._squashed.pop(path, None)
+            self._counts.pop(path, None)
+            self._joined_texts.pop(path, None)
+            self._starts.pop(path, None)
+            self._found.pop(path, None)
+            if not keep_source:
+                self.repo.forget(path)
 
     def _settled(self, citation: Citation) -> CitationCheck | None:
         """The common case, settled with the least work: a one-line citation whose line
@@ -303,8 +334,8 @@ class Verifier:
         30,000 citations fast. Memories often cite the same line of the same file,
         so each answer is kept for the run.
         """
-        key = (path, wanted, span)
-        known = self._found.get(key)
+        found_here = self._found.setdefault(path, {})
+        known = found_here.get((wanted, span))
         if known is not None:
             return known
         text, starts = self._joined_text(path, source)
@@ -327,7 +358,7 @@ class Verifier:
                 for n in lines
                 if squashed[n - 1] == wanted or _holds_bounded(source.lines[n - 1], wanted)
             ]
-        result = self._found[key] = lines
+        result = found_here[(wanted, span)] = lines
         return result
 
     # -- pass 2: history ------------------------------------------------------
