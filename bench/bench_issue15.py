@@ -379,7 +379,43 @@ def bench_serve(
         sdk = run_once([PYTHON, "-c", "import mcp.server.mcpserver"], {**os.environ})[0]
         samples["import mcp.server.mcpserver"].append(sdk * 1000)
         samples["python -c pass"].append(run_once([PYTHON, "-c", "pass"], {**os.environ})[0] * 1000)
-    return {name: {"cpu_ms": statistics.median(values[1:])} for name, values in samples.items()}
+    out = {name: {"cpu_ms": statistics.median(values[1:])} for name, values in samples.items()}
+    # In one process: the SDK's import, then ours (the CLI, the server module, the server
+    # built, the store located), as `serve` does them before it reads `initialize`.
+    for name, src in versions.items():
+        env = version_env(src, homes[name])
+        sdk, ours = [], []
+        for _ in range(runs + 1):
+            done = subprocess.run(
+                [PYTHON, "-c", SPLIT, str(store)], env=env, capture_output=True, text=True,
+                check=True,
+            )  # fmt: skip
+            first, second = done.stdout.split()
+            sdk.append(float(first))
+            ours.append(float(second))
+        out[f"in-process split: {name}"] = {
+            "sdk_import_ms": statistics.median(sdk[1:]),
+            "ours_ms": statistics.median(ours[1:]),
+        }
+    return out
+
+
+SPLIT = """
+import sys, time
+start = time.process_time()
+import mcp.server.mcpserver, mcp.types, pydantic
+sdk = time.process_time()
+from memory_enhancement.cli import cli
+from memory_enhancement.cli.app import App
+import memory_enhancement.cli.serve_cmds
+from memory_enhancement.mcp.server import build_server
+app = App()
+app.options = {"dir": sys.argv[1]}
+app.location()
+build_server(app.service_for)
+done = time.process_time()
+print((sdk - start) * 1000, (done - sdk) * 1000)
+"""
 
 
 # -- main ------------------------------------------------------------------------------------

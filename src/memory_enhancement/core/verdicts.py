@@ -31,7 +31,7 @@ class Verdict(enum.Enum):
 _FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CitationCheck:
     """The verdict on one citation, and where its text is now."""
 
@@ -55,7 +55,7 @@ class CitationCheck:
         return self.current_line + (c.end_line - c.line)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryVerification:
     """All verdicts for one memory."""
 

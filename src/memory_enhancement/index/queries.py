@@ -91,6 +91,10 @@ def _verifiable(
     conn: sqlite3.Connection, where: str, args: list[str], content: bool
 ) -> tuple[list[Verifiable], list[str]]:
     citations: dict[int, tuple[list[Citation], list[int | None]]] = {}
+    # One string per distinct target and stamp, not one per row: a store cites a few
+    # thousand files with a few hundred stamps, 30,000 times over.
+    shared: dict[str, str] = {}
+    same = shared.setdefault
     for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
         "SELECT c.memory_id, c.target, c.line, c.end_line, c.snippet, c.verified, "
         "c.commit_sha, c.extra, c.file_line FROM citations c "
@@ -99,7 +103,9 @@ def _verifiable(
         args,
     ):
         fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
-        citation = Citation(target, line, end, snippet, verified, commit, fields)
+        if verified is not None:
+            verified = same(verified, verified)
+        citation = Citation(same(target, target), line, end, snippet, verified, commit, fields)
         cited, lines = citations.setdefault(memory_id, ([], []))
         cited.append(citation)
         lines.append(at)
