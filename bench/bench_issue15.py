@@ -318,10 +318,15 @@ def bench_git(
 
 
 def bench_reads(
-    versions: dict[str, Path], homes: dict[str, Path], store: Path, repo: Path, runs: int
+    versions: dict[str, Path],
+    homes: dict[str, Path],
+    store: Path,
+    repo: Path,
+    runs: int,
+    memory: str,
 ) -> dict[str, dict[str, float]]:
+    """`memory`: a live one (`get` refuses an expired memory) from the middle of the store."""
     where = ["--dir", str(store), "--repo-root", str(repo)]
-    memory = _middle_memory(store)
     commands = {
         "get": ["get", memory],
         "related": ["related", memory],
@@ -345,13 +350,6 @@ def bench_reads(
     )
     cases["related: seed scan"] = ([*seed, "related", memory, "--dir", str(store)], {**os.environ})
     return alternate(cases, runs)
-
-
-def _middle_memory(store: Path) -> str:
-    paths = sorted(
-        str(p.relative_to(store).with_suffix("")) for p in store.rglob("*.md") if "/." not in str(p)
-    )
-    return paths[len(paths) // 2]
 
 
 def _serve_cpu(cmd: list[str], env: dict[str, str]) -> float:
@@ -483,7 +481,9 @@ def main(argv: list[str] | None = None) -> int:
                 report["git"] = bench_git(versions, store, repos, args.runs, work)
                 print("git", json.dumps(report["git"]), flush=True)
             if "reads" in only:
-                report["reads"] = bench_reads(versions, homes, store, repo, args.runs * 2)
+                live = gen.live_paths()
+                middle = live[len(live) // 2]
+                report["reads"] = bench_reads(versions, homes, store, repo, args.runs * 2, middle)
                 print("reads", json.dumps(report["reads"]), flush=True)
             if "serve" in only:
                 report["serve"] = bench_serve(versions, homes, store, repo, args.runs)

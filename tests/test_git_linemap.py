@@ -215,13 +215,23 @@ def test_line_maps_come_from_one_git_diff_for_all_paths(repo: GitRepo) -> None:
     git = git_of(repo)
     before = git.calls
     maps = git.line_maps(base, ["src/a.py", "docs/my notes.txt", "src/café.py"])
-    assert git.calls == before + 1  # one diff; no file is gone, so renames are not asked
+    assert git.calls == before + 2  # the base's tree, one diff; nothing gone: no renames
     assert maps["src/a.py"].hunks == (Hunk(0, 0, 1, 1),)
     assert maps["docs/my notes.txt"].hunks == (Hunk(3, 1, 3, 1),)
     assert maps["src/café.py"].hunks == (Hunk(5, 1, 4, 0),)
     assert git.line_maps(base, ["src/a.py"])["src/a.py"].forward(3) == 4
-    assert git.calls == before + 2
+    assert git.calls == before + 4
     assert "renames" not in vars(git)  # never computed
+
+
+def test_files_written_after_the_base_are_not_diffed(repo: GitRepo) -> None:
+    base = repo.head()
+    repo.write_lines("src/new.py", numbered(5))
+    repo.commit("new file")
+    git = git_of(repo)
+    before = git.calls
+    assert git.line_maps(base, ["src/new.py"]) == {}
+    assert git.calls == before + 1  # the base's tree says it was not there: no diff
 
 
 def test_renames_are_read_only_since_the_horizon(repo: GitRepo) -> None:

@@ -281,6 +281,16 @@ class Git:
             return {}
         gone = [p for p in paths if not os.path.lexists(self.toplevel / self._to_git(p))]
         renamed = [self._to_git(self.renames[p]) for p in gone if p in self.renames]
+        # Only files that existed at base have a map. Asking the tree first (it reads no
+        # file) spares a diff that would hash every cited file when base is a commit from
+        # before they were written (a stamp older than the code it cites).
+        try:
+            listed = self.run("ls-tree", "-r", "-z", "--name-only", base, "--", *wanted)
+        except GitError:
+            return {}
+        wanted = [p for p in listed.split("\0") if p]
+        if not wanted:
+            return {}
         try:
             # Files added since base have no map; leaving them (and deleted ones) out of the
             # output spares printing whole files (a base from long ago, a new file).
