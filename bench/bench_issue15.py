@@ -235,14 +235,20 @@ def bench_bulk(
     warms: dict[str, list[float]] = {name: [] for name in versions}
     for name, src in versions.items():
         run_once(*tool(src, homes[name], "verify-all", *where, "--json"))
+    commands = {
+        name: tool(src, homes[name], "verify-all", *where, "--json")
+        for name, src in versions.items()
+    }
     for _ in range(runs):
-        for name, src in versions.items():
-            cmd, env = tool(src, homes[name], "verify-all", *where, "--json")
-            for _ in range(2):
+        # One write for every version (each has its own index, so each sees it first).
+        for _ in range(2):
+            for name, (cmd, env) in commands.items():
                 warms[name].append(run_once(cmd, env)[0])
-            rewrite_all(store)
-            time.sleep(1.0)  # the runs come a moment after the write, as they would
+        rewrite_all(store)
+        time.sleep(1.0)  # the runs come a moment after the write, as they would
+        for name, (cmd, env) in commands.items():
             firsts[name].append(run_once(cmd, env)[0])
+        for name, (cmd, env) in commands.items():
             seconds[name].append(run_once(cmd, env)[0])
     for name in versions:
         warm = statistics.median(warms[name])

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from memory_enhancement.core.errors import UnreadableMemoryError
@@ -19,6 +19,7 @@ from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats import Document
 from memory_enhancement.store.formats.base import as_lines
 from memory_enhancement.store.formats.frontmatter import FrontmatterFormat
+from memory_enhancement.store.formats.links import extract_links
 from memory_enhancement.store.formats.markdown import find_sections, open_fence
 from memory_enhancement.store.formats.serena import SerenaFormat
 from memory_enhancement.verify.repo import Repository
@@ -153,10 +154,12 @@ def memories(draw: st.DrawFn, fmt: str) -> Memory:
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(memories("frontmatter"))
+@example(Memory("notes/memory", "0\n- A", MemoryMeta(), (), "frontmatter"))
 def test_a_frontmatter_memory_reads_back_as_written(memory: Memory) -> None:
     text = FRONTMATTER.render(None, memory)
     doc = parse(text)
-    assert doc.memory == memory
+    assert replace(doc.memory, links=()) == memory
+    assert _links(doc.memory) == _links_written_in(memory.content)
     assert doc.problems == []
 
 
@@ -165,8 +168,19 @@ def test_a_frontmatter_memory_reads_back_as_written(memory: Memory) -> None:
 def test_a_serena_memory_reads_back_as_written(memory: Memory) -> None:
     text = SERENA.render(None, memory)
     doc = parse(text)
-    assert doc.memory == memory
+    assert replace(doc.memory, links=()) == memory
+    assert _links(doc.memory) == _links_written_in(memory.content)
     assert doc.problems == []
+
+
+def _links(memory: Memory) -> list[tuple[str, LinkKind]]:
+    return [(link.target, link.kind) for link in memory.links or ()]
+
+
+def _links_written_in(content: str) -> list[tuple[str, LinkKind]]:
+    """The links a memory's content makes by itself: generated prose can hold a list
+    item naming something (`- A`) or link syntax, which read back as links (issue 12)."""
+    return [(link.target, link.kind) for link in extract_links(content)]
 
 
 @settings(max_examples=75, suppress_health_check=[HealthCheck.too_slow])

@@ -67,7 +67,7 @@ def test_the_text_tree_marks_memories_seen_above_and_sums_up(
         "│   └── a  (seen above)\n"
         "└── c\n"
         "    └── e\n"
-        "5 memories, depth 2, 6 links, 2 cycles, 1 broken links\n",
+        "5 memories, depth 2, 6 links, 2 cycles, 1 broken link\n",
     )
 
 
@@ -253,8 +253,13 @@ def test_related_lists_the_memories_linking_to_one_with_type_and_line(
     assert data == {
         "memory": "a",
         "related": [
-            {"path": "b", "type": "link", "line": 6},
-            {"path": "f", "type": "related", "line": 5},
+            {"path": "b", "type": "link", "line": 6, "links": [{"type": "link", "line": 6}]},
+            {
+                "path": "f",
+                "type": "related",
+                "line": 5,
+                "links": [{"type": "related", "line": 5}],
+            },
         ],
     }
 
@@ -275,7 +280,7 @@ def test_roots_are_the_memories_no_other_memory_links_to(run_cli: RunCli, store_
 def test_orphans_have_no_links_either_way(run_cli: RunCli, store_dir: Path) -> None:
     write_all(store_dir, STORE)
     result = run_cli(["orphans", "--dir", store_dir])
-    assert (result.exit_code, result.stdout) == (0, "g\n1 orphans (no links either way)\n")
+    assert (result.exit_code, result.stdout) == (0, "g\n1 orphan (no links either way)\n")
     assert json.loads(run_cli(["orphans", "--json", "--dir", store_dir]).stdout) == ["g"]
 
 

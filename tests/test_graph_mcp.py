@@ -86,8 +86,13 @@ async def test_related_memories_answers_as_related_json(
     assert data == {
         "memory": "a",
         "related": [
-            {"path": "b", "type": "link", "line": 6},
-            {"path": "f", "type": "related", "line": 5},
+            {"path": "b", "type": "link", "line": 6, "links": [{"type": "link", "line": 6}]},
+            {
+                "path": "f",
+                "type": "related",
+                "line": 5,
+                "links": [{"type": "related", "line": 5}],
+            },
         ],
     }
     assert json.loads(run_cli(["related", "a", "--json"], cwd=git_repo).stdout) == data

@@ -59,7 +59,8 @@ def test_every_memory_gets_its_status_ranked_most_urgent_first(report: HealthRep
 
 def test_the_status_order_is_the_urgency() -> None:
     assert STATUSES == (
-        "missing", "stale", "dangling_links", "moved", "expired", "uncited", "orphan", "healthy",
+        "missing", "stale", "dangling_links", "moved", "expired", "unchecked", "uncited",
+        "orphan", "healthy",
     )  # fmt: skip
 
 
@@ -82,7 +83,7 @@ def test_a_memory_carries_its_citation_counts_and_the_failing_citations(
     missing = report.memories[0]
     assert missing.citations == {
         "total": 2, "valid": 0, "moved": 0, "stale": 1, "missing": 1, "out_of_range": 0,
-        "skipped": 0, "invalid": 0,
+        "skipped": 0, "invalid": 0, "ambiguous": 0, "in_submodule": 0, "unchecked": 0,
     }  # fmt: skip
     assert missing.stale_details == (
         ("src/gone.py:1", "src/gone.py not found"),
@@ -117,8 +118,8 @@ def test_confidence_is_the_documented_formula_of_the_history(report: HealthRepor
 
 def test_the_summary_counts_every_status(report: HealthReport) -> None:
     assert report.status_counts == {
-        "missing": 1, "stale": 2, "dangling_links": 1, "moved": 1, "expired": 1, "uncited": 1,
-        "orphan": 1, "healthy": 2,
+        "missing": 1, "stale": 2, "dangling_links": 1, "moved": 1, "expired": 1, "unchecked": 0,
+        "uncited": 1, "orphan": 1, "healthy": 2,
     }  # fmt: skip
     assert list(report.status_counts) == list(STATUSES)
     assert sum(report.status_counts.values()) == report.total == 10
@@ -241,7 +242,7 @@ def test_on_the_real_corpus_the_report_runs_and_ranks_missing_citations_first(
     corpus_copy: Path, run_cli: RunCli
 ) -> None:
     files = sorted(corpus_copy.rglob("*.md"))
-    result = run_cli(["health", "--format", "json", "--dir", corpus_copy])
+    result = run_cli(["health", "--format", "json", "--no-mentions", "--dir", corpus_copy])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     memories = data["memories"]
@@ -271,7 +272,7 @@ def test_on_the_real_corpus_the_report_runs_and_ranks_missing_citations_first(
 def test_on_the_real_corpus_the_markdown_report_puts_the_broken_memory_on_top(
     corpus_copy: Path, run_cli: RunCli
 ) -> None:
-    result = run_cli(["health", "--limit", "5", "--dir", corpus_copy])
+    result = run_cli(["health", "--limit", "5", "--no-mentions", "--dir", corpus_copy])
     assert result.exit_code == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if line.startswith("| 1 |")]
     assert rows and "`testing/test-citation-verification`" in rows[0]

@@ -13,6 +13,7 @@ Without them the test fails and says so: it is never skipped.
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import zlib
@@ -23,8 +24,12 @@ from typing import Any
 import pytest
 
 from conftest import Clock
+from dashboard_support import make_repo, make_store
 from health_support import RANKED, Project, every_status
-from memory_enhancement.health.html import render
+from memory_enhancement.health.html import PAGE_ROWS, render
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
 
 pytestmark = pytest.mark.browser
 
@@ -142,7 +147,7 @@ def test_every_chart_label_fits_inside_its_chart(opened: Any) -> None:
         return out;
         """
     )
-    assert [label for label in overflowing if not label.startswith("graph:")] == []
+    assert overflowing == []
 
 
 def test_the_filter_hides_and_shows_rows(opened: Any) -> None:
@@ -199,6 +204,130 @@ def test_a_screenshot_shows_the_charts(opened: Any, tmp_path: Path) -> None:
     assert share(charts["chart-confidence"], RED) > 0.005  # the low scores
     assert share(charts["chart-history"], GREEN) > 0.05  # valid verdicts, every day
     assert share(charts["chart-files"], RED) > 0.005  # src/app.py broke three memories
+
+
+# -- at scale: 3, 1,000 and 10,000 memories -------------------------------------------------------
+
+SIZES = (3, 1000, 10_000)
+OVERLAPS = """
+var out = [];
+document.querySelectorAll('section svg').forEach(function (svg) {
+  var boxes = Array.prototype.map.call(svg.querySelectorAll(':scope > text'), function (t) {
+    var b = t.getBBox(); return [t.textContent, b.x, b.y, b.x + b.width, b.y + b.height];
+  });
+  for (var i = 0; i < boxes.length; i++) {
+    for (var j = i + 1; j < boxes.length; j++) {
+      var a = boxes[i], b = boxes[j];
+      if (a[1] < b[3] - 0.5 && b[1] < a[3] - 0.5 && a[2] < b[4] - 0.5 && b[2] < a[4] - 0.5) {
+        out.push(svg.parentNode.id + ': ' + a[0] + ' / ' + b[0]);
+      }
+    }
+  }
+});
+return out;
+"""
+
+
+@pytest.fixture(scope="module")
+def scaled_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """The dashboard of generated stores of each size, verified once (one day of history)."""
+    pages = {}
+    for size in SIZES:
+        base = tmp_path_factory.mktemp(f"dashboard-{size}")
+        repo = make_repo(base / "repo")
+        make_store(repo / ".memories", size)
+        service = MemoryService(
+            Store(repo / ".memories", "project"), Repository(repo), index_path=base / "index.db"
+        )
+        report = service.health()
+        assert report.total == size and len(report.verdict_days) == 1
+        pages[size] = base / "health.html"
+        pages[size].write_text(render(report), encoding="utf-8")
+    return pages
+
+
+def load(driver: Any, page: Path) -> int:
+    """Open the page; how long until its script had run (ms after navigation start)."""
+    driver.get_log("browser")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(page.as_uri())
+    ready = WebDriverWait(driver, 30).until(
+        lambda d: d.execute_script("return document.body && document.body.dataset.ready")
+    )
+    return int(ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_dashboard_reads_well_at_scale(
+    driver: Any, scaled_pages: dict[int, Path], size: int, tmp_path: Path
+) -> None:
+    ready = load(driver, scaled_pages[size])
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    # load() waited until the page was interactive (its script ran to the end). How fast
+    # is measured by bench/bench_dashboard.py (docs/benchmarks.md, issue 16), not asserted.
+    print(f"\n{size} memories: dashboard interactive after {ready} ms")
+    # Labels: inside their chart and never on top of each other.
+    assert driver.execute_script(OVERLAPS) == []
+    outside = driver.execute_script(
+        """var out = [];
+        document.querySelectorAll('section svg').forEach(function (svg) {
+          var box = svg.viewBox.baseVal;
+          svg.querySelectorAll(':scope > text').forEach(function (t) {
+            var b = t.getBBox();
+            if (b.x < box.x - 1 || b.x + b.width > box.x + box.width + 1 ||
+                b.y < box.y - 1 || b.y + b.height > box.y + box.height + 1) {
+              out.push(svg.parentNode.id + ': ' + t.textContent);
+            }
+          });
+        });
+        return out;"""
+    )
+    assert outside == []
+    # The graph: arrows, a legend, and a height that follows what it shows.
+    graph = driver.find_element("css selector", "#graph svg")
+    edges = driver.find_elements("css selector", "#graph path.edge")
+    assert edges and all(e.get_attribute("marker-end") == "url(#arrow)" for e in edges)
+    assert driver.find_elements("css selector", "#graph marker#arrow path")
+    legend = [li.text for li in driver.find_elements("css selector", "#graph .legend li")]
+    assert "missing files" in legend and len(legend) == len(set(legend)) >= 2
+    height = graph.size["height"]
+    assert height < (260 if size == 3 else 900), height
+    # One day of history is one bar of a readable width, with the day's counts.
+    bars = driver.find_elements("css selector", "#chart-history .bar")
+    assert bars and all(bar.size["width"] <= 60 for bar in bars)
+    history = driver.find_element("id", "chart-history").text
+    assert "One day of history so far" in history and "missing" in history
+    # The table: the first rows laid out, the rest behind "Show more", the filter on all.
+    shown = int(driver.find_element("id", "shown").text)
+    assert shown == min(size, PAGE_ROWS)
+    assert int(driver.find_element("id", "matching").text) == size
+    text = driver.find_element("id", "filter-text")
+    text.send_keys("adr-00001-")
+    assert driver.find_element("id", "shown").text == "1"
+    assert len(visible_paths(driver)) == 1
+    shot = Path(os.environ.get("DASHBOARD_SHOTS") or tmp_path) / f"dashboard-{size}.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    text.send_keys("\b" * len("adr-00001-"))
+    driver.execute_script("window.scrollTo(0, 0)")
+    assert driver.save_screenshot(str(shot))
+    width, _, pixels = decode_png(shot.read_bytes())
+    assert width >= 1000 and len(set(pixels[::37])) > 50
+
+
+def test_show_more_reveals_the_next_rows(driver: Any, scaled_pages: dict[int, Path]) -> None:
+    load(driver, scaled_pages[1000])
+    assert len(visible_paths(driver)) == PAGE_ROWS
+    driver.find_element("id", "show-more").click()
+    assert len(visible_paths(driver)) == 1000
+    assert not driver.find_element("id", "show-more").is_displayed()
+
+
+def visible_paths(driver: Any) -> list[str]:
+    return driver.execute_script(
+        "return Array.prototype.filter.call(document.querySelectorAll('#memories tbody tr'),"
+        " function (r) { return !r.hidden; }).map(function (r) { return r.dataset.search; })"
+    )
 
 
 # -- a PNG reader, so the test needs no imaging library ----------------------------------------

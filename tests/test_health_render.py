@@ -25,10 +25,14 @@ from memory_enhancement.health.render import as_json, as_markdown
 from memory_enhancement.health.report import STATUSES, HealthReport
 from memory_enhancement.mcp.server import build_server
 
-VERDICTS = {"valid", "moved", "stale", "missing", "out_of_range", "skipped", "invalid"}
+VERDICTS = {
+    "valid", "moved", "stale", "missing", "out_of_range", "skipped", "invalid",
+    "ambiguous", "in_submodule", "unchecked",
+}  # fmt: skip
 MEMORY_KEYS = {
     "rank", "path", "id", "title", "status", "flags", "confidence", "confidence_parts",
-    "last_verified", "uses", "reinforcements", "citations", "dangling_links", "problems",
+    "last_verified", "uses", "reinforcements", "citations", "mentions", "dangling_links",
+    "problems",
 }  # fmt: skip
 
 
@@ -68,10 +72,9 @@ def check_shape(data: dict[str, Any]) -> None:
         assert set(memory["flags"]) <= set(STATUSES)
         assert 0 <= memory["confidence"] <= 1
         assert list(memory["confidence_parts"]) == ["evidence", "freshness", "support", "record"]
-        assert set(memory["citations"]) == {"total"} | VERDICTS
-        assert memory["citations"]["total"] == sum(
-            n for k, n in memory["citations"].items() if k != "total"
-        )
+        for kind in ("citations", "mentions"):
+            assert set(memory[kind]) == {"total"} | VERDICTS
+            assert memory[kind]["total"] == sum(n for k, n in memory[kind].items() if k != "total")
         for problem in memory["problems"]:
             assert list(problem) == ["citation", "reason"]
     for day in data["history"]:

@@ -376,7 +376,7 @@ def test_links_fix_rewrites_only_the_link_targets(
     assert again.stdout == (
         "ambiguous .memories/arch/y.md:3  -> old/cache-policy  "
         "(candidates: notes/cache-policy, ops/cache-policy)\n"
-        "1 broken links (0 dangling, 1 ambiguous), 0 with a fix\n"
+        "1 broken link (0 dangling, 1 ambiguous), 0 with a fix\n"
     )
 
 
@@ -405,7 +405,7 @@ def test_links_exits_0_once_every_broken_link_is_fixed(
     assert (first.exit_code, first.stdout) == (
         1,
         "dangling  .memories/a.md:3  -> deploy-rollbak  fix: ops/deploy-rollback\n"
-        "1 broken links (1 dangling, 0 ambiguous), 1 with a fix\n",
+        "1 broken link (1 dangling, 0 ambiguous), 1 with a fix\n",
     )
     fixed = run_cli(["links", "--fix"], cwd=git_repo)
     assert fixed.exit_code == 0

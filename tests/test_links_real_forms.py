@@ -12,11 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graph_support import broken, out_links, write, write_all
 from memory_enhancement.core.model import LinkKind
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats import link_syntax
 from memory_enhancement.store.formats.links import extract_links, is_related
 from memory_enhancement.verify.repo import Repository
 
@@ -92,9 +95,15 @@ def test_heading_keywords_of_several_languages_are_recognised() -> None:
         "See Also",
         "Cross-References",
         "関連ドキュメント",
+        "Further reading",
+        "Références",
+        "Voir aussi",
+        "Ver también",
+        "Siehe auch",
+        "ＲＥＬＡＴＥＤ",  # full-width letters read as their ASCII forms
     ]:
         assert is_related(title), title
-    for title in ["Usage", "Relationship model", "Referral codes", "設計"]:
+    for title in ["Usage", "Relationship model", "Referral codes", "設計", "Overview", "Version"]:
         assert not is_related(title), title
 
 
@@ -290,3 +299,36 @@ def test_move_rewrites_a_backticked_bullet_and_keeps_it_backticked(
     assert "- **alpha_renamed.md**: again\n" in text
     assert "See `mem:alpha_renamed`.\n" in text
     assert _targets(service) == ["archive/alpha_renamed"]
+
+
+# -- the parser's fast path reads lines as markdown-it does -------------------------------
+
+
+_PIECES = [
+    "[", "]", "(", ")", "`", "``", " ", "a", "b.md", "x/y.md", "mem:", "mem:a", "[[", "]]",
+    "[mem:abcd]", "link:", "cite:", "\\", "\\`", "<", ">", "<a>", "&", "&amp;", "!", "#",
+    "http://h/x.md", "%2E", ".", "|", "-", "\t",
+]  # fmt: skip
+
+
+@settings(max_examples=1500, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_lines_read_without_the_parser_give_the_links_markdown_it_gives(line: str) -> None:
+    """simple_links answers only for lines it reads exactly as CommonMark does (code
+    spans, links, escapes, HTML, entities); emphasis is outside both (see link_syntax)."""
+    simple = link_syntax.simple_links(line, "link", 1)
+    if simple is not None:
+        assert simple == list(link_syntax.parsed_links(line, "link", 1)), line
+
+
+def test_code_spans_pair_backtick_runs_of_equal_length() -> None:
+    assert link_syntax.code_spans("a `x` b ``y ` z`` `open") == [(2, 5, "x"), (8, 17, "y ` z")]
+    assert link_syntax.code_spans("`` ` ``") == [(0, 7, "`")]
+
+
+def test_a_link_inside_a_code_span_is_no_link_and_mem_refs_in_code_count() -> None:
+    line = "See `[x](alpha.md)` and [`beta`](beta.md), `mem:gamma`."
+    assert [(x.target, x.kind) for x in link_syntax.inline_links(line, "link", 1)] == [
+        ("beta.md", LinkKind.MARKDOWN),
+        ("gamma", LinkKind.MEM_REF),
+    ]

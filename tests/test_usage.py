@@ -191,17 +191,24 @@ def global_store(
     )
 
 
-def test_graduate_copies_the_memory_keeping_its_citations_and_links_the_two(
+def test_graduate_copies_the_memory_dropping_file_citations_with_a_word_and_links_the_two(
     project: MemoryService, global_store: MemoryService, isolated_home: Path
 ) -> None:
+    project.add_citation("notes/api", "https://example.com/api")
     result = project.graduate("notes/api", global_store)
     assert result.path == "notes/api"
     assert (isolated_home / "memories" / "notes" / "api.md").is_file()
     copy = global_store.get("notes/api").memory
     original = project.get("notes/api").memory
     assert copy.content == original.content
-    assert copy.meta.citations == original.meta.citations
-    assert copy.meta.citations[0].snippet == "API_VERSION = 'v2'"
+    # The global store is outside the repository: nothing there could verify src/app.py:3.
+    assert [c.ref for c in original.meta.citations] == ["src/app.py:3", "https://example.com/api"]
+    assert [c.ref for c in copy.meta.citations] == ["https://example.com/api"]
+    assert any(
+        "dropped 1 file citation (src/app.py:3)" in w and "outside this repository" in w
+        for w in result.warnings
+    ), result.warnings
+    assert global_store.verify_all().ok()  # nothing reported missing there
     assert copy.meta.tags == ("api",)
     assert copy.meta.source == "graduate"
     assert [(link.type, link.target) for link in copy.links or ()] == [
@@ -211,6 +218,21 @@ def test_graduate_copies_the_memory_keeping_its_citations_and_links_the_two(
         ("graduated_to", "global:notes/api")
     ]
     assert result.citation_id == global_store.citation_id("notes/api")[5:-1]
+
+
+def test_graduate_into_a_store_inside_the_repository_keeps_file_citations(
+    project: MemoryService, git_repo: Path, tmp_path: Path, clock: Clock
+) -> None:
+    team = MemoryService(
+        Store(git_repo / "docs" / "team-memories", "team"),
+        Repository(git_repo),
+        index_path=tmp_path / "team.db",
+        clock=clock,
+    )
+    result = project.graduate("notes/api", team)
+    assert [c.ref for c in result.memory.meta.citations] == ["src/app.py:3"]
+    assert result.memory.meta.citations[0].snippet == "API_VERSION = 'v2'"
+    assert not any("dropped" in w for w in result.warnings)
 
 
 def test_a_graduated_memory_is_no_longer_a_candidate_and_can_be_named_by_its_id(
@@ -322,14 +344,15 @@ def test_graduate_to_global_from_the_cli(
     assert added.exit_code == 0, added.output
     result = run_cli(["graduate", "notes/api", "--to", "global", "--json"], cwd=git_repo)
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["store"] == str(isolated_home / "memories")
     assert data["path"] == "notes/api"
     assert data["id"].startswith("mem:")
-    assert data["citations"][0]["snippet"] == "API_VERSION = 'v2'"
+    assert data["citations"] == []  # src/app.py:3 cannot be verified in the global store
+    assert "warning: dropped 1 file citation (src/app.py:3)" in result.stderr
     assert data["links"][0]["type"] == "graduated_from"
     shown = json.loads(run_cli(["get", "notes/api", "--store", "global", "--json"]).output)
-    assert shown["metadata"]["citations"] == ["src/app.py:3"]
+    assert shown["metadata"]["citations"] == []
     source = json.loads(run_cli(["get", "notes/api", "--json"], cwd=git_repo).output)
     assert [(link["type"], link["target"]) for link in source["links"]] == [
         ("graduated_to", "global:notes/api")

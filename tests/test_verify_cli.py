@@ -164,7 +164,7 @@ def test_verify_text_lists_every_citation_of_the_memory(project: GitRepo, cli: A
     result = cli("verify", "version")
     assert result.exit_code == 1
     assert result.stdout == (
-        "INVALID  version  (confidence 50%)\n"
+        "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
         "  ok           src/app.py:6\n"
     )
@@ -193,9 +193,9 @@ def test_verify_all_text_shows_what_needs_a_look_then_a_one_line_summary(
     result = cli("verify-all")
     assert result.exit_code == 1
     assert result.stdout == (
-        "valid    helpers  (confidence 100%)\n"
+        "valid    helpers  (1 of 1 citation holds)\n"
         "  moved        src/util.py:1 -> src/util.py:3  found at line 3 (was 1)\n"
-        "INVALID  version  (confidence 50%)\n"
+        "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
         "3 memories, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing\n"
     )
@@ -443,7 +443,7 @@ def test_get_with_verify_includes_the_verdicts(project: GitRepo, cli: Any) -> No
     text = cli("get", "version", "--verify")
     assert text.exit_code == 0
     assert text.stdout.endswith(
-        "INVALID  version  (confidence 50%)\n"
+        "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
         "  ok           src/app.py:6\n"
     )
@@ -455,7 +455,7 @@ def test_get_without_verify_does_not_verify(project: GitRepo, cli: Any) -> None:
     assert "verification" not in data
 
 
-# -- --include-mentions ---------------------------------------------------------
+# -- prose mentions (more in test_mentions_*.py) ------------------------------------------
 
 
 MENTIONS = (
@@ -467,7 +467,7 @@ MENTIONS = (
 )
 
 
-def test_mentions_in_prose_are_checked_apart_and_do_not_affect_validity(
+def test_mentions_in_prose_are_verified_by_default_and_count_like_citations(
     project: GitRepo, cli: Any
 ) -> None:
     project.write_lines("pkg/a/main.py", ["a = 1"])
@@ -475,30 +475,44 @@ def test_mentions_in_prose_are_checked_apart_and_do_not_affect_validity(
     project.commit("two mains")
     declared = at(project, "src/app.py", 5, "def main() -> None:")
     project.memory("notes", [declared], content=MENTIONS)
-    without = json.loads(cli("verify", "notes", "--json").stdout)
-    assert "mentions" not in without
-    result = cli("verify", "notes", "--json", "--include-mentions")
-    assert result.exit_code == 0
+    project.commit("memory")
+    without = cli("verify", "notes", "--json", "--no-mentions")
+    assert without.exit_code == 0
+    assert "mentions" not in json.loads(without.stdout)
+    result = cli("verify", "notes", "--json")
+    assert result.exit_code == 1  # src/app.py:40 was past the end when written
     data = json.loads(result.stdout)
-    assert data["valid"] is True
+    assert data["valid"] is False
     assert len(data["citations"]) == 1
-    assert [(m["path"], m["line"], m["status"]) for m in data["mentions"]] == [
-        ("src/app.py", 3, "valid"),
-        ("src/util.py", 2, "valid"),
-        ("src/app.py", 40, "out_of_range"),
+    assert [(m["mention"], m["path"], m["line"], m["status"]) for m in data["mentions"]] == [
+        ("src/app.py:3", "src/app.py", 3, "valid"),
+        ("util.py:2", "src/util.py", 2, "valid"),
+        ("src/app.py:40", "src/app.py", 40, "out_of_range"),
+        ("main.py:1", "main.py", 1, "ambiguous"),
     ]
-    assert all(m["anchored"] is False for m in data["mentions"])
+    assert data["mentions"][3]["candidates"] == ["pkg/a/main.py", "pkg/b/main.py"]
+    assert all(m["anchored"] is (m["status"] == "valid") for m in data["mentions"])
+    assert data["stale_citations"] == [
+        {"path": "src/app.py", "line": 40, "reason": data["mentions"][2]["reason"]}
+    ]
 
 
-def test_failing_mentions_are_shown_in_verify_all_text(project: GitRepo, cli: Any) -> None:
+def test_failing_mentions_make_the_memory_invalid_in_verify_all_text(
+    project: GitRepo, cli: Any
+) -> None:
     project.memory("notes", [at(project, "src/app.py", 5, "def main()")], content=MENTIONS)
-    result = cli("verify-all", "--include-mentions")
-    assert result.exit_code == 0
-    assert result.stdout == (
-        "valid    notes  (confidence 100%)\n"
-        "  mention OUT OF RANGE src/app.py:40  line 40 is past the end of src/app.py (7 lines)"
-        "  (no snippet)\n"
-        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing\n"
+    project.commit("memory")
+    result = cli("verify-all")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0] == "INVALID  notes  (3 of 5 citations and mentions hold)"
+    assert lines[1].startswith(
+        "  mention OUT OF RANGE src/app.py:40 (line 13)  line 40 was already"
+    )
+    assert lines[2].startswith("  mention MISSING      main.py:1 (line 13)  no file main.py in")
+    assert lines[-1] == (
+        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing; "
+        "4 mentions: 2 valid, 1 missing, 1 out of range"
     )
 
 

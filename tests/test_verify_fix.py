@@ -222,7 +222,7 @@ def test_fix_captures_the_snippet_of_an_unanchored_citation(project: GitRepo, cl
     )
     result = cli("verify", "loose", "--fix")
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[-1] == "fixed loose"
+    assert result.stdout.splitlines()[-1] == "fixed 2 citations in loose"
     citations = project.service().get("loose").memory.meta.citations
     assert [(c.ref, c.snippet) for c in citations] == [
         ("src/app.py:3", "API_VERSION = 'v2'"),
@@ -247,7 +247,7 @@ def test_verify_all_fix_from_the_cli_writes_and_refreshes_the_stamp(
     change_the_code(project)
     result = cli("verify-all", "--fix")
     assert result.exit_code == 1  # the stale and missing ones still fail
-    assert "fixed table\n" in result.stdout
+    assert "fixed 2 citations in table\n" in result.stdout
     text = file.read_text(encoding="utf-8")
     fresh = re.search(r"\| src/app\.py \| 5 \| `API_VERSION = 'v2'` \| (\S+) \|", text)
     assert fresh is not None

@@ -10,7 +10,7 @@ import click
 from memory_enhancement import __version__
 from memory_enhancement.cli.app import CONTEXT, App, Group, store_options
 
-# Each command and the module defining it (in that module's COMMANDS, or named `store`):
+# Each command and the module defining it (in that module's COMMANDS):
 # a command's module is imported only when it runs, so `get` does not load `verify-all`.
 LAZY_COMMANDS = {
     "add": "memory_cmds",
@@ -42,6 +42,7 @@ LAZY_COMMANDS = {
     "reinforce": "health_cmds",
     "expire": "health_cmds",
     "store": "store_cmds",
+    "doctor": "store_cmds",
 }
 _ALIASES = {"show": "get"}
 
@@ -58,8 +59,7 @@ class LazyGroup(Group):
             return found
         module = importlib.import_module(f"memory_enhancement.cli.{LAZY_COMMANDS[cmd_name]}")
         wanted = _ALIASES.get(cmd_name, cmd_name)
-        commands = getattr(module, "COMMANDS", None) or [module.store]
-        for command in commands:
+        for command in module.COMMANDS:
             if command.name == wanted:
                 return command  # type: ignore[no-any-return]
         return None  # pragma: no cover - tests/test_cli.py checks the table

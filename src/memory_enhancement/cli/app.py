@@ -47,6 +47,30 @@ class Group(click.Group):
             sys.stderr.close()
             raise SystemExit(EXIT_OK) from None
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list with each summary's whole first sentence, wrapped.
+
+        click cuts summaries to the width left on one line ("answering QUERY,...");
+        a summary that stops mid-sentence tells less than one that wraps.
+        """
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, summary(command)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def summary(command: click.Command) -> str:
+    """A command's short help, else the first sentence of its help, never cut."""
+    if command.short_help:
+        return command.short_help
+    text = " ".join((command.help or "").split("\n\n")[0].split())
+    end = text.find(". ")
+    return text if end < 0 else text[: end + 1]
+
 
 class App:
     """Per-invocation state: where the store and the code are, built lazily."""
@@ -58,15 +82,26 @@ class App:
         self._service: Any = None
         self._shared: dict[str, Any] = {}  # per store, for the server: see build()
 
-    def location(self) -> Any:
+    def location(self, *, create: bool = False) -> Any:
+        """The chosen store. A --dir that does not exist is a mistake (a typo would
+        otherwise show an empty store and leave an index behind), unless the command
+        creates memories (`create`) and the folder's parent exists."""
         from memory_enhancement.store.locations import resolve_store
 
-        return resolve_store(
+        location = resolve_store(
             directory=self.options.get("dir"),
             name=self.options.get("store"),
             cwd=self.cwd,
             env=self.env,
         )
+        if location.kind == "dir" and not location.root.is_dir():
+            given = self.options.get("dir")
+            if not (create and location.root.parent.is_dir()):
+                raise ToolError(
+                    f"--dir {given!r}: no such folder ({location.root}); give an existing "
+                    "memories folder, or create it with `store init PATH`"
+                )
+        return location
 
     def repo_root(self, store_root: Path) -> Path:
         """--repo-root, else the git top-level of the store's folder, else the current folder."""
@@ -83,12 +118,14 @@ class App:
             probe = probe.parent
         return find_git_root(probe) or self.cwd
 
-    def service(self, location: Any = None) -> Any:
-        """The service for the chosen store (or for `location`, e.g. the global store)."""
+    def service(self, location: Any = None, *, create: bool = False) -> Any:
+        """The service for the chosen store (or for `location`, e.g. the global store);
+        `create` for commands that may make the --dir folder (see location())."""
         if location is not None:
             return self.build(location, self.session(), default=False)
         if self._service is None:
-            self._service = self.build(self.location(), self.session(), default=True)
+            chosen = self.location(create=create)
+            self._service = self.build(chosen, self.session(), default=True)
         return self._service
 
     def build(self, location: Any, session: str, *, default: bool, persistent: bool = False) -> Any:
@@ -100,16 +137,14 @@ class App:
         git history are always read as they are now.
         """
         from memory_enhancement.service.factory import open_parts, open_service
-        from memory_enhancement.store.locations import cache_home, data_home, store_key
+        from memory_enhancement.store.locations import store_key
 
         key = store_key(location.root)
         parts = self._shared.get(key) if persistent else None
         if parts is None:
-            given = self.options.get("index") if default else None
-            index_file = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
+            index_file, state_file = self.database_files(location, default=default)
             parts = open_parts(
-                location.root, location.name, index_file=index_file,
-                state_file=data_home(self.env) / "state" / f"{key}.db",
+                location.root, location.name, index_file=index_file, state_file=state_file,
                 repo_root=self.repo_root(location.root), persistent=persistent,
             )  # fmt: skip
             if persistent:
@@ -121,11 +156,20 @@ class App:
             model=self.env.get("MEMORY_ENHANCEMENT_MODEL"),
         )
 
+    def database_files(self, location: Any, *, default: bool = True) -> tuple[Path, Path]:
+        """The store's index (--index, else in the cache folder) and state database."""
+        from memory_enhancement.store.locations import cache_home, data_home, store_key
+
+        key = store_key(location.root)
+        given = self.options.get("index") if default else None
+        index_file = Path(given) if given else cache_home(self.env) / "indexes" / f"{key}.db"
+        return index_file, data_home(self.env) / "state" / f"{key}.db"
+
     def service_for(self, store: str | None, session: str, *, create: bool = False) -> Any:
         """What the MCP server calls per tool call: a named store (created on first write) or
         the default one chosen by the command-line options."""
         if store is None:
-            return self.build(self.location(), session, default=True, persistent=True)
+            return self.build(self.location(create=True), session, default=True, persistent=True)
         from memory_enhancement.core.errors import NotFoundError
         from memory_enhancement.store.locations import (
             Registry,

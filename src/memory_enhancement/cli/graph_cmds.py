@@ -13,6 +13,7 @@ from memory_enhancement.cli.app import (
     emit_json,
     fail,
     json_option,
+    plural,
     store_options,
 )
 
@@ -70,31 +71,31 @@ def graph(
 @json_option
 @store_options
 def related(memory: str, as_json: bool) -> None:
-    """Memories that link to MEMORY (its backlinks)."""
+    """Memories that link to MEMORY (its backlinks), each once however often it links."""
+    from memory_enhancement.service.serialize import related_dict
+
     service = app().service()
     target = service.find(memory)
-    found = service.related(target)
+    data = related_dict(target, service.related(target))
     if as_json:
-        emit_json(
-            {
-                "memory": target,
-                "related": [{"path": b.source, "type": b.type, "line": b.line} for b in found],
-            }
-        )
+        emit_json(data)
         return
-    click.echo(f"Memories linking to '{target}': {len(found)}")
-    for backlink in found:
-        kind = "" if backlink.type == "link" else f" ({backlink.type})"
-        click.echo(f"  - {backlink.source}{kind}  [line {backlink.line}]")
+    click.echo(f"Memories linking to '{target}': {len(data['related'])}")
+    for entry in data["related"]:
+        kinds = sorted({link["type"] for link in entry["links"] if link["type"] != "link"})
+        kind = f" ({', '.join(kinds)})" if kinds else ""
+        lines = ", ".join(str(link["line"]) for link in entry["links"])
+        plural_s = "s" * (len(entry["links"]) > 1)
+        click.echo(f"  - {entry['path']}{kind}  [line{plural_s} {lines}]")
 
 
-def _print_paths(paths: list[str], as_json: bool, what: str) -> None:
+def _print_paths(paths: list[str], as_json: bool, one: str, many: str, why: str) -> None:
     if as_json:
         emit_json(paths)
         return
     for path in paths:
         click.echo(path)
-    click.echo(f"{len(paths)} {what}")
+    click.echo(f"{plural(len(paths), one, many)} {why}")
 
 
 @click.command(context_settings=CONTEXT)
@@ -102,7 +103,7 @@ def _print_paths(paths: list[str], as_json: bool, what: str) -> None:
 @store_options
 def roots(as_json: bool) -> None:
     """Memories that no other memory links to."""
-    _print_paths(app().service().roots(), as_json, "roots (no incoming links)")
+    _print_paths(app().service().roots(), as_json, "root", "roots", "(no incoming links)")
 
 
 @click.command(context_settings=CONTEXT)
@@ -110,7 +111,7 @@ def roots(as_json: bool) -> None:
 @store_options
 def orphans(as_json: bool) -> None:
     """Memories with no links to or from other memories."""
-    _print_paths(app().service().orphans(), as_json, "orphans (no links either way)")
+    _print_paths(app().service().orphans(), as_json, "orphan", "orphans", "(no links either way)")
 
 
 @click.command(context_settings=CONTEXT)
@@ -161,7 +162,8 @@ def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
         missing = sum(b.status == "missing" for b in broken)
         files = f", {missing} to missing repository files" if missing else ""
         click.echo(
-            f"{len(broken)} broken links ({sum(b.status == 'dangling' for b in broken)} dangling, "
+            f"{plural(len(broken), 'broken link')} "
+            f"({sum(b.status == 'dangling' for b in broken)} dangling, "
             f"{sum(b.status == 'ambiguous' for b in broken)} ambiguous{files}), "
             f"{offered} with a fix"
         )

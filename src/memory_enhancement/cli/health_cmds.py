@@ -30,8 +30,17 @@ from memory_enhancement.cli.app import (
 )
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
 @click.option("--limit", "-n", type=int, help="Show at most N memories (the summary covers all).")
+@click.option(
+    "--mentions/--no-mentions",
+    default=True,
+    show_default=True,
+    help="Count `path:line` mentions in the prose as citations (verified from git history).",
+)
+@click.option("--json", "as_json_flag", is_flag=True, help="Print JSON (same as --format json).")
 @store_options
-def health(fmt: str, output: str | None, limit: int | None) -> None:
+def health(
+    fmt: str, output: str | None, limit: int | None, mentions: bool, as_json_flag: bool
+) -> None:
     """Verify every memory and rank them by urgency: stale and doubtful first.
 
     A report, not a gate: it exits 0 (use `verify-all` to fail a build).
@@ -40,9 +49,13 @@ def health(fmt: str, output: str | None, limit: int | None) -> None:
 
     from memory_enhancement.health.render import as_json, as_markdown
 
+    if as_json_flag:
+        if fmt not in ("markdown", "json"):
+            fail(f"give either --json or --format {fmt}, not both")
+        fmt = "json"
     if limit is not None and limit < 1:
         fail(f"invalid --limit {limit}: it must be at least 1")
-    report = app().service().health()
+    report = app().service().health(mentions=mentions)
     warn(report.skipped)
     if fmt == "json":
         data = as_json(report, limit)
@@ -59,7 +72,7 @@ def health(fmt: str, output: str | None, limit: int | None) -> None:
         target = app().cwd / Path(output)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-        click.echo(f"wrote {target} ({report.total} memories)", err=True)
+        click.echo(f"wrote {target} ({plural(report.total, 'memory', 'memories')})", err=True)
     else:
         click.echo(text, nl=False)
 

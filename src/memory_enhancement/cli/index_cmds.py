@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from memory_enhancement.cli.app import CONTEXT, app, emit_json, json_option, store_options, warn
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    app,
+    emit_json,
+    json_option,
+    plural,
+    store_options,
+    warn,
+)
 from memory_enhancement.cli.render import print_memory
 
 MODES = ["lexical", "semantic", "hybrid"]
@@ -112,7 +120,8 @@ def reindex(as_json: bool) -> None:
     if as_json:
         emit_json({"indexed": stats.added, "seconds": round(stats.seconds, 3)})
     else:
-        click.echo(f"indexed {stats.added} memories in {stats.seconds:.2f}s ({service.index.path})")
+        indexed = plural(stats.added, "memory", "memories")
+        click.echo(f"indexed {indexed} in {stats.seconds:.2f}s ({service.index.path})")
 
 
 @click.group(context_settings=CONTEXT)

@@ -95,7 +95,7 @@ def add(
     assert text is not None
     result = (
         app()
-        .service()
+        .service(create=True)
         .add(
             path,
             text,
@@ -152,9 +152,16 @@ def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
     "citations",
     multiple=True,
     metavar="REF",
-    help="Citations (replace the old ones; repeatable).",
+    help="Citations (replace the old ones; repeatable). To drop or replace one: `citation`.",
 )
 @click.option("--clear-citations", is_flag=True, help="Remove all citations.")
+@click.option(
+    "--link",
+    "links",
+    multiple=True,
+    metavar="TARGET",
+    help="Add a link to another memory, or TYPE:TARGET (repeatable; existing links stay).",
+)
 @click.option("--expires-at", metavar="WHEN", help="Set the expiry (ISO 8601).")
 @click.option("--no-expires-at", "clear_expiry", is_flag=True, help="Remove the expiry.")
 @json_option
@@ -167,17 +174,19 @@ def update(
     clear_tags: bool,
     citations: tuple[str, ...],
     clear_citations: bool,
+    links: tuple[str, ...],
     expires_at: str | None,
     clear_expiry: bool,
     as_json: bool,
 ) -> None:
-    """Change a memory. What is given replaces; what is omitted is kept."""
-    if citations and clear_citations:
-        fail("give either --citation or --clear-citations, not both")
+    """Change a memory. What is given replaces (links are added); what is omitted is kept.
+
+    --clear-citations with --citation replaces the citations, as --citation alone does.
+    """
     if tags and clear_tags:
         fail("give either --tag or --clear-tags, not both")
     text, _ = _read_content(content, file, required=False)
-    new_citations = [] if clear_citations else (list(citations) if citations else None)
+    new_citations = list(citations) if citations else ([] if clear_citations else None)
     new_tags = [] if clear_tags else (list(tags) if tags else None)
     result = (
         app()
@@ -189,6 +198,7 @@ def update(
             expires_at=expires_at,
             clear_expiry=clear_expiry,
             citations=new_citations,
+            links=links,
         )
     )
     _write_result(result, as_json, "updated")
@@ -302,6 +312,32 @@ def citation_add(path: str, ref: str, snippet: str | None, as_json: bool) -> Non
     """Add the citation REF (src/x.py:42, src/x.py:17-25, a URL) to memory PATH."""
     result = app().service().add_citation(path, ref, snippet=snippet)
     _write_result(result, as_json, "cited in")
+
+
+@citation.command("remove", context_settings=CONTEXT)
+@click.argument("path")
+@click.argument("ref")
+@json_option
+@store_options
+def citation_remove(path: str, ref: str, as_json: bool) -> None:
+    """Drop the citation REF (as `get` lists it) from memory PATH; the others stay."""
+    result = app().service().remove_citation(path, ref)
+    _write_result(result, as_json, f"dropped {ref} from")
+
+
+@citation.command("replace", context_settings=CONTEXT)
+@click.argument("path")
+@click.argument("old")
+@click.argument("new")
+@click.option(
+    "--snippet", help="Text of the new cited line(s); captured from the code when omitted."
+)
+@json_option
+@store_options
+def citation_replace(path: str, old: str, new: str, snippet: str | None, as_json: bool) -> None:
+    """Replace the citation OLD of memory PATH by NEW, in its place; the others stay."""
+    result = app().service().replace_citation(path, old, new, snippet=snippet)
+    _write_result(result, as_json, f"replaced {old} by {new} in")
 
 
 COMMANDS = [add, get, update, remove, move, list_cmd, recent, prune, citation]

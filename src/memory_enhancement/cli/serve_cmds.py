@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import click
 
-from memory_enhancement.cli.app import CONTEXT, app, store_options
+from memory_enhancement.cli.app import CONTEXT, app, emit_json, fail, json_option, store_options
 
 SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"
+LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 @click.command(context_settings=CONTEXT)
@@ -21,25 +24,65 @@ SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="With streamable-http.")
 @click.option("--port", default=8765, show_default=True, help="With streamable-http.")
-@click.option("--log-level", default="WARNING", show_default=True, help="Logging on stderr.")
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default="WARNING",
+    show_default=True,
+    help="Logging on stderr.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Log JSON lines on stderr.")
 @store_options
-def serve(transport: str, host: str, port: int, log_level: str) -> None:
-    """Serve the memories to agents over MCP (stdout is the protocol; logs go to stderr)."""
+def serve(transport: str, host: str, port: int, log_level: str, as_json: bool) -> None:
+    """Serve the memories to agents over MCP (stdout is the protocol; logs go to stderr).
+
+    An agent starts this command and talks to it; run by hand on a terminal, it waits
+    for an MCP client on stdio (Ctrl-C stops it).
+    """
     import logging
     import sys
 
-    logging.basicConfig(
-        level=log_level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_JsonLines() if as_json else logging.Formatter(LOG_FORMAT))
+    logging.basicConfig(level=log_level.upper(), handlers=[handler])
     state = app()
-    state.location()  # a bad --dir/--store fails here, before any client connects
+    state.location(create=True)  # a bad --dir/--store fails here, before any client connects
     from memory_enhancement.mcp.server import build_server
 
     server = build_server(state.service_for)
     if transport == "stdio":
-        server.run()
+        from memory_enhancement.mcp.stdio import run_stdio
+
+        if sys.stdin.isatty():
+            click.echo(
+                "memory-enhancement: waiting for an MCP client on stdio (an agent starts this "
+                "command itself; see README, Connecting an agent). Ctrl-C stops it.",
+                err=True,
+            )
+        try:
+            run_stdio(server)
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
     else:
+        click.echo(f"memory-enhancement: serving MCP at http://{host}:{port}/mcp", err=True)
         server.run("streamable-http", host=host, port=port)
+
+
+class _JsonLines(logging.Formatter):
+    """One JSON object per log record: time, level, logger, message."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        import json
+
+        data = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            data["exception"] = self.formatException(record.exc_info)
+        return json.dumps(data, ensure_ascii=False)
 
 
 @click.group(context_settings=CONTEXT)
@@ -48,21 +91,47 @@ def skill() -> None:
 
 
 @skill.command("show", context_settings=CONTEXT)
-def show() -> None:
+@json_option
+def show(as_json: bool) -> None:
     """Print SKILL.md."""
-    click.echo(SKILL_FILE.read_text(encoding="utf-8"), nl=False)
+    text = SKILL_FILE.read_text(encoding="utf-8")
+    if as_json:
+        emit_json({"path": str(SKILL_FILE), "content": text})
+    else:
+        click.echo(text, nl=False)
 
 
 @skill.command("install", context_settings=CONTEXT)
 @click.argument("folder", default=".claude/skills/memory-enhancement")
-def install(folder: str) -> None:
-    """Copy SKILL.md into FOLDER (default: Claude Code's project skills folder)."""
-    import shutil
+@click.option("--force", is_flag=True, help="Overwrite a SKILL.md that differs from this one.")
+@json_option
+def install(folder: str, force: bool, as_json: bool) -> None:
+    """Copy SKILL.md into FOLDER (default: Claude Code's project skills folder).
 
-    target = app().cwd / folder
-    target.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(SKILL_FILE, target / "SKILL.md")
-    click.echo(f"installed {target / 'SKILL.md'}")
+    A SKILL.md already there that differs (edited by hand, or from another version)
+    is kept unless --force is given.
+    """
+    bundled = SKILL_FILE.read_bytes()
+    target = app().cwd / folder / "SKILL.md"
+    try:
+        present = target.read_bytes() if target.is_file() else None
+    except OSError as exc:
+        fail(f"cannot read {target}: {exc}")
+    if present is not None and present != bundled and not force:
+        fail(
+            f"{target} differs from the bundled skill (edited locally, or from another "
+            "version); keep it, or overwrite it with --force"
+        )
+    status = "unchanged" if present == bundled else "overwritten" if present else "installed"
+    if present != bundled:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(".SKILL.md.tmp")
+        temporary.write_bytes(bundled)
+        temporary.replace(target)
+    if as_json:
+        emit_json({"path": str(target), "status": status})
+    else:
+        click.echo(f"{status} {target}")
 
 
 COMMANDS = [serve, skill]

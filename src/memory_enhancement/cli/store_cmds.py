@@ -1,12 +1,22 @@
-"""`store ...`: create, list, register and unregister stores."""
+"""`store ...` (create, list, register and unregister stores) and `doctor` (which store,
+index, repository and extras a command would use, and what is wrong with them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from memory_enhancement.cli.app import CONTEXT, app, emit_json, fail, json_option
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    EXIT_PROBLEMS,
+    app,
+    emit_json,
+    fail,
+    json_option,
+    store_options,
+)
 
 
 @click.group(context_settings=CONTEXT)
@@ -28,7 +38,10 @@ def init(path: str | None, fmt: str | None, as_json: bool) -> None:
     from memory_enhancement.service.factory import init_store
 
     state = app()
-    root = (state.cwd / Path(path).expanduser()).resolve() if path else state.location().root
+    if path:
+        root = (state.cwd / Path(path).expanduser()).resolve()
+    else:
+        root = state.location(create=True).root
     created, chosen = init_store(root, fmt)
     if as_json:
         emit_json({"path": str(root), "created": created, "format": chosen})
@@ -89,3 +102,100 @@ def remove_store(name: str, as_json: bool) -> None:
         emit_json({"name": name, "path": root, "removed": True})
     else:
         click.echo(f"unregistered store {name} (files kept in {root})")
+
+
+@click.command(context_settings=CONTEXT)
+@click.option("--load-model", is_flag=True, help="Also load the semantic model (slow: seconds).")
+@json_option
+@store_options
+def doctor(load_model: bool, as_json: bool) -> None:
+    """Show the effective configuration and check it. Exits 1 naming each problem found.
+
+    The store a command here would use (and how it was chosen), its format, the
+    index and state files, the repository root and HEAD, git, the semantic extra
+    and its model. Nothing is created or changed.
+    """
+    from memory_enhancement.service.diagnose import diagnose
+
+    state = app()
+    location = state.location()
+    index_file, state_file = state.database_files(location)
+    found = diagnose(
+        store_root=location.root,
+        store_name=location.name,
+        chosen_by={
+            "dir": "given by --dir",
+            "named": "given by --store",
+            "project": "the project store at the git root",
+        }.get(location.kind, "the global store: no git repository here"),
+        index_file=index_file,
+        state_file=state_file,
+        repo_root=state.repo_root(location.root),
+        model=state.env.get("MEMORY_ENHANCEMENT_MODEL") or _configured_model(location.root),
+        load_model=load_model,
+    )
+    if as_json:
+        emit_json(found.as_dict())
+    else:
+        _print_diagnosis(found.facts, found.problems, found.notes)
+    if found.problems:
+        raise SystemExit(EXIT_PROBLEMS)
+
+
+def _configured_model(root: Path) -> str | None:
+    from memory_enhancement.core.errors import MemoryToolError
+    from memory_enhancement.service.factory import configured_model
+
+    try:
+        return configured_model(root)
+    except MemoryToolError:
+        return None  # an unreadable config is reported as a problem by diagnose
+
+
+def _print_diagnosis(facts: dict[str, Any], problems: list[str], notes: list[str]) -> None:
+    store, index, db = facts["store"], facts["index"], facts["state"]
+    repo, git, sem = facts["repository"], facts["git"], facts["semantic"]
+    python = facts["python"]
+    if store["exists"]:
+        count = store["memories"]
+        holding = f"{count} memor{'y' if count == 1 else 'ies'}, " if count is not None else ""
+        detail = f"{holding}new memories: {store['format'] or '?'}"
+    else:
+        detail = "not created yet"
+    head = repo["head"][:12] if repo["head"] else "no commit"
+    branch = f" on {repo['branch']}" if repo["branch"] else ""
+    if sem["installed"]:
+        found = {True: "found", False: "NOT FOUND", None: "not checked"}[sem["model_found"]]
+        loaded = {True: ", loads", False: ", does NOT load", None: ""}[sem["model_loaded"]]
+        semantic = f"installed; model {sem['model']} {found}{loaded}"
+    else:
+        semantic = "not installed (pip install 'memory-enhancement[semantic]')"
+    rows = [
+        ("version", f"memory-enhancement {facts['version']}, Python {python['version']}"),
+        ("python", python["executable"]),
+        ("store", f"{store['path']}  ({store['chosen_by']})"),
+        ("", detail),
+        ("config", store["config"] or "none (defaults)"),
+        ("index", _file_line(index)),
+        ("state", _file_line(db)),
+        ("repository", repo["root"] + (f"  (git, HEAD {head}{branch})" if repo["git"] else "")),
+        ("git", git["version"] or "NOT FOUND"),
+        ("semantic", semantic),
+    ]
+    for label, value in rows:
+        click.echo(f"{label:<12}{value}")
+    for note in notes:
+        click.echo(f"note: {note}")
+    for problem in problems:
+        click.echo(f"problem: {problem}")
+    count = len(problems)
+    click.echo(f"{count or 'no'} problem{'s' * (count != 1)} found")
+
+
+def _file_line(info: dict[str, Any]) -> str:
+    if not info["exists"]:
+        return f"{info['path']}  (not created yet)"
+    return f"{info['path']}  ({info['bytes']:,} bytes)"
+
+
+COMMANDS = [store, doctor]

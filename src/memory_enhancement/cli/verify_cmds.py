@@ -32,6 +32,9 @@ _MARK = {
     "out_of_range": "OUT OF RANGE",
     "skipped": "skipped",
     "invalid": "INVALID",
+    "ambiguous": "AMBIGUOUS",
+    "in_submodule": "in submodule",
+    "unchecked": "unchecked",
 }
 
 
@@ -48,8 +51,13 @@ def verify_options(func: F) -> F:
         ),
         click.option("--strict", is_flag=True, help="Moved citations fail too."),
         click.option(
-            "--include-mentions", is_flag=True, help="Also check path:line mentions in the prose."
+            "--mentions/--no-mentions",
+            "include_mentions",
+            default=True,
+            show_default=True,
+            help="Also verify `path:line` mentions in the prose, from git history.",
         ),
+        click.option("--include-mentions", "legacy_mentions", is_flag=True, hidden=True),
         click.option(
             "--write",
             is_flag=True,
@@ -88,6 +96,7 @@ def verify(
     dry_run: bool,
     strict: bool,
     include_mentions: bool,
+    legacy_mentions: bool,
     write: bool,
     check_urls: bool,
     url_timeout: float,
@@ -129,6 +138,7 @@ def verify_all(
     dry_run: bool,
     strict: bool,
     include_mentions: bool,
+    legacy_mentions: bool,
     write: bool,
     check_urls: bool,
     url_timeout: float,
@@ -156,19 +166,29 @@ def verify_all(
 def _worth_showing(result: Any) -> bool:
     """verify-all text lists only memories with something to look at."""
     moved = any(c.status.value == "moved" for c in result.checks)
-    return not result.valid or moved or any(m.status.failing for m in result.mentions)
+    return not result.valid or moved or any(m.status.value != "valid" for m in result.mentions)
 
 
 def print_result(result: Any, *, verbose: bool) -> None:
-    confidence = "-" if result.confidence is None else f"{result.confidence:.0%}"
+    """A memory's line (`valid` only when no citation and no mention fails), then its
+    citations and mentions (all of them when verbose, else those that are not valid).
+
+    The figure is this run's (how many checked citations hold), not the confidence
+    `health` computes and `--write` records: that one says so itself."""
+    mentions = list(getattr(result, "mentions", ()) or ())
+    checked = [c for c in (*result.checks, *mentions) if c.status.value != "skipped"]
+    held = sum(1 for c in checked if c.status.value in ("valid", "moved"))
+    n = len(checked)
+    what = "citations and mentions" if mentions else "citations" if n != 1 else "citation"
+    figure = f"{held} of {n} {what} hold{'s' * (n == 1 and not mentions)}"
     state = "valid" if result.valid else "INVALID"
-    click.echo(f"{state:<8} {result.path}  (confidence {confidence})")
+    click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
     for check in result.checks:
         if verbose or check.status.value != "valid":
             click.echo(_check_line(check))
     for check in result.mentions:
-        if verbose or check.status.failing:
-            click.echo(_check_line(check, prefix="mention "))
+        if verbose or check.status.value != "valid":
+            click.echo(_mention_line(check))
 
 
 def _check_line(check: Any, prefix: str = "") -> str:
@@ -177,26 +197,65 @@ def _check_line(check: Any, prefix: str = "") -> str:
         where = check.current_path
         if check.current_line:
             where += f":{check.current_line}"
+            end = check.current_end_line
+            if end is not None and end != check.current_line:
+                where += f"-{end}"
         ref = f"{ref} -> {where}"
     reason = f"  {check.reason}" if check.reason else ""
     unanchored = "" if check.anchored else "  (no snippet)"
     return f"  {prefix}{_MARK[check.status.value]:<12} {ref}{reason}{unanchored}"
 
 
+def _mention_line(check: Any) -> str:
+    """A mention as written, where it is in the memory, and what became of it."""
+    mention = check.mention
+    mark = "RENAMED" if check.renamed_to else _MARK[check.status.value]
+    written = mention.text if mention is not None else check.citation.ref
+    if mention is not None and mention.form == "list":
+        written = f"{mention.path}:{written}"
+    where = f" (line {mention.line})" if mention is not None else ""
+    target = ""
+    if check.status.value == "moved" and check.current_path:
+        end = check.current_end_line
+        target = f" -> {check.current_path}:{check.current_line}" + (f"-{end}" if end else "")
+    reason = f"  {check.reason}" if check.reason else ""
+    return f"  mention {mark:<12} {written}{where}{target}{reason}"
+
+
 def _print_github(run: Any, strict: bool) -> None:
-    """GitHub Actions annotations, each on the line of the memory file holding the citation."""
+    """GitHub Actions annotations, each on the line of the memory file holding the citation
+    or mention: a warning for what fails, a notice for a mention that moved or that nothing
+    could vouch for, an error for a memory file that could not be read."""
+    for path, file, reason in run.unreadable:
+        title = f"unreadable memory {path}" if path else "unreadable memory file"
+        where = f"file={_escape(file, True)}," if file else ""
+        click.echo(f"::error {where}title={_escape(title, True)}::{_escape(reason)}")
     for result in run.results:
+        title = f"memory {result.path}"
         for n, check in enumerate(result.checks):
             status = check.status.value
             if not (check.status.failing or (strict and status == "moved")):
                 continue
             line = result.lines[n] if n < len(result.lines) and result.lines[n] else 1
             message = f"{status} citation {check.citation.ref}: {check.reason}"
-            title = f"memory {result.path}"
-            click.echo(
-                f"::warning file={_escape(result.file, True)},line={line},"
-                f"title={_escape(title, True)}::{_escape(message)}"
-            )
+            _annotate("warning", result.file, line, title, message)
+        for check in result.mentions:
+            status = "renamed" if check.renamed_to else check.status.value
+            if status == "valid":
+                continue
+            failing = check.status.failing or (strict and status in ("moved", "renamed"))
+            kind = "warning" if failing else "notice"
+            mention = check.mention
+            written = mention.text if mention is not None else check.citation.ref
+            message = f"{status} mention {written}: {check.reason}"
+            _annotate(kind, result.file, mention.line if mention else 1, title, message)
+
+
+def _annotate(kind: str, file: str, line: int, title: str, message: str) -> None:
+    click.echo(
+        f"::{kind} file={_escape(file, True)},line={line},"
+        f"title={_escape(title, True)}::{_escape(message)}"
+    )
 
 
 def _escape(text: str, prop: bool = False) -> str:
@@ -221,19 +280,36 @@ def _with_fixes(run: Any) -> list[dict[str, Any]]:
 
 
 def _emit_results(run: Any) -> None:
-    """verify-all's JSON list, one memory per line; a fixed memory carries its fix."""
+    """verify-all's JSON list, one memory per line; a fixed memory carries its fix, and
+    each unreadable memory file is listed with the reason (`"unreadable"`)."""
     from memory_enhancement.service.serialize import verification_json
 
+    unreadable = [
+        {
+            "memory_id": path or None,
+            "valid": False,
+            "confidence": None,
+            "stale_citations": [],
+            "citations": [],
+            "unreadable": reason,
+        }
+        for path, _, reason in run.unreadable
+    ]
     if len(run.results) <= 50 or run.fixes:
-        emit_json(_with_fixes(run))
+        emit_json(_with_fixes(run) + unreadable)
         return
+    import json
+
     # Streamed a thousand memories at a time: the whole text at 50,000 memories is tens
     # of megabytes, held twice while joined.
+    encode = json.JSONEncoder(ensure_ascii=False).encode
     results, write = run.results, sys.stdout.write
     write("[\n")
     for start in range(0, len(results), 1000):
         chunk = ",\n".join(map(verification_json, results[start : start + 1000]))
         write(chunk if start == 0 else ",\n" + chunk)
+    if unreadable:
+        write(",\n" + ",\n".join(map(encode, unreadable)))
     write("\n]\n")
     sys.stdout.flush()
 
@@ -244,8 +320,19 @@ def _print_fixes(run: Any, *, quiet: bool) -> None:
     for fix in run.fixes:
         if not fix.written:
             click.echo(fix.diff, nl=False)
-        else:
-            click.echo(f"fixed {fix.path}")
+            continue
+        done = []
+        fixed = [
+            plural(count, what)
+            for count, what in ((fix.citations_fixed, "citation"), (fix.mentions_fixed, "mention"))
+            if count
+        ]
+        if fixed:
+            done.append(f"fixed {' and '.join(fixed)}")
+        if fix.confidence is not None:
+            done.append(f"recorded confidence {fix.confidence:.4g}")
+        what = " and ".join(done) or "recorded the verification time"
+        click.echo(f"{what} in {fix.path}")
 
 
 def _summary(run: Any) -> str:
@@ -256,8 +343,16 @@ def _summary(run: Any) -> str:
     head = (
         f"{plural(len(run.results), 'memory', 'memories')}, {plural(run.citations, 'citation')}: "
     )
+    text = head + ", ".join(shown)
+    if run.mentions:
+        said = [
+            f"{run.count_mentions(v)} {v.value.replace('_', ' ')}"
+            for v in Verdict
+            if run.count_mentions(v)
+        ]
+        text += f"; {plural(run.mentions, 'mention')}: " + ", ".join(said)
     tail = f", {plural(len(run.skipped), 'unreadable memory file')}" if run.skipped else ""
-    return head + ", ".join(shown) + tail
+    return text + tail
 
 
 _ALWAYS = ("valid", "moved", "stale", "missing")

@@ -168,10 +168,10 @@ class Resolver:
         target = link.target.strip()
         if link.kind is LinkKind.MARKDOWN:
             path = strip_md(target)
-            tries = [_join(source, path), posixpath.normpath(path.lstrip("/"))]
+            tries = [_join(source, path), _normpath(path.lstrip("/"))]
         else:
             path = strip_md(target.lstrip("/"))
-            tries = [posixpath.normpath(path or "."), _join(source, path)]
+            tries = [_normpath(path or "."), _join(source, path)]
         head, marker, rest = path.rpartition(_STORE_MARK)
         if marker and (not head or head.endswith("/") or head.endswith(".")):
             tries.append(posixpath.normpath(rest or "."))  # `.serena/memories/beta.md`
@@ -251,7 +251,30 @@ def lookup_name(target: str) -> str | None:
 
 
 def _join(source: str, target: str) -> str:
-    return posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
+    """target read from source's folder, normalised (source is a memory path: normal)."""
+    folder = source.rpartition("/")[0]
+    if _is_normal(target):
+        return f"{folder}/{target}" if folder else target
+    return posixpath.normpath(posixpath.join(folder, target))
+
+
+def _normpath(path: str) -> str:
+    """posixpath.normpath, without its cost for a path with nothing to normalise."""
+    return path if _is_normal(path) else posixpath.normpath(path)
+
+
+def _is_normal(path: str) -> bool:
+    """A relative path with no empty, `.` or `..` segment: normpath leaves it as it is.
+
+    Resolving the links of a store normalises thousands of link targets, most of
+    them plain names, and posixpath.normpath is Python code.
+    """
+    if not path or path[0] == "/":
+        return False
+    if "/" not in path:
+        return path != "." and path != ".."
+    segments = path.split("/")
+    return "" not in segments and "." not in segments and ".." not in segments
 
 
 def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:

@@ -1,54 +1,371 @@
-"""`path:line` mentions written in a memory's prose, checked on request.
+"""Prose mentions of code: `src/app.py:42` and the other ways people cite lines in passing.
 
-Real memories cite code in passing ("see `scripts/validate.py:42`") rather than
-in a citations table. These mentions are found here and verified apart from
-declared citations (`--include-mentions`): they have no snippet, so only the
-file and the line range can be checked. A bare file name (`validate.py:42`) is
-resolved to a repository path when exactly one tracked file has that name.
+Real memories rarely keep a citations table; they write `main_window.py:817-827`,
+`[the handler](src/api.py#L10-L20)`, paste `src/tool.py:7:5:` from a linter, link
+a blob URL, or glue the mention to Japanese text (`src/app.py:11以降`). This
+module is the grammar: it finds each mention, remembers exactly which characters
+hold its path and line numbers (so `--fix` can rewrite those and nothing else),
+and resolves the path as written against a list of the repository's files.
+Verifying a mention needs history (verify/mentions.py); nothing here does I/O.
+
+Forms, each with or without backticks:
+
+    path:L   path:L-E   path:L–E   path:L:C   path:LL   path:L1,L2-E2 (a list)
+    path#LL  path#LL-LE  path#LLCc-LECc        (markdown links, GitHub anchors)
+    https://github.com/OWNER/NAME/blob/REF/path#LL-LE   (GitLab: /-/blob/)
+
+A path is `/`-joined ASCII segments whose last one has an extension. What comes
+before it must not continue a path or a word in ASCII, so CJK text may touch it
+and URL hosts (`example.com:8080/x.py:3`) are not mentions; a bare host name
+(`api.example.com:443`) is not a file either.
 """
 
 from __future__ import annotations
 
+import bisect
+import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
 
-from memory_enhancement.core.model import Citation
+# The forms, as `Mention.form` names them.
+COLON, RANGE, COLUMN, ANCHOR, ANCHOR_RANGE, LIST, URL = (
+    "colon", "range", "column", "anchor", "anchor_range", "list", "url",
+)  # fmt: skip
 
+_SEGMENT = r"[A-Za-z0-9_.@~+-]+"
 _MENTION = re.compile(
-    r"(?<![\w/.:@-])"
-    r"(?P<path>(?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})"
-    r":(?P<start>\d{1,6})(?:-(?P<end>\d{1,6}))?"
-    r"(?![\w:/])"
+    r"(?<![A-Za-z0-9_./@~+\\-])"
+    rf"(?P<path>(?:\.{{1,2}}/|/)?(?:{_SEGMENT}/)*{_SEGMENT})"
+    r"(?:"
+    r"\#L(?P<a1>\d{1,7})(?:C\d{1,5})?(?:[-–]L?(?P<a2>\d{1,7})(?:C\d{1,5})?)?"
+    r"|"
+    r":L?(?P<c1>\d{1,7})(?:[-–]L?(?P<c2>\d{1,7})|:(?P<col>\d{1,5}))?"
+    r"(?P<more>(?:,[ ]?\d{1,7}(?:[-–]\d{1,7})?)*)"
+    r")(?![0-9])"
 )
+_ITEM = re.compile(r"(\d+)(?:[-–](\d+))?")
+_BLOB = re.compile(
+    r"https?://(?P<host>[A-Za-z0-9.-]+)/(?P<repo>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+?)"
+    r"/(?:-/)?blob/(?P<ref>[^/\s#?]+)/(?P<path>[^\s#?)\]>\"'`|]+)"
+    r"#L(?P<a1>\d{1,7})(?:C\d{1,5})?(?:-L?(?P<a2>\d{1,7})(?:C\d{1,5})?)?"
+)
+_ANY_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s)\]>\"'`]+")
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
+_FENCES = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+_NEWLINE = re.compile(r"\n")
+# Where a mention may be: a dotted name's ending right before `:digit` or `#Ldigit`.
+_HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
+_HINT_BYTES = re.compile(_HINT.pattern.encode())
+# A bare name ending like a host name is a host, not a file: `api.example.com:443`.
+_HOST_ENDINGS = frozenset(
+    {
+        "com", "org", "net", "io", "dev", "local", "localhost", "internal", "cloud", "ai",
+        "app", "co", "edu", "gov", "info", "biz", "us", "uk", "de", "jp", "cn", "fr", "ru",
+        "in", "br", "eu",
+    }
+)  # fmt: skip
+_REMOTE_URL = re.compile(r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)")
+_PERMALINK = re.compile(r"[0-9a-f]{40}")
 
 
-def find_mentions(content: str, resolve: Callable[[str], str | None]) -> list[Citation]:
-    """Distinct `path:line` mentions, with bare names resolved (or dropped when unresolvable)."""
-    found: dict[str, Citation] = {}
-    for match in _MENTION.finditer(content):
-        start = int(match["start"])
-        end = int(match["end"]) if match["end"] else None
-        if start < 1 or (end is not None and end < start):
+@dataclass(frozen=True)
+class Mention:
+    """One mention as written: where it is in the memory file and what it cites.
+
+    `line` is the 1-based line of the memory file and `column` the offset of
+    `text` in it. The `*_at` spans are offsets inside `text`: the path (None for
+    the later items of a list, which name no path) and the cited line numbers.
+    """
+
+    line: int
+    column: int
+    text: str
+    path: str  # as written; for a list item, the path of the mention it continues
+    start: int
+    end: int | None  # the last cited line; None for one line
+    form: str
+    path_at: tuple[int, int] | None
+    start_at: tuple[int, int]
+    end_at: tuple[int, int] | None = None
+    repository: str | None = None  # URL form: host/owner/name as in the URL
+    ref: str | None = None  # URL form: the branch or commit in the URL
+    in_code: bool = False  # inside a fenced code block
+
+    @property
+    def ref_text(self) -> str:
+        """The canonical `path:start[-end]`, with the path as written."""
+        tail = f"-{self.end}" if self.end is not None else ""
+        return f"{self.path}:{self.start}{tail}"
+
+    @property
+    def permalink(self) -> bool:
+        """A blob URL pinned to a commit: its line numbers belong to that commit forever."""
+        return self.ref is not None and _PERMALINK.fullmatch(self.ref) is not None
+
+
+def may_mention(data: bytes) -> bool:
+    """Whether a memory file's bytes may hold a mention at all (checked before decoding:
+    most memories mention nothing, and a verify-all reads them all)."""
+    return _HINT_BYTES.search(data) is not None
+
+
+def find_mentions(text: str) -> list[Mention]:
+    """Every mention in a memory file's text, in order. YAML frontmatter is read too
+    (`sources: [Looper.cpp:1162-1280]`): the caller drops mentions that repeat a
+    declared citation.
+
+    Most memories mention nothing, so one search over the whole text finds the
+    lines that might (a dotted name followed by `:digit` or `#Ldigit`) and only
+    those are parsed; a verify-all reads every memory of the store.
+    """
+    hits = [m.start() for m in _HINT.finditer(text)]
+    if not hits:
+        return []
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    fences = [bisect.bisect_right(starts, m.start()) for m in _FENCES.finditer(text)]
+    found: list[Mention] = []
+    done = 0
+    for at in hits:
+        number = bisect.bisect_right(starts, at)  # 1-based line
+        if number <= done:
             continue
-        path = match["path"]
-        if "/" not in path:
-            resolved = resolve(path)
-            if resolved is None:
-                continue
-            path = resolved
-        citation = Citation(path, start, end if end != start else None)
-        found.setdefault(citation.ref, citation)
-    return list(found.values())
+        done = number
+        first = starts[number - 1]
+        last = starts[number] - 1 if number < len(starts) else len(text)
+        raw = text[first:last].rstrip("\r")
+        in_code = bisect.bisect_left(fences, number) % 2 == 1 and number not in fences
+        found.extend(_in_line(raw, number, in_code))
+    return found
 
 
-def basename_resolver(paths: Iterable[str]) -> Callable[[str], str | None]:
-    """A resolver for bare file names: the path of the one tracked file with that name."""
-    by_name: dict[str, list[str]] = {}
-    for path in paths:
-        by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+def _in_line(raw: str, number: int, in_code: bool) -> list[Mention]:
+    found: list[Mention] = []
+    urls = [m.span() for m in _ANY_URL.finditer(raw)] if "://" in raw else []
+    for m in _BLOB.finditer(raw):
+        start, end = int(m["a1"]), _end(m["a1"], m["a2"])
+        base = m.start()
+        found.append(
+            Mention(
+                number, base, m.group(0), m["path"], start, end, URL,
+                _rel(m.span("path"), base), _rel(m.span("a1"), base),
+                _rel(m.span("a2"), base) if end is not None else None,
+                f"{m['host'].lower()}/{m['repo']}", m["ref"], in_code,
+            )
+        )  # fmt: skip
+    for m in _MENTION.finditer(raw):
+        if any(a <= m.start() < b for a, b in urls):
+            continue  # part of a URL (blob URLs were taken above)
+        path = m["path"]
+        if not _is_file(path):
+            continue
+        found.extend(_colon_or_anchor(m, number, in_code))
+    found.sort(key=lambda mention: mention.column)
+    return found
 
-    def resolve(name: str) -> str | None:
-        matches = by_name.get(name, [])
-        return matches[0] if len(matches) == 1 else None
 
-    return resolve
+def _colon_or_anchor(m: re.Match[str], number: int, in_code: bool) -> list[Mention]:
+    base = m.start()
+    path = m["path"]
+    more = m["more"] or ""
+    if m["a1"]:
+        first, last, form = "a1", "a2", ANCHOR_RANGE if m["a2"] else ANCHOR
+    else:
+        first, last = "c1", "c2"
+        form = RANGE if m["c2"] else (COLUMN if m["col"] else COLON)
+    start, end = int(m[first]), _end(m[first], m[last])
+    head_text = m.group(0)[: len(m.group(0)) - len(more)]
+    out = [
+        Mention(
+            number, base, head_text, path, start, end, form,
+            _rel(m.span("path"), base), _rel(m.span(first), base),
+            _rel(m.span(last), base) if m[last] else None, in_code=in_code,
+        )
+    ]  # fmt: skip
+    at = m.start("more") if more else 0
+    for item in _ITEM.finditer(more):
+        a, b = int(item.group(1)), _end(item.group(1), item.group(2))
+        column = at + item.start()
+        out.append(
+            Mention(
+                number, column, item.group(0), path, a, b, LIST, None,
+                (0, len(item.group(1))),
+                _rel(item.span(2), item.start()) if item.group(2) else None,
+                in_code=in_code,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _end(first: str, last: str | None) -> int | None:
+    if not last or int(last) == int(first):
+        return None
+    return int(last)
+
+
+def _rel(span: tuple[int, int], base: int) -> tuple[int, int]:
+    return span[0] - base, span[1] - base
+
+
+def _is_file(path: str) -> bool:
+    last = path.rsplit("/", 1)[-1]
+    ending = _EXTENSION.search(last)
+    if ending is None or last.startswith("..") or "//" in path:
+        return False
+    return "/" in path or ending.group(0)[1:].lower() not in _HOST_ENDINGS
+
+
+# -- resolution ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a path as written names in one version of the repository."""
+
+    path: str | None = None  # the file (repository-relative)
+    candidates: tuple[str, ...] = ()  # several files end with it: ambiguous
+    submodule: str | None = None  # it lies inside this submodule (gitlink)
+    outside: bool = False  # it leaves the repository (`~/x.py`, `../../x.py`)
+
+    @property
+    def found(self) -> bool:
+        return self.path is not None
+
+
+class FileList:
+    """The files of one version of the repository, for resolving paths as written.
+
+    Rules (issue 17): the file at that path from the root when one exists; else
+    the unique file whose path ends with it (`app/core/redis.py` for
+    `admin-module/app/core/redis.py`); several are ambiguous; a path inside a
+    submodule says so.
+    """
+
+    def __init__(self, files: Iterable[str], submodules: Iterable[str] = ()) -> None:
+        listed = frozenset(files)
+        self.files: Container[str] = listed
+        self.submodules = tuple(sorted(submodules))
+        self._by_name: dict[str, list[str]] = {}
+        for path in listed:
+            self._by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        self._added: frozenset[str] = frozenset()
+        self._deleted: dict[str, list[str]] = {}
+
+    def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
+        """This list with some files added and some deleted: another version of the
+        repository, sharing this one's index (built once for the work tree, reused for
+        every past commit a run looks at)."""
+        other = FileList.__new__(FileList)
+        other.submodules = self.submodules
+        other._by_name = self._by_name
+        other._added = frozenset(added)
+        gone = [p for p in deleted if p not in self.files]
+        other._deleted = {}
+        for path in gone:
+            other._deleted.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        other.files = _Overlay(self.files, other._added, frozenset(gone))
+        return other
+
+    def _named(self, name: str) -> list[str]:
+        found = [p for p in self._by_name.get(name, ()) if p not in self._added]
+        return found + self._deleted.get(name, [])
+
+    def resolve(self, written: str, folder: str = "") -> Resolution:
+        """`folder` is the memory file's folder, for `../x.py` relative links."""
+        path = normalize(written, folder)
+        if path is None:
+            return Resolution(outside=True)
+        link = self.submodule_of(path)
+        if link is not None:
+            return Resolution(submodule=link)
+        if path in self.files:
+            return Resolution(path)
+        return self.by_suffix(path)
+
+    def submodule_of(self, path: str) -> str | None:
+        """The submodule a (normalized) path lies in, if any."""
+        for link in self.submodules:
+            if path == link or path.startswith(link + "/"):
+                return link
+        return None
+
+    def named_like(self, stem: str) -> list[str]:
+        """The files whose name starts with this stem, in any folder."""
+        names = {*self._by_name, *self._deleted}
+        return [p for name in names if name.startswith(stem) for p in self._named(name)]
+
+    def by_suffix(self, path: str) -> Resolution:
+        name = path.rsplit("/", 1)[-1]
+        tail = "/" + path
+        found = sorted(p for p in self._named(name) if p.endswith(tail))
+        if len(found) == 1:
+            return Resolution(found[0])
+        return Resolution(candidates=tuple(found))
+
+
+class _Overlay:
+    """Membership in a set of files with some added and some removed, without a copy."""
+
+    def __init__(self, base: Container[str], minus: frozenset[str], plus: frozenset[str]) -> None:
+        self.base, self.minus, self.plus = base, minus, plus
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.plus or (path in self.base and path not in self.minus)
+
+
+def normalize(written: str, folder: str = "") -> str | None:
+    """A path as written made repository-relative; None when it leaves the repository.
+
+    A leading `/` or `./` is the repository root (as in GitHub links and in
+    prose); `../` climbs from the memory's folder (a markdown link in the memory
+    file); `~` leaves the repository; a leading `@` (an editor's file reference)
+    is dropped.
+    """
+    path = written.removeprefix("@")
+    if path.startswith("~"):
+        return None
+    while path.startswith("./"):
+        path = path[2:]
+    if path.startswith("/"):
+        path = path.lstrip("/")
+    elif path.startswith("../"):
+        path = posixpath.join(folder, path)
+    if ".." in path.split("/") or path.startswith("./"):
+        path = posixpath.normpath(path)
+        if path.startswith("../") or path == "..":
+            return None
+    return path or None
+
+
+def remote_repository(url: str) -> str | None:
+    """`host/owner/name` of a git remote URL (https, ssh or scp-like), lowercased."""
+    text = url.strip()
+    scp = re.fullmatch(r"(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?P<path>[^/\s].*)", text)
+    if "://" not in text and scp:
+        host, path = scp["host"], scp["path"]
+    else:
+        parsed = re.fullmatch(
+            r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)", text
+        )
+        if parsed is None:
+            return None
+        host, path = parsed["host"], parsed["path"]
+    path = path.strip("/").removesuffix(".git")
+    return f"{host}/{path}".lower() if path else None
+
+
+# -- rewriting (--fix) -----------------------------------------------------------
+
+
+def relocated(mention: Mention, line: int, end: int | None, path: str | None = None) -> str:
+    """The mention's text with new line numbers (and path), every other character kept:
+    `#L` links stay `#L` links, a column or an en dash stays as written."""
+    edits: list[tuple[tuple[int, int], str]] = [(mention.start_at, str(line))]
+    if mention.end_at is not None:  # `12-12` has an end as written but none as cited
+        edits.append((mention.end_at, str(end if end is not None else line)))
+    if path is not None and mention.path_at is not None:
+        edits.append((mention.path_at, path))
+    text = mention.text
+    for (a, b), new in sorted(edits, reverse=True):
+        text = text[:a] + new + text[b:]
+    return text

@@ -99,7 +99,7 @@ class LinkKind(enum.Enum):
     @property
     def candidate(self) -> bool:
         """Whether a target that names nothing is simply not a link (rather than broken)."""
-        return self in (LinkKind.ITEM, LinkKind.NAMED)
+        return self._value_ in ("item", "named")  # asked per link when indexing: no lookups
 
 
 @dataclass(frozen=True)
@@ -175,11 +175,16 @@ class Memory:
 
 @dataclass(frozen=True)
 class Fix:
-    """What a fix did (or, with a dry run, would do) to one memory file: its diff."""
+    """What a fix did (or, with a dry run, would do) to one memory file: its diff; how
+    many citations and prose mentions it changed, and the confidence it recorded in the
+    file (if any)."""
 
     path: str
     diff: str
     written: bool
+    citations_fixed: int = 0
+    mentions_fixed: int = 0
+    confidence: float | None = None
 
 
 # A memory as verification needs it: the memory (its content only when mentions are

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation, Fix
 
 
@@ -21,6 +22,12 @@ class Verdict(enum.Enum):
     OUT_OF_RANGE = "out_of_range"
     SKIPPED = "skipped"
     INVALID = "invalid"
+    # Prose mentions only: a path naming several files, a file inside a submodule
+    # that is not checked out, and a mention with no history to check it against
+    # (only the line count was checked). None of them fails a memory; none vouches.
+    AMBIGUOUS = "ambiguous"
+    IN_SUBMODULE = "in_submodule"
+    UNCHECKED = "unchecked"
 
     @property
     def failing(self) -> bool:
@@ -29,6 +36,8 @@ class Verdict(enum.Enum):
 
 
 _FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
+# Verdicts that say nothing either way: not counted in a memory's confidence.
+UNCOUNTED = frozenset({"skipped"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +50,12 @@ class CitationCheck:
     current_line: int | None = None
     reason: str = ""
     renamed_to: str | None = None
+    # Prose mentions only: the mention as written, the commit that last changed its
+    # memory line (None: not committed, or no history), the files an ambiguous one names.
+    mention: Mention | None = None
+    written_in: str | None = None
+    candidates: tuple[str, ...] = ()
+    current_end: int | None = None  # where a range ends now, when it did not just move
 
     @property
     def anchored(self) -> bool:
@@ -52,6 +67,8 @@ class CitationCheck:
         c = self.citation
         if c.end_line is None or c.line is None or self.current_line is None:
             return None
+        if self.current_end is not None:
+            return self.current_end
         return self.current_line + (c.end_line - c.line)
 
 
@@ -67,29 +84,44 @@ class MemoryVerification:
 
     @property
     def valid(self) -> bool:
-        return not any(check.status.failing for check in self.checks)
+        """No failing citation and no failing mention: mentions are citations (issue 17)."""
+        return not any(check.status.failing for check in self.checks) and not any(
+            check.status.failing for check in self.mentions
+        )
+
+    @property
+    def everything(self) -> tuple[CitationCheck, ...]:
+        """Declared citations and prose mentions together."""
+        return self.checks + self.mentions if self.mentions else self.checks
 
     @property
     def confidence(self) -> float | None:
-        """Share of checked citations that are valid or moved (seed 004 §4.4.2).
+        """Share of checked citations and mentions that are valid or moved (seed 004 §4.4.2).
 
-        Skipped URLs are not counted; with nothing checked there is no figure.
+        Skipped URLs are not counted; with nothing checked there is no figure. A
+        mention that could not be checked (ambiguous, in a submodule, no history)
+        counts as not good: nothing vouches for it.
         """
-        counted = [c for c in self.checks if c.status is not Verdict.SKIPPED]
-        if not counted:
-            return None
-        good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
-        return round(good / len(counted), 4)
+        return share_good(self.everything)
 
     def count(self, status: Verdict) -> int:
         return sum(check.status is status for check in self.checks)
+
+
+def share_good(checks: tuple[CitationCheck, ...] | list[CitationCheck]) -> float | None:
+    """The share of counted checks that are valid or moved, None when none counts."""
+    counted = [c for c in checks if c.status._value_ not in UNCOUNTED]
+    if not counted:
+        return None
+    good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
+    return round(good / len(counted), 4)
 
 
 @dataclass(frozen=True)
 class VerifyOptions:
     fix: bool = False
     dry_run: bool = False
-    include_mentions: bool = False
+    include_mentions: bool = True
     check_urls: bool = False
     url_timeout: float = 5.0
     write: bool = False
@@ -100,10 +132,20 @@ class VerifyRun:
     results: list[MemoryVerification]
     fixes: list[Fix] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # Per unreadable memory file: (its path in the store, its file as annotations name
+    # it, the reason), for reports that point at it.
+    unreadable: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def citations(self) -> int:
         return sum(len(r.checks) for r in self.results)
+
+    @property
+    def mentions(self) -> int:
+        return sum(len(r.mentions) for r in self.results)
+
+    def count_mentions(self, status: Verdict) -> int:
+        return sum(m.status is status for r in self.results for m in r.mentions)
 
     def count(self, status: Verdict) -> int:
         return sum(r.count(status) for r in self.results)

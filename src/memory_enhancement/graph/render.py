@@ -42,12 +42,12 @@ def as_text(result: GraphResult) -> str:
 
     walk(result.root, "")
     summary = (
-        f"{result.visited_count} {'memory' if result.visited_count == 1 else 'memories'}, "
+        f"{_count(result.visited_count, 'memory', 'memories')}, "
         f"depth {result.max_depth_reached}, "
-        f"{len(result.edges)} links, {len(result.cycles)} cycles"
+        f"{_count(len(result.edges), 'link')}, {_count(len(result.cycles), 'cycle')}"
     )
     if result.dangling:
-        summary += f", {len(result.dangling)} broken links"
+        summary += f", {_count(len(result.dangling), 'broken link')}"
     lines.append(summary)
     return "\n".join(lines) + "\n"
 
@@ -85,3 +85,8 @@ def as_dot(result: GraphResult) -> str:
 def _dot(text: str) -> str:
     """A DOT quoted string: JSON's escapes, but non-ASCII kept as is (`café`, not `caf\\u00e9`)."""
     return json.dumps(text, ensure_ascii=False)
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    """`1 link`, `2 links`."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"

@@ -7,7 +7,8 @@ The JSON shape (documented in docs/health.md)::
      "broken_files": [{"file", "failing_citations", "memories"}]},
      "memories": [{"rank", "path", "id", "title", "status", "flags", "confidence",
                    "confidence_parts": {...}, "last_verified", "uses", "reinforcements",
-                   "citations": {"total", "valid", "moved", ...}, "dangling_links",
+                   "citations": {"total", "valid", "moved", ...}, "mentions": {...},
+                   "dangling_links",
                    "problems": [{"citation", "reason"}]}],
      "history": [{"day", "counts": {verdict: n}}],
      "graph": {"nodes": [{"path", "status", "worst"}], "edges": [{"source", "target", "type"}]},
@@ -27,6 +28,7 @@ LABELS = {
     "dangling_links": "dangling links",
     "moved": "moved citations",
     "expired": "expired",
+    "unchecked": "unchecked mentions",
     "uncited": "uncited",
     "orphan": "orphans",
     "healthy": "healthy",
@@ -78,6 +80,7 @@ def _memory(rank: int, memory: MemoryHealth) -> dict[str, Any]:
         "uses": memory.uses,
         "reinforcements": memory.reinforcements,
         "citations": memory.citations,
+        "mentions": memory.mentions,
         "dangling_links": memory.dangling_links,
         "problems": [{"citation": c, "reason": r} for c, r in memory.stale_details],
     }
@@ -92,7 +95,7 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
     lines = [
         "## Memory health",
         "",
-        f"**{report.total} memories** in `{report.store}` · "
+        f"**{report.total} {'memory' if report.total == 1 else 'memories'}** in `{report.store}` · "
         + " · ".join(f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s]),
         "",
     ]
@@ -112,7 +115,7 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
             "|--:|--------|--------|-----------:|----------:|---------------|-----:|",
         ]
         for n, memory in enumerate(shown, start=1):
-            c = memory.citations
+            c = _both(memory)
             failing = c["stale"] + c["missing"] + c["out_of_range"] + c["invalid"]
             verified = (memory.last_verified or "never")[:10]
             lines.append(
@@ -146,6 +149,12 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
         lines.append("")
     lines.append(f"<sub>memory-enhancement health, {report.generated_at}</sub>")
     return "\n".join(lines) + "\n"
+
+
+def _both(memory: MemoryHealth) -> dict[str, int]:
+    """Citation and mention counts added up (the table counts both)."""
+    mentions = memory.mentions
+    return {k: n + mentions.get(k, 0) for k, n in memory.citations.items()}
 
 
 def _sparkline(histogram: list[int]) -> str:

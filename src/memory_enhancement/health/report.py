@@ -15,7 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.core.verdicts import MemoryVerification, Verdict, VerifyRun
+from memory_enhancement.core.verdicts import (
+    UNCOUNTED,
+    CitationCheck,
+    MemoryVerification,
+    Verdict,
+    VerifyRun,
+)
 from memory_enhancement.graph.traverse import orphans
 from memory_enhancement.index import queries
 from memory_enhancement.index.index import Index
@@ -30,6 +36,7 @@ STATUSES = (
     "dangling_links",
     "moved",
     "expired",
+    "unchecked",
     "uncited",
     "orphan",
     "healthy",
@@ -50,6 +57,7 @@ class MemoryHealth:
     reinforcements: int
     citations: dict[str, int]
     dangling_links: int
+    mentions: dict[str, int] = field(default_factory=dict)  # prose mentions, as citations
     stale_details: tuple[tuple[str, str], ...] = ()  # (citation, reason)
 
     @property
@@ -103,7 +111,7 @@ def build(run: VerifyRun, index: Index, state: State, now: datetime) -> HealthRe
             row, result, facts, dangling.get(row.path, 0), row.path in lonely, now, now_text
         )
         memories.append(health)
-        for check in result.checks if result else ():
+        for check in result.everything if result else ():
             if check.status.failing:
                 broken[check.citation.target] += 1
                 broken_memories.setdefault(check.citation.target, set()).add(row.path)
@@ -136,8 +144,10 @@ def _assess(
     now_text: str,
 ) -> MemoryHealth:
     checks = result.checks if result else ()
-    counts = Counter(check.status.value for check in checks)
-    counted = [c for c in checks if c.status is not Verdict.SKIPPED]
+    mentions = result.mentions if result else ()
+    every = checks + mentions
+    counts = Counter(check.status._value_ for check in every)
+    counted = [c for c in every if c.status._value_ not in UNCOUNTED]
     good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
     score = conf.compute(
         conf.Inputs(
@@ -162,12 +172,14 @@ def _assess(
         flags.append("moved")
     if row.expired(now_text):
         flags.append("expired")
+    if counts["ambiguous"] or counts["in_submodule"] or counts["unchecked"]:
+        flags.append("unchecked")  # mentions nothing could vouch for (issue 17)
     if not counted:
         flags.append("uncited")
     if orphan:
         flags.append("orphan")
     status = flags[0] if flags else "healthy"
-    details = tuple((check.citation.ref, check.reason) for check in checks if check.status.failing)
+    details = tuple((_problem_ref(check), check.reason) for check in every if check.status.failing)
     return MemoryHealth(
         path=row.path,
         citation_id=row.citation_id,
@@ -178,10 +190,23 @@ def _assess(
         last_verified=format_timestamp(facts.last_verified) if facts.last_verified else None,
         uses=facts.uses,
         reinforcements=facts.reinforcements,
-        citations={"total": len(checks), **{v.value: counts.get(v.value, 0) for v in Verdict}},
+        citations=_counts(checks),
         dangling_links=dangling,
         stale_details=details,
+        mentions=_counts(mentions),
     )
+
+
+def _counts(checks: tuple[CitationCheck, ...]) -> dict[str, int]:
+    counts = Counter(check.status._value_ for check in checks)
+    return {"total": len(checks), **{v.value: counts.get(v.value, 0) for v in Verdict}}
+
+
+def _problem_ref(check: CitationCheck) -> str:
+    """A failing citation by its reference; a mention also by where it is in the memory."""
+    if check.mention is None:
+        return check.citation.ref
+    return f"{check.mention.text} (line {check.mention.line})"
 
 
 def _worst_graph(memories: list[MemoryHealth], edges: list[tuple[str, str, str]]) -> dict[str, Any]:

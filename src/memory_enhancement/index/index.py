@@ -267,6 +267,7 @@ class Index:
         conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
         added: list[tuple[str, Document | None, str | None]] = []
         updated = touched = 0
+        same: set[str] = set()
         children = Children()
         # A cold build: the full-text index is built once at the end.
         bulk = len(todo) > 100 and not conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
@@ -289,6 +290,7 @@ class Index:
             if outcome.kind == "gone":
                 continue
             if outcome.kind == "same":
+                same.add(path)
                 conn.execute(
                     "UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?",
                     (outcome.mtime, outcome.size, path),
@@ -308,7 +310,11 @@ class Index:
             conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
         assign_ids(conn, self.state, added, self.id_length)
         appeared = [path for path, _, _ in added]
-        resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids, self.repo)
+        # A file touched without a change (same bytes, new mtime) keeps its links: only the
+        # memories read anew have theirs resolved again (a bulk rewrite of a store would
+        # otherwise resolve every link of it).
+        reread = [p for p in todo if p not in same] if same else todo
+        resolve_links(conn, self.store.name, reread, [*appeared, *gone], gone_ids, self.repo)
         return len(added), updated, len(gone), touched
 
     # -- citation IDs and links of single memories ------------------------------

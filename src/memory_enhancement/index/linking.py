@@ -111,6 +111,8 @@ def _resolver_for(
     stores = {*STORE_PREFIXES, store_name}
     names: set[str] = set()
     ids: set[str] = set()
+    if len(rows) >= SMALL:
+        return _whole_store(conn, stores, repo)  # a big batch: no names worth gathering
     for _, _, target, kind, _ in rows:
         if len(names) + len(ids) >= SMALL:
             break
@@ -144,6 +146,10 @@ def _resolver_for(
                 )
             )
         return Resolver(paths, by_id, stores, repo)
+    return _whole_store(conn, stores, repo)
+
+
+def _whole_store(conn: sqlite3.Connection, stores: set[str], repo: RepoView | None) -> Resolver:
     return Resolver(
         [row[0] for row in conn.execute("SELECT path FROM memories WHERE error IS NULL")],
         dict(conn.execute("SELECT citation_id, path FROM memories WHERE citation_id IS NOT NULL")),

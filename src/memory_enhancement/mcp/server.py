@@ -412,15 +412,11 @@ def _register(mcp: MCPServer, factory: ServiceFactory) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     def related_memories(path: MemoryPath, ctx: Context, store: Store = None) -> RelatedOut:
-        """Memories that link to this one."""
+        """Memories that link to this one, each once (with every link it makes here)."""
         with tool_errors():
             svc = service(ctx, store)
             target = svc.find(path)
-            found = svc.related(target)
-            return {
-                "memory": target,
-                "related": [{"path": b.source, "type": b.type, "line": b.line} for b in found],
-            }
+            return cast(RelatedOut, serialize.related_dict(target, svc.related(target)))
 
     @mcp.tool(annotations=READ_ONLY)
     def memory_health(

@@ -52,6 +52,15 @@ class CheckOut(TypedDict):
     renamed_to: str | None
 
 
+class MentionCheckOut(CheckOut):
+    mention: str | None
+    memory_line: int | None
+    column: int | None
+    form: str | None
+    written_in: str | None
+    candidates: list[str]
+
+
 class StaleOut(TypedDict):
     path: str
     line: int | None
@@ -69,7 +78,7 @@ class VerificationOut(TypedDict):
     confidence: float | None
     stale_citations: list[StaleOut]
     citations: list[CheckOut]
-    mentions: NotRequired[list[CheckOut]]
+    mentions: NotRequired[list[MentionCheckOut]]
     fix: NotRequired[FixOut]
 
 
@@ -176,10 +185,16 @@ class GraphOut(TypedDict):
     dangling: list[DanglingOut]
 
 
+class LinkAtOut(TypedDict):
+    type: str
+    line: int | None
+
+
 class BacklinkOut(TypedDict):
     path: str
     type: str
     line: int | None
+    links: list[LinkAtOut]
 
 
 class RelatedOut(TypedDict):
@@ -240,6 +255,7 @@ class MemoryHealthOut(TypedDict):
     uses: int
     reinforcements: int
     citations: dict[str, int]
+    mentions: dict[str, int]
     dangling_links: int
     problems: list[ProblemOut]
 

@@ -102,6 +102,11 @@ def _index_settings(store: Store) -> dict[str, Any]:
     return chosen
 
 
+def configured_model(root: Path) -> str | None:
+    """The semantic model named in the store's config (`semantic_model:`), if any."""
+    return _store_model(Store(root))
+
+
 def _store_model(store: Store) -> str | None:
     model = store.config().get("semantic_model")
     return str(model) if model else None

@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 class Health(Verification):
     """Rank memories by urgency; record confirmations; let unused memories fade."""
 
-    def health(self) -> HealthReport:
-        """Verify every memory now and rank them by urgency (see health/report.py)."""
+    def health(self, *, mentions: bool = True) -> HealthReport:
+        """Verify every memory now (prose mentions too, unless told not to) and rank them
+        by urgency (see health/report.py)."""
+        from memory_enhancement.core.verdicts import VerifyOptions
         from memory_enhancement.health.report import build
 
-        run = self.verify_all()
+        run = self.verify_all(options=VerifyOptions(include_mentions=mentions))
         return build(run, self.index, self.state, self.clock())
 
     def reinforce(self, path: str, note: str | None = None) -> tuple[str, int]:

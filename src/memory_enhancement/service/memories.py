@@ -12,7 +12,12 @@ from dataclasses import replace
 from datetime import datetime
 
 from memory_enhancement.core.citations import parse_citation
-from memory_enhancement.core.errors import AlreadyExistsError, ExpiredError, InvalidInputError
+from memory_enhancement.core.errors import (
+    AlreadyExistsError,
+    ExpiredError,
+    InvalidInputError,
+    NotFoundError,
+)
 from memory_enhancement.core.ids import format_citation_id
 from memory_enhancement.core.memory_paths import normalize_category, normalize_new_path
 from memory_enhancement.core.model import Link, Memory, MemoryMeta
@@ -138,12 +143,16 @@ class Memories(ServiceBase):
         expires_at: datetime | str | None = None,
         clear_expiry: bool = False,
         citations: Iterable[CitationInput] | None = None,
+        links: Iterable[str | Link] = (),
     ) -> WriteResult:
-        """Change what is given; `citations=[]` clears them, `None` keeps them (seed 003)."""
+        """Change what is given; `citations=[]` clears them, `None` keeps them (seed 003).
+        `links` are added to the memory's links (a link is never dropped by an update)."""
+        extra_links = parse_links(links)
         nothing = content is None and tags is None and expires_at is None and citations is None
-        if nothing and not clear_expiry:
+        if nothing and not clear_expiry and not extra_links:
             raise InvalidInputError(
-                "nothing to update: give content, tags, expires_at, clear_expiry or citations"
+                "nothing to update: give content, tags, expires_at, clear_expiry, citations "
+                "or links"
             )
         if clear_expiry and expires_at is not None:
             raise InvalidInputError("give either expires_at or clear_expiry, not both")
@@ -164,6 +173,8 @@ class Memories(ServiceBase):
                 prepared, warnings = self._prepare(wanted, meta.citations)
                 meta = replace(meta, citations=tuple(prepared))
             new = replace(memory, meta=meta, content=memory.content if content is None else content)
+            if extra_links:
+                new = replace(new, links=(*(new.links or ()), *extra_links))
             return new, warnings
 
         return self._edit(target, change, touch=True)
@@ -189,6 +200,54 @@ class Memories(ServiceBase):
                 return memory, [f"citation {citation.ref} is already on {target}"]
             prepared, warnings = self._prepare([citation], ())
             meta = replace(memory.meta, citations=(*existing, *prepared))
+            if meta.updated_at is not None:
+                meta = replace(meta, updated_at=self.clock())
+            return replace(memory, meta=meta), warnings
+
+        return self._edit(target, change, touch=False)
+
+    def remove_citation(self, path: str, ref: str) -> WriteResult:
+        """Drop one citation (every citation with that reference); the others stay as written.
+
+        `ref` is matched as written in the file or in canonical form (`src/x.py:3`,
+        `src/x.py:17-25`, a URL); a reference the memory does not cite is an error
+        that lists what it does cite.
+        """
+        target = self.store.locate(path)
+
+        def change(memory: Memory) -> tuple[Memory, list[str]]:
+            existing = memory.meta.citations
+            kept = tuple(c for c in existing if not _same_ref(c.ref, ref))
+            if len(kept) == len(existing):
+                cited = ", ".join(c.ref for c in existing) or "none"
+                raise NotFoundError(f"{target!r} does not cite {ref!r} (its citations: {cited})")
+            meta = replace(memory.meta, citations=kept)
+            if meta.updated_at is not None:
+                meta = replace(meta, updated_at=self.clock())
+            return replace(memory, meta=meta), []
+
+        return self._edit(target, change, touch=False)
+
+    def replace_citation(
+        self, path: str, old: str, new: CitationInput, *, snippet: str | None = None
+    ) -> WriteResult:
+        """Replace one citation by another in its place; the others stay as written.
+        The new one's snippet is captured from the code when none is given."""
+        citation = parse_citation(new, snippet=snippet) if isinstance(new, str) else new
+        if snippet is not None and not snippet.strip():
+            raise InvalidInputError("snippet cannot be empty")
+        target = self.store.locate(path)
+
+        def change(memory: Memory) -> tuple[Memory, list[str]]:
+            existing = memory.meta.citations
+            where = [n for n, c in enumerate(existing) if _same_ref(c.ref, old)]
+            if not where:
+                cited = ", ".join(c.ref for c in existing) or "none"
+                raise NotFoundError(f"{target!r} does not cite {old!r} (its citations: {cited})")
+            prepared, warnings = self._prepare([citation], ())
+            kept = [c for n, c in enumerate(existing) if n not in where[1:]]
+            kept[where[0]] = prepared[0]
+            meta = replace(memory.meta, citations=tuple(kept))
             if meta.updated_at is not None:
                 meta = replace(meta, updated_at=self.clock())
             return replace(memory, meta=meta), warnings
@@ -249,3 +308,13 @@ class Memories(ServiceBase):
     def reindex(self) -> SyncStats:
         """Rebuild the index from the files."""
         return self.index.rebuild()
+
+
+def _same_ref(cited: str, given: str) -> bool:
+    """Whether a citation's reference is the one a user typed (as written or canonical)."""
+    if cited == given.strip():
+        return True
+    try:
+        return cited == parse_citation(given).ref
+    except InvalidInputError:
+        return False

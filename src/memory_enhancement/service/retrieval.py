@@ -8,6 +8,7 @@ agent, in which session and for which query (seed 002 §5).
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError
@@ -146,20 +147,42 @@ class Retrieval(Verification):
         ]
 
     def graduate(self, path: str, target: Memories) -> WriteResult:
-        """Copy a memory into another store (the global one), keeping citations; link the two."""
+        """Copy a memory into another store (the global one), linking the two.
+
+        URL citations travel with it. File citations travel only into a store inside
+        this repository: anywhere else (the global store) nothing could verify them,
+        so they are dropped, and the result's warnings name each one.
+        """
         if target.store.root == self.store.root:
             raise InvalidInputError("cannot graduate a memory into its own store")
         # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
         found = self.find(path)  # a path, a [mem:ID] as `stats graduation` shows, or a name
         source = self.get(found, include_expired=True, action=None).memory
+        citations = source.meta.citations
+        warnings: list[str] = []
+        if not _inside(target.store.root, self.repo.root):
+            files = [c for c in citations if not c.is_url]
+            citations = tuple(c for c in citations if c.is_url)
+            if files:
+                refs = ", ".join(c.ref for c in files)
+                warnings.append(
+                    f"dropped {len(files)} file citation{'s' * (len(files) != 1)} ({refs}): "
+                    f"the {target.store.name} store is outside this repository, where nothing "
+                    f"could verify them; they stay on {self.store.name}:{source.path}"
+                )
         link_back = Link(f"{self.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
         result = target.add(
             source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
-            citations=source.meta.citations, links=[link_back], source="graduate",
+            citations=citations, links=[link_back], source="graduate",
         )  # fmt: skip
         link_out = Link(f"{target.store.name}:{result.path}", "graduated_to", LinkKind.TYPED)
         self.add_links(source.path, [link_out])
-        return result
+        return replace(result, warnings=(*warnings, *result.warnings))
+
+
+def _inside(folder: Path, root: Path) -> bool:
+    """Whether folder is root or under it (both resolved)."""
+    return folder.resolve().is_relative_to(root.resolve())
 
 
 def _confidence(result: SearchResult) -> float:

@@ -6,6 +6,8 @@ Timestamps are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from json.encoder import encode_basestring as _str  # C; the encoder's own, ensure_ascii=False
@@ -62,6 +64,26 @@ def link_dict(link: Link) -> dict[str, Any]:
     return {"target": link.target, "type": link.type, "kind": link.kind.value, "line": link.line}
 
 
+def related_dict(memory: str, backlinks: Sequence[Any]) -> dict[str, Any]:
+    """`related --json` / `related_memories`: each linking memory once, however often it
+    links (`type` and `line` of its first link, `links` all of them)."""
+    by_source: dict[str, list[Any]] = {}
+    for backlink in backlinks:
+        by_source.setdefault(backlink.source, []).append(backlink)
+    return {
+        "memory": memory,
+        "related": [
+            {
+                "path": source,
+                "type": found[0].type,
+                "line": found[0].line,
+                "links": [{"type": b.type, "line": b.line} for b in found],
+            }
+            for source, found in by_source.items()
+        ],
+    }
+
+
 def summary_dict(summary: Summary) -> dict[str, Any]:
     meta = summary.meta
     return {
@@ -113,14 +135,34 @@ def check_dict(check: CitationCheck) -> dict[str, Any]:
     }
 
 
+def mention_dict(check: CitationCheck) -> dict[str, Any]:
+    """A prose mention's verdict: a citation's (the path it resolved to, the snippet git
+    gave from the commit that last changed its memory line), plus the mention as written,
+    where it is in the memory file, that commit, and the files an ambiguous one names."""
+    data = check_dict(check)
+    mention = check.mention
+    data.update(
+        {
+            "mention": mention.text if mention else None,
+            "memory_line": mention.line if mention else None,
+            "column": mention.column if mention else None,
+            "form": mention.form if mention else None,
+            "written_in": check.written_in,
+            "candidates": list(check.candidates),
+        }
+    )
+    return data
+
+
 def verification_dict(result: MemoryVerification) -> dict[str, Any]:
     """The seed's verify result (`memory_id`, `valid`, `confidence`, `stale_citations`) and more.
 
     The keys are the documented shape (issue 3): the seed's four, `citations`,
-    and `mentions` only when prose mentions were checked. Where the memory file
-    is (for annotations) is the text formats' business, not this shape's.
+    and `mentions` only when prose mentions were found and checked (a failing
+    mention is listed in `stale_citations` too: mentions are citations). Where
+    the memory file is (for annotations) is the text formats' business, not this shape's.
     """
-    failing = [c for c in result.checks if c.status.failing]
+    failing = [c for c in result.everything if c.status.failing]
     data: dict[str, Any] = {
         "memory_id": result.path,
         "valid": result.valid,
@@ -132,7 +174,7 @@ def verification_dict(result: MemoryVerification) -> dict[str, Any]:
         "citations": [check_dict(c) for c in result.checks],
     }
     if result.mentions:
-        data["mentions"] = [check_dict(c) for c in result.mentions]
+        data["mentions"] = [mention_dict(c) for c in result.mentions]
     return data
 
 
@@ -143,8 +185,9 @@ def verification_json(result: MemoryVerification) -> str:
     `verify-all --json` prints 10,000 of these (30,000 citations); building the
     dicts and encoding them took a fifth of the run. A test checks that both
     give the same text for every verdict, so the shape stays defined once.
+    (Mentions are few: they are encoded from their dicts.)
     """
-    failing = [c for c in result.checks if c.status.failing]
+    failing = [c for c in result.everything if c.status.failing]
     stale = ", ".join(
         f'{{"path": {_str(c.citation.target)}, "line": {_int(c.citation.line)}, '
         f'"reason": {_str(c.reason)}}}'
@@ -157,7 +200,8 @@ def verification_json(result: MemoryVerification) -> str:
         f'"stale_citations": [{stale}], "citations": [{", ".join(map(_check_json, result.checks))}]'
     )
     if result.mentions:
-        head += f', "mentions": [{", ".join(map(_check_json, result.mentions))}]'
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        head += f', "mentions": [{", ".join(encode(mention_dict(c)) for c in result.mentions)}]'
     return head + "}"
 
 

@@ -63,7 +63,7 @@ class Verification(Memories):
         is in step with the files (it syncs first), so nothing is parsed again;
         unreadable memory files are reported as skipped."""
         with self.index.connect() as conn:
-            batch, skipped = queries.verifiable(conn, paths, content=options.include_mentions)
+            batch, skipped = queries.verifiable(conn, paths, content=False)  # mentions read files
         return self._runner().run(batch, options, skipped=skipped, whole_store=paths is None)
 
     def _changed_paths(self, ref: str, category: str | None) -> list[str]:

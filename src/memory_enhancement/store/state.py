@@ -75,6 +75,24 @@ MIGRATIONS = [
         expires_at TEXT NOT NULL
     );
     """,
+    # Issue 17: what git blame and the code at the memory line's commit said about a
+    # memory file's prose mentions, kept while the file (its blob hash) is unchanged,
+    # and the verdicts last given with a fingerprint of what they depend on; and the
+    # memory files that mention no code, as last seen (size, mtime).
+    """
+    CREATE TABLE mention_history (
+        path TEXT PRIMARY KEY,
+        blob TEXT NOT NULL,
+        head TEXT,
+        data TEXT NOT NULL,
+        checked TEXT
+    ) WITHOUT ROWID;
+    CREATE TABLE mention_free (
+        path TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    """,
     # History writes only what changed (issue 15): a run row (with its scope), and for a
     # memory only a verdict that differs from its last one. The summary row of a memory
     # keeps its current mark and the run it was last written at; runs of the whole store

@@ -1,10 +1,13 @@
-"""What `verify --fix` changes: moved citations follow their code, nothing else.
+"""What `verify --fix` changes: moved citations and mentions follow their code, nothing else.
 
 A moved citation gets its new line (and path after a rename) and a fresh
 verified stamp; an unanchored one (no snippet) gets its snippet captured, so
 the next verification can tell a moved line from a changed one. Stale and
 missing citations are left alone: deciding what they should say needs a person
-or an agent. `--write` (and `--fix`, in files that already record them) also
+or an agent. A moved prose mention (`src/app.py:10`) has its line numbers (and
+its path, after a rename) rewritten where they are written, every other
+character of the line kept: `#L` links stay links, a column stays a column.
+`--write` (and `--fix`, in files that already record them) also
 records the memory's confidence and verification time in the file, so they
 travel with git.
 """
@@ -12,9 +15,10 @@ travel with git.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from memory_enhancement.core.mentions import relocated
 from memory_enhancement.core.model import Citation, Fix, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.store import formats
@@ -60,11 +64,13 @@ def apply_fixes(
     for result in results:
         current = tuple(c.citation for c in result.checks)
         wanted = fixed_citations(result.checks, repo, stamp) if fix else current
-        if wanted == current and not write:
+        edits = mention_edits(result.mentions) if fix else []
+        if wanted == current and not write and not edits:
             continue
         done = _fix_one(
-            store, result, wanted, states.get(result.path), dry_run=dry_run, only_recorded=not write
-        )
+            store, result, wanted, states.get(result.path), dry_run=dry_run,
+            only_recorded=not write, edits=edits,
+        )  # fmt: skip
         if done is not None:
             fixes.append(done)
     return fixes
@@ -78,6 +84,7 @@ def _fix_one(
     *,
     dry_run: bool,
     only_recorded: bool,
+    edits: Sequence[MentionEdit] = (),
 ) -> Fix | None:
     """Rewrite one memory, if the file still says what was verified.
 
@@ -86,6 +93,8 @@ def _fix_one(
     Nothing is reported when nothing the format can record changed (an inline
     `[cite:]` has no room for a snippet or a stamp): a fix would repeat on every run.
     """
+
+    written: dict[str, float] = {}
 
     def change(loaded: Loaded) -> str | None:
         memory = loaded.doc.memory
@@ -98,10 +107,90 @@ def _fix_one(
             meta = replace(meta, last_verified=moment)
             if not _has_own_confidence(memory):
                 meta = replace(meta, confidence=score)
+                written["confidence"] = score
         edited = replace(memory, meta=meta)
-        return formats.by_name(memory.format).render(loaded.doc, edited)
+        text = formats.by_name(memory.format).render(loaded.doc, edited)
+        return splice_mentions(loaded.decoded.text, text, edits) if edits else text
 
-    return rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
+    done = rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
+    if done is None:
+        return None
+    changed = sum(1 for c, w in zip(result.checks, wanted, strict=True) if c.citation != w)
+    return replace(
+        done,
+        citations_fixed=changed,
+        mentions_fixed=len(edits),
+        confidence=written.get("confidence"),
+    )
+
+
+@dataclass(frozen=True)
+class MentionEdit:
+    """Characters of one memory line to replace: `old` at `column` becomes `new`."""
+
+    line: int
+    column: int
+    old: str
+    new: str
+
+
+def mention_edits(checks: Sequence[CitationCheck]) -> list[MentionEdit]:
+    """The edits that make moved mentions cite where their code is now.
+
+    A rename writes the new path in full (a partial path might name another file
+    now); a list item (`, 20` after `app.py:10`) has no path of its own, so after a
+    rename it is left alone; a permalink (a blob URL pinned to a commit) cites that
+    commit forever and is left alone too.
+    """
+    edits = []
+    for check in checks:
+        mention = check.mention
+        if check.status is not Verdict.MOVED or mention is None or check.current_line is None:
+            continue
+        if mention.permalink:
+            continue
+        path = check.renamed_to
+        if path is not None and mention.path_at is None:
+            continue
+        new = relocated(mention, check.current_line, check.current_end_line, path)
+        if new != mention.text:
+            edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
+    return edits
+
+
+def splice_mentions(before: str, after: str, edits: Sequence[MentionEdit]) -> str:
+    """Apply mention edits, found in `before` (the text they were read from), to `after`
+    (the same text, maybe with its citations re-rendered around them).
+
+    Each edited line is looked up in `after` by its text, nearest its old place
+    (a rendered citations table or metadata block can shift lines); an edit whose
+    characters are no longer where they were is dropped, never guessed.
+    """
+    old_lines = before.split("\n")
+    new_lines = after.split("\n")
+    by_line: dict[int, list[MentionEdit]] = {}
+    for edit in edits:
+        by_line.setdefault(edit.line, []).append(edit)
+    for number, group in by_line.items():
+        if not 0 < number <= len(old_lines):
+            continue
+        original = old_lines[number - 1]
+        edited = original
+        for edit in sorted(group, key=lambda e: e.column, reverse=True):
+            end = edit.column + len(edit.old)
+            if edited[edit.column : end] == edit.old:
+                edited = edited[: edit.column] + edit.new + edited[end:]
+        at = _nearest_same(new_lines, original, number - 1)
+        if at is not None:
+            new_lines[at] = edited
+    return "\n".join(new_lines)
+
+
+def _nearest_same(lines: list[str], text: str, guess: int) -> int | None:
+    if 0 <= guess < len(lines) and lines[guess] == text:
+        return guess
+    same = [n for n, line in enumerate(lines) if line == text]
+    return min(same, key=lambda n: abs(n - guess)) if same else None
 
 
 def _has_own_confidence(memory: Memory) -> bool:

@@ -17,10 +17,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from memory_enhancement.core.mentions import basename_resolver, find_mentions
-from memory_enhancement.core.model import Fix, Memory, Verifiable
+from memory_enhancement.core.model import Fix, Verifiable
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.core.verdicts import MemoryVerification, Verdict, VerifyOptions, VerifyRun
+from memory_enhancement.core.verdicts import (
+    UNCOUNTED,
+    MemoryVerification,
+    Verdict,
+    VerifyOptions,
+    VerifyRun,
+)
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import confidence, history
@@ -62,12 +67,13 @@ class Runner:
             urls = UrlChecker(timeout=options.url_timeout)
         verifier = Verifier(self.repo, self.git, urls)
         results = verifier.verify_memories(memories)
+        if options.include_mentions:
+            results = self._with_mentions(batch, results)
+        recorded = [replace(r, checks=r.everything) if r.mentions else r for r in results]
         history.record(
-            self.state, results, ids, self.clock(), self.git.head() if self.git else None,
+            self.state, recorded, ids, self.clock(), self.git.head() if self.git else None,
             whole_store=whole_store,
         )  # fmt: skip
-        if options.include_mentions:
-            results = self._with_mentions(verifier, memories, results)
         lines = {memory.path: tuple(at) for memory, at, _ in batch}
         decorated = [
             MemoryVerification(r.path, r.checks, r.mentions, self._file(r.path), lines[r.path])
@@ -81,18 +87,18 @@ class Runner:
                 stamp=format_timestamp(self.clock()), fix=options.fix, write=options.write,
                 dry_run=options.dry_run,
             )  # fmt: skip
-        return VerifyRun(kept, fixes, list(skipped))
+        skipped = list(skipped)
+        return VerifyRun(kept, fixes, skipped, [self._unreadable(reason) for reason in skipped])
 
     def _with_mentions(
-        self, verifier: Verifier, memories: list[Memory], results: list[MemoryVerification]
+        self, batch: Sequence[Verifiable], results: list[MemoryVerification]
     ) -> list[MemoryVerification]:
-        resolve = basename_resolver(self.git.tracked if self.git else frozenset())
-        out = []
-        for memory, result in zip(memories, results, strict=True):
-            declared = {c.ref for c in memory.meta.citations}
-            mentions = [m for m in find_mentions(memory.content, resolve) if m.ref not in declared]
-            out.append(replace(result, mentions=tuple(verifier.check(m) for m in mentions)))
-        return out
+        """Prose mentions, verified from history as citations (verify/mentions.py)."""
+        from memory_enhancement.verify.mentions import MentionChecker
+
+        checker = MentionChecker(self.store, self.repo, self.git, self.state)
+        found = checker.check(batch)
+        return [replace(r, mentions=m) if m else r for r, m in zip(results, found, strict=True)]
 
     def _states(
         self, results: list[MemoryVerification], ids: dict[str, str]
@@ -103,7 +109,7 @@ class Runner:
         states = {}
         for result in results:
             evidence = facts.get(ids.get(result.path, ""), history.Evidence())
-            counted = [c for c in result.checks if c.status is not Verdict.SKIPPED]
+            counted = [c for c in result.everything if c.status._value_ not in UNCOUNTED]
             good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
             score = confidence.compute(
                 confidence.Inputs(
@@ -114,6 +120,13 @@ class Runner:
             )  # fmt: skip
             states[result.path] = (score.score, now)
         return states
+
+    def _unreadable(self, reason: str) -> tuple[str, str, str]:
+        """An unreadable memory's path, file and reason, from the index's `path: reason`."""
+        path, sep, why = reason.partition(": ")
+        if not sep:
+            return "", "", reason
+        return path, self._file(path), why
 
     def _file(self, path: str) -> str:
         """The memory file relative to the repository root when inside it (for annotations)."""

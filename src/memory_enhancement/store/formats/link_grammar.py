@@ -25,22 +25,32 @@ RELATED_WORDS = frozenset(
     }
 )  # fmt: skip
 RELATED_CJK = ("関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고")
+# The exact tests of links.is_related, each one search: a CJK word anywhere; a
+# Latin-script word (or words) whole, in the title's letter runs joined by spaces.
+RELATED_CJK_ANY = re.compile("|".join(RELATED_CJK))
+WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+RELATED_WORD_ANY = re.compile(
+    " (?:" + "|".join(re.escape(w) for w in sorted(RELATED_WORDS, key=len, reverse=True)) + ") "
+)
+# A quick test that a case-folded title may hold one of the words above (implied by them).
 MAYBE_RELATED = re.compile(
-    "rel|see|ref|link|v[eé]|voir|lien|siehe|verw|enlac|" + "|".join(RELATED_CJK), re.I
+    "rel|see|ref|réf|link|further|v[eé]|voir|lien|siehe|verw|enlac|" + "|".join(RELATED_CJK)
 )
 
 WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
 MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
-NEEDS_PARSER = re.compile(r"[`\\<&]|!\[")
 SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
 ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 # The entry a list item starts with: a name, bare, `backticked` or **bold** (either
 # way round), then the end of the item or a separator before the why.
 NAME = r"[\w@][\w.@/-]*"
+# The name is atomic (no backtracking into it: a prose item fails at once), and stops
+# before `->`, the one separator made of name characters.
+LEAD_NAME = r"(?>[\w@](?:[\w.@/]|-(?!>))*)"
 LEAD = re.compile(
-    rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
+    rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{LEAD_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
     r"(?P<rest>$|\s*:(?:\s|$)|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
 )
 # A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
@@ -51,7 +61,7 @@ PROSE_REF = re.compile(
     r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモリ|を参照|に記録|参照)"
 )
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
-NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>{NAME})`?(?:\*\*)?[ \t]*(?=\|)")
+NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")
 SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 NAMES = re.compile(
     r"`(?P<code>[^`\n]+)`|\*\*(?P<bold>[^*\n]+)\*\*"

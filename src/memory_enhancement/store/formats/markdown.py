@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -33,7 +33,9 @@ class Section:
         return section_key(self.title)
 
 
+@lru_cache(maxsize=1024)
 def section_key(title: str) -> str:
+    """A title as sections are looked up by (the same few titles recur across a store)."""
     return " ".join(title.strip().strip("*:").split()).lower()
 
 
@@ -57,10 +59,13 @@ def _scan_fences(lines: list[str]) -> tuple[list[bool], str]:
     for i, line in enumerate(lines):
         if fence:
             mask[i] = True
-            stripped = line.strip()
-            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
-                fence = ""
+            if fence in line:  # a cheap test first: most code lines close nothing
+                stripped = line.strip()
+                if stripped.startswith(fence) and set(stripped) == {fence[0]}:
+                    fence = ""
             continue
+        if "```" not in line and "~~~" not in line:
+            continue  # no fence can open here (every line is looked at, so keep it cheap)
         match = _FENCE_OPEN.match(line)
         if match and not (match[1][0] == "`" and "`" in line.strip()[len(match[1]) :]):
             fence = match[1]
@@ -71,7 +76,9 @@ def _scan_fences(lines: list[str]) -> tuple[list[bool], str]:
 def headings(lines: list[str], mask: list[bool] | None = None) -> Iterator[tuple[int, int, str]]:
     """Yield (line index, level, title) of every ATX heading outside fences."""
     mask = mask if mask is not None else fence_mask(lines)
-    for i, line in enumerate(lines):
+    # A heading's `#` is among a line's first four characters (at most three spaces before).
+    for i in [i for i, line in enumerate(lines) if "#" in line[:4]]:
+        line = lines[i]
         if mask[i] or not line.lstrip(" ").startswith("#"):
             continue
         match = HEADING.match(line.rstrip("\r\n"))
@@ -79,9 +86,18 @@ def headings(lines: list[str], mask: list[bool] | None = None) -> Iterator[tuple
             yield i, len(match[1]), (match[2] or "").strip()
 
 
-def find_sections(lines: list[str], mask: list[bool] | None = None) -> list[Section]:
-    """Level-2 sections, each ending where the next level-1 or level-2 heading starts."""
-    marks = [(i, level, title) for i, level, title in headings(lines, mask) if level <= 2]
+def find_sections(
+    lines: list[str],
+    mask: list[bool] | None = None,
+    heads: list[tuple[int, int, str]] | None = None,
+) -> list[Section]:
+    """Level-2 sections, each ending where the next level-1 or level-2 heading starts.
+
+    `heads` are the headings of these lines when the caller has them already.
+    """
+    if heads is None:
+        heads = list(headings(lines, mask))
+    marks = [(i, level, title) for i, level, title in heads if level <= 2]
     sections = []
     for n, (i, level, title) in enumerate(marks):
         if level != 2:

@@ -21,6 +21,7 @@ the file stays as it was.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from typing import Any
@@ -119,20 +120,21 @@ class SerenaFormat:
     def parse(self, path: str, text: str, *, links: bool = True) -> SerenaDocument:
         lines = as_lines(text)
         mask = md.fence_mask(lines)
-        sections = md.find_sections(lines, mask)
+        heads = list(md.headings(lines, mask))
+        sections = md.find_sections(lines, mask, heads)
         doc = SerenaDocument(Memory(path, ""), text, lines=lines, sections=sections)
         managed = [s for s in (doc.section(k) for k in MANAGED) if s is not None]
         inside: set[int] = set()
         for section in managed:
             inside.update(range(section.start, section.end))
-        content = "".join(line for i, line in enumerate(lines) if i not in inside)
+        content = "".join(_outside(lines, managed))
         _parse_table(doc, mask)
         _parse_inline_citations(doc, mask, inside)
         doc.entries.sort(key=lambda e: (e.line, e.span or (0, 0)))
         meta, meta_links = _parse_metadata(doc)
         found_links: tuple[Link, ...] | None = None
         if links:
-            found_links = (*extract_links(text, mask=mask), *meta_links)
+            found_links = (*extract_links(text, mask=mask, heads=heads), *meta_links)
         citations = tuple(e.citation for e in doc.entries)
         doc.citation_lines = [e.line + 1 for e in doc.entries]
         doc.memory = Memory(
@@ -214,7 +216,19 @@ def _row_citation(doc: SerenaDocument, columns: tuple[str, ...], row: int) -> Ci
     return CitationEntry(citation, row)
 
 
+def _outside(lines: list[str], sections: list[md.Section]) -> Iterator[str]:
+    """The lines outside the given sections, in order (sections may overlap)."""
+    at = 0
+    for start, end in sorted((s.start, s.end) for s in sections):
+        if start > at:
+            yield from lines[at:start]
+        at = max(at, end)
+    yield from lines[at:]
+
+
 def _parse_inline_citations(doc: SerenaDocument, mask: list[bool], managed: set[int]) -> None:
+    if "[cite:" not in doc.text:
+        return  # most memories: no line to look at
     for i, line in enumerate(doc.lines):
         if mask[i] or i in managed or "[cite:" not in line:
             continue

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""What verifying prose mentions from history costs, on the shared corpus's own repository.
+
+Issue 17's targets: `verify-all` with mentions (blaming every memory file that has
+any, reading the cited code at each memory line's commit) costs at most 2x
+`verify-all --no-mentions`; a second run with nothing changed (answers from the
+state database's cache) at most 1.2x a run without mentions.
+
+Three kinds of run of the same tool on the same tree, side by side, alternating
+(the machine is shared: never one kind after the other), each a whole process:
+
+- `none`: `verify-all --no-mentions`;
+- `cold`: `verify-all` after emptying the mention cache (the index stays warm,
+  as it does for any second command);
+- `warm`: `verify-all` again with nothing changed.
+
+CPU = user + system time of the process and its children (git), medians.
+Compiled modules are cached (`PYTHONPYCACHEPREFIX` in the run's temporary home)
+as they are for an installed package.
+
+Usage:
+    bench_speed.py [--tree DIR] [--runs 5] [--json-out FILE]
+    (--tree defaults to score.py's clone of rjmurillo/ai-agents at the corpus commit)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+from score import work_tree  # noqa: E402  (a sibling script)
+
+STORE = ".serena/memories"
+
+
+def run(tree: Path, home: Path, *extra: str) -> tuple[float, float, int]:
+    """One whole `verify-all` process: (CPU seconds with children, wall seconds, exit code)."""
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "PYTHONPATH": str(ROOT / "src"),
+        # Compiled modules are cached, as for any installed package (the warm-up runs
+        # write them); outside the source tree.
+        "PYTHONPYCACHEPREFIX": str(home / "pycache"),
+    }
+    before, started = os.times(), time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "memory_enhancement", "verify-all", "--json", "--dir", STORE,
+         *extra],
+        cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    after = os.times()
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"verify-all failed: {done.stderr.strip()}")
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return cpu, wall, done.returncode
+
+
+def forget_mentions(home: Path) -> None:
+    """Empty the mention cache of every state database under this tool home."""
+    for db in (home / "data").rglob("*.db"):
+        with sqlite3.connect(db) as conn, contextlib.suppress(sqlite3.OperationalError):
+            conn.execute("DELETE FROM mention_history")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args(argv)
+    tree = args.tree
+    if tree is None:
+        entries = yaml.safe_load((HERE / "repos.yaml").read_text(encoding="utf-8"))["repos"]
+        corpus = next(e for e in entries if e["split"] == "corpus")
+        work = Path(tempfile.gettempdir()) / "mentions-bench"
+        work.mkdir(parents=True, exist_ok=True)
+        tree = work_tree(corpus, work)
+    times: dict[str, list[tuple[float, float]]] = {"none": [], "cold": [], "warm": []}
+    with tempfile.TemporaryDirectory(prefix="mentions-speed-") as tmp:
+        home = Path(tmp)
+        run(tree, home, "--no-mentions")  # warm-up: builds the index
+        run(tree, home)  # and fills the mention cache once
+        for n in range(args.runs):
+            order = ["none", "cold", "warm"] if n % 2 == 0 else ["warm", "cold", "none"]
+            for kind in order:
+                if kind == "none":
+                    cpu, wall, _ = run(tree, home, "--no-mentions")
+                elif kind == "cold":
+                    forget_mentions(home)
+                    cpu, wall, _ = run(tree, home)
+                    run(tree, home)  # leave the cache warm for the next `warm` run
+                else:
+                    cpu, wall, _ = run(tree, home)
+                times[kind].append((cpu, wall))
+    medians = {
+        kind: {
+            "cpu_s": round(statistics.median(c for c, _ in values), 3),
+            "wall_s": round(statistics.median(w for _, w in values), 3),
+        }
+        for kind, values in times.items()
+    }
+    base = medians["none"]["cpu_s"]
+    report = {
+        "tree": str(tree),
+        "commit": subprocess.run(
+            ["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+        "runs": args.runs,
+        "load_average": os.getloadavg(),
+        "medians": medians,
+        "cold_over_none_cpu": round(medians["cold"]["cpu_s"] / base, 2),
+        "warm_over_none_cpu": round(medians["warm"]["cpu_s"] / base, 2),
+        "all_cpu_s": {kind: [round(c, 3) for c, _ in values] for kind, values in times.items()},
+    }
+    text = json.dumps(report, indent=1)
+    if args.json_out:
+        args.json_out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

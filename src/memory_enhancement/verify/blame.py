@@ -1,0 +1,294 @@
+"""What git remembers about a memory line: who last changed it, and the code then.
+
+A prose mention (`src/app.py:42`) carries no snippet, but git knows the commit
+that last changed the memory line holding it (`git blame`), and that commit's
+tree holds what line 42 said when the mention was written. This module asks
+git those questions, a bounded number of times per run: one `git blame` per
+memory file that has mentions (only the lines holding them), one long-lived
+`git cat-file --batch` for every file read at a commit, at most one `git
+ls-tree` per commit whose tree must be searched for a partial path.
+
+The answers do not change while the memory file does not, so
+`mention_cache.MentionCache` keeps them in the state database keyed by the
+file's blob hash: a rerun asks git nothing here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO
+
+from memory_enhancement.core.mentions import FileList
+from memory_enhancement.verify.git import Git, GitError
+
+_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+_UNCOMMITTED = "0" * 40
+_BINARY_PROBE = 8192
+MAX_BLOB_BYTES = 20 * 1024 * 1024
+
+
+def blob_hash(data: bytes) -> str:
+    """The git blob hash of these bytes (what `git hash-object` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass
+class GitHistory:
+    """Blame and reads at past commits, for one run. Close it (or use `with`)."""
+
+    git: Git
+    _cat: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _trees: dict[str, FileList] = field(default_factory=dict, repr=False)
+    _blobs: dict[tuple[str, str], bytes | None] = field(default_factory=dict, repr=False)
+    _now: FileList | None = field(default=None, repr=False)
+    _origin: str | None = field(default=None, repr=False)
+    _origin_read: bool = field(default=False, repr=False)
+
+    def __enter__(self) -> GitHistory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._cat is not None:
+            for stream in (self._cat.stdin, self._cat.stdout):
+                if stream is not None:
+                    stream.close()
+            self._cat.wait()
+            self._cat = None
+
+    # -- the memory file ------------------------------------------------------------
+
+    def blame(self, file: str, lines: Iterable[int]) -> dict[int, str | None] | None:
+        """For each wanted line of the memory file (relative to the git work tree, as
+        it is on disk now), the commit that last changed it; None for a line not
+        committed yet. None when git cannot blame the file (untracked, no commits)."""
+        wanted = sorted(set(lines))
+        if not wanted:
+            return {}
+        ranges = [arg for n in wanted for arg in ("-L", f"{n},{n}")]
+        try:
+            out = self.git.run("blame", "--porcelain", *ranges, "--", file)
+        except GitError:
+            return None
+        found: dict[int, str | None] = {}
+        for row in out.split("\n"):
+            parts = row.split(" ")
+            if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit():
+                sha = parts[0]
+                found[int(parts[2])] = None if sha == _UNCOMMITTED else sha
+        return found
+
+    # -- the code at a commit -------------------------------------------------------
+
+    def exists(self, commit: str, path: str) -> bool:
+        """Whether the repository had a file at that path at that commit."""
+        return self._blob(commit, path) is not None
+
+    def read(self, commit: str, path: str) -> list[str] | None:
+        """The lines of a repository file at a commit; None when it was not a text file there."""
+        data = self._blob(commit, path)
+        if data is None or b"\0" in data[:_BINARY_PROBE]:
+            return None
+        text = data.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return [line.rstrip("\r") for line in lines]
+
+    def _blob(self, commit: str, path: str) -> bytes | None:
+        """A file's bytes at a commit (the last few are kept: a mention's file is asked
+        for again when it is read)."""
+        key = (commit, path)
+        if key in self._blobs:
+            return self._blobs[key]
+        data = self._cat_file(f"{commit}:{to_git(self.git, path)}")
+        if len(self._blobs) >= 64:
+            self._blobs.pop(next(iter(self._blobs)))
+        self._blobs[key] = data
+        return data
+
+    def _cat_file(self, spec: str) -> bytes | None:
+        if "\n" in spec:
+            return None
+        if self._cat is None:
+            self._cat = subprocess.Popen(
+                ["git", "-C", str(self.git.toplevel), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, **_ENV},
+            )
+            self.git.calls += 1
+        stdin, stdout = self._cat.stdin, self._cat.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) != 3:  # "<spec> missing" (or ambiguous)
+            return None
+        size = int(header[2])
+        data = _read_exactly(stdout, size)
+        stdout.read(1)  # the newline after the object
+        if header[1] != b"blob" or size > MAX_BLOB_BYTES:
+            return None
+        return data
+
+    def prefetch_trees(self, commits: Iterable[str]) -> None:
+        """Learn the file lists of several commits at once: which files were added and
+        deleted between each and HEAD (one `git diff-tree --stdin` for all), applied to
+        the work tree's list. Cheaper than one `git ls-tree` of the whole tree each."""
+        wanted = sorted(set(commits) - set(self._trees))
+        if not wanted:
+            return
+        head = self.git.head()
+        if head is None:
+            return
+        # A line "C P" is read as commit C with parent P: the diff goes from HEAD to C,
+        # so "A" is a file C had that HEAD has not, "D" one added since C.
+        stdin = "".join(f"{commit} {head}\n" for commit in wanted)
+        try:
+            out = run_with_input(
+                self.git, "diff-tree", "--stdin", "-r", "--no-renames", "--name-status", "-z",
+                "--diff-filter=AD", stdin=stdin,
+            )  # fmt: skip
+        except GitError:
+            return
+        now = self.files_now()
+        changes: dict[str, tuple[set[str], set[str]]] = {c: (set(), set()) for c in wanted}
+        # per commit: (files added since it, files deleted since it)
+        current: tuple[set[str], set[str]] | None = None
+        fields = out.split("\0")
+        i = 0
+        while i < len(fields):
+            field = fields[i].strip()
+            head = field.split(" ", 1)[0]
+            if head in changes and (len(field) == 40 or " " in field):
+                current, i = changes[head], i + 1
+            elif field in ("A", "D") and current is not None and i + 1 < len(fields):
+                path = from_git(self.git, fields[i + 1])
+                if path:
+                    (current[0] if field == "D" else current[1]).add(path)
+                i += 2
+            else:
+                i += 1
+        for commit, (added, deleted) in changes.items():
+            self._trees[commit] = now.changed(added, deleted)
+
+    def files_at(self, commit: str) -> FileList:
+        """The repository's files and submodules at a commit (one `git ls-tree`, unless
+        `prefetch_trees` learned it)."""
+        known = self._trees.get(commit)
+        if known is None:
+            try:
+                out = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit)
+            except GitError:
+                out = ""
+            known = self._trees[commit] = self._file_list(_ls_tree(out))
+        return known
+
+    def files_now(self) -> FileList:
+        """The tracked files and submodules of the work tree (one `git ls-files`)."""
+        if self._now is None:
+            try:
+                out = self.git.run("ls-files", "-s", "-z")
+            except GitError:
+                out = ""
+            self._now = self._file_list(_ls_files(out))
+        return self._now
+
+    def _file_list(self, entries: Iterable[tuple[str, bool]]) -> FileList:
+        files: list[str] = []
+        links: list[str] = []
+        for path, is_link in entries:
+            rel = from_git(self.git, path)
+            if rel:
+                (links if is_link else files).append(rel)
+        return FileList(files, links)
+
+    def added_after(self, commit: str, path: str) -> str | None:
+        """The first commit after `commit` (on the way to HEAD) that touched the path."""
+        try:
+            out = self.git.run(
+                "rev-list", "--reverse", "--first-parent", f"{commit}..HEAD", "--",
+                to_git(self.git, path),
+            )  # fmt: skip
+        except GitError:
+            return None
+        first = out.split("\n", 1)[0].strip()
+        return first or None
+
+    def origin(self) -> str | None:
+        """The URL of the `origin` remote, read once."""
+        if not self._origin_read:
+            self._origin_read = True
+            try:
+                self._origin = self.git.run("config", "--get", "remote.origin.url").strip() or None
+            except GitError:
+                self._origin = None
+        return self._origin
+
+
+def run_with_input(git: Git, *args: str, stdin: str) -> str:
+    """`Git.run` with text on standard input (`git diff-tree --stdin`: many commits,
+    one process)."""
+    git.calls += 1
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(git.toplevel), *args],
+            input=stdin.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+            check=False,
+            env={**os.environ, **_ENV},
+        )
+    except OSError as exc:
+        raise GitError(str(exc)) from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(message[-1] if message else f"git {args[0]} failed")
+    return done.stdout.decode("utf-8", "surrogateescape")
+
+
+def to_git(git: Git, path: str) -> str:
+    return f"{git.prefix}/{path}" if git.prefix else path
+
+
+def from_git(git: Git, path: str) -> str | None:
+    """A work-tree path made repository-relative; None outside the repository root."""
+    if not git.prefix:
+        return path
+    head = git.prefix + "/"
+    return path[len(head) :] if path.startswith(head) else None
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    chunks, left = [], size
+    while left > 0:
+        chunk = stream.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _ls_tree(out: str) -> Iterable[tuple[str, bool]]:
+    for entry in out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split(" ")
+        if path and len(parts) == 3 and parts[1] in ("blob", "commit"):
+            yield path, parts[1] == "commit"
+
+
+def _ls_files(out: str) -> Iterable[tuple[str, bool]]:
+    seen: set[str] = set()
+    for entry in out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        if path and path not in seen:  # an unmerged file is listed once per stage
+            seen.add(path)
+            yield path, meta.startswith("160000 ")

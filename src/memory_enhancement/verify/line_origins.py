@@ -1,0 +1,228 @@
+"""Which commit last changed each line of some files: `git blame` for many files at once.
+
+`git blame` walks history once per file; for the 58 memory files with mentions
+of a real store (rjmurillo/ai-agents, 2,624 commits) that cost ten times a whole
+verification run. Here one `git log -p -U0` of all those files along the
+first-parent chain, oldest first, is replayed in Python: each hunk gives the
+lines it adds its commit (and their number in that commit's version), then the
+uncommitted diff gives its lines no commit. A file that got its name from a
+rename (memories are reorganized into folders) continues the history of its old
+name: the rename commit's diff maps its unchanged lines back to the old file,
+whose own history is replayed the same way, up to `MAX_RENAMES` renames back.
+
+A file the replay cannot account for line by line is left out, and the caller
+blames it alone: a binary diff, a count that does not match the file on disk,
+or a line that a merge brought in (blame follows it into the branch it came
+from, where the memory line was written; the replay walks the first-parent line
+only). So the replay pays off on linear histories (squash or rebase merges).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from memory_enhancement.verify.blame import run_with_input
+from memory_enhancement.verify.git import Git, GitError, Hunk, LineMap
+
+MAX_RENAMES = 5
+_QUIET = ("-c", "core.quotePath=false")
+_DIFF = ("-U0", "--no-color", "--no-ext-diff", "--no-renames")
+_RENAMED = ("--name-status", "-z", "--diff-filter=R")
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+Origin = tuple[str | None, int]  # (commit, the line's number in that commit's version)
+
+
+def line_origins(git: Git, files: Mapping[str, int]) -> dict[str, list[str | None]]:
+    """Per file (a work-tree path, with its number of lines now), the commit that last
+    changed each of its lines as the file is on disk now (None: not committed)."""
+    if not files:
+        return {}
+    names = sorted(files)
+    try:
+        out = git.run(*_QUIET, "log", *_LOG, "HEAD", "--", *names)
+        pending = git.run(*_QUIET, "diff", *_DIFF, "HEAD", "--", *names)
+    except GitError:
+        return {}
+    lines: dict[str, list[Origin] | None] = {}
+    created: dict[str, str | None] = {}
+    merges: set[str] = set()
+    _replay(out, lines, created, merges, committed=True)
+    _follow_renames(git, lines, created, names, 0)
+    _replay(pending, lines, {}, merges, committed=False)
+    found = {}
+    for name in names:
+        replayed = lines.get(name)
+        if replayed is None or len(replayed) != files[name]:
+            continue
+        commits = [commit for commit, _ in replayed]
+        if merges.isdisjoint(commits):  # a merge's lines came from a branch: blame knows which
+            found[name] = commits
+    return found
+
+
+_LOG = ("--first-parent", "-m", "--reverse", "-p", *_DIFF, "--format=@@@%H %P")
+
+
+def _follow_renames(
+    git: Git,
+    lines: dict[str, list[Origin] | None],
+    created: Mapping[str, str | None],
+    names: Sequence[str],
+    depth: int,
+) -> None:
+    """Give the lines each file had when a rename created it the origins they had
+    under the old name (whose own renames are followed first). Which creations were
+    renames is asked of git once for all of them (`git diff-tree --stdin`)."""
+    if depth >= MAX_RENAMES:
+        return
+    commits = sorted({c for n in names if (c := created.get(n)) and lines.get(n) is not None})
+    if not commits:
+        return
+    stdin = "\n".join(commits) + "\n"
+    try:
+        out = run_with_input(git, "diff-tree", "--stdin", "-r", "-M", *_RENAMED, stdin=stdin)
+    except GitError:
+        return
+    wanted = set(names)
+    renamed: dict[str, dict[str, tuple[str, bool]]] = {}
+    fields = out.split("\0")
+    commit = ""
+    i = 0
+    while i < len(fields):
+        field = fields[i].strip()
+        if _SHA.fullmatch(field):
+            commit, i = field, i + 1
+        elif field.startswith("R") and i + 2 < len(fields):
+            old, new = fields[i + 1], fields[i + 2]
+            if new in wanted and created.get(new) == commit:
+                renamed.setdefault(commit, {})[new] = (old, field == "R100")
+            i += 3
+        else:
+            i += 1
+    for commit, pairs in renamed.items():
+        _before_rename(git, lines, commit, pairs, depth)
+
+
+def _before_rename(
+    git: Git,
+    lines: dict[str, list[Origin] | None],
+    commit: str,
+    old_of: dict[str, tuple[str, bool]],
+    depth: int,
+) -> None:
+    """Map the lines of the files a commit renamed back to their old names' history."""
+    olds = sorted({old for old, _ in old_of.values()})
+    try:
+        out = git.run(*_QUIET, "log", *_LOG, commit + "^", "--", *olds)
+    except GitError:
+        return
+    before: dict[str, list[Origin] | None] = {}
+    created: dict[str, str | None] = {}
+    _replay(out, before, created, set(), committed=True)
+    _follow_renames(git, before, created, olds, depth + 1)
+    for new, (old, exact) in old_of.items():
+        maps = None if exact else _rename_map(git, commit, old, new)
+        then, now = before.get(old), lines.get(new)
+        if then is None or now is None or (not exact and maps is None):
+            continue
+        for n, (origin, at) in enumerate(now):
+            if origin != commit:
+                continue
+            back = at if maps is None else maps.backward(at)
+            if back is not None and 0 < back <= len(then):
+                now[n] = then[back - 1]
+
+
+def _rename_map(git: Git, commit: str, old: str, new: str) -> LineMap | None:
+    """How the lines moved between the old file and the new one in a rename with edits."""
+    try:
+        out = git.run(
+            *_QUIET, "diff", "-M", "-U0", "--no-color", commit + "^", commit, "--", old, new
+        )
+    except GitError:
+        return None
+    hunks = [_hunk(row) for row in out.split("\n") if row.startswith("@@ ")]
+    return LineMap(old, new, tuple(hunks))
+
+
+def _replay(
+    out: str,
+    lines: dict[str, list[Origin] | None],
+    created: dict[str, str | None],
+    merges: set[str],
+    *,
+    committed: bool,
+) -> None:
+    """Apply `git log -p -U0` (or `git diff -U0`) output to per-file lists of line
+    origins. Headers are read only before a file's first hunk (a deleted line `-- x`
+    reads `--- x` inside a hunk); a binary diff makes its file unknown (None). Merge
+    commits met are added to `merges`."""
+    commit: str | None = None
+    path: str | None = None
+    hunks: list[Hunk] = []
+    headers = False
+    new_file = False
+    named = ""
+
+    def flush() -> None:
+        current = lines.get(path) if path is not None else None
+        if path is not None and current is not None:
+            for h in reversed(hunks):
+                at = h.old_start - 1 if h.old_count else h.old_start
+                added = [(commit, h.new_start + i) for i in range(h.new_count)]
+                current[at : at + h.old_count] = added
+        hunks.clear()
+
+    for row in out.split("\n"):
+        if row.startswith("@@@"):
+            flush()
+            path, headers = None, False
+            sha, _, parents = row[3:].partition(" ")
+            commit = sha if committed else None
+            if " " in parents:
+                merges.add(sha)
+        elif row.startswith("diff --git "):
+            flush()
+            path, headers, new_file = None, True, False
+            named = row.rpartition(" b/")[2]
+        elif headers and row.startswith("--- "):
+            new_file = _header_path(row[4:]) is None
+        elif headers and row.startswith("+++ "):
+            path = _header_path(row[4:])
+            if path is not None and (new_file or path not in lines):
+                # A new file starts from nothing; one first seen modified came into the
+                # log some other way (a shallow history): its lines are unknown.
+                lines[path] = [] if new_file else None
+                if new_file:
+                    created[path] = commit
+        elif headers and row.startswith("Binary files"):
+            lines[named] = None  # its lines cannot be followed
+            path = None
+        elif row.startswith("@@ "):
+            headers = False
+            hunks.append(_hunk(row))
+    flush()
+
+
+def _hunk(row: str) -> Hunk:
+    old_part, new_part = row.split(" ")[1:3]
+    old_start, _, old_count = old_part[1:].partition(",")
+    new_start, _, new_count = new_part[1:].partition(",")
+    return Hunk(
+        int(old_start),
+        int(old_count) if old_count else 1,
+        int(new_start),
+        int(new_count) if new_count else 1,
+    )
+
+
+def _header_path(text: str) -> str | None:
+    text = text.rstrip("\t")
+    if text == "/dev/null":
+        return None
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        raw = text[1:-1].encode("ascii", "backslashreplace").decode("unicode_escape")
+        text = raw.encode("latin-1", "replace").decode("utf-8", "replace")
+    return text[2:] if text[:2] in ("a/", "b/") else text

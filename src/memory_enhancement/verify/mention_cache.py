@@ -1,0 +1,191 @@
+"""What verifying a memory's mentions found, kept in the state database between runs.
+
+Two answers are kept per memory file (`mention_history`, one row per file):
+
+- what history says each mention cited (the commit that last changed its memory
+  line, the file and text then), valid while the file's blob hash is the same:
+  a rerun does not blame again. A line not committed yet has no commit, and its
+  answer changes once it is committed, so such a row also remembers HEAD.
+- the verdicts themselves, with a fingerprint of what they depend on now: HEAD,
+  git's index, and the size and modification time of every file they name. A
+  rerun with nothing changed takes them as they are and asks git nothing at all;
+  any change to those files, a commit or a `git add` makes them be judged again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memory_enhancement.core.mentions import Mention
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.store.state import State
+
+VERSION = 1  # of the verdicts' encoding: a new one makes every fingerprint differ
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+class Cached:
+    """One memory file's row: what history said, and the verdicts last given.
+
+    The JSON is decoded only when asked for: a rerun with nothing changed reads
+    the verdicts and never the (larger) history part.
+    """
+
+    def __init__(
+        self,
+        blob: str,
+        head: str | None,
+        data: Mapping[str, Any] | str,
+        checked: Mapping[str, Any] | str | None = None,
+    ) -> None:
+        self.blob = blob
+        self.head = head  # HEAD when some answer depended on it, else None
+        self._data = data
+        self._checked = checked
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        data = self._data
+        if isinstance(data, str):
+            data = self._data = json.loads(data)
+        assert not isinstance(data, str)
+        return data
+
+    @property
+    def checked(self) -> Mapping[str, Any] | None:
+        """{"fp": fingerprint, "paths": [...], "c": [check, ...]}, or None."""
+        checked = self._checked
+        if isinstance(checked, str):
+            checked = self._checked = json.loads(checked)
+        assert not isinstance(checked, str)
+        return checked
+
+    def with_checked(self, checked: Mapping[str, Any]) -> Cached:
+        return Cached(self.blob, self.head, self._data, checked)
+
+    def encoded(self) -> tuple[str, str | None]:
+        data = self._data if isinstance(self._data, str) else _ENCODE(self._data)
+        checked = self._checked
+        if checked is not None and not isinstance(checked, str):
+            checked = _ENCODE(checked)
+        return data, checked
+
+
+class MentionCache:
+    """The `mention_history` table of the state database."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def load(self, paths: Sequence[str]) -> dict[str, Cached]:
+        wanted = set(paths)
+        if not wanted:
+            return {}
+        found = {}
+        with self.state.connect() as db:
+            rows = db.execute("SELECT path, blob, head, data, checked FROM mention_history")
+            for path, blob, head, data, checked in rows:
+                if path in wanted:
+                    found[path] = Cached(blob, head, data, checked)
+        return found
+
+    def save(self, rows: Mapping[str, Cached]) -> None:
+        if not rows:
+            return
+        values = [(p, c.blob, c.head, *c.encoded()) for p, c in rows.items()]
+        with self.state.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "INSERT OR REPLACE INTO mention_history(path, blob, head, data, checked) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    values,
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+
+class MentionFree:
+    """The memory files (store-relative) that held no mention when last read, by size
+    and modification time: a rerun does not read them again while those hold."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def load(self) -> dict[str, tuple[int, int]]:
+        with self.state.connect() as db:
+            rows = db.execute("SELECT path, size, mtime_ns FROM mention_free").fetchall()
+        return {path: (size, mtime) for path, size, mtime in rows}
+
+    def save(self, quiet: Mapping[str, tuple[int, int]], gone: Iterable[str]) -> None:
+        gone = list(gone)
+        if not quiet and not gone:
+            return
+        with self.state.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("DELETE FROM mention_free WHERE path = ?", [(p,) for p in gone])
+                db.executemany(
+                    "INSERT OR REPLACE INTO mention_free(path, size, mtime_ns) VALUES (?, ?, ?)",
+                    [(p, size, mtime) for p, (size, mtime) in quiet.items()],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+
+def fingerprint(
+    head: str | None, git_dir: Path | None, repo_root: Path, paths: Iterable[str]
+) -> str:
+    """What a memory's verdicts depend on now: HEAD, git's index, and each named file
+    (its size and modification time, or its absence). Stats only: no file is read."""
+    parts: list[Any] = [VERSION, head, _stat(git_dir / "index") if git_dir else None]
+    for path in sorted(set(paths)):
+        parts.append([path, _stat(repo_root / path)])
+    return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()
+
+
+def _stat(file: Path) -> list[int] | None:
+    try:
+        found = os.stat(file)
+    except (OSError, ValueError):
+        return None
+    return [found.st_size, found.st_mtime_ns]
+
+
+def named_paths(checks: Iterable[CitationCheck]) -> list[str]:
+    """The files a memory's verdicts depend on: each cited file, where it is now."""
+    paths = set()
+    for check in checks:
+        for path in (check.citation.target, check.current_path, check.renamed_to):
+            if path and not check.citation.is_url:
+                paths.add(path)
+    return sorted(paths)
+
+
+def encode_check(check: CitationCheck) -> list[Any]:
+    c = check.citation
+    return [
+        c.target, c.line, c.end_line, c.snippet, c.commit, check.status._value_,
+        check.current_path, check.current_line, check.reason, check.renamed_to,
+        check.written_in, list(check.candidates), check.current_end,
+    ]  # fmt: skip
+
+
+def decode_check(row: list[Any], mention: Mention) -> CitationCheck:
+    target, line, end, snippet, commit, status, path, at, reason, renamed, written, cands, last = (
+        row
+    )
+    citation = Citation(target, line, end, snippet, commit=commit)
+    return CitationCheck(
+        citation, Verdict(status), path, at, reason, renamed, mention, written, tuple(cands), last
+    )

@@ -1,0 +1,162 @@
+"""Where git's diffs, not a snippet, decide a mention's verdict.
+
+Two things the Verifier cannot know from snippets alone, for mentions:
+
+- what became of a file gone from the work tree since the mention's commit: a
+  Git of the mentions' own carries the renames git's diff from that commit to
+  HEAD finds (`mention_git`);
+- where the lines of a blank cited line, or of a range with lines inserted
+  inside it, went: git's line map from the mention's commit says
+  (`follow_line_maps`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TypeGuard
+
+from memory_enhancement.core.mentions import FileList
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.blame import from_git as _from_git
+from memory_enhancement.verify.blame import to_git as _to_git
+from memory_enhancement.verify.git import Git, GitError, LineMap
+from memory_enhancement.verify.mention_history import Ask
+from memory_enhancement.verify.repo import Repository, SourceStatus
+
+_RENAMES = ("--name-status", "-z", "--diff-filter=R")
+
+
+def mention_git(
+    git: Git, asks: list[Ask], repo: Repository, files_now: Callable[[], FileList]
+) -> Git:
+    """A Git of the mentions' own, whose map of renames comes from git's diff from
+    each mention's commit to HEAD, for the files gone from the work tree.
+
+    The Verifier reads renames from the whole history (`git log -M`, one call
+    that costs more than the rest of a mention run together, and fails outright
+    on a clone that lacks some objects); a mention needs only what became of its
+    file since its own commit, which the direct diff says (and sees renames done
+    across several commits, which no single commit of the log shows).
+    """
+    git = Git(git.toplevel, git.prefix)
+    gone: dict[str, set[str]] = {}
+    for ask in asks:
+        target = ask.citation.target
+        if ask.citation.commit and repo.read(target).status is SourceStatus.MISSING:
+            gone.setdefault(ask.citation.commit, set()).add(target)
+    renames: dict[str, str] = {}
+    names = files_now() if gone else FileList(())
+    for commit, paths in sorted(gone.items()):
+        # Rename detection over the whole tree compares every file added with every
+        # file deleted since the commit (a third of a second each on a busy
+        # repository). Exact renames are found by hash at once; renames with edits
+        # are looked for among files whose name starts like the old one's
+        # (`x.py` -> `pkg/x.py`, `x_example.py`, `x.py.bak`).
+        offered = {p for path in paths for p in names.named_like(_stem(path))}
+        calls = [["-M100%", *_RENAMES, commit, "HEAD"]]
+        if offered:
+            spec = [_to_git(git, p) for p in sorted(paths | offered)]
+            calls.append(["-M", *_RENAMES, commit, "HEAD", "--", *spec])
+        for args in calls:
+            try:
+                out = git.run("diff", *args)
+            except GitError:
+                continue
+            fields = out.split("\0")
+            for i in range(len(fields) - 2):
+                if fields[i].startswith("R"):
+                    old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
+                    if old and new:
+                        renames.setdefault(old, new)
+    git.__dict__["renames"] = renames  # seeds the cached property (see Git.renames)
+    return git
+
+
+def follow_line_maps(
+    git: Git,
+    repo: Repository,
+    drafts: list[list[CitationCheck | Ask]],
+    judged: list[list[CitationCheck]],
+) -> None:
+    """Where a snippet cannot tell, git's diff from the mention's commit does.
+
+    A blank cited line has no text to look for, so the Verifier can only say
+    the line exists; a range with lines inserted inside it no longer holds its
+    snippet in one piece, though none of its lines changed; and a moved range
+    whose first line is blank is found where its text starts. For these the
+    diff says where each cited line went: all kept is valid or moved (a grown
+    range ends further down). A changed or deleted line leaves the Verifier's
+    verdict on a range (a block moved elsewhere is found by its text, not by
+    the diff) and makes a blank line stale.
+    """
+    wanted: list[tuple[int, int, Ask]] = []
+    for r, row in enumerate(drafts):
+        for n, draft in enumerate(row):
+            if not asks(draft):
+                continue
+            check = judged[r][n]
+            blank = not "".join((draft.then.text or "").split())
+            ranged = draft.citation.end_line is not None
+            grown = ranged and check.status in (Verdict.STALE, Verdict.MOVED)
+            if (blank or grown) and check.status is not Verdict.MISSING:
+                wanted.append((r, n, draft))
+    by_commit: dict[str, set[str]] = {}
+    for _, _, draft in wanted:
+        by_commit.setdefault(draft.citation.commit or "", set()).add(draft.citation.target)
+    maps = {c: git.line_maps(c, paths) for c, paths in by_commit.items() if c}
+    for r, n, draft in wanted:
+        citation = draft.citation
+        line_map = maps.get(citation.commit or "", {}).get(citation.target)
+        decided = _followed(judged[r][n], citation, line_map, repo)
+        if decided is not None:
+            judged[r][n] = decided
+
+
+def _followed(
+    check: CitationCheck, citation: Citation, line_map: LineMap | None, repo: Repository
+) -> CitationCheck | None:
+    """The verdict git's line map gives a mention (see `_by_line_maps`); None to keep
+    the Verifier's. No map for a tracked file means it did not change since."""
+    start = citation.line or 1
+    end = citation.end_line or start
+    path = line_map.new_path if line_map is not None else citation.target
+    if not repo.read(path).is_text:
+        return None
+    now = [line_map.forward(n) if line_map is not None else n for n in range(start, end + 1)]
+    renamed = path if path != citation.target else None
+    since = (citation.commit or "")[:7]
+    if any(n is None for n in now):
+        blank = not "".join((citation.snippet or "").split())
+        if not blank:
+            return None
+        gone = next(n for n, at in zip(range(start, end + 1), now, strict=True) if at is None)
+        reason = f"line {gone} (blank when written) changed or was deleted since {since}"
+        return replace(check, status=Verdict.STALE, current_path=path, current_line=None,
+                       reason=reason, renamed_to=renamed, current_end=None)  # fmt: skip
+    first, last = now[0], now[-1]
+    assert first is not None and last is not None
+    if first == start and last == end and renamed is None:
+        reason = f"unchanged since the memory line was written ({since})"
+        return replace(check, status=Verdict.VALID, current_path=path, current_line=start,
+                       reason=reason, current_end=None)  # fmt: skip
+    grew = citation.end_line is not None and last - first != end - start
+    reason = f"found at line {first} (was {start})" + (
+        f"; lines were inserted inside the range, which now ends at {last}" if grew else ""
+    )
+    if renamed:
+        reason = f"renamed to {renamed}; " + reason
+    return replace(check, status=Verdict.MOVED, current_path=path, current_line=first,
+                   reason=reason, renamed_to=renamed,
+                   current_end=last if citation.end_line is not None else None)  # fmt: skip
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.split(".", 1)[0] or name
+
+
+def asks(draft: CitationCheck | Ask) -> TypeGuard[Ask]:
+    """Whether a draft verdict is a mention still to be verified."""
+    return isinstance(draft, Ask)

@@ -1,0 +1,233 @@
+"""What history says each prose mention cited: the memory line's commit, the file then.
+
+For each memory file with mentions (tracked in the repository it describes),
+`git blame` gives the commit that last changed each line holding one; in that
+commit's tree the path as written is resolved (the file at that path from the
+root, else the one file ending with it, else the candidates; a submodule says
+so) and the cited lines are read. What comes out is a `Then` per mention, kept
+in the state database while the memory file is unchanged (mention_cache.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from memory_enhancement.core.mentions import Mention, Resolution, normalize
+from memory_enhancement.core.model import Citation, Memory
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.blame import GitHistory
+from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.line_origins import line_origins
+from memory_enhancement.verify.mention_cache import Cached
+
+CACHE_VERSION = 1
+# What history says a mention cited (`Then.kind`).
+TEXT, PAST_END, AMBIGUOUS, SUBMODULE, ABSENT, OUTSIDE, UNREADABLE, UNCOMMITTED = (
+    "text", "past_end", "ambiguous", "submodule", "absent", "outside", "unreadable", "uncommitted",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Then:
+    """What one mention cited when its memory line was last changed (commit)."""
+
+    commit: str | None
+    kind: str
+    path: str | None = None  # the file it resolved to then
+    text: str | None = None  # the cited lines then, joined by newlines
+    lines: int = 0  # the file's length then
+    candidates: tuple[str, ...] = ()
+
+    def encode(self) -> list[Any]:
+        return [self.commit, self.kind, self.path, self.text, self.lines, list(self.candidates)]
+
+    @classmethod
+    def decode(cls, row: list[Any]) -> Then:
+        commit, kind, path, text, lines, candidates = row
+        return cls(commit, kind, path, text, int(lines), tuple(candidates))
+
+
+@dataclass
+class Written:
+    """One memory's mentions, and the memory file they were read from."""
+
+    memory: Memory
+    mentions: list[Mention]
+    file: str  # relative to the git work tree ("" when outside it)
+    folder: str  # the memory's folder relative to the repository root (for ../ links)
+    blob: str
+    count: int = 0  # its number of lines, as git counts them
+
+
+def key(mention: Mention) -> str:
+    """A mention's place in its memory file, as the cache names it."""
+    return f"{mention.line}:{mention.column}"
+
+
+def span(mention: Mention) -> tuple[int, int]:
+    """The cited lines, first to last (a range written backwards is read forwards)."""
+    end = mention.end if mention.end is not None else mention.start
+    return min(mention.start, end), max(mention.start, end)
+
+
+@dataclass
+class HistoryReader:
+    """Reads what history says about the mentions of a batch of memory files."""
+
+    git: Git
+    history: GitHistory
+
+    def read(
+        self, found: list[Written], cached: Mapping[str, Cached], head: str | None
+    ) -> tuple[dict[str, dict[str, Then]], dict[str, Cached]]:
+        """Per memory file (work-tree path), what each mention (`line:column`) cited then,
+        and the cache rows to write for files that had to be blamed. Files without
+        history (untracked, outside the repository) are left out."""
+        files = [f for f in found if f.file]
+        out: dict[str, dict[str, Then]] = {}
+        fresh: dict[str, Cached] = {}
+        wanted: list[Written] = []
+        for item in files:
+            hit = cached.get(item.file)
+            if hit is not None and still_true(hit, item.blob, head):
+                out[item.file] = {k: Then.decode(v) for k, v in hit.data["m"].items()}
+            else:
+                wanted.append(item)
+        if not wanted:
+            return out, fresh
+        tracked = self._tracked_memories(wanted)
+        wanted = [item for item in wanted if item.file in tracked]  # untracked: no history
+        replayed = line_origins(self.git, {item.file: item.count for item in wanted})
+        commits: dict[str, dict[int, str | None] | None] = {}
+        for item in wanted:
+            lines = replayed.get(item.file)
+            if lines is not None:
+                commits[item.file] = {
+                    m.line: lines[m.line - 1] for m in item.mentions if m.line <= len(lines)
+                }
+            else:
+                commits[item.file] = self.history.blame(item.file, {m.line for m in item.mentions})
+        self._prefetch(wanted, commits)
+        for item in wanted:
+            blamed = commits[item.file]
+            if blamed is None:
+                continue
+            thens = {key(m): self._then(blamed.get(m.line), m, item.folder) for m in item.mentions}
+            out[item.file] = thens
+            pending = any(t.commit is None for t in thens.values())
+            data = {"v": CACHE_VERSION, "m": {k: t.encode() for k, t in thens.items()}}
+            fresh[item.file] = Cached(item.blob, head if pending else None, data)
+        return out, fresh
+
+    def _prefetch(
+        self, wanted: list[Written], commits: Mapping[str, Mapping[int, str | None] | None]
+    ) -> None:
+        """The file lists of the commits where a path as written is not a file from the
+        root (a bare name, a partial path), learned at once."""
+        trees = set()
+        for item in wanted:
+            blamed = commits.get(item.file) or {}
+            for mention in item.mentions:
+                commit = blamed.get(mention.line)
+                path = normalize(mention.path, item.folder)
+                if commit and path and not self.history.exists(commit, path):
+                    trees.add(commit)
+        self.history.prefetch_trees(trees)
+
+    def _tracked_memories(self, files: list[Written]) -> set[str]:
+        """Which of these memory files git tracks (one `git ls-files` for their folders)."""
+        folders = sorted({os.path.dirname(f.file) or "." for f in files})
+        try:
+            out = self.git.run("ls-files", "-z", "--full-name", "--", *folders)
+        except GitError:
+            return set()
+        return set(out.split("\0"))
+
+    def _then(self, commit: str | None, mention: Mention, folder: str) -> Then:
+        """What the mention cited at the commit that last changed its memory line."""
+        history = self.history
+        if commit is None:
+            return Then(None, UNCOMMITTED)
+        where = self._resolve_at(commit, mention.path, folder)
+        if where.outside:
+            return Then(commit, OUTSIDE)
+        if where.submodule is not None:
+            return Then(commit, SUBMODULE, where.submodule)
+        if where.candidates:
+            return Then(commit, AMBIGUOUS, candidates=where.candidates)
+        if where.path is None:
+            return Then(commit, ABSENT)
+        lines = history.read(commit, where.path)
+        if lines is None:
+            return Then(commit, UNREADABLE, where.path)
+        start, end = span(mention)
+        if end > len(lines):
+            return Then(commit, PAST_END, where.path, lines=len(lines))
+        text = "\n".join(lines[start - 1 : end])
+        return Then(commit, TEXT, where.path, text, len(lines))
+
+    def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
+        """The file a path as written named at a commit: that path from the root, else
+        the one file ending with it, else the candidates (the commit's whole tree is
+        listed for that, once per commit)."""
+        history = self.history
+        path = normalize(written, folder)
+        if path is None:
+            return Resolution(outside=True)
+        link = history.files_now().submodule_of(path)
+        if link is not None:
+            return Resolution(submodule=link)
+        if history.exists(commit, path):
+            return Resolution(path)
+        return history.files_at(commit).resolve(written, folder)
+
+
+def still_true(row: Cached, blob: str, head: str | None) -> bool:
+    """Whether a cached row still describes the memory file (same blob; same HEAD
+    when an answer depended on it)."""
+    if row.blob != blob or row.head not in (None, head):
+        return False
+    try:
+        return row.data.get("v") == CACHE_VERSION
+    except ValueError:  # a damaged row is a miss; it is rewritten
+        return False
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A mention to be verified as a citation at its commit, and how to tell the answer."""
+
+    mention: Mention
+    then: Then
+    citation: Citation
+    prefix: str = ""
+
+    def explain(self, check: CitationCheck) -> CitationCheck:
+        """The Verifier's verdict told as a mention's: when it was written, and what the
+        line said then next to what it says now."""
+        reason = check.reason
+        commit = (self.citation.commit or "")[:7]
+        if check.status is Verdict.STALE and self.then.text is not None:
+            first = self.then.text.split("\n", 1)[0].strip()
+            reason += f"; when written ({commit}) it read `{short(first)}`"
+        elif check.status is Verdict.MISSING and check.renamed_to is not None:
+            # The file lives on under another name without the cited text: the
+            # mention is stale, not missing (its file is there to read).
+            check = replace(check, status=Verdict.STALE, current_path=check.renamed_to)
+        elif check.status is Verdict.MISSING:
+            reason = (
+                f"{self.citation.target} was deleted after the memory line was written ({commit})"
+            )
+        elif check.status is Verdict.VALID and not reason:
+            reason = f"unchanged since the memory line was written ({commit})"
+        return replace(
+            check, reason=self.prefix + reason, mention=self.mention, written_in=self.then.commit
+        )
+
+
+def short(text: str, limit: int = 80) -> str:
+    text = text.replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

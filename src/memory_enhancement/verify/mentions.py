@@ -1,0 +1,458 @@
+"""Prose mentions verified as citations written when their memory line was.
+
+`src/app.py:42` in a memory has no snippet, so on its own it could only be
+checked against the file's length: a mention whose line moved, changed, or was
+wrong from the start would pass. Git knows better. For a memory file tracked in
+the repository it describes, git gives the commit that last changed the line
+holding the mention (mention_history.py), and that commit's tree gives what
+line 42 said then. The mention then becomes a citation with that snippet, verified at that
+commit by the same Verifier as every citation: valid, moved (to where), moved
+with a rename, stale (quoting then and now), missing. Before that, history
+settles what needs no diff: the line was past the end of the file even then
+(`out_of_range`: wrong when written), the path names several files
+(`ambiguous`, with candidates), the file lies in a submodule that is not
+checked out (`in_submodule`), or no file ever had that path (`missing`).
+
+A memory line not committed yet is checked against the work tree as written.
+A memory file outside any repository, or untracked, has no history: the line
+count is all that can be checked, and the verdict says so (`unchecked`).
+What git answered, and the verdicts with what they depend on, are kept in the
+state database (mention_cache.py): a rerun with nothing changed asks git nothing.
+Where diffs rather than snippets decide (renames since the mention's commit, a
+blank line, a range that grew) is mention_diffs.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.mentions import (
+    URL,
+    FileList,
+    Mention,
+    Resolution,
+    find_mentions,
+    may_mention,
+    normalize,
+    remote_repository,
+)
+from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.blame import GitHistory, blob_hash
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.mention_cache import (
+    Cached,
+    MentionCache,
+    MentionFree,
+    decode_check,
+    encode_check,
+    fingerprint,
+    named_paths,
+)
+from memory_enhancement.verify.mention_diffs import asks, follow_line_maps, mention_git
+from memory_enhancement.verify.mention_history import (
+    ABSENT,
+    AMBIGUOUS,
+    OUTSIDE,
+    PAST_END,
+    SUBMODULE,
+    TEXT,
+    UNCOMMITTED,
+    UNREADABLE,
+    Ask,
+    HistoryReader,
+    Then,
+    Written,
+    key,
+    span,
+    still_true,
+)
+from memory_enhancement.verify.repo import Repository
+from memory_enhancement.verify.verifier import Verifier
+
+MAX_WALKED_FILES = 50_000
+
+
+@dataclass
+class MentionChecker:
+    """Checks the prose mentions of a batch of one store's memories."""
+
+    store: Store
+    repo: Repository
+    git: Git | None
+    state: State
+    _history: GitHistory | None = field(default=None, repr=False)
+    _listed: FileList | None = field(default=None, repr=False)
+
+    def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...]]:
+        """Per memory of the batch (in order), the verdicts on its prose mentions.
+
+        Verdicts kept from a run whose fingerprint still holds are taken as they
+        are (nothing they depend on changed); the rest are judged from history.
+        """
+        found = self._read_all([memory for memory, _, _ in batch])
+        if not any(f is not None and f.mentions for f in found):
+            return [() for _ in batch]
+        git = self.git
+        cache = MentionCache(self.state)
+        rows = cache.load([f.file for f in found if f is not None and f.file]) if git else {}
+        head = git.head() if git else None
+        kept: dict[int, tuple[CitationCheck, ...]] = {}
+        for n, item in enumerate(found):
+            row = rows.get(item.file) if item is not None and item.file else None
+            if item is None or row is None or row.blob != item.blob or row.head not in (None, head):
+                continue
+            try:
+                checked = row.checked
+            except ValueError:
+                continue  # damaged: judged again and rewritten
+            if checked is not None and checked["fp"] == self._fingerprint(head, checked["paths"]):
+                kept[n] = _decoded(checked["c"], item.mentions)
+        todo = [None if n in kept else item for n, item in enumerate(found)]
+        if not any(item is not None and item.mentions for item in todo):
+            return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
+        self._history = GitHistory(git) if git is not None else None
+        try:
+            fresh: dict[str, Cached] = {}
+            thens: dict[str, dict[str, Then]] = {}
+            if git is not None and self._history is not None:
+                reader = HistoryReader(git, self._history)
+                pending = [f for f in todo if f is not None and f.mentions]
+                thens, fresh = reader.read(pending, rows, head)
+            judged = self._judge(todo, thens)
+        finally:
+            if self._history is not None:
+                self._history.close()
+            self._history = None
+        self._remember(cache, todo, judged, rows, fresh, head)
+        return [kept.get(n, judged[n]) for n in range(len(found))]
+
+    def _remember(
+        self,
+        cache: MentionCache,
+        todo: list[Written | None],
+        judged: list[tuple[CitationCheck, ...]],
+        rows: dict[str, Cached],
+        fresh: dict[str, Cached],
+        head: str | None,
+    ) -> None:
+        """Keep what history said and the verdicts given, with their fingerprint."""
+        out = dict(fresh)
+        for item, checks in zip(todo, judged, strict=True):
+            if item is None or not item.file or not checks:
+                continue
+            row = fresh.get(item.file) or rows.get(item.file)
+            if row is None or not still_true(row, item.blob, head):
+                continue  # no history for it (untracked): nothing worth keeping
+            paths = named_paths(checks)
+            checked = {
+                "fp": self._fingerprint(head, paths),
+                "paths": paths,
+                "c": [encode_check(c) for c in checks],
+            }
+            out[item.file] = row.with_checked(checked)
+        cache.save(out)
+
+    def _fingerprint(self, head: str | None, paths: list[str]) -> str:
+        git_dir = self.git.toplevel / ".git" if self.git is not None else None
+        if git_dir is not None and not git_dir.is_dir():
+            git_dir = None
+        return fingerprint(head, git_dir, self.repo.root, paths)
+
+    # -- reading the mentions -------------------------------------------------------
+
+    def _read_all(self, memories: list[Memory]) -> list[Written | None]:
+        """Each memory's mentions; a file that held none when last read, and has the same
+        size and modification time now, is not read again."""
+        free = MentionFree(self.state)
+        known = free.load()
+        quiet: dict[str, tuple[int, int]] = {}
+        noisy: list[str] = []
+        found: list[Written | None] = []
+        for memory in memories:
+            name = memory.path + ".md"
+            try:
+                seen = os.lstat(os.path.join(self._root, name))
+            except OSError:
+                found.append(None)
+                continue
+            stamp = (seen.st_size, seen.st_mtime_ns)
+            if known.get(name) == stamp and not stat.S_ISLNK(seen.st_mode):
+                found.append(None)
+                continue
+            data = self._bytes(memory.path)
+            item = self._read(memory, data) if data is not None else None
+            found.append(item)
+            if data is not None and (item is None or not item.mentions):
+                quiet[name] = stamp
+            elif name in known:
+                noisy.append(name)
+        free.save(quiet, noisy)
+        return found
+
+    def _read(self, memory: Memory, data: bytes) -> Written | None:
+        """The memory's mentions, read from its file as it is on disk (frontmatter
+        included: `sources: [x.py:12]` is a mention the content alone would not show)."""
+        if not may_mention(data):
+            return None
+        text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
+        found = find_mentions(text)
+        if not found:
+            return None
+        declared = {c.ref for c in memory.meta.citations}
+        mentions = [m for m in found if m.ref_text not in declared]
+        file = os.path.abspath(self.store.root / (memory.path + ".md"))
+        folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
+        folder = "" if folder == "." or folder.startswith("..") else folder
+        inside = ""
+        if self.git is not None:
+            rel = os.path.relpath(file, self.git.toplevel)
+            inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
+        count = text.count("\n") + (not text.endswith("\n") and bool(text))
+        return Written(memory, mentions, inside, folder, blob_hash(data), count)
+
+    def _bytes(self, path: str) -> bytes | None:
+        """A memory file's bytes, None when it cannot be read now (the index reports it).
+
+        Every memory of the store is read on every run, so a plain file from the
+        store's own scan is read directly; a symlink takes the store's full check
+        (it must not lead out of the store)."""
+        file = os.path.join(self._root, path + ".md")
+        if os.path.islink(file):
+            try:
+                return self.store.read_bytes(path)[0]
+            except MemoryToolError:
+                return None
+        try:
+            with open(file, "rb") as handle:
+                return handle.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+
+    @functools.cached_property
+    def _root(self) -> str:
+        return str(self.store.root)
+
+    # -- history --------------------------------------------------------------------
+
+    # -- verdicts -------------------------------------------------------------------
+
+    def _judge(
+        self, found: list[Written | None], thens: dict[str, dict[str, Then]]
+    ) -> list[tuple[CitationCheck, ...]]:
+        """Decide what needs no diff at once; verify the rest together, as citations at
+        their commits (so the Verifier asks git one diff per commit, not per mention)."""
+        origin = None
+        if self._history is not None and any(
+            m.form == URL for f in found if f is not None for m in f.mentions
+        ):
+            origin = remote_repository(self._history.origin() or "")
+        drafts: list[list[CitationCheck | Ask]] = []
+        for item in found:
+            row: list[CitationCheck | Ask] = []
+            for mention in item.mentions if item is not None else ():
+                assert item is not None
+                into = (mention.repository or "").lower()
+                if mention.form == URL and (origin is None or into != origin):
+                    row.append(_other_repository(mention, origin))
+                    continue
+                then = thens.get(item.file, {}).get(key(mention)) if item.file else None
+                row.append(self._decide(mention, then, item.folder))
+            drafts.append(row)
+        asked = [
+            Memory(str(n), "", MemoryMeta(citations=tuple(d.citation for d in row if asks(d))))
+            for n, row in enumerate(drafts)
+        ]
+        git = None
+        if self.git is not None:
+            pending = [d for row in drafts for d in row if asks(d)]
+            git = mention_git(self.git, pending, self.repo, self._files_now)
+        verifier = Verifier(self.repo, git)
+        answers = iter(r.checks for r in verifier.verify_memories(asked))
+        judged = []
+        for row in drafts:
+            checks = iter(next(answers))
+            judged.append(
+                [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
+            )
+        if git is not None:
+            follow_line_maps(git, self.repo, drafts, judged)
+        return [tuple(row) for row in judged]
+
+    def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
+        """A verdict from history alone, or the citation to verify."""
+        if then is None:
+            return self._line_count(mention, folder, committed=False)
+        commit = then.commit
+        if then.kind == UNCOMMITTED or commit is None:
+            return self._line_count(mention, folder, committed=True)
+        start, end = span(mention)
+        plain = Citation(mention.path, start, _end(start, end))
+        when = f"when the memory line was written ({commit[:7]})"
+        if then.kind == OUTSIDE:
+            return _check(mention, plain, Verdict.MISSING, "the path leaves the repository", commit)
+        if then.kind == SUBMODULE:
+            return _submodule(mention, plain, then.path or "", self.repo, commit)
+        if then.kind == AMBIGUOUS:
+            return _ambiguous(mention, plain, then.candidates, commit)
+        cited = replace(plain, target=then.path or mention.path)
+        if then.kind == PAST_END:
+            reason = (
+                f"line {end} was already past the end of {then.path} ({then.lines} lines) "
+                f"{when}: wrong when written"
+            )
+            return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+        if then.kind == UNREADABLE:
+            return _check(mention, cited, Verdict.INVALID, f"not a text file {when}", commit)
+        if then.kind == ABSENT:
+            return self._added_later(mention, plain, commit, folder)
+        return Ask(mention, then, replace(cited, snippet=then.text, commit=commit))
+
+    def _added_later(
+        self, mention: Mention, plain: Citation, commit: str, folder: str
+    ) -> CitationCheck | Ask:
+        """No such file when the memory line was written: if one exists now, the code was
+        committed after the memory, so it is read at the commit that added it."""
+        history = self._history
+        now = self._files_now().resolve(mention.path, folder)
+        if now.candidates:
+            return _ambiguous(mention, plain, now.candidates, commit)
+        start, end = span(mention)
+        if now.path is not None and history is not None:
+            added = history.added_after(commit, now.path)
+            lines = history.read(added, now.path) if added else None
+            if added and lines is not None:
+                cited = replace(plain, target=now.path)
+                if end > len(lines):
+                    reason = (
+                        f"line {end} was past the end of {now.path} ({len(lines)} lines) when "
+                        f"it was added ({added[:7]}), after the memory line ({commit[:7]})"
+                    )
+                    return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+                text = "\n".join(lines[start - 1 : end])
+                then = Then(added, TEXT, now.path, text, len(lines))
+                prefix = f"file added after the memory line ({added[:7]}); "
+                return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
+        reason = (
+            f"no file {mention.path} in the repository, now or when the memory line was "
+            f"written ({commit[:7]})"
+        )
+        return _check(mention, plain, Verdict.MISSING, reason, commit)
+
+    def _line_count(self, mention: Mention, folder: str, *, committed: bool) -> CitationCheck:
+        """Without history, or for a memory line not committed yet: does the file have
+        those lines now. Without history that is all it says (`unchecked`); a line not
+        committed yet describes the work tree as it is, so it is `valid`."""
+        start, end = span(mention)
+        plain = Citation(mention.path, start, _end(start, end))
+        where = self._files_now().resolve(mention.path, folder)
+        if not (where.found or where.candidates or where.outside or where.submodule):
+            path = normalize(mention.path, folder)
+            if path is not None and self.repo.read(path).is_text:
+                where = Resolution(path)  # untracked, or no git to list the files
+        if where.outside:
+            return _check(mention, plain, Verdict.MISSING, "the path leaves the repository")
+        if where.submodule is not None:
+            return _submodule(mention, plain, where.submodule, self.repo, None)
+        if where.candidates:
+            return _ambiguous(mention, plain, where.candidates, None)
+        if where.path is None:
+            return _check(mention, plain, Verdict.MISSING, f"{mention.path} not found")
+        cited = replace(plain, target=where.path)
+        source = self.repo.read(where.path)
+        if not source.is_text:
+            return _check(mention, cited, Verdict.INVALID, source.reason)
+        if end > len(source.lines):
+            reason = f"line {end} is past the end of {where.path} ({len(source.lines)} lines)"
+            if committed:
+                reason += " (memory line not committed yet)"
+            return _check(mention, cited, Verdict.OUT_OF_RANGE, reason)
+        if committed:
+            reason = "memory line not committed yet: checked against the work tree as written"
+            return _check(mention, cited, Verdict.VALID, reason, current=where.path)
+        reason = "no history (memory file not tracked by git): only the line count was checked"
+        return _check(mention, cited, Verdict.UNCHECKED, reason, current=where.path)
+
+    def _files_now(self) -> FileList:
+        """The repository's files now: git's list, or a walk of the folder without git."""
+        if self._listed is None:
+            if self._history is not None:
+                self._listed = self._history.files_now()
+            elif self.git is not None:
+                self._listed = GitHistory(self.git).files_now()  # no process left to close
+            else:
+                self._listed = FileList(_walk(self.repo.root))
+        return self._listed
+
+
+def _check(
+    mention: Mention,
+    citation: Citation,
+    status: Verdict,
+    reason: str,
+    commit: str | None = None,
+    candidates: tuple[str, ...] = (),
+    current: str | None = None,
+) -> CitationCheck:
+    line = citation.line if current else None
+    return CitationCheck(
+        citation, status, current, line, reason, None, mention, commit, tuple(candidates)
+    )
+
+
+def _decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
+    return tuple(decode_check(row, m) for row, m in zip(rows, mentions, strict=True))
+
+
+def _ambiguous(
+    mention: Mention, citation: Citation, candidates: tuple[str, ...], commit: str | None
+) -> CitationCheck:
+    names = ", ".join(candidates[:5]) + (" …" if len(candidates) > 5 else "")
+    reason = f"{mention.path} names {len(candidates)} files: {names}"
+    return _check(mention, citation, Verdict.AMBIGUOUS, reason, commit, candidates)
+
+
+def _submodule(
+    mention: Mention, citation: Citation, link: str, repo: Repository, commit: str | None
+) -> CitationCheck:
+    folder = repo.resolve(link)
+    checked_out = folder is not None and folder.is_dir() and any(folder.iterdir())
+    state = "its history is its own" if checked_out else "not checked out"
+    reason = f"in submodule {link} ({state})"
+    return _check(mention, citation, Verdict.IN_SUBMODULE, reason, commit)
+
+
+def _other_repository(mention: Mention, origin: str | None) -> CitationCheck:
+    start, end = span(mention)
+    citation = Citation(mention.path, start, _end(start, end))
+    if origin is None:
+        reason = f"a link into {mention.repository}; no origin remote to tell if it is this one"
+    else:
+        reason = f"a link into another repository ({mention.repository})"
+    return _check(mention, citation, Verdict.SKIPPED, reason)
+
+
+def _end(start: int, end: int) -> int | None:
+    return end if end != start else None
+
+
+def _walk(root: os.PathLike[str] | str) -> Iterator[str]:
+    """The files under a folder that is not a git repository (hidden folders skipped)."""
+    count = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in names:
+            yield name if rel == "." else f"{rel}/{name}"
+            count += 1
+            if count >= MAX_WALKED_FILES:
+                return

@@ -1,0 +1,200 @@
+"""Mentions from the command line: `--fix` rewriting only a moved mention's characters,
+`--format github` annotations, unreadable files in `--json`, `--no-mentions`, and the
+health report ranking prose-only memories by their mentions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from conftest import RunCli
+from memory_enhancement.core.model import Citation
+from verify_support import STORE, GitRepo
+
+
+def code(name: str, count: int) -> list[str]:
+    stem = name.replace("/", "_").replace(".", "_")
+    return [f"{stem}_{n} = {n}" for n in range(1, count + 1)]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("src/app.py", code("src/app.py", 30))
+    repo.write_lines("lib/old.py", code("lib/old.py", 10))
+    repo.commit("code")
+    return repo
+
+
+@pytest.fixture
+def cli(repo: GitRepo, run_cli: RunCli) -> Any:
+    def run(*args: str) -> Result:
+        return run_cli([*args, "--dir", str(repo.store_root)], cwd=repo.root)
+
+    return run
+
+
+def shift(repo: GitRepo, by: int = 3) -> None:
+    """Lines inserted at the top of app.py; old.py renamed."""
+    repo.write_lines("src/app.py", [f"# {n}" for n in range(by)] + code("src/app.py", 30))
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("move code")
+
+
+# -- --fix ----------------------------------------------------------------------------------
+
+
+NOTE = (
+    "\ufeff# Notes\r\n"
+    "\r\n"
+    "- see `src/app.py:10` — and [the block](src/app.py#L12-L14), `src/app.py:9:4:` too\r\n"
+    "- 日本語: src/app.py:11以降は処理\r\n"
+    "- list: src/app.py:5,20-21 and a helper lib/old.py:7\r\n"
+    "- untouched: src/app.py:99 and trailing spaces   \r\n"
+    "no newline at the end"
+)
+
+
+def test_fix_rewrites_only_the_moved_numbers_and_paths_keeping_every_other_byte(
+    repo: GitRepo, cli: Any
+) -> None:
+    file = repo.write(f"{STORE}/notes.md", NOTE.encode("utf-8"))
+    repo.commit("memory")
+    shift(repo)
+    before = file.read_bytes()
+    dry = cli("verify-all", "--fix", "--dry-run")
+    assert file.read_bytes() == before  # a dry run writes nothing
+    assert "-- see `src/app.py:10`" in dry.stdout and "+- see `src/app.py:13`" in dry.stdout
+    done = cli("verify", "notes", "--fix")
+    assert "fixed 7 mentions in notes" in done.stdout
+    expected = (
+        NOTE.replace("src/app.py:10`", "src/app.py:13`")
+        .replace("src/app.py#L12-L14", "src/app.py#L15-L17")
+        .replace("src/app.py:9:4:", "src/app.py:12:4:")
+        .replace("src/app.py:11以降", "src/app.py:14以降")
+        .replace("src/app.py:5,20-21", "src/app.py:8,23-24")
+        .replace("lib/old.py:7", "lib/new.py:7")
+    )
+    assert file.read_bytes() == expected.encode("utf-8")  # BOM, CRLF, no final newline kept
+    again = cli("verify", "notes", "--json")
+    statuses = {m["mention"]: m["status"] for m in json.loads(again.stdout)["mentions"]}
+    assert statuses["src/app.py:13"] == "valid"
+    assert statuses["src/app.py#L15-L17"] == "valid"
+    assert statuses["src/app.py:99"] == "out_of_range"  # failing mentions are left alone
+
+
+def test_fix_moves_mentions_and_declared_citations_of_one_memory_in_one_write(
+    repo: GitRepo, cli: Any
+) -> None:
+    cited = Citation("src/app.py", 20, snippet="src_app_py_20 = 20", verified=repo.stamp())
+    repo.memory("both", [cited], content="# Both\n\nThe setup is at src/app.py:10.\n")
+    repo.commit("memory")
+    shift(repo)
+    result = cli("verify", "both", "--fix", "--dry-run")
+    diffs = [line for line in result.stdout.splitlines() if line.startswith(("+", "-"))]
+    assert "+The setup is at src/app.py:13." in diffs
+    assert sum(line.startswith("+++") for line in diffs) == 1  # one diff for the file
+    cli("verify", "both", "--fix")
+    data = json.loads(cli("verify", "both", "--json").stdout)
+    assert data["citations"][0]["line"] == 23 and data["citations"][0]["status"] == "valid"
+    assert data["mentions"][0]["mention"] == "src/app.py:13"
+
+
+def test_fix_leaves_a_mention_alone_when_the_file_changed_since_it_was_read(
+    repo: GitRepo,
+) -> None:
+    from memory_enhancement.core.mentions import find_mentions
+    from memory_enhancement.verify.fixes import MentionEdit, splice_mentions
+
+    text = "a src/app.py:10 b\nc src/app.py:20 d\n"
+    first, second = find_mentions(text)
+    edits = [
+        MentionEdit(first.line, first.column, first.text, "src/app.py:13"),
+        MentionEdit(second.line, second.column, "src/app.py:21", "src/app.py:24"),  # not there
+    ]
+    assert splice_mentions(text, text, edits) == "a src/app.py:13 b\nc src/app.py:20 d\n"
+    shifted = "# added above\n" + text  # a rendered header moved the lines down
+    assert splice_mentions(text, shifted, edits[:1]) == (
+        "# added above\na src/app.py:13 b\nc src/app.py:20 d\n"
+    )
+
+
+# -- reporting ------------------------------------------------------------------------------
+
+
+def test_github_annotations_name_mentions_on_their_lines_and_unreadable_files(
+    repo: GitRepo, cli: Any
+) -> None:
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "see src/app.py:10", "old src/app.py:99"])
+    repo.write(f"{STORE}/broken.md", b"---\ntags: [unclosed\n---\nbody\n")
+    repo.commit("memory")
+    shift(repo)
+    result = cli("verify-all", "--format", "github")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        "::error file=.serena/memories/broken.md,title=unreadable memory broken::malformed YAML"
+    )
+    assert (
+        "::notice file=.serena/memories/notes.md,line=3,title=memory notes::"
+        "moved mention src/app.py:10: found at line 13 (was 10)"
+    ) in lines
+    assert any(
+        line.startswith("::warning file=.serena/memories/notes.md,line=4,")
+        and "out_of_range mention src/app.py:99" in line
+        for line in lines
+    )
+    strict = cli("verify-all", "--format", "github", "--strict")
+    assert any(
+        line.startswith("::warning") and "moved mention src/app.py:10" in line
+        for line in strict.stdout.splitlines()
+    )
+
+
+def test_json_lists_unreadable_memory_files_with_the_reason(repo: GitRepo, cli: Any) -> None:
+    repo.write(f"{STORE}/broken.md", b"---\ntags: [unclosed\n---\nbody\n")
+    result = cli("verify-all", "--json")
+    assert result.exit_code == 1
+    (item,) = json.loads(result.stdout)
+    assert item["memory_id"] == "broken" and item["valid"] is False
+    assert item["unreadable"].startswith("malformed YAML frontmatter")
+
+
+def test_text_never_calls_a_memory_valid_over_a_failing_mention(repo: GitRepo, cli: Any) -> None:
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "gone: src/none.py:3"])
+    repo.commit("memory")
+    result = cli("verify", "notes")
+    assert result.exit_code == 1
+    first, second = result.stdout.splitlines()[:2]
+    assert first.startswith("INVALID  notes")
+    assert second.startswith("  mention MISSING      src/none.py:3 (line 3)")
+    off = cli("verify", "notes", "--no-mentions")
+    assert off.exit_code == 0 and "mention" not in off.stdout
+
+
+def test_health_counts_mentions_and_ranks_drifted_prose_memories_first(
+    repo: GitRepo, cli: Any
+) -> None:
+    repo.write_lines(f"{STORE}/good.md", ["# Good", "", "stays at src/app.py:30"])
+    repo.write_lines(f"{STORE}/drifted.md", ["# Drifted", "", "the flag at src/app.py:20"])
+    repo.write_lines(f"{STORE}/plain.md", ["# Plain", "", "no code here"])
+    repo.commit("memories")
+    app = code("src/app.py", 30)
+    app[19] = "changed = 20"
+    repo.write_lines("src/app.py", app)
+    repo.commit("edit")
+    data = json.loads(cli("health", "--format", "json").stdout)
+    ranked = [(m["path"], m["status"]) for m in data["memories"]]
+    assert ranked == [("drifted", "stale"), ("plain", "uncited"), ("good", "orphan")]
+    good = next(m for m in data["memories"] if m["path"] == "good")
+    assert good["mentions"]["valid"] == 1 and good["citations"]["total"] == 0
+    assert (
+        good["confidence"]
+        > next(m for m in data["memories"] if m["path"] == "drifted")["confidence"]
+    )
+    off = json.loads(cli("health", "--format", "json", "--no-mentions").stdout)
+    assert {m["status"] for m in off["memories"]} == {"uncited"}

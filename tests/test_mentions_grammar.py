@@ -1,0 +1,172 @@
+"""The grammar of prose mentions: every form people write, what is not a mention, exactly
+which characters hold the path and the numbers, and how a path as written is resolved."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_enhancement.core.mentions import (
+    FileList,
+    Mention,
+    Resolution,
+    find_mentions,
+    normalize,
+    relocated,
+    remote_repository,
+)
+
+
+def one(text: str) -> Mention:
+    found = find_mentions(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "start", "end", "form"),
+    [
+        ("see `src/app.py:42` for it", "src/app.py", 42, None, "colon"),
+        ("main_window.py:817-827 is the handler", "main_window.py", 817, 827, "range"),
+        ("main_window.py:817–827 (en dash)", "main_window.py", 817, 827, "range"),
+        ("src/tool.py:7:5: warning: unused", "src/tool.py", 7, None, "column"),
+        ("[the handler](src/api.py#L10-L20)", "src/api.py", 10, 20, "anchor_range"),
+        ("[top](src/api.py#L3)", "src/api.py", 3, None, "anchor"),
+        ("[cols](src/api.py#L3C4-L5C9)", "src/api.py", 3, 5, "anchor_range"),
+        ("src/app.py:L12 and nothing else", "src/app.py", 12, None, "colon"),
+        ("src/app.py:11以降は処理", "src/app.py", 11, None, "colon"),
+        ("ファイルsrc/app.py:13を参照", "src/app.py", 13, None, "colon"),
+        ("（app/core/redis.py:12）", "app/core/redis.py", 12, None, "colon"),
+        ("./scripts/run.sh:4 starts it", "./scripts/run.sh", 4, None, "colon"),
+        ("[x](../../src/x.py#L2)", "../../src/x.py", 2, None, "anchor"),
+        (".env:3 holds it", ".env", 3, None, "colon"),
+        ("tracker.py:84.", "tracker.py", 84, None, "colon"),
+        ("a range written twice: src/app.py:12-12", "src/app.py", 12, None, "range"),
+    ],
+)
+def test_each_form_is_a_mention(
+    text: str, path: str, start: int, end: int | None, form: str
+) -> None:
+    mention = one(text)
+    assert (mention.path, mention.start, mention.end, mention.form) == (path, start, end, form)
+    assert text[mention.column :].startswith(mention.text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "version 2.0:1 of the spec",
+        "at 12:30 we met",
+        "connect to host.example.org:22 or api.example.com:443",
+        "http://example.com:8080/x.py:3 is a URL",
+        "see https://example.com/docs/page.html#L3 online",
+        "src/app.py has no line",
+        "the ratio 3:4",
+        "a dotted.name:x is no line",
+        "localhost:8080",
+        "Table 2.3:4 of the paper",
+    ],
+)
+def test_these_are_not_mentions(text: str) -> None:
+    assert find_mentions(text) == []
+
+
+def test_a_list_after_a_colon_form_is_one_mention_per_item_with_only_its_numbers() -> None:
+    text = "see `src/app.py:10,20, 30-35` here"
+    head, second, third = find_mentions(text)
+    assert (head.text, head.start, head.form) == ("src/app.py:10", 10, "colon")
+    assert (second.text, second.path, second.start, second.form) == ("20", "src/app.py", 20, "list")
+    assert (third.text, third.start, third.end) == ("30-35", 30, 35)
+    assert second.path_at is None
+    for mention in (head, second, third):
+        assert text[mention.column : mention.column + len(mention.text)] == mention.text
+
+
+def test_a_blob_url_is_a_mention_naming_its_repository_ref_and_path() -> None:
+    url = "https://github.com/Acme/Widget/blob/main/src/app.py#L25-L30"
+    mention = one(f"see {url}.")
+    assert (mention.path, mention.start, mention.end, mention.form) == ("src/app.py", 25, 30, "url")
+    assert (mention.repository, mention.ref, mention.text) == (
+        "github.com/Acme/Widget",
+        "main",
+        url,
+    )
+    assert not mention.permalink
+    gitlab = one("https://gitlab.com/group/sub/proj/-/blob/v1.2/lib/x.rb#L7")
+    assert (gitlab.repository, gitlab.path, gitlab.start) == (
+        "gitlab.com/group/sub/proj",
+        "lib/x.rb",
+        7,
+    )
+    pinned = one("https://github.com/a/b/blob/" + "ab12" * 10 + "/x.py#L1")
+    assert pinned.permalink
+
+
+def test_lines_and_code_blocks_are_counted_in_the_file_frontmatter_included() -> None:
+    text = "---\nsources: [src/a.py:1]\n---\n# T\n\n```py\n# src/b.py:2\n```\nsrc/c.py:3\n"
+    found = find_mentions(text)
+    assert [(m.path, m.line, m.in_code) for m in found] == [
+        ("src/a.py", 2, False),
+        ("src/b.py", 7, True),
+        ("src/c.py", 9, False),
+    ]
+
+
+def test_relocated_rewrites_only_the_numbers_and_the_path_keeping_the_form() -> None:
+    assert relocated(one("[h](src/api.py#L10-L20)"), 15, 25) == "src/api.py#L15-L25"
+    assert relocated(one("x src/tool.py:7:5: warn"), 6, None) == "src/tool.py:6:5"
+    assert relocated(one("a main.py:817–827 b"), 820, 830) == "main.py:820–830"
+    assert relocated(one("a src/app.py:12-12 b"), 14, None) == "src/app.py:14-14"
+    assert relocated(one("a old/x.py:3 b"), 4, None, "new/x.py") == "new/x.py:4"
+    url = one("https://github.com/a/b/blob/main/src/x.py#L3C2-L9")
+    assert relocated(url, 5, 11) == "https://github.com/a/b/blob/main/src/x.py#L5C2-L11"
+    item = find_mentions("src/app.py:10, 20-22")[1]
+    assert relocated(item, 25, 27) == "25-27"
+
+
+def test_paths_are_normalized_against_the_root_and_the_memory_folder() -> None:
+    assert normalize("src/app.py") == "src/app.py"
+    assert normalize("/src/app.py") == "src/app.py"
+    assert normalize("@src/app.py") == "src/app.py"
+    assert normalize("./x.py", ".serena/memories") == "x.py"
+    assert normalize("../../src/x.py", ".serena/memories") == "src/x.py"
+    assert normalize("../../../x.py", ".serena/memories") is None
+    assert normalize("~/gist/x.rs") is None
+
+
+def test_resolution_prefers_the_root_file_then_a_unique_suffix_else_names_the_candidates() -> None:
+    files = FileList(
+        ["app.py", "src/app.py", "pkg_a/util.py", "pkg_b/util.py", "admin/app/core/redis.py"],
+        ["vendor/sub"],
+    )
+    assert files.resolve("app.py") == Resolution("app.py")
+    assert files.resolve("app/core/redis.py") == Resolution("admin/app/core/redis.py")
+    assert files.resolve("util.py") == Resolution(candidates=("pkg_a/util.py", "pkg_b/util.py"))
+    assert files.resolve("vendor/sub/x.py") == Resolution(submodule="vendor/sub")
+    assert files.resolve("nowhere.py") == Resolution()
+    assert files.resolve("core/redis.py").path == "admin/app/core/redis.py"
+    assert not files.resolve("re/redis.py").found  # a suffix is whole segments
+    assert files.resolve("~/x.py").outside
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://github.com/Acme/Widget.git", "github.com/acme/widget"),
+        ("git@github.com:acme/widget.git", "github.com/acme/widget"),
+        ("ssh://git@gitlab.com:2222/group/sub/proj.git", "gitlab.com/group/sub/proj"),
+        ("https://user@github.com/acme/widget/", "github.com/acme/widget"),
+        ("/local/path/repo", None),
+    ],
+)
+def test_the_origin_remote_names_a_repository(url: str, expected: str | None) -> None:
+    assert remote_repository(url) == expected
+
+
+def test_a_changed_file_list_resolves_as_the_version_it_describes() -> None:
+    now = FileList(["src/app.py", "pkg/util.py", "new/util.py"])
+    then = now.changed(added=["new/util.py"], deleted=["old/app.py"])
+    assert then.resolve("util.py") == Resolution("pkg/util.py")  # new/ came later
+    assert then.resolve("app.py").candidates == ("old/app.py", "src/app.py")
+    assert "old/app.py" in then.files and "new/util.py" not in then.files
+    assert sorted(then.named_like("app")) == ["old/app.py", "src/app.py"]
+    assert now.resolve("util.py").candidates == ("new/util.py", "pkg/util.py")

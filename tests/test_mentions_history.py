@@ -1,0 +1,444 @@
+"""Prose mentions verified against what the line said when the memory line was written:
+real git repositories in temporary folders, one test per verdict and per form, the
+fallback without history, and the cache of what git answered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_enhancement.core.verdicts import CitationCheck, Verdict, VerifyOptions
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify import blame
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.repo import Repository
+from verify_support import FIXED_NOW, STORE, GitRepo
+
+
+def code(name: str, count: int) -> list[str]:
+    """`count` distinct lines, each naming its file and number."""
+    stem = name.replace("/", "_").replace(".", "_")
+    return [f"{stem}_{n} = {n}" for n in range(1, count + 1)]
+
+
+def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
+    return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
+
+
+def service(repo: GitRepo, state: State | None = None, root: Path | None = None) -> MemoryService:
+    return MemoryService(
+        Store(repo.store_root),
+        Repository(root or repo.root),
+        state=state or State(None),
+        clock=lambda: FIXED_NOW,
+    )
+
+
+def mentions(repo: GitRepo, name: str = "notes", **kw: Any) -> dict[str, CitationCheck]:
+    """The verdicts on a memory's mentions, by the mention as written."""
+    result = service(repo, **kw).verify(name).results[0]
+    return {c.mention.text: c for c in result.mentions if c.mention is not None}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    """Code, then a memory mentioning it, then the code moves on."""
+    repo = GitRepo(tmp_path / "project")
+    for name, count in [("src/app.py", 30), ("src/api.py", 20), ("lib/old.py", 10)]:
+        repo.write_lines(name, code(name, count))
+    repo.write_lines("src/gone.py", code("src/gone.py", 5))
+    repo.commit("code")
+    return repo
+
+
+def move_code(repo: GitRepo) -> None:
+    """Three lines inserted at the top of app.py, line 20 changed, api.py grows, old.py
+    renamed, gone.py deleted."""
+    app = code("src/app.py", 30)
+    app[19] = "src_app_py_20 = 'changed'"
+    repo.write_lines("src/app.py", ["# a", "# b", "# c", *app])
+    repo.write_lines("src/api.py", code("src/api.py", 120))
+    (repo.root / "src/gone.py").unlink()
+    repo.commit("refactor")
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("rename")
+
+
+# -- verdicts -----------------------------------------------------------------------------
+
+
+def test_each_verdict_is_judged_from_the_line_as_it_was_when_the_memory_was_written(
+    repo: GitRepo,
+) -> None:
+    written = repo.head()
+    note(
+        repo,
+        "- `src/api.py:5` valid",
+        "- `src/app.py:10` moved",
+        "- `lib/old.py:7` renamed",
+        "- `src/app.py:20` stale",
+        "- `src/gone.py:3` missing",
+        "- `src/api.py:99` past the end when written",
+        "- `src/nowhere.py:3` never existed",
+    )
+    memory_commit = repo.commit("memory")
+    move_code(repo)
+    found = mentions(repo)
+    assert {text: c.status for text, c in found.items()} == {
+        "src/api.py:5": Verdict.VALID,
+        "src/app.py:10": Verdict.MOVED,
+        "lib/old.py:7": Verdict.MOVED,
+        "src/app.py:20": Verdict.STALE,
+        "src/gone.py:3": Verdict.MISSING,
+        "src/api.py:99": Verdict.OUT_OF_RANGE,
+        "src/nowhere.py:3": Verdict.MISSING,
+    }
+    assert written != memory_commit
+    assert all(c.written_in == memory_commit for c in found.values())
+    moved = found["src/app.py:10"]
+    assert (moved.current_path, moved.current_line) == ("src/app.py", 13)
+    assert moved.citation.snippet == "src_app_py_10 = 10"  # the line as it was written
+    renamed = found["lib/old.py:7"]
+    assert (renamed.renamed_to, renamed.current_path, renamed.current_line) == (
+        "lib/new.py",
+        "lib/new.py",
+        7,
+    )
+    stale = found["src/app.py:20"].reason
+    assert "src_app_py_20 = 'changed'" in stale  # now
+    assert "it read `src_app_py_20 = 20`" in stale  # then
+    assert "wrong when written" in found["src/api.py:99"].reason
+    assert "(20 lines)" in found["src/api.py:99"].reason  # the length then, not now (120)
+    assert "was deleted after the memory line was written" in found["src/gone.py:3"].reason
+    assert "now or when the memory line was written" in found["src/nowhere.py:3"].reason
+
+
+def test_a_mention_valid_by_line_count_alone_is_stale_when_its_line_changed(
+    repo: GitRepo,
+) -> None:
+    """The issue's first complaint: today's tool called this `valid` (line 20 exists)."""
+    note(repo, "The flag is set at src/app.py:20.")
+    repo.commit("memory")
+    move_code(repo)
+    assert mentions(repo)["src/app.py:20"].status is Verdict.STALE
+
+
+def test_out_of_range_when_written_stays_wrong_after_the_file_grows(repo: GitRepo) -> None:
+    note(repo, "See src/api.py:50 (the file has 20 lines).")
+    repo.commit("memory")
+    repo.write_lines("src/api.py", code("src/api.py", 80))
+    repo.commit("grow")
+    check = mentions(repo)["src/api.py:50"]
+    assert check.status is Verdict.OUT_OF_RANGE and check.status.failing
+
+
+def test_a_memory_line_written_after_the_code_moved_is_judged_from_its_own_commit(
+    repo: GitRepo,
+) -> None:
+    note(repo, "- old: src/app.py:10")
+    repo.commit("memory")
+    move_code(repo)
+    note(repo, "- old: src/app.py:10", "- new: src/app.py:13")
+    repo.commit("memory, a line later")
+    found = mentions(repo)
+    assert found["src/app.py:10"].status is Verdict.MOVED
+    assert found["src/app.py:13"].status is Verdict.VALID
+
+
+def test_partial_paths_resolve_to_the_root_file_else_a_unique_suffix_else_are_ambiguous(
+    repo: GitRepo,
+) -> None:
+    repo.write_lines("app.py", code("app.py", 5))
+    repo.write_lines("pkg_a/util.py", code("pkg_a/util.py", 5))
+    repo.write_lines("pkg_b/util.py", code("pkg_b/util.py", 5))
+    repo.write_lines("admin/app/core/redis.py", code("redis", 15))
+    repo.commit("more code")
+    note(repo, "app.py:3 and util.py:2 and `app/core/redis.py:12` and `api.py:4`")
+    repo.commit("memory")
+    found = mentions(repo)
+    assert (found["app.py:3"].status, found["app.py:3"].citation.target) == (
+        Verdict.VALID,
+        "app.py",
+    )
+    ambiguous = found["util.py:2"]
+    assert ambiguous.status is Verdict.AMBIGUOUS and not ambiguous.status.failing
+    assert ambiguous.candidates == ("pkg_a/util.py", "pkg_b/util.py")
+    assert "pkg_a/util.py, pkg_b/util.py" in ambiguous.reason
+    assert found["app/core/redis.py:12"].citation.target == "admin/app/core/redis.py"
+    assert found["api.py:4"].citation.target == "src/api.py"
+    assert found["api.py:4"].status is Verdict.VALID
+
+
+def test_a_file_in_a_submodule_that_is_not_checked_out_says_so(repo: GitRepo) -> None:
+    (repo.root / "vendor/sub").mkdir(parents=True)
+    repo.git("update-index", "--add", "--cacheinfo", "160000," + "1" * 40 + ",vendor/sub")
+    note(repo, "the helper is vendor/sub/x.py:3")
+    repo.commit("memory and submodule")
+    check = mentions(repo)["vendor/sub/x.py:3"]
+    assert check.status is Verdict.IN_SUBMODULE
+    assert check.reason == "in submodule vendor/sub (not checked out)"
+
+
+def test_a_file_committed_after_the_memory_line_is_read_where_it_was_added(
+    repo: GitRepo,
+) -> None:
+    note(repo, "the new module: src/later.py:4")
+    repo.commit("memory first")
+    repo.write_lines("src/later.py", code("src/later.py", 6))
+    repo.commit("then the code")
+    repo.write_lines("src/later.py", ["# header", *code("src/later.py", 6)])
+    repo.commit("moved")
+    check = mentions(repo)["src/later.py:4"]
+    assert (check.status, check.current_line) == (Verdict.MOVED, 5)
+    assert check.reason.startswith("file added after the memory line")
+
+
+def test_a_memory_line_not_committed_yet_is_checked_against_the_work_tree(
+    repo: GitRepo,
+) -> None:
+    note(repo, "committed: src/app.py:10")
+    repo.commit("memory")
+    move_code(repo)
+    note(repo, "committed: src/app.py:10", "pending: src/app.py:13 and src/app.py:500")
+    found = mentions(repo)
+    assert found["src/app.py:10"].status is Verdict.MOVED
+    pending = found["src/app.py:13"]
+    assert (pending.status, pending.written_in) == (Verdict.VALID, None)
+    assert "not committed yet" in pending.reason
+    assert found["src/app.py:500"].status is Verdict.OUT_OF_RANGE
+
+
+def test_without_history_only_the_line_count_is_checked_and_the_verdict_says_so(
+    tmp_path: Path,
+) -> None:
+    plain = GitRepo(tmp_path / "plain", init=False)  # no repository at all
+    plain.write_lines("src/app.py", code("src/app.py", 10))
+    note(plain, "src/app.py:5 and src/app.py:50 and src/none.py:1")
+    found = mentions(plain)
+    assert found["src/app.py:5"].status is Verdict.UNCHECKED
+    assert "only the line count" in found["src/app.py:5"].reason
+    assert found["src/app.py:50"].status is Verdict.OUT_OF_RANGE
+    assert found["src/none.py:1"].status is Verdict.MISSING
+
+
+def test_an_untracked_memory_file_has_no_history_either(repo: GitRepo) -> None:
+    note(repo, "src/app.py:5 is here")  # never committed
+    check = mentions(repo)["src/app.py:5"]
+    assert check.status is Verdict.UNCHECKED and check.written_in is None
+
+
+# -- forms ----------------------------------------------------------------------------------
+
+
+def test_every_form_is_verified_like_the_colon_form(repo: GitRepo) -> None:
+    repo.git("remote", "add", "origin", "git@github.com:Acme/Widget.git")
+    url = "https://github.com/acme/widget/blob/main/src/app.py#L25"
+    note(
+        repo,
+        "[handler](src/app.py#L10-L12) and [top](src/app.py#L2)",
+        "src/app.py:11以降は処理、ファイルsrc/app.py:12を参照。",
+        "src/app.py:9:4: warning: unused",
+        "list: `src/app.py:7,8-9`",
+        f"url: {url} and https://github.com/other/thing/blob/main/src/app.py#L3",
+        "range: main app lines src/app.py:14–15",
+    )
+    repo.commit("memory")
+    move_code(repo)
+    found = mentions(repo)
+    lines = {
+        text: (c.status.value, c.current_line, c.current_end_line) for text, c in found.items()
+    }
+    assert lines == {
+        "src/app.py#L10-L12": ("moved", 13, 15),
+        "src/app.py#L2": ("moved", 5, None),
+        "src/app.py:11": ("moved", 14, None),
+        "src/app.py:12": ("moved", 15, None),
+        "src/app.py:9:4": ("moved", 12, None),
+        "src/app.py:7": ("moved", 10, None),
+        "8-9": ("moved", 11, 12),
+        url: ("moved", 28, None),
+        "https://github.com/other/thing/blob/main/src/app.py#L3": ("skipped", None, None),
+        "src/app.py:14–15": ("moved", 17, 18),
+    }
+    assert (
+        "another repository"
+        in found["https://github.com/other/thing/blob/main/src/app.py#L3"].reason
+    )
+
+
+def test_mentions_that_repeat_a_declared_citation_are_not_checked_twice(repo: GitRepo) -> None:
+    note(
+        repo,
+        "The entry is src/app.py:5 and src/app.py:6.",
+        "",
+        "## Citations",
+        "",
+        "| File | Line | Snippet |",
+        "|---|---|---|",
+        "| src/app.py | 5 | src_app_py_5 = 5 |",
+    )
+    repo.commit("memory")
+    result = service(repo).verify("notes").results[0]
+    assert [c.citation.ref for c in result.checks] == ["src/app.py:5"]
+    assert [c.mention.text for c in result.mentions if c.mention] == ["src/app.py:6"]
+
+
+# -- the cache ------------------------------------------------------------------------------
+
+
+def test_a_rerun_on_an_unchanged_memory_asks_git_nothing_about_its_history(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note(repo, "src/app.py:10 and src/app.py:20")
+    repo.commit("memory")
+    move_code(repo)
+    asked: list[str] = []
+    real = Git.run
+
+    def counting(self: Git, *args: str) -> str:
+        asked.append(next(a for a in args if a in ("log", "blame", "diff", "ls-files", "ls-tree")))
+        return real(self, *args)
+
+    monkeypatch.setattr(Git, "run", counting)
+    state = State(repo.root / "state.db")
+    first = mentions(repo, state=state)
+    assert "log" in asked and "diff" in asked  # the memory's history, then the code's
+    asked.clear()
+    second = mentions(repo, state=state)
+    assert "blame" not in asked and "diff" not in asked  # all from the state database
+    assert {k: (c.status, c.current_line, c.reason) for k, c in first.items()} == {
+        k: (c.status, c.current_line, c.reason) for k, c in second.items()
+    }
+    note(repo, "src/app.py:10 and src/app.py:20", "and src/api.py:3")
+    asked.clear()
+    third = mentions(repo, state=state)
+    assert "diff" in asked  # the memory changed: its blob hash is another
+    assert third["src/api.py:3"].written_in is None  # not committed yet
+    repo.write_lines("src/app.py", code("src/app.py", 30))
+    fourth = mentions(repo, state=state)  # a cited file changed: judged again
+    assert fourth["src/app.py:10"].status is Verdict.VALID
+
+
+def test_history_replayed_from_one_log_agrees_with_git_blame(repo: GitRepo) -> None:
+    """line_origins follows a memory file through edits and a rename like blame does."""
+    from memory_enhancement.verify.git import Git as RealGit
+    from memory_enhancement.verify.line_origins import line_origins
+
+    notes = f"{STORE}/notes.md"
+    note(repo, "first", "second", "third")
+    repo.commit("memory")
+    note(repo, "first", "inserted", "second", "third, edited")
+    repo.commit("edit")
+    repo.mv(notes, f"{STORE}/topic/notes.md")
+    repo.commit("rename")
+    moved = f"{STORE}/topic/notes.md"
+    repo.write_lines(moved, ["# Notes", "", "first", "inserted", "second", "third, edited", "new"])
+    git = RealGit.discover(repo.root)
+    assert git is not None
+    replayed = line_origins(git, {moved: 7})[moved]
+    blamed = blame.GitHistory(git).blame(moved, range(1, 8))
+    assert blamed is not None
+    assert replayed == [blamed[n] for n in range(1, 8)]
+    assert replayed[-1] is None  # not committed yet
+
+
+def test_a_cached_answer_for_an_uncommitted_line_is_not_reused_once_it_is_committed(
+    repo: GitRepo,
+) -> None:
+    note(repo, "src/app.py:10")
+    state = State(repo.root / "state.db")
+    repo.git("add", "-A")  # tracked, not committed: its line has no commit yet
+    assert mentions(repo, state=state)["src/app.py:10"].written_in is None
+    commit = repo.commit("memory")
+    assert mentions(repo, state=state)["src/app.py:10"].written_in == commit
+
+
+def test_mentions_can_be_turned_off(repo: GitRepo) -> None:
+    note(repo, "src/app.py:10")
+    repo.commit("memory")
+    options = VerifyOptions(include_mentions=False)
+    run = service(repo).verify("notes", options)
+    assert run.results[0].mentions == ()
+
+
+# -- where a snippet cannot tell ------------------------------------------------------------
+
+
+def test_a_blank_cited_line_is_followed_by_the_diff(repo: GitRepo) -> None:
+    lines = code("src/blank.py", 10)
+    lines[4] = ""
+    lines[6] = ""
+    repo.write_lines("src/blank.py", lines)
+    repo.commit("blank lines")
+    note(repo, "src/blank.py:5 and src/blank.py:7")
+    repo.commit("memory")
+    now = ["# top", *lines]
+    now[7] = "filled = 7"  # old line 7 (blank) is now line 8, and no longer blank
+    repo.write_lines("src/blank.py", now)
+    repo.commit("edit")
+    found = mentions(repo)
+    assert (found["src/blank.py:5"].status, found["src/blank.py:5"].current_line) == (
+        Verdict.MOVED,
+        6,
+    )
+    assert found["src/blank.py:7"].status is Verdict.STALE
+
+
+def test_a_range_with_lines_inserted_inside_moved_and_grew(repo: GitRepo) -> None:
+    note(repo, "the block src/app.py:10-14")
+    repo.commit("memory")
+    app = code("src/app.py", 30)
+    repo.write_lines("src/app.py", ["# top", *app[:11], "# inserted", *app[11:]])
+    repo.commit("grow the block")
+    check = mentions(repo)["src/app.py:10-14"]
+    assert (check.status, check.current_line, check.current_end_line) == (Verdict.MOVED, 11, 16)
+    assert "inserted inside the range" in check.reason
+
+
+def test_a_rename_git_log_cannot_pair_is_found_by_the_direct_diff(repo: GitRepo) -> None:
+    """Deleted in one commit, added back (edited) in another folder in the next: no
+    commit is a rename, but from the memory's commit to HEAD the file moved."""
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    (repo.root / "lib/old.py").unlink()
+    repo.commit("delete")
+    repo.write_lines("pkg/old.py", ["# moved here", *code("lib/old.py", 10)])
+    repo.commit("add")
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to, check.current_line) == (
+        Verdict.MOVED,
+        "pkg/old.py",
+        8,
+    )
+
+
+def test_a_renamed_file_that_lost_the_cited_text_is_stale_not_missing(repo: GitRepo) -> None:
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    repo.mv("lib/old.py", "pkg/old.py")
+    lines = code("lib/old.py", 10)
+    lines[6] = "rewritten = 7"
+    repo.write_lines("pkg/old.py", lines)
+    repo.commit("move and edit")
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")
+
+
+def test_a_memory_without_mentions_is_not_read_again_until_it_changes(repo: GitRepo) -> None:
+    note(repo, "nothing cited here", name="plain")
+    note(repo, "src/app.py:10")
+    repo.commit("memories")
+    state = State(repo.root / "state.db")
+    service(repo, state=state).verify_all()
+    with state.connect() as db:
+        assert [r[0] for r in db.execute("SELECT path FROM mention_free")] == ["plain.md"]
+    note(repo, "now it cites src/app.py:12 and more text", name="plain")
+    run = service(repo, state=state).verify_all()
+    mentions = {r.path: [c.mention.text for c in r.mentions if c.mention] for r in run.results}
+    assert mentions["plain"] == ["src/app.py:12"]
+    with state.connect() as db:
+        assert list(db.execute("SELECT path FROM mention_free")) == []
