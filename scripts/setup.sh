@@ -14,8 +14,6 @@ fi
 stamp=.venv/.installed-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "== installing memory-enhancement with its test and semantic-search dependencies" >&2
-  # PyTorch's CPU build first, so sentence-transformers does not pull the CUDA one.
-  .venv/bin/pip install -q torch==2.13.0
   .venv/bin/pip install -q -e '.[dev,semantic]'
   rm -f .venv/.installed-*
   touch "$stamp"

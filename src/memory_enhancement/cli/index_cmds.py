@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -10,6 +13,7 @@ from memory_enhancement.cli.app import (
     CONTEXT,
     app,
     emit_json,
+    exit_if_skipped,
     json_option,
     plural,
     store_options,
@@ -17,7 +21,47 @@ from memory_enhancement.cli.app import (
 )
 from memory_enhancement.cli.render import print_memory
 
-MODES = ["lexical", "semantic", "hybrid"]
+MODES = ["auto", "lexical", "semantic", "hybrid"]
+MODE_HELP = (
+    "auto (the default): hybrid when the [semantic] extra is installed and the semantic "
+    "index is current (built by `reindex --semantic` or an earlier semantic search), "
+    "else lexical (BM25). semantic and hybrid embed what is not embedded yet first."
+)
+
+
+@contextlib.contextmanager
+def embedding_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr while memories are embedded, only on a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    bars: list[Any] = []
+
+    def update(done: int, total: int) -> None:
+        if not bars:
+            bar = click.progressbar(length=total, label="embedding memories", file=sys.stderr)
+            bars.append(bar.__enter__())
+        bars[0].update(done - bars[0].pos)
+
+    try:
+        yield update
+    finally:
+        if bars:
+            bars[0].__exit__(None, None, None)
+
+
+def _mode_note(service: Any, mode: str) -> str:
+    """The mode to search in; says on stderr why auto stays lexical when the index is stale."""
+    chosen = service.resolve_mode(mode).value
+    if mode == "auto" and chosen == "lexical":
+        state = service.semantic_state()
+        if state.available and state.embedded and not state.current:
+            click.echo(
+                f"note: {state.pending} memories changed since the semantic index was built; "
+                "searched lexically (run `memory-enhancement reindex --semantic`)",
+                err=True,
+            )
+    return str(chosen)
 
 
 @click.command(context_settings=CONTEXT)
@@ -26,7 +70,7 @@ MODES = ["lexical", "semantic", "hybrid"]
 @click.option("--category", help="Only memories under this category.")
 @click.option("--tag", help="Only memories with this tag.")
 @click.option("--include-expired", is_flag=True, help="Also search expired memories.")
-@click.option("--mode", type=click.Choice(MODES), default="lexical", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default="auto", help=MODE_HELP)
 @click.option("--verify", "check", is_flag=True, help="Verify the hits' citations now.")
 @click.option(
     "--min-confidence",
@@ -48,13 +92,18 @@ def search(
     min_confidence: float | None,
     as_json: bool,
 ) -> None:
-    """Search memories (BM25; --mode semantic or hybrid with the [semantic] extra)."""
+    """Search memories: hybrid (BM25 and meaning) by default when the [semantic] extra is
+    installed and the semantic index is current, else BM25. Finds words inside Chinese
+    and Japanese text too."""
     from memory_enhancement.service.serialize import hit_dict
 
-    results = app().service().search(
-        query, limit=limit, mode=mode, category=category, tag=tag,
-        include_expired=include_expired, verify=check, min_confidence=min_confidence,
-    )  # fmt: skip
+    service = app().service()
+    with embedding_progress() as progress:
+        results = service.search(
+            query, limit=limit, mode=_mode_note(service, mode), category=category, tag=tag,
+            include_expired=include_expired, verify=check, min_confidence=min_confidence,
+            progress=progress,
+        )  # fmt: skip
     if as_json:
         emit_json([hit_dict(r) for r in results])
         return
@@ -77,7 +126,7 @@ def search(
 @click.argument("query")
 @click.option("--limit", "-n", default=5, show_default=True, help="At most this many memories.")
 @click.option("--max-tokens", default=2000, show_default=True, help="Token budget (chars / 4).")
-@click.option("--mode", type=click.Choice(MODES), default="lexical", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default="auto", help=MODE_HELP)
 @click.option("--verify", "check", is_flag=True, help="Verify citations; flag stale memories.")
 @json_option
 @store_options
@@ -85,9 +134,12 @@ def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_
     """Print a markdown block of the memories answering QUERY, ready for a prompt."""
     from memory_enhancement.service.serialize import hit_dict
 
-    text, used = (
-        app().service().context(query, limit=limit, max_tokens=max_tokens, verify=check, mode=mode)
-    )
+    service = app().service()
+    with embedding_progress() as progress:
+        text, used = service.context(
+            query, limit=limit, max_tokens=max_tokens, verify=check,
+            mode=_mode_note(service, mode), progress=progress,
+        )  # fmt: skip
     if as_json:
         emit_json({"context": text, "memories": [hit_dict(r) for r in used]})
     else:
@@ -111,17 +163,45 @@ def resolve(citation_id: str, as_json: bool) -> None:
 
 
 @click.command(context_settings=CONTEXT)
+@click.option(
+    "--semantic",
+    is_flag=True,
+    help="Also embed every memory not embedded yet (needs the [semantic] extra), so that "
+    "search and context default to hybrid. Embeddings are kept across rebuilds; only "
+    "memories whose text changed are embedded again.",
+)
 @json_option
 @store_options
-def reindex(as_json: bool) -> None:
+def reindex(semantic: bool, as_json: bool) -> None:
     """Rebuild the index of the store from its files."""
+    import time
+
     service = app().service()
     stats = service.reindex()
+    skipped = service.list_memories(include_expired=True).skipped
+    warn(skipped)
+    embedded, seconds = None, 0.0
+    if semantic:
+        started = time.perf_counter()
+        with embedding_progress() as progress:
+            embedded = service.embed(progress)
+        seconds = time.perf_counter() - started
     if as_json:
-        emit_json({"indexed": stats.added, "seconds": round(stats.seconds, 3)})
+        data: dict[str, Any] = {
+            "indexed": stats.added,
+            "seconds": round(stats.seconds, 3),
+            "skipped": skipped,
+        }
+        if embedded is not None:
+            data.update(embedded=embedded, embed_seconds=round(seconds, 3))
+        emit_json(data)
     else:
         indexed = plural(stats.added, "memory", "memories")
         click.echo(f"indexed {indexed} in {stats.seconds:.2f}s ({service.index.path})")
+        if embedded is not None:
+            done = plural(embedded, "memory", "memories")
+            click.echo(f"embedded {done} in {seconds:.2f}s (others were up to date)")
+    exit_if_skipped(skipped)
 
 
 @click.group(context_settings=CONTEXT)

@@ -11,6 +11,7 @@ from memory_enhancement.cli.app import (
     CONTEXT,
     app,
     emit_json,
+    exit_if_skipped,
     fail,
     json_option,
     store_options,
@@ -289,12 +290,14 @@ def prune(dry_run: bool, as_json: bool) -> None:
     paths = [s.path for s in listing.memories]
     if as_json:
         emit_json({"removed": [] if dry_run else paths, "would_remove": paths if dry_run else []})
+        exit_if_skipped(listing.skipped)
         return
     verb = "would remove" if dry_run else "removed"
     for path in paths:
         click.echo(f"{verb} {path}")
     done = "would be removed" if dry_run else "removed"
     click.echo(f"{len(paths)} expired memor{'y' if len(paths) == 1 else 'ies'} {done}")
+    exit_if_skipped(listing.skipped)
 
 
 @click.group(context_settings=CONTEXT)

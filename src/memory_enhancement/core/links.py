@@ -165,17 +165,29 @@ class Resolver:
         return self._named(source, link)
 
     def _named(self, source: str, link: Link) -> str | None:
+        """The memory at the path a link writes: tried in the order its kind reads it
+        (a store resolves thousands of links, so each try is made only when needed)."""
         target = link.target.strip()
+        paths = self.paths
         if link.kind is LinkKind.MARKDOWN:
             path = strip_md(target)
-            tries = [_join(source, path), _normpath(path.lstrip("/"))]
+            found = _join(source, path)
+            if found in paths:
+                return found
+            found = _normpath(path.lstrip("/"))
         else:
             path = strip_md(target.lstrip("/"))
-            tries = [_normpath(path or "."), _join(source, path)]
+            found = _normpath(path or ".")
+            if found in paths:
+                return found
+            found = _join(source, path)
+        if found in paths:
+            return found
         head, marker, rest = path.rpartition(_STORE_MARK)
         if marker and (not head or head.endswith("/") or head.endswith(".")):
-            tries.append(posixpath.normpath(rest or "."))  # `.serena/memories/beta.md`
-        return next((found for found in tries if found in self.paths), None)
+            found = posixpath.normpath(rest or ".")  # `.serena/memories/beta.md`
+            return found if found in paths else None
+        return None
 
     def _into_store(self, link: Link) -> bool:
         """`global:notes/x`: a link into another store (markdown links never are)."""

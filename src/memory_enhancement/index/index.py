@@ -30,7 +30,7 @@ from memory_enhancement.index.idassign import assign_ids
 from memory_enhancement.index.linking import resolve_links
 from memory_enhancement.index.reading import read_many
 from memory_enhancement.index.rows import SyncStats
-from memory_enhancement.index.writer import Children, upsert
+from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
 from memory_enhancement.store.scan import (
@@ -136,17 +136,33 @@ class Index:
         return fresh
 
     def rebuild(self) -> SyncStats:
-        """Forget everything and index the store again from its files."""
+        """Forget everything and index the store again from its files.
+
+        Embedding vectors are kept (they are costly to make and keyed by content), when
+        the old file can still be read.
+        """
         if self.path is None:
             with self._lock:
+                vectors = _saved_vectors(self._shared) if self._shared is not None else []
                 if self._shared is not None:
                     self._shared.close()
                 self._shared = schema.connect(None)
-                return self.sync(self._shared)
+                stats = self.sync(self._shared)
+                _restore_vectors(self._shared, vectors)
+                return stats
+        vectors = []
+        with contextlib.suppress(sqlite3.DatabaseError):
+            old = schema.connect(self.path)
+            try:
+                vectors = _saved_vectors(old)
+            finally:
+                old.close()
         schema._discard(self.path)
         conn = schema.connect(self.path)
         try:
-            return self.sync(conn)
+            stats = self.sync(conn)
+            _restore_vectors(conn, vectors)
+            return stats
         finally:
             conn.close()
 
@@ -277,7 +293,7 @@ class Index:
         for path, ready in sorted(preloaded.items()):
             digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
             updated += path in known
-            upsert(
+            _upsert_or_skip(
                 conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
                 fresh=path not in known, children=children,
             )  # fmt: skip
@@ -298,7 +314,7 @@ class Index:
                 touched += 1
                 continue
             updated += path in known
-            upsert(
+            _upsert_or_skip(
                 conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
                 outcome.digest, fresh=path not in known, children=children,
             )  # fmt: skip
@@ -380,6 +396,26 @@ class Index:
         return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
 
 
+def _upsert_or_skip(
+    conn: sqlite3.Connection,
+    path: str,
+    doc: Document | None,
+    error: str | None,
+    mtime: int,
+    size: int,
+    digest: str,
+    *,
+    fresh: bool,
+    children: Children,
+) -> None:
+    """Index one memory; one the index cannot hold is recorded as unreadable (and so
+    reported and skipped by every listing) instead of failing the whole sync."""
+    try:
+        upsert(conn, path, doc, error, mtime, size, digest, fresh=fresh, children=children)
+    except UnindexableError as exc:
+        upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
+
+
 def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:
     """What the index records (mtime, size, hash) for these paths, where it has them."""
     known: dict[str, tuple[int, int, str]] = {}
@@ -394,6 +430,30 @@ def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, i
             )
         )
     return known
+
+
+def _saved_vectors(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
+    try:
+        return conn.execute("SELECT hash, model, chunks, data FROM vectors").fetchall()
+    except sqlite3.DatabaseError:
+        return []  # damaged: they are made again
+
+
+def _restore_vectors(conn: sqlite3.Connection, vectors: list[tuple[object, ...]]) -> None:
+    """Put back the vectors of texts still in the store."""
+    if not vectors:
+        return
+    present = {row[0] for row in conn.execute("SELECT DISTINCT hash FROM memories")}
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            "INSERT OR REPLACE INTO vectors(hash, model, chunks, data) VALUES (?, ?, ?, ?)",
+            [row for row in vectors if row[0] in present],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _set_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:

@@ -13,7 +13,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-SCHEMA_VERSION = 9  # 9: link candidates (item, named) and repository links
+from memory_enhancement.store.state import check_database_path
+
+SCHEMA_VERSION = 10  # 10: CJK text segmented for FTS, chunked embeddings
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -39,36 +41,54 @@ CREATE TABLE memories (
     hash TEXT NOT NULL,
     error TEXT,
     problems TEXT NOT NULL DEFAULT '',
+    -- What FTS indexes when it differs from the text: CJK runs as bigrams (cjk.py);
+    -- NULL for the text of most memories, which has no CJK.
+    fts_title TEXT,
+    fts_tags TEXT,
+    fts_path TEXT,
+    fts_content TEXT,
+    cjk REAL NOT NULL DEFAULT 0,  -- the share of the text that is CJK (hybrid fusion)
     -- Last: a row's columns are read in order, and the content, often larger than a
     -- page, would otherwise be walked through to reach the small ones after it.
     content TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX memories_expires ON memories(expires_at);
 CREATE INDEX memories_name ON memories(name_key);
+CREATE INDEX memories_hash ON memories(hash, error);  -- which texts need vectors (covering)
+
+CREATE VIEW memories_text AS SELECT id,
+    coalesce(fts_title, title) AS title, coalesce(fts_tags, tags) AS tags,
+    coalesce(fts_path, path) AS path, coalesce(fts_content, content) AS content
+FROM memories;
 
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     title, tags, path, content,
-    content='memories', content_rowid='id',
-    tokenize='porter unicode61 remove_diacritics 2'
+    content='memories_text', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
 );
 -- During a cold build (meta 'bulk' set) the triggers stand aside and the FTS table is
 -- built once at the end with 'rebuild', five times faster than row by row.
 CREATE TRIGGER memories_ai AFTER INSERT ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
     INSERT INTO memories_fts(rowid, title, tags, path, content)
-    VALUES (new.id, new.title, new.tags, new.path, new.content);
+    VALUES (new.id, coalesce(new.fts_title, new.title), coalesce(new.fts_tags, new.tags),
+            coalesce(new.fts_path, new.path), coalesce(new.fts_content, new.content));
 END;
 CREATE TRIGGER memories_ad AFTER DELETE ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
     INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
-    VALUES ('delete', old.id, old.title, old.tags, old.path, old.content);
+    VALUES ('delete', old.id, coalesce(old.fts_title, old.title), coalesce(old.fts_tags, old.tags),
+            coalesce(old.fts_path, old.path), coalesce(old.fts_content, old.content));
 END;
-CREATE TRIGGER memories_au AFTER UPDATE OF title, tags, path, content ON memories
+CREATE TRIGGER memories_au AFTER UPDATE OF title, tags, path, content, fts_title, fts_tags,
+    fts_path, fts_content ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
     INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
-    VALUES ('delete', old.id, old.title, old.tags, old.path, old.content);
+    VALUES ('delete', old.id, coalesce(old.fts_title, old.title), coalesce(old.fts_tags, old.tags),
+            coalesce(old.fts_path, old.path), coalesce(old.fts_content, old.content));
     INSERT INTO memories_fts(rowid, title, tags, path, content)
-    VALUES (new.id, new.title, new.tags, new.path, new.content);
+    VALUES (new.id, coalesce(new.fts_title, new.title), coalesce(new.fts_tags, new.tags),
+            coalesce(new.fts_path, new.path), coalesce(new.fts_content, new.content));
 END;
 
 CREATE TABLE tags (
@@ -110,12 +130,35 @@ CREATE TABLE citations (
 CREATE INDEX citations_target ON citations(target);
 CREATE INDEX citations_memory ON citations(memory_id, ord);  -- also reads them in order, no sort
 
-CREATE TABLE embeddings (
-    memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
-    model TEXT NOT NULL,
+-- The vectors of the chunks of a memory's text (semantic.py), float16, one after the
+-- other, under the content hash they were made from: a memory is embedded again only
+-- when its text changes, moving or renaming it costs nothing, and a rebuild of the
+-- index keeps them (index.py).
+CREATE TABLE vectors (
     hash TEXT NOT NULL,
-    vector BLOB NOT NULL
+    model TEXT NOT NULL,
+    chunks INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (hash, model)
 );
+-- Vectors of recent queries: a query asked again (an agent's repeated question, `context`
+-- after `search`) needs no model, so a process does not load one. Capped (semantic.py).
+CREATE TABLE query_vectors (
+    model TEXT NOT NULL,
+    query TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (model, query)
+);
+-- Any change to the vectors moves the generation on, so a process that keeps them in
+-- memory between searches (the MCP server) knows when to read them again.
+CREATE TRIGGER vectors_ai AFTER INSERT ON vectors BEGIN
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_generation',
+        coalesce((SELECT value FROM meta WHERE key = 'vectors_generation'), 0) + 1);
+END;
+CREATE TRIGGER vectors_ad AFTER DELETE ON vectors BEGIN
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_generation',
+        coalesce((SELECT value FROM meta WHERE key = 'vectors_generation'), 0) + 1);
+END;
 """
 
 
@@ -125,6 +168,7 @@ def connect(path: Path | None) -> sqlite3.Connection:
         conn = _raw_connect(":memory:")
         _create(conn)
         return conn
+    check_database_path(path, "index")
     path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(50):
         try:

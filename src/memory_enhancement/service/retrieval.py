@@ -3,11 +3,16 @@
 Search applies filters, verifies the hits just in time on request (seed 004
 `search_with_verification`), and records which memories were handed to an
 agent, in which session and for which query (seed 002 §5).
+
+The default mode, `auto`, is hybrid when the semantic extra is installed and the
+semantic index is current (`reindex --semantic`, or an earlier semantic search,
+embedded the store; a few memories changed since are embedded on the way), and
+lexical otherwise: a search never starts embedding a whole store unasked.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,31 +27,82 @@ from memory_enhancement.service.verification import Verification
 
 if TYPE_CHECKING:
     from memory_enhancement.index.search import Filters, Mode
+    from memory_enhancement.index.semantic import Progress
     from memory_enhancement.index.usage import Popular
     from memory_enhancement.service.memories import Memories
 
 
+STALE_SLACK = 20  # memories changed since the last embedding that auto still embeds on the way
+
+
+@dataclass(frozen=True)
+class SemanticState:
+    """Whether semantic search can answer now, for `auto` and for people asking."""
+
+    available: bool  # the extra is installed
+    model: str
+    embedded: int  # memories with vectors of this model
+    pending: int  # memories still to embed
+
+    @property
+    def current(self) -> bool:
+        return self.available and self.embedded > 0 and self.pending <= STALE_SLACK
+
+
 class Retrieval(Verification):
     """Search, context for a prompt, usage statistics and graduation to the global store."""
+
+    def semantic_state(self) -> SemanticState:
+        from memory_enhancement.index.embedder import DEFAULT_MODEL, available
+
+        model = self.semantic_model or DEFAULT_MODEL
+        if not available():
+            return SemanticState(False, model, 0, 0)
+        from memory_enhancement.index.embedder import embedder
+        from memory_enhancement.index.semantic import pending
+
+        with self.index.connect() as conn:
+            embedded, todo = pending(conn, embedder(model).name)
+        return SemanticState(True, model, embedded, todo)
+
+    def resolve_mode(self, mode: Mode | str) -> Mode:
+        """The mode a search in `mode` runs in: `auto` becomes hybrid or lexical."""
+        from memory_enhancement.index.search import Mode
+
+        chosen = choice(Mode, mode, "search mode")
+        if chosen is not Mode.AUTO:
+            return chosen
+        return Mode.HYBRID if self.semantic_state().current else Mode.LEXICAL
+
+    def embed(self, progress: Progress | None = None) -> int:
+        """Embed every memory not embedded yet (`reindex --semantic`); return how many."""
+        from memory_enhancement.index.embedder import DEFAULT_MODEL, embedder
+        from memory_enhancement.index.semantic import refresh
+
+        model = embedder(self.semantic_model or DEFAULT_MODEL)
+        with self.index.connect() as conn:
+            return refresh(conn, model, progress)
 
     def search(
         self,
         query: str,
         *,
         limit: int = 10,
-        mode: Mode | str = "lexical",
+        mode: Mode | str = "auto",
         category: str | None = None,
         tag: str | None = None,
         include_expired: bool = False,
         verify: bool = False,
         min_confidence: float | None = None,
+        progress: Progress | None = None,
     ) -> list[SearchResult]:
-        from memory_enhancement.index.search import Filters, Mode
+        """`progress` hears how embedding goes when a semantic search must embed first."""
+        from memory_enhancement.index.search import Filters
 
         filters = Filters(normalize_category(category) if category else None, tag, include_expired)
         return self._run_search(
-            query, limit=limit, mode=choice(Mode, mode, "search mode"), filters=filters,
-            verify=verify, min_confidence=min_confidence,
+            query, limit=limit, mode=self.resolve_mode(mode), filters=filters,
+            verify=verify, min_confidence=min_confidence, progress=progress,
         )  # fmt: skip
 
     def context(
@@ -56,14 +112,15 @@ class Retrieval(Verification):
         limit: int = 5,
         max_tokens: int | None = 2000,
         verify: bool = False,
-        mode: Mode | str = "lexical",
+        mode: Mode | str = "auto",
+        progress: Progress | None = None,
     ) -> tuple[str, list[SearchResult]]:
         """A prompt-ready markdown block of the memories that answer a query."""
-        from memory_enhancement.index.search import Filters, Mode
+        from memory_enhancement.index.search import Filters
 
         results = self._run_search(
-            query, limit=limit, mode=choice(Mode, mode, "search mode"), filters=Filters(),
-            verify=verify, action=None,
+            query, limit=limit, mode=self.resolve_mode(mode), filters=Filters(),
+            verify=verify, action=None, progress=progress,
         )  # fmt: skip
         text, used = render_context(self.store, results, max_tokens)
         handed = [(r.hit.row.citation_id, r.hit.row.path) for r in used]
@@ -80,6 +137,7 @@ class Retrieval(Verification):
         verify: bool = False,
         min_confidence: float | None = None,
         action: str | None = "search",
+        progress: Progress | None = None,
     ) -> list[SearchResult]:
         """Search, verify the hits just in time if asked, and record their use (unless
         action=None)."""
@@ -95,11 +153,13 @@ class Retrieval(Verification):
         now_text = format_timestamp(self.clock())
         filters = Filters(filters.category, filters.tag, filters.include_expired, now_text)
         ranker = None
+        if mode is Mode.AUTO:
+            mode = self.resolve_mode(mode)
         if mode is not Mode.LEXICAL:
             from memory_enhancement.index.semantic import DEFAULT_MODEL
             from memory_enhancement.index.semantic import ranker as semantic_ranker
 
-            ranker = semantic_ranker(self.semantic_model or DEFAULT_MODEL)
+            ranker = semantic_ranker(self.semantic_model or DEFAULT_MODEL, progress)
         fetch = limit * 3 if verify and min_confidence else limit
         with self.index.connect() as conn:
             hits = search(conn, query, filters, limit=fetch, mode=mode, semantic=ranker)

@@ -56,9 +56,17 @@ class RepoFiles:
         first = posixpath.normpath(target.strip().lstrip("/")).split("/", 1)[0]
         return first not in (".", "..") and first in self.top
 
+    @cached_property
+    def _top_folded(self) -> frozenset[str]:
+        return frozenset(name.casefold() for name in self.top)
+
     def _exists(self, relative: str) -> bool:
+        # Most names a store's lists hold are not files: a path whose first part is not
+        # in the top folder (in any case, for case-insensitive file systems) needs no stat.
+        if relative.split("/", 1)[0].casefold() not in self._top_folded:
+            return False
         try:
-            mode = os.stat(self.root / relative).st_mode
+            mode = os.stat(os.path.join(self.root, relative)).st_mode
         except (OSError, ValueError):
             return False
         return stat.S_ISREG(mode) or stat.S_ISDIR(mode)

@@ -11,10 +11,13 @@ from __future__ import annotations
 import enum
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+
+from memory_enhancement.store.disk import special_kind
 
 MAX_SOURCE_BYTES = 20 * 1024 * 1024
 _BINARY_PROBE = 8192
@@ -112,8 +115,20 @@ class Repository:
         if file is None:
             return SourceFile(rel, SourceStatus.OUTSIDE, reason="path leaves the repository root")
         try:
-            with open(file, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size > MAX_SOURCE_BYTES:
+            # Only regular files are opened: opening a FIFO blocks until a writer
+            # comes (under the store's write lock, for `citation add`), and a
+            # device may act on being opened. The stat decides before any open;
+            # O_NONBLOCK and a second look cover a file swapped in between.
+            refused = _not_regular(rel, os.stat(file).st_mode)
+            if refused is not None:
+                return refused
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                refused = _not_regular(rel, info.st_mode)
+                if refused is not None:
+                    return refused
+                if info.st_size > MAX_SOURCE_BYTES:
                     return SourceFile(rel, SourceStatus.UNREADABLE, reason="file is too large")
                 data = handle.read()
         except FileNotFoundError:
@@ -136,6 +151,16 @@ def squashed_text(data: bytes, text: str) -> str | None:
     if not data.isascii() and ("\ufffd" in text or _UNICODE_SPACE.search(data)):
         return None
     return data.translate(None, _ASCII_SPACE).decode("utf-8")
+
+
+def _not_regular(rel: str, mode: int) -> SourceFile | None:
+    """An unreadable source for anything but a regular file (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return SourceFile(rel, SourceStatus.UNREADABLE, reason="is a directory")
+    kind = special_kind(mode)
+    return SourceFile(rel, SourceStatus.UNREADABLE, reason=f"{kind}, not a regular file")
 
 
 def _within(path: str, root: str) -> bool:

@@ -1,0 +1,172 @@
+"""Words inside Chinese, Japanese and Korean text, for the full-text index.
+
+SQLite's `unicode61` tokenizer splits on spaces and punctuation, and CJK text has
+neither between words: `ヘッドレス環境でテストがハングする` is one token, so a search
+for `ヘッドレス` finds nothing. Without a dictionary, the usual answer is character
+bigrams: every CJK run is indexed as its overlapping pairs (`ヘッ ッド ドレ レス ス環 …`),
+so any word of two or more characters inside it is a phrase of consecutive bigrams.
+Latin text is left exactly as it was, so English ranks as before, and `offscreen`
+glued to Japanese text becomes a word of its own.
+
+The index stores the segmented text beside the original only for memories that
+contain CJK (see schema.py); snippets for those are cut from the original here.
+
+On the query side (`query_terms`), a CJK run is first cut where the script changes
+(kanji, katakana, hiragana: Japanese writes particles in hiragana between content
+words in kanji or katakana), hiragana pieces are dropped when something else is
+left, and each piece becomes its phrase (the exact word, ranked first) and its
+bigrams (so a sentence-long Chinese question still matches the words it shares).
+"""
+
+from __future__ import annotations
+
+import re
+
+RANGES = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana (with ー)
+    "\u3131-\u318e"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uff9f"  # half-width katakana
+    "\U00020000-\U0003134f"  # CJK extensions B-G
+)
+_CJK = re.compile(f"[{RANGES}]+")
+_HIRAGANA = re.compile("[\u3040-\u309f]+")
+_KATAKANA = re.compile("[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether text holds a CJK character. Asked of every memory a sync writes: ASCII text
+    (most English memories) is answered without a scan."""
+    return not text.isascii() and _CJK.search(text) is not None
+
+
+def share(text: str) -> float:
+    """The share of a text's letters and digits that are CJK (0 for English, ~1 for Chinese)."""
+    if not has_cjk(text):
+        return 0.0
+    cjk = sum(len(run) for run in _CJK.findall(text))
+    if not cjk:
+        return 0.0
+    other = sum(1 for c in text if c.isalnum()) - cjk
+    return round(cjk / (cjk + max(other, 0)), 3)
+
+
+def bigrams(run: str) -> list[str]:
+    """The overlapping character pairs of a CJK run; a single character stands alone."""
+    if len(run) < 2:
+        return [run]
+    return [run[n : n + 2] for n in range(len(run) - 1)]
+
+
+def segment(text: str) -> str | None:
+    """The text with every CJK run replaced by its bigrams, or None when it has no CJK.
+
+    Runs are set apart by spaces, so Latin words glued to them become tokens.
+    """
+    if not has_cjk(text):
+        return None
+    return _CJK.sub(lambda match: f" {' '.join(bigrams(match.group()))} ", text)
+
+
+def _script(char: str) -> str:
+    if _HIRAGANA.fullmatch(char):
+        return "hiragana"
+    if _KATAKANA.fullmatch(char):
+        return "katakana"
+    return "other"
+
+
+def _pieces(run: str) -> list[str]:
+    """A CJK run cut where the script changes; hiragana-only pieces dropped if others remain."""
+    pieces: list[str] = []
+    for char in run:
+        if pieces and _script(pieces[-1][-1]) == _script(char):
+            pieces[-1] += char
+        else:
+            pieces.append(char)
+    content = [p for p in pieces if _script(p[0]) != "hiragana"]
+    return content or pieces
+
+
+def _phrase(tokens: list[str]) -> str:
+    return '"' + " ".join(tokens) + '"'
+
+
+def query_terms(word: str) -> list[str]:
+    """FTS5 terms (quoted, to be OR-ed) for one word of a query that may contain CJK.
+
+    A word with no CJK is itself. A word mixing scripts (`Qt依存`, `offscreenモード`)
+    is the phrase of all its tokens (as the index segments it) plus the terms of each
+    part. A CJK piece is its phrase of bigrams plus, when longer than a word usually
+    is, each bigram alone.
+    """
+    lowered = word.lower()
+    if not has_cjk(lowered):
+        return [_phrase([lowered])]
+    terms: list[str] = []
+    parts = [p for p in re.split(f"([{RANGES}]+)", lowered) if p]
+    if len(parts) > 1:
+        tokens = [t for p in parts for t in (bigrams(p) if has_cjk(p) else _WORD.findall(p))]
+        terms.append(_phrase(tokens))
+    for part in parts:
+        if not has_cjk(part):
+            terms += [_phrase([t]) for t in _WORD.findall(part)]
+            continue
+        pieces = _pieces(part)
+        if len(parts) > 1 or len(pieces) > 1:  # a lone character among words says little
+            pieces = [p for p in pieces if len(p) > 1] or pieces
+        for piece in pieces:
+            pairs = bigrams(piece)
+            if len(piece) == 1:
+                terms.append(f'"{piece}"*')  # the first character of any bigram
+            else:
+                terms.append(_phrase(pairs))
+            if len(pairs) > 2:
+                terms += [_phrase([pair]) for pair in pairs]
+    return list(dict.fromkeys(terms))
+
+
+def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 90) -> str:
+    """A window of the original text around the first needle found, needles in bold.
+
+    Used for memories indexed in segmented form, whose FTS5 snippet would show bigrams.
+    """
+    folded = content.lower()
+    found = sorted(
+        (folded.find(n), -len(n), n) for n in {n.lower() for n in needles if n} if n in folded
+    )
+    if not found:
+        start, end = 0, before + after
+    else:
+        at = found[0][0]
+        start, end = max(0, at - before), at + after
+    window = " ".join(content[start:end].split())
+    marked = window
+    if found:  # one pass, longest first, so no needle is marked inside another
+        longest = sorted({n for _, _, n in found}, key=len, reverse=True)
+        pattern = "|".join(re.escape(n) for n in longest)
+        marked = re.sub(f"({pattern})", r"**\1**", window, flags=re.IGNORECASE)
+    return ("…" if start > 0 else "") + marked + ("…" if end < len(content) else "")
+
+
+def needles(query: str) -> list[str]:
+    """What a snippet highlights for a query: its words, and the CJK pieces inside them."""
+    found: list[str] = []
+    for word in _WORD.findall(query):
+        if not has_cjk(word):
+            found.append(word)
+            continue
+        for part in re.split(f"([{RANGES}]+)", word):
+            if part and has_cjk(part):
+                found += [p for p in _pieces(part) if len(p) > 1]
+            elif part:
+                found += _WORD.findall(part)
+    return found

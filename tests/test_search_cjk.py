@@ -1,0 +1,156 @@
+"""Words inside Chinese and Japanese text (issue 13): bigrams in the index, one ranking.
+
+FTS5's unicode61 tokenizer makes a run of CJK characters one token, so before this a
+search for ヘッドレス found nothing in a store where eleven memories contain it. The
+memories here are written for these tests, in the style of the real Japanese and
+Chinese Serena stores the benchmark reads (bench/queries/).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import RunCli
+from index_support import disk_service, paths, write_memory
+from memory_enhancement.index import cjk
+from memory_enhancement.index.search import fts_query
+from memory_enhancement.service import MemoryService
+
+JA = {
+    "gui/headless": (
+        "ヘッドレス環境でのGUIテスト",
+        "CIのヘッドレス環境ではQT_QPA_PLATFORM=offscreenを設定する。"
+        "offscreenモードのQMessageBoxはモーダルのままハングするので、テストではモックに差し替える。",
+    ),
+    "gui/dialog-fix": (
+        "ダイアログ修正の記録",
+        "保存ダイアログのボタン配置を修正した。ヘッドレスでは表示されないため手動で確認した。",
+    ),
+    "db/address": (
+        "アドレス帳のスキーマ",
+        "メールアドレスは小文字に正規化してから保存する。重複登録を防ぐための一意制約を付けた。",
+    ),
+    "db/migration": (
+        "マイグレーション手順",
+        "Alembicでマイグレーションを作成し、ステージングで適用してから本番に反映する。修正は必ずレビューを通す。",
+    ),
+    "notes/english": (
+        "Offscreen rendering",
+        "Use the offscreen platform plugin for headless rendering in CI.",
+    ),
+}
+ZH = {
+    "ops/daemon": (
+        "守护进程",
+        "守护进程由 systemd 管理，崩溃后五秒内自动重启。日志写入 journald。",
+    ),
+    "ops/datasource": ("数据源配置", "数据源配置在 config/datasource.yaml，生产环境使用只读副本。"),
+    "ui/menu": ("菜单权限", "菜单按角色加载，管理员可以看到全部菜单。"),
+}
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> MemoryService:
+    tmp_path = tmp_path_factory.mktemp("cjk")
+    store = tmp_path / "store"
+    for path, (title, body) in {**JA, **ZH}.items():
+        write_memory(store, path, body, title=title)
+    return disk_service(store, tmp_path, tmp_path)
+
+
+def test_a_katakana_word_inside_a_sentence_is_found(service: MemoryService) -> None:
+    results = service.search("ヘッドレス", mode="lexical")
+    assert set(paths(results)[:2]) == {"gui/headless", "gui/dialog-fix"}
+    # アドレス shares the bigrams ドレ and レス, but not the word: it ranks below both.
+    assert "db/address" not in paths(results)[:2]
+
+
+def test_every_memory_containing_a_word_is_a_hit(service: MemoryService) -> None:
+    containing = {p for p, (t, b) in JA.items() if "修正" in t + b}
+    assert containing == {"gui/dialog-fix", "db/migration"}
+    assert set(paths(service.search("修正", mode="lexical", limit=50))) == containing
+
+
+def test_latin_words_glued_to_japanese_are_words_of_their_own(service: MemoryService) -> None:
+    results = paths(service.search("offscreen", mode="lexical"))
+    assert set(results) == {"gui/headless", "notes/english"}
+    mixed = paths(service.search("offscreenモードのQMessageBoxハング", mode="lexical"))
+    assert mixed[0] == "gui/headless"
+
+
+def test_a_word_alone_is_found_inside_longer_identifiers(tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    write_memory(store, "a", "PHashAnnotationResults は画像ごとに保存する。", title="結果")
+    write_memory(store, "b", "pHash値で重複画像を検出する。", title="重複")
+    write_memory(store, "c", "The phash of an image, and then some.", title="Hashes")
+    found = paths(disk_service(store, tmp_path, tmp_path).search("pHash", mode="lexical"))
+    assert sorted(found) == ["a", "b", "c"]
+    assert found[-1] == "a"  # the word itself ranks above a longer identifier
+
+
+def test_a_japanese_question_finds_its_memory(service: MemoryService) -> None:
+    results = paths(service.search("本番に反映する前のマイグレーションの手順は？", mode="lexical"))
+    assert results[0] == "db/migration"
+
+
+def test_chinese_words_and_questions(service: MemoryService) -> None:
+    assert paths(service.search("守护进程", mode="lexical"))[0] == "ops/daemon"
+    assert paths(service.search("数据源配置在哪里？", mode="lexical"))[0] == "ops/datasource"
+    assert paths(service.search("菜单", mode="lexical")) == ["ui/menu"]
+
+
+def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:
+    (hit,) = [r.hit for r in service.search("一意制約", mode="lexical")]
+    assert "**一意制約**" in hit.snippet
+    assert "一意 意制" not in hit.snippet  # never the bigrams the index holds
+    english = service.search("platform plugin", mode="lexical")[0].hit
+    assert english.row.path == "notes/english"
+    assert "**platform**" in english.snippet
+
+
+def test_english_memories_are_indexed_as_before(service: MemoryService, tmp_path: Path) -> None:
+    with service.index.connect() as conn:
+        rows = dict(
+            conn.execute(
+                "SELECT path, fts_content IS NULL FROM memories WHERE path LIKE 'notes/%'"
+            ).fetchall()
+        )
+    assert rows == {"notes/english": 1}  # no second copy of text without CJK
+
+
+def test_the_share_of_cjk_text() -> None:
+    assert cjk.share("plain English, 42 words") == 0.0
+    assert cjk.share("守护进程") == 1.0
+    assert cjk.share("Qt依存") == 0.5
+
+
+def test_segmenting_and_query_terms() -> None:
+    assert cjk.segment("plain English") is None
+    assert cjk.segment("offscreenモード") == "offscreen モー ード "
+    assert cjk.bigrams("修正") == ["修正"]
+    assert cjk.query_terms("修正") == ['"修正"']
+    assert cjk.query_terms("Qt依存") == ['"qt 依存"', '"qt"', '"依存"']
+    # Hiragana between words are particles: dropped when content words remain.
+    assert '"エラ ラー"' in cjk.query_terms("エラーが出た")
+    assert not any("が" in term for term in cjk.query_terms("エラーが出た")[1:])
+
+
+def test_quoted_cjk_phrases_stay_phrases_and_syntax_stays_text() -> None:
+    assert fts_query('"ヘッドレス環境"') == '"ヘッ ッド ドレ レス ス環 環境"'
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    for query in ('"ヘッドレス環境" OR', "菜*", "N+1クエリ", "（全角）「括弧」"):
+        conn.execute("SELECT * FROM t WHERE t MATCH ?", (fts_query(query),)).fetchall()
+
+
+def test_search_from_the_cli_in_japanese(run_cli: RunCli, tmp_path: Path) -> None:
+    store = tmp_path / "s"
+    for path, (title, body) in JA.items():
+        write_memory(store, path, body, title=title)
+    result = run_cli(["search", "ヘッドレス", "--mode", "lexical", "--dir", store])
+    assert result.exit_code == 0, result.output
+    assert "gui/headless" in result.output
+    assert "**ヘッドレス**" in result.output
