@@ -256,11 +256,15 @@ def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None
 @click.command("list", context_settings=CONTEXT)
 @click.argument("category", required=False)
 @click.option("--include-expired", is_flag=True, help="Also list expired memories.")
+@click.option(
+    "--limit", "-n", type=click.IntRange(min=1), help="At most this many (the first by path)."
+)
 @json_option
 @store_options
-def list_cmd(category: str | None, include_expired: bool, as_json: bool) -> None:
+def list_cmd(category: str | None, include_expired: bool, limit: int | None, as_json: bool) -> None:
     """List memories, all or under CATEGORY (recursively)."""
-    listing = app().service().list_memories(category, include_expired=include_expired)
+    service = app().service()
+    listing = service.list_memories(category, include_expired=include_expired, limit=limit)
     print_listing(listing, as_json)
 
 

@@ -27,7 +27,7 @@ class CitationKind(enum.Enum):
     URL = "url"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Citation:
     """A reference from a memory to the source it was learned from.
 

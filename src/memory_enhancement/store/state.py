@@ -100,6 +100,26 @@ MIGRATIONS = [
         mtime_ns INTEGER NOT NULL
     ) WITHOUT ROWID;
     """,
+    # History writes only what changed (issue 15): a run row (with its scope), and for a
+    # memory only a verdict that differs from its last one. The summary row of a memory
+    # keeps its current mark and the run it was last written at; runs of the whole store
+    # since then are replayed when it is read (see verify/history.py).
+    """
+    ALTER TABLE runs ADD COLUMN scope TEXT;
+    ALTER TABLE evidence ADD COLUMN mark TEXT NOT NULL DEFAULT '';
+    ALTER TABLE evidence ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE evidence ADD COLUMN runs INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE evidence ADD COLUMN path TEXT;
+    ALTER TABLE evidence ADD COLUMN checks TEXT;  -- what the last verdicts were, compared
+    CREATE INDEX verdicts_memory ON verdicts(citation_id, id);
+    CREATE INDEX verdicts_path ON verdicts(path);
+    UPDATE evidence SET
+        runs = (SELECT count(DISTINCT v.run_id) FROM verdicts v
+                WHERE v.citation_id = evidence.citation_id),
+        path = (SELECT v.path FROM verdicts v WHERE v.citation_id = evidence.citation_id
+                ORDER BY v.id DESC LIMIT 1),
+        seq = (SELECT max(rowid) FROM runs);
+    """,
 ]
 
 
