@@ -363,7 +363,7 @@ def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo) -
     assert git is not None
     notes = f"{STORE}/notes.md"
     origins = line_origins(git, {notes: 4})[notes]
-    walked = "_commits" in git.__dict__
+    walked = git._walked is not None and git._walked[0] == 0  # the whole history, learned
     fresh = RealGit.discover(repo.root)
     assert fresh is not None
     assert walked and git.first_parents() == fresh.first_parents()  # the same list, not read again

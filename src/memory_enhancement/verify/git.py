@@ -17,11 +17,13 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
 from memory_enhancement.core.errors import InvalidInputError
+
+_EPOCH = datetime.fromtimestamp(0, UTC)  # a window from here is the whole history
 
 _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 
@@ -172,19 +174,21 @@ class Git:
         return (int(out[0]), out[1]) if len(out) == 2 else None
 
     def first_parents(self) -> list[str]:
-        """HEAD's first-parent history, oldest first."""
-        return self._commits[1]
+        """HEAD's whole first-parent history, oldest first (prose mentions need it: their
+        memory files' history is read along it; see verify/blame.py)."""
+        return self._window(_EPOCH)[1]
 
     def learn_first_parents(self, times: list[int], shas: list[str]) -> None:
-        """HEAD's first-parent history (commit times and ids, oldest first) as another walk
-        of it read it, so that this run does not walk it again."""
-        if shas:
-            self.__dict__.setdefault("_commits", (times, shas))
+        """HEAD's whole first-parent history (commit times and ids, oldest first) as another
+        walk of it read it, so that this run does not walk it again."""
+        if shas and (self._walked is None or self._walked[0] > 0):
+            self._walked = (0, (times, shas, None))
 
     def current_commit(self) -> str | None:
         """HEAD's commit: from the first-parent history once read, else `git rev-parse`."""
-        if "_commits" in self.__dict__:
-            return self.head()
+        if self._walked is not None:
+            _, (_, shas, before) = self._walked
+            return shas[-1] if shas else before
         try:
             return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip() or None
         except GitError:
