@@ -319,6 +319,8 @@ class Params:
     expiring_fraction: float = 0.05
     dangling_fraction: float = 0.02
     url_fraction: float = 0.0
+    verified_from: str | None = None  # ISO dates: Verified stamps drawn between them
+    verified_to: str | None = None  # (default: the memory's updated date)
 
 
 @dataclass(frozen=True)
@@ -524,7 +526,14 @@ def build_memory(i: int) -> tuple[Memory, dict[str, Any]]:
     tech, component, problem, _ = topic
     tags = [tech, path.split("/", 1)[0], component.split("-")[0], problem.split("-")[0]]
     tags = list(dict.fromkeys(tags[: rng.randint(2, 4)]))
-    citations = _citations(rng, params.citations_per_memory, updated.date().isoformat(), params)
+    verified = updated.date().isoformat()
+    if params.verified_from and params.verified_to:
+        # A separate generator, so that stores without the option stay byte-identical.
+        first = datetime.fromisoformat(params.verified_from)
+        span = (datetime.fromisoformat(params.verified_to) - first).days
+        verified = (first + timedelta(days=_rng(params.seed, i, 3).randint(0, span))).date()
+        verified = verified.isoformat()
+    citations = _citations(rng, params.citations_per_memory, verified, params)
     meta = MemoryMeta(
         created_at=created,
         updated_at=updated,
@@ -622,7 +631,7 @@ def generate_store(
     jobs: int | None = None,
     force: bool = False,
     memoize: bool = True,
-    **fractions: float,
+    **fractions: Any,
 ) -> Generated:
     """Write a store of `count` memories to `out` (which must not exist unless force)."""
     formats.by_name(fmt)  # KeyError on an unknown format
@@ -763,6 +772,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expiring-fraction", type=float, default=0.05)
     parser.add_argument("--dangling-fraction", type=float, default=0.02)
     parser.add_argument("--url-fraction", type=float, default=0.0)
+    parser.add_argument(
+        "--verified-between",
+        nargs=2,
+        metavar=("FROM", "TO"),
+        help="draw Verified stamps between two ISO dates (default: each memory's updated date)",
+    )
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
     parser.add_argument(
         "--no-memoize", action="store_true", help="do not cache YAML scalar rendering (slower)"
@@ -795,6 +810,11 @@ def main(argv: list[str] | None = None) -> int:
             expiring_fraction=args.expiring_fraction,
             dangling_fraction=args.dangling_fraction,
             url_fraction=args.url_fraction,
+            **(
+                {"verified_from": args.verified_between[0], "verified_to": args.verified_between[1]}
+                if args.verified_between
+                else {}
+            ),
         )
     except FileExistsError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -66,11 +66,11 @@ def test_a_memory_symlinked_out_of_the_store_is_refused(
         Store(store_with_bad_files).read("bad/escape")
 
 
-def test_listing_skips_bad_files_with_a_warning_each_and_succeeds(
+def test_listing_skips_bad_files_with_a_warning_each_and_exits_1(
     store_with_bad_files: Path, escaping_link: Path, run_cli: RunCli
 ) -> None:
     result = run_cli(["list", "--dir", store_with_bad_files])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # issue 14: the exit code says something was skipped
     assert re.fullmatch(r"(\[mem:\w+\]  )?good/fine  fine  #ok\n", result.stdout)
     warnings = result.stderr.splitlines()
     assert len(warnings) == len(BAD_FILES) + 1
@@ -86,8 +86,9 @@ def test_listing_as_json_skips_bad_files_too(
     import json
 
     result = run_cli(["list", "--json", "--dir", store_with_bad_files])
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     assert [m["path"] for m in json.loads(result.stdout)] == ["good/fine"]
+    assert "bad/yaml" in result.stderr
 
 
 def test_recent_and_prune_skip_bad_files_and_leave_them_alone(
@@ -95,9 +96,9 @@ def test_recent_and_prune_skip_bad_files_and_leave_them_alone(
 ) -> None:
     before = snapshot(store_with_bad_files)
     outside = escaping_link.read_bytes()
-    assert run_cli(["recent", "--dir", store_with_bad_files]).exit_code == 0
+    assert run_cli(["recent", "--dir", store_with_bad_files]).exit_code == 1
     result = run_cli(["prune", "--dir", store_with_bad_files])
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     assert "0 expired memories removed" in result.stdout
     assert "bad/yaml" in result.stderr
     assert snapshot(store_with_bad_files) == before

@@ -445,6 +445,14 @@ def test_list_can_include_expired_memories(run_cli: RunCli, several: Path) -> No
     assert lines[1].endswith("(expired)")
 
 
+def test_list_limit_counts_what_is_shown(run_cli: RunCli, several: Path) -> None:
+    result = ok(run_cli(["list", "--limit", "2", "--dir", several]))
+    assert _paths(result.stdout) == ["global/editor", "projects/alpha/deep/nested"]
+    expired = ok(run_cli(["list", "global", "-n", "2", "--include-expired", "--dir", several]))
+    assert _paths(expired.stdout) == ["global/editor", "global/old"]
+    assert run_cli(["list", "--limit", "0", "--dir", several]).exit_code == 2
+
+
 def test_list_json_has_one_summary_per_memory(run_cli: RunCli, several: Path) -> None:
     data = as_json(ok(run_cli(["list", "projects", "--json", "--dir", several])).stdout)
     assert [m["path"] for m in data] == [
@@ -763,3 +771,44 @@ def test_the_console_script_is_installed_and_works(store: Path, tmp_path: Path) 
     )  # fmt: skip
     assert bad.returncode == 2
     assert "'no-category'" in bad.stderr
+
+
+def test_every_command_is_registered_lazily_and_found_in_its_module() -> None:
+    import importlib
+
+    import click
+
+    from memory_enhancement.cli import LAZY_COMMANDS, cli
+
+    defined = {}
+    for module in {*LAZY_COMMANDS.values()}:
+        loaded = importlib.import_module(f"memory_enhancement.cli.{module}")
+        for command in loaded.COMMANDS:
+            defined[command.name] = module
+    assert {name: LAZY_COMMANDS[name] for name in defined} == defined  # none forgotten
+    context = click.Context(cli)
+    for name in LAZY_COMMANDS:
+        command = cli.get_command(context, name)
+        assert command is not None, name
+        assert command.name == ("get" if name == "show" else name)
+
+
+def test_get_does_not_import_the_other_commands_nor_the_verifier(
+    run_cli: RunCli, store: Path
+) -> None:
+    run_cli(["add", "notes/a", "--content", "A.", "--dir", str(store)])
+    probe = (
+        "import sys\n"
+        "from memory_enhancement.cli import main\n"
+        f"sys.argv = ['memory-enhancement', 'get', 'notes/a', '--dir', {str(store)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = [m for m in sys.modules if m.startswith('memory_enhancement.')]\n"
+        "print(' '.join(sorted(loaded)), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env={**os.environ}
+    )
+    loaded = set(done.stderr.split())
+    assert "memory_enhancement.cli.memory_cmds" in loaded
+    for absent in ("cli.verify_cmds", "cli.graph_cmds", "cli.health_cmds", "verify.verifier"):
+        assert f"memory_enhancement.{absent}" not in loaded

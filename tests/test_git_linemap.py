@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -214,12 +215,49 @@ def test_line_maps_come_from_one_git_diff_for_all_paths(repo: GitRepo) -> None:
     git = git_of(repo)
     before = git.calls
     maps = git.line_maps(base, ["src/a.py", "docs/my notes.txt", "src/café.py"])
-    assert git.calls == before + 3  # the diff, and the renames (log and diff), asked once
+    assert git.calls == before + 2  # the base's tree, one diff; nothing gone: no renames
     assert maps["src/a.py"].hunks == (Hunk(0, 0, 1, 1),)
     assert maps["docs/my notes.txt"].hunks == (Hunk(3, 1, 3, 1),)
     assert maps["src/café.py"].hunks == (Hunk(5, 1, 4, 0),)
     assert git.line_maps(base, ["src/a.py"])["src/a.py"].forward(3) == 4
-    assert git.calls == before + 4  # renames are cached
+    assert git.calls == before + 4
+    assert "renames" not in vars(git)  # never computed
+
+
+def test_files_written_after_the_base_are_not_diffed(repo: GitRepo) -> None:
+    base = repo.head()
+    repo.write_lines("src/new.py", numbered(5))
+    repo.commit("new file")
+    git = git_of(repo)
+    before = git.calls
+    assert git.line_maps(base, ["src/new.py"]) == {}
+    assert git.calls == before + 1  # the base's tree says it was not there: no diff
+
+
+def test_renames_are_read_only_since_the_horizon(repo: GitRepo) -> None:
+    repo.mv("src/a.py", "lib/a.py")
+    repo.commit("early move")
+    git = git_of(repo)
+    assert git.renames == {"src/a.py": "lib/a.py"}  # no horizon: the whole history
+    later = git_of(repo)
+    later.horizon = datetime.now(UTC) + timedelta(days=1)  # every stamp after the move
+    assert later.renames == {}
+
+
+def test_history_is_walked_back_only_to_the_horizon(repo: GitRepo) -> None:
+    first = repo.head()
+    repo.write_lines("src/a.py", ["x"])
+    repo.commit("second")
+    git = git_of(repo)
+    git.horizon = datetime.now(UTC) + timedelta(days=1)  # HEAD is older than every stamp
+    assert git.commit_at(git.horizon) == repo.head()
+    assert git.commit_after(git.horizon) is None
+    walked = git._walked
+    assert walked is not None and walked[1][0] == []  # not one commit listed
+    oldest = int(repo.git("log", "--format=%ct", first).split()[0])
+    early = datetime.fromtimestamp(oldest - 1, UTC)  # before the first commit: walked again
+    assert git.commit_at(early) is None
+    assert git.commit_after(early) == first
 
 
 def test_an_unchanged_file_has_no_line_map(repo: GitRepo) -> None:

@@ -137,8 +137,10 @@ def test_mcp_verification_tools_record_the_verdicts(mixed: Project) -> None:
     since = window()
     anyio.run(scenario)
     rows = recorded(mixed, since, window())
-    assert rows == [*EXPECTED, *EXPECTED, *EXPECTED, ("notes/db", 0, "src/db.py:2", "valid")]
+    # Verdicts are written when they change: the api memory's are the same three times.
+    assert rows == [*EXPECTED, ("notes/db", 0, "src/db.py:2", "valid")]
     assert history.runs(mixed.service.state) == 3
+    assert mixed.runs("notes/api") == 3
 
 
 def test_the_service_records_its_own_clock(mixed: Project, clock: Clock) -> None:
@@ -210,15 +212,51 @@ def test_old_verdicts_are_pruned_and_the_summaries_keep_counting(
     project.service.add("notes/db", "The pool.", citations=["src/db.py:2"])
     for n in range(25):
         clock.advance(minutes=1)
+        # The line changes and changes back: every run's verdict differs from the last.
+        project.change_line("src/app.py", 3, "app_3 = 3" if n % 2 else "app_3 = 'three'")
         project.service.verify("notes/api")
         if n == 0:
             project.service.verify("notes/db")  # verified once, long ago: kept
     kept = project.verifications("notes/api")
-    assert history.KEPT_RUNS <= len(kept) < 2 * history.KEPT_RUNS
+    assert len(kept) == history.KEPT_RUNS  # pruned as each change is written
     assert kept[-1][0] == format_timestamp(clock.moment)  # the newest are the ones kept
+    assert project.runs("notes/api") == 25
     assert len(project.verifications("notes/db")) == 1
     assert history.runs(project.service.state) == 26  # every run is still counted
     assert sum(history.verdict_days(project.service.state)[0][1].values()) == 26
+
+
+def test_an_unchanged_store_writes_one_run_row_per_verify_all(mixed: Project, clock: Clock) -> None:
+    mixed.service.verify_all()
+    with mixed.service.state.connect() as db:
+        before = db.execute("SELECT count(*) FROM verdicts").fetchone()[0]
+    for _ in range(5):
+        clock.advance(hours=1)
+        mixed.service.verify_all()
+    with mixed.service.state.connect() as db:
+        assert db.execute("SELECT count(*) FROM verdicts").fetchone()[0] == before
+        assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 6
+        written = db.execute("SELECT max(seq) FROM evidence").fetchone()[0]
+        assert written == 1  # no summary rewritten since the first run
+    # ... and yet every run counts, replayed onto the summaries when they are read.
+    cid = mixed.service.citation_id("notes/db").strip("[]").removeprefix("mem:")
+    facts = history.evidence(mixed.service.state, [cid])[cid]
+    assert (facts.runs, facts.failed_runs, facts.last_verified) == (6, 0, clock.moment)
+    assert facts.last_valid == clock.moment
+    api = mixed.service.citation_id("notes/api").strip("[]").removeprefix("mem:")
+    stale = history.evidence(mixed.service.state, [api])[api]
+    assert (stale.runs, stale.failed_runs, stale.last_valid) == (6, 6, None)
+    assert mixed.runs("notes/db") == 6
+
+
+def test_a_memory_gone_from_the_store_stops_collecting_runs(mixed: Project, clock: Clock) -> None:
+    mixed.service.verify_all()
+    cid = mixed.service.citation_id("notes/db").strip("[]").removeprefix("mem:")
+    mixed.service.remove("notes/db")
+    for _ in range(3):
+        clock.advance(hours=1)
+        mixed.service.verify_all()
+    assert history.evidence(mixed.service.state, [cid])[cid].runs == 1
 
 
 def test_verdicts_are_counted_per_day_oldest_first(mixed: Project, clock: Clock) -> None:

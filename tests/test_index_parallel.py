@@ -79,3 +79,33 @@ def test_a_parallel_cold_build_indexes_exactly_what_a_serial_one_does(
     assert all(status == "resolved" for _, _, status, _ in links)
     workers = set(pids.read_text(encoding="utf-8").split())
     assert workers and str(os.getpid()) not in workers  # parsed in other processes
+
+
+def test_a_bulk_rewrite_of_the_same_bytes_is_hashed_here_and_only_changes_are_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_store(tmp_path / "store", 60)
+    service = build(tmp_path / "store", tmp_path / "home")
+    before = snapshot(service)
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("PIDS_FILE", str(pids))
+    monkeypatch.setattr(reading, "_work", counted)
+    monkeypatch.setattr(reading, "PARALLEL_FROM", 10)
+    monkeypatch.setattr(reading, "_CHUNK", 16)
+    monkeypatch.setattr(reading.os, "cpu_count", lambda: 2)
+    for file in (tmp_path / "store").rglob("note*.md"):  # a checkout: new files, same bytes
+        data = file.read_bytes()
+        file.unlink()
+        file.write_bytes(data)
+    with service.index.connect(sync=False) as conn:
+        stats = service.index.sync(conn, check_files=True)
+    assert (stats.added, stats.updated, stats.touched) == (0, 0, 60)
+    assert not pids.exists()  # no worker was started for content that did not change
+    assert snapshot(service) == before
+    for n in range(20):  # now twenty really change: those alone are parsed, in workers
+        file = tmp_path / "store" / f"topic{n % 5}" / f"note{n}.md"
+        file.write_text(file.read_text(encoding="utf-8") + "\nMore.\n", encoding="utf-8")
+    with service.index.connect(sync=False) as conn:
+        stats = service.index.sync(conn, check_files=True)
+    assert stats.updated == 20  # (others written just before the last sync are hashed again)
+    assert pids.exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from memory_enhancement.core.errors import NotFoundError
 from memory_enhancement.index.index import SyncStats
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.scan import FINE_RACY_NS, RACY_NS, racy_window
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
 
@@ -107,6 +109,10 @@ def test_an_edit_of_the_same_size_within_the_same_mtime_tick_is_seen(
     counting: MemoryService, store: Path
 ) -> None:
     file = write_memory(store, "notes/racy", "Version one: alpha.", age_ns=None)
+    # Its mtime falls in the tick the sync starts in (a clock a little ahead, as the
+    # filesystem's timestamps may be): the sync cannot tell a later edit in that tick.
+    ahead = time.time_ns() + 1_000_000_000
+    os.utime(file, ns=(ahead, ahead))
     sync(counting)
     before = file.stat()
     file.write_text(file.read_text(encoding="utf-8").replace("alpha", "omega"), encoding="utf-8")
@@ -117,6 +123,25 @@ def test_an_edit_of_the_same_size_within_the_same_mtime_tick_is_seen(
     assert stats.updated == 1
     assert paths(counting.search("omega")) == ["notes/racy"]
     assert paths(counting.search("alpha")) == []
+
+
+def test_a_bulk_write_is_read_once_not_again_by_the_next_sync(
+    counting: MemoryService, store: Path
+) -> None:
+    sync(counting)
+    for n in range(10):  # rewritten in place, same bytes: a checkout, a formatter
+        file = store / f"notes/n{n:02d}.md"
+        file.write_bytes(file.read_bytes())
+    time.sleep(0.1)  # the next sync starts well after the writes (beyond a timestamp tick)
+    stats, reads = sync(counting)
+    assert counts(stats) == (0, 0, 0, 10)
+    stats, reads = sync(counting)
+    assert reads == []  # settled: written before the previous sync started
+
+
+def test_the_racy_window_is_the_filesystems_resolution() -> None:
+    assert racy_window([1_700_000_000_123_456_789]) == FINE_RACY_NS
+    assert racy_window([1_700_000_000_000_000_000, 1_700_000_001_000_000_000]) == RACY_NS
 
 
 def test_a_file_touched_without_change_is_hashed_not_reparsed(

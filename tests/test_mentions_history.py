@@ -300,7 +300,8 @@ def test_a_rerun_on_an_unchanged_memory_asks_git_nothing_about_its_history(
     real = Git.run
 
     def counting(self: Git, *args: str) -> str:
-        asked.append(next(a for a in args if a in ("log", "blame", "diff", "ls-files", "ls-tree")))
+        commands = ("log", "blame", "diff", "ls-files", "ls-tree", "rev-parse")
+        asked.append(next((a for a in args if a in commands), args[0]))
         return real(self, *args)
 
     monkeypatch.setattr(Git, "run", counting)
@@ -344,6 +345,31 @@ def test_history_replayed_from_one_log_agrees_with_git_blame(repo: GitRepo) -> N
     assert blamed is not None
     assert replayed == [blamed[n] for n in range(1, 8)]
     assert replayed[-1] is None  # not committed yet
+
+
+def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo) -> None:
+    """line_origins walks the memory folder once, with every first-parent commit (also
+    those that leave the folder alone), and the run's Git reuses that walk."""
+    from memory_enhancement.verify.git import Git as RealGit
+    from memory_enhancement.verify.line_origins import line_origins
+
+    note(repo, "first")
+    repo.commit("memory")
+    note(repo, "first", "second")
+    repo.commit("edit")
+    repo.write_lines("src/other.py", ["x = 1"])
+    repo.commit("code only")  # HEAD leaves the memory folder alone
+    git = RealGit.discover(repo.root)
+    assert git is not None
+    notes = f"{STORE}/notes.md"
+    origins = line_origins(git, {notes: 4})[notes]
+    walked = git._walked is not None and git._walked[0] == 0  # the whole history, learned
+    fresh = RealGit.discover(repo.root)
+    assert fresh is not None
+    assert walked and git.first_parents() == fresh.first_parents()  # the same list, not read again
+    assert git.head() == repo.git("rev-parse", "HEAD").strip()
+    blamed = blame.GitHistory(fresh).blame(notes, range(1, 5))
+    assert blamed is not None and origins == [blamed[n] for n in range(1, 5)]
 
 
 def test_a_cached_answer_for_an_uncommitted_line_is_not_reused_once_it_is_committed(

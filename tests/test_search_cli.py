@@ -222,8 +222,9 @@ def test_reindex_rebuilds_and_reports_what_it_indexed(
     assert result.output.startswith("indexed 3 memories in ")
     assert result.output.endswith(f"s ({index})\n")
     data = json.loads(cli("reindex", "--json").output)
-    assert set(data) == {"indexed", "seconds"}
+    assert set(data) == {"indexed", "seconds", "skipped"}
     assert data["indexed"] == 3
+    assert data["skipped"] == []
     assert ids_by_path(cli) == before
 
 

@@ -210,7 +210,9 @@ def test_a_stamp_on_the_very_second_of_a_commit_counts_that_commit(repo: GitRepo
     repo.commit("grow")
     git = Git.discover(repo.root)
     assert git is not None
-    times, shas = git._commits
+    out = repo.git("log", "--format=%ct %H", "HEAD")
+    pairs = [line.split() for line in reversed(out.splitlines())]
+    times, shas = [int(t) for t, _ in pairs], [sha for _, sha in pairs]
     assert len(times) == 2
     from datetime import UTC, datetime
 

@@ -19,7 +19,7 @@ Compiled modules are cached (`PYTHONPYCACHEPREFIX` in the run's temporary home)
 as they are for an installed package.
 
 Usage:
-    bench_speed.py [--tree DIR] [--runs 5] [--json-out FILE]
+    bench_speed.py [--tree DIR] [--runs 5] [--json-out FILE] [--baseline-src DIR]
     (--tree defaults to score.py's clone of rjmurillo/ai-agents at the corpus commit)
 """
 
@@ -48,13 +48,13 @@ from score import work_tree  # noqa: E402  (a sibling script)
 STORE = ".serena/memories"
 
 
-def run(tree: Path, home: Path, *extra: str) -> tuple[float, float, int]:
+def run(tree: Path, home: Path, *extra: str, src: Path = ROOT / "src") -> tuple[float, float, int]:
     """One whole `verify-all` process: (CPU seconds with children, wall seconds, exit code)."""
     env = {
         **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CACHE_HOME": str(home / "cache"),
-        "PYTHONPATH": str(ROOT / "src"),
+        "PYTHONPATH": str(src),
         # Compiled modules are cached, as for any installed package (the warm-up runs
         # write them); outside the source tree.
         "PYTHONPYCACHEPREFIX": str(home / "pycache"),
@@ -87,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        help="also time first runs of another checkout's src/ (e.g. a git worktree of the "
+        "commit before a change), alternating with the others in the same run",
+    )
     args = parser.parse_args(argv)
     tree = args.tree
     if tree is None:
@@ -95,13 +101,18 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tempfile.gettempdir()) / "mentions-bench"
         work.mkdir(parents=True, exist_ok=True)
         tree = work_tree(corpus, work)
-    times: dict[str, list[tuple[float, float]]] = {"none": [], "cold": [], "warm": []}
+    kinds = ["none", "cold", "warm"] + (["cold_baseline"] if args.baseline_src else [])
+    times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
     with tempfile.TemporaryDirectory(prefix="mentions-speed-") as tmp:
         home = Path(tmp)
         run(tree, home, "--no-mentions")  # warm-up: builds the index
         run(tree, home)  # and fills the mention cache once
+        if args.baseline_src:
+            base_home = Path(tmp) / "baseline"
+            run(tree, base_home, "--no-mentions", src=args.baseline_src)
+            run(tree, base_home, src=args.baseline_src)
         for n in range(args.runs):
-            order = ["none", "cold", "warm"] if n % 2 == 0 else ["warm", "cold", "none"]
+            order = kinds if n % 2 == 0 else kinds[::-1]
             for kind in order:
                 if kind == "none":
                     cpu, wall, _ = run(tree, home, "--no-mentions")
@@ -109,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
                     forget_mentions(home)
                     cpu, wall, _ = run(tree, home)
                     run(tree, home)  # leave the cache warm for the next `warm` run
+                elif kind == "cold_baseline":
+                    forget_mentions(base_home)
+                    cpu, wall, _ = run(tree, base_home, src=args.baseline_src)
                 else:
                     cpu, wall, _ = run(tree, home)
                 times[kind].append((cpu, wall))
@@ -130,6 +144,14 @@ def main(argv: list[str] | None = None) -> int:
         "medians": medians,
         "cold_over_none_cpu": round(medians["cold"]["cpu_s"] / base, 2),
         "warm_over_none_cpu": round(medians["warm"]["cpu_s"] / base, 2),
+        **(
+            {
+                "baseline_src": str(args.baseline_src),
+                "cold_baseline_over_none_cpu": round(medians["cold_baseline"]["cpu_s"] / base, 2),
+            }
+            if args.baseline_src
+            else {}
+        ),
         "all_cpu_s": {kind: [round(c, 3) for c, _ in values] for kind, values in times.items()},
     }
     text = json.dumps(report, indent=1)

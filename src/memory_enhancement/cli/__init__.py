@@ -3,21 +3,69 @@
 from __future__ import annotations
 
 import gc
+import importlib
 
 import click
 
 from memory_enhancement import __version__
 from memory_enhancement.cli.app import CONTEXT, App, Group, store_options
-from memory_enhancement.cli.graph_cmds import COMMANDS as GRAPH_COMMANDS
-from memory_enhancement.cli.health_cmds import COMMANDS as HEALTH_COMMANDS
-from memory_enhancement.cli.index_cmds import COMMANDS as INDEX_COMMANDS
-from memory_enhancement.cli.memory_cmds import COMMANDS as MEMORY_COMMANDS
-from memory_enhancement.cli.serve_cmds import COMMANDS as SERVE_COMMANDS
-from memory_enhancement.cli.store_cmds import COMMANDS as STORE_COMMANDS
-from memory_enhancement.cli.verify_cmds import COMMANDS as VERIFY_COMMANDS
+
+# Each command and the module defining it (in that module's COMMANDS):
+# a command's module is imported only when it runs, so `get` does not load `verify-all`.
+LAZY_COMMANDS = {
+    "add": "memory_cmds",
+    "get": "memory_cmds",
+    "show": "memory_cmds",  # an alias of get
+    "update": "memory_cmds",
+    "remove": "memory_cmds",
+    "move": "memory_cmds",
+    "list": "memory_cmds",
+    "recent": "memory_cmds",
+    "prune": "memory_cmds",
+    "citation": "memory_cmds",
+    "verify": "verify_cmds",
+    "verify-all": "verify_cmds",
+    "search": "index_cmds",
+    "context": "index_cmds",
+    "resolve": "index_cmds",
+    "reindex": "index_cmds",
+    "stats": "index_cmds",
+    "graduate": "index_cmds",
+    "graph": "graph_cmds",
+    "related": "graph_cmds",
+    "roots": "graph_cmds",
+    "orphans": "graph_cmds",
+    "links": "graph_cmds",
+    "serve": "serve_cmds",
+    "skill": "serve_cmds",
+    "health": "health_cmds",
+    "reinforce": "health_cmds",
+    "expire": "health_cmds",
+    "store": "store_cmds",
+    "doctor": "store_cmds",
+}
+_ALIASES = {"show": "get"}
 
 
-@click.group(cls=Group, context_settings=CONTEXT)
+class LazyGroup(Group):
+    """The top-level group: commands are looked up in their module on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*LAZY_COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = self.commands.get(cmd_name)
+        if found is not None or cmd_name not in LAZY_COMMANDS:
+            return found
+        module = importlib.import_module(f"memory_enhancement.cli.{LAZY_COMMANDS[cmd_name]}")
+        wanted = _ALIASES.get(cmd_name, cmd_name)
+        for command in module.COMMANDS:
+            if command.name == wanted:
+                return command  # type: ignore[no-any-return]
+        return None  # pragma: no cover - tests/test_cli.py checks the table
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "--version", "-V", prog_name="memory-enhancement")
 @store_options
 @click.pass_context
@@ -28,19 +76,6 @@ def cli(ctx: click.Context) -> None:
     or .memories/ at the git root) inside a git repository, else the global store.
     """
     ctx.ensure_object(App)
-
-
-for command in [
-    *MEMORY_COMMANDS,
-    *VERIFY_COMMANDS,
-    *INDEX_COMMANDS,
-    *GRAPH_COMMANDS,
-    *SERVE_COMMANDS,
-    *HEALTH_COMMANDS,
-    *STORE_COMMANDS,
-]:
-    cli.add_command(command)
-cli.add_command(MEMORY_COMMANDS[1], "show")
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ before the command and after it, as the seed writes them
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -72,10 +73,34 @@ def summary(command: click.Command) -> str:
     return text if end < 0 else text[: end + 1]
 
 
+class _Warnings(logging.Handler):
+    """What the library logs as a warning (a damaged state database moved aside) is shown
+    the way the CLI shows every warning: `warning: ...` on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"warning: {record.getMessage()}", err=True)
+
+
+def _show_library_warnings() -> None:
+    logger = logging.getLogger("memory_enhancement")
+    if not any(isinstance(h, _Warnings) for h in logger.handlers):
+        logger.addHandler(_Warnings(logging.WARNING))
+        logger.propagate = False  # once, not again through a root handler (`serve`)
+
+
+def log_through_root() -> None:
+    """Let the library's messages reach the root logger's handlers instead (`serve`)."""
+    logger = logging.getLogger("memory_enhancement")
+    for handler in [h for h in logger.handlers if isinstance(h, _Warnings)]:
+        logger.removeHandler(handler)
+    logger.propagate = True
+
+
 class App:
     """Per-invocation state: where the store and the code are, built lazily."""
 
     def __init__(self, env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+        _show_library_warnings()
         self.env = dict(os.environ if env is None else env)
         self.cwd = cwd or Path.cwd()
         self.options: dict[str, Any] = {}
@@ -172,8 +197,10 @@ class App:
             return self.build(self.location(create=True), session, default=True, persistent=True)
         from memory_enhancement.core.errors import NotFoundError
         from memory_enhancement.store.locations import (
+            MAX_CREATED_STORES,
             Registry,
             StoreLocation,
+            check_new_store_name,
             named_store,
             tool_home,
         )
@@ -183,8 +210,9 @@ class App:
         except NotFoundError:
             if not create:
                 raise
+            check_new_store_name(store)  # before anything is registered or created
             root = tool_home(self.env) / "stores" / store
-            Registry(tool_home(self.env)).add(store, root)
+            Registry(tool_home(self.env)).add(store, root, limit=MAX_CREATED_STORES)
             location = StoreLocation(root, store, "named")
         return self.build(location, session, default=False, persistent=True)
 
@@ -280,6 +308,13 @@ class ProblemsFound(ToolError):
     """A check that ran and found problems: exit code 1."""
 
     exit_code = EXIT_PROBLEMS
+
+
+def exit_if_skipped(skipped: Iterable[str]) -> None:
+    """A command over many memories that skipped some (each named in a warning) still
+    answers for the rest, and exits 1 so a script or CI sees that something was left out."""
+    if skipped:
+        raise SystemExit(EXIT_PROBLEMS)
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

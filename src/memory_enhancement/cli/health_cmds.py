@@ -11,6 +11,7 @@ from memory_enhancement.cli.app import (
     CONTEXT,
     app,
     emit_json,
+    exit_if_skipped,
     fail,
     json_option,
     plural,
@@ -43,7 +44,8 @@ def health(
 ) -> None:
     """Verify every memory and rank them by urgency: stale and doubtful first.
 
-    A report, not a gate: it exits 0 (use `verify-all` to fail a build).
+    A report, not a gate: it exits 0 (use `verify-all` to fail a build), or 1 when a
+    memory file could not be read and is missing from the report (each one is named).
     """
     import json
 
@@ -75,6 +77,7 @@ def health(
         click.echo(f"wrote {target} ({plural(report.total, 'memory', 'memories')})", err=True)
     else:
         click.echo(text, nl=False)
+    exit_if_skipped(report.skipped)
 
 
 @click.command(context_settings=CONTEXT)

@@ -13,6 +13,7 @@ from memory_enhancement.cli.app import (
     CONTEXT,
     app,
     emit_json,
+    exit_if_skipped,
     json_option,
     plural,
     store_options,
@@ -177,6 +178,8 @@ def reindex(semantic: bool, as_json: bool) -> None:
 
     service = app().service()
     stats = service.reindex()
+    skipped = service.list_memories(include_expired=True).skipped
+    warn(skipped)
     embedded, seconds = None, 0.0
     if semantic:
         started = time.perf_counter()
@@ -184,16 +187,21 @@ def reindex(semantic: bool, as_json: bool) -> None:
             embedded = service.embed(progress)
         seconds = time.perf_counter() - started
     if as_json:
-        data: dict[str, Any] = {"indexed": stats.added, "seconds": round(stats.seconds, 3)}
+        data: dict[str, Any] = {
+            "indexed": stats.added,
+            "seconds": round(stats.seconds, 3),
+            "skipped": skipped,
+        }
         if embedded is not None:
             data.update(embedded=embedded, embed_seconds=round(seconds, 3))
         emit_json(data)
-        return
-    indexed = plural(stats.added, "memory", "memories")
-    click.echo(f"indexed {indexed} in {stats.seconds:.2f}s ({service.index.path})")
-    if embedded is not None:
-        done = plural(embedded, "memory", "memories")
-        click.echo(f"embedded {done} in {seconds:.2f}s (others were up to date)")
+    else:
+        indexed = plural(stats.added, "memory", "memories")
+        click.echo(f"indexed {indexed} in {stats.seconds:.2f}s ({service.index.path})")
+        if embedded is not None:
+            done = plural(embedded, "memory", "memories")
+            click.echo(f"embedded {done} in {seconds:.2f}s (others were up to date)")
+    exit_if_skipped(skipped)
 
 
 @click.group(context_settings=CONTEXT)

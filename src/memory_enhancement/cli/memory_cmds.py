@@ -11,6 +11,7 @@ from memory_enhancement.cli.app import (
     CONTEXT,
     app,
     emit_json,
+    exit_if_skipped,
     fail,
     json_option,
     store_options,
@@ -255,11 +256,15 @@ def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None
 @click.command("list", context_settings=CONTEXT)
 @click.argument("category", required=False)
 @click.option("--include-expired", is_flag=True, help="Also list expired memories.")
+@click.option(
+    "--limit", "-n", type=click.IntRange(min=1), help="At most this many (the first by path)."
+)
 @json_option
 @store_options
-def list_cmd(category: str | None, include_expired: bool, as_json: bool) -> None:
+def list_cmd(category: str | None, include_expired: bool, limit: int | None, as_json: bool) -> None:
     """List memories, all or under CATEGORY (recursively)."""
-    listing = app().service().list_memories(category, include_expired=include_expired)
+    service = app().service()
+    listing = service.list_memories(category, include_expired=include_expired, limit=limit)
     print_listing(listing, as_json)
 
 
@@ -285,12 +290,14 @@ def prune(dry_run: bool, as_json: bool) -> None:
     paths = [s.path for s in listing.memories]
     if as_json:
         emit_json({"removed": [] if dry_run else paths, "would_remove": paths if dry_run else []})
+        exit_if_skipped(listing.skipped)
         return
     verb = "would remove" if dry_run else "removed"
     for path in paths:
         click.echo(f"{verb} {path}")
     done = "would be removed" if dry_run else "removed"
     click.echo(f"{len(paths)} expired memor{'y' if len(paths) == 1 else 'ies'} {done}")
+    exit_if_skipped(listing.skipped)
 
 
 @click.group(context_settings=CONTEXT)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from memory_enhancement.cli.app import emit_json, warn
+from memory_enhancement.cli.app import emit_json, exit_if_skipped, warn
 from memory_enhancement.core.model import Memory
 from memory_enhancement.core.timestamps import format_timestamp
 
@@ -46,13 +46,13 @@ def print_listing(listing: Any, as_json: bool) -> None:
     warn(listing.skipped)
     if as_json:
         emit_json([summary_dict(s) for s in listing.memories])
-        return
-    if not listing.memories:
+    elif not listing.memories:
         click.echo("no memories")
-        return
-    width = min(max(len(s.path) for s in listing.memories), 60)
-    for summary in listing.memories:
-        tags = "  " + " ".join(f"#{t}" for t in summary.meta.tags) if summary.meta.tags else ""
-        expired = "  (expired)" if summary.expired else ""
-        cid = f"[mem:{summary.citation_id}]  " if summary.citation_id else ""
-        click.echo(f"{cid}{summary.path:<{width}}  {summary.title}{tags}{expired}")
+    else:
+        width = min(max(len(s.path) for s in listing.memories), 60)
+        for summary in listing.memories:
+            tags = "  " + " ".join(f"#{t}" for t in summary.meta.tags) if summary.meta.tags else ""
+            expired = "  (expired)" if summary.expired else ""
+            cid = f"[mem:{summary.citation_id}]  " if summary.citation_id else ""
+            click.echo(f"{cid}{summary.path:<{width}}  {summary.title}{tags}{expired}")
+    exit_if_skipped(listing.skipped)

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import click
 
-from memory_enhancement.cli.app import CONTEXT, app, emit_json, fail, json_option, store_options
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    app,
+    emit_json,
+    fail,
+    json_option,
+    log_through_root,
+    store_options,
+    warn,
+)
 
 SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -25,6 +34,27 @@ LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 @click.option("--host", default="127.0.0.1", show_default=True, help="With streamable-http.")
 @click.option("--port", default=8765, show_default=True, help="With streamable-http.")
 @click.option(
+    "--auth-token",
+    envvar="MEMORY_ENHANCEMENT_AUTH_TOKEN",
+    metavar="TOKEN",
+    help="With streamable-http: the bearer token every request must carry (required off "
+    "loopback; prefer the environment variable MEMORY_ENHANCEMENT_AUTH_TOKEN).",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST[:PORT]",
+    help="With streamable-http: another Host header to accept (a proxy's name; repeatable).",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="With streamable-http: another browser Origin to accept (repeatable).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS, case_sensitive=False),
     default="WARNING",
@@ -33,11 +63,22 @@ LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 )
 @click.option("--json", "as_json", is_flag=True, help="Log JSON lines on stderr.")
 @store_options
-def serve(transport: str, host: str, port: int, log_level: str, as_json: bool) -> None:
+def serve(
+    transport: str,
+    host: str,
+    port: int,
+    auth_token: str | None,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    log_level: str,
+    as_json: bool,
+) -> None:
     """Serve the memories to agents over MCP (stdout is the protocol; logs go to stderr).
 
     An agent starts this command and talks to it; run by hand on a terminal, it waits
-    for an MCP client on stdio (Ctrl-C stops it).
+    for an MCP client on stdio (Ctrl-C stops it). Over streamable-http, Host and Origin
+    headers are checked on every address, and an address other than loopback needs
+    --auth-token (see docs/security.md).
     """
     import logging
     import sys
@@ -46,10 +87,10 @@ def serve(transport: str, host: str, port: int, log_level: str, as_json: bool) -
     handler.setFormatter(_JsonLines() if as_json else logging.Formatter(LOG_FORMAT))
     logging.basicConfig(level=log_level.upper(), handlers=[handler])
     state = app()
+    log_through_root()  # the server's log format (text or JSON lines) for every message
     state.location(create=True)  # a bad --dir/--store fails here, before any client connects
     from memory_enhancement.mcp.server import build_server
 
-    server = build_server(state.service_for)
     if transport == "stdio":
         from memory_enhancement.mcp.stdio import run_stdio
 
@@ -60,12 +101,19 @@ def serve(transport: str, host: str, port: int, log_level: str, as_json: bool) -
                 err=True,
             )
         try:
-            run_stdio(server)
+            run_stdio(build_server(state.service_for))
         except KeyboardInterrupt:
             raise SystemExit(130) from None
-    else:
-        click.echo(f"memory-enhancement: serving MCP at http://{host}:{port}/mcp", err=True)
-        server.run("streamable-http", host=host, port=port)
+        return
+    from memory_enhancement.mcp.http import plan
+
+    token = auth_token or None
+    checks = plan(host, port, token, extra_hosts=allowed_hosts, extra_origins=allowed_origins)
+    if checks.warning:
+        warn([checks.warning])
+    server = build_server(state.service_for, auth_token=token)
+    click.echo(f"memory-enhancement: serving MCP at http://{host}:{port}/mcp", err=True)
+    server.run("streamable-http", host=host, port=port, transport_security=checks.security)
 
 
 class _JsonLines(logging.Formatter):

@@ -300,9 +300,17 @@ def _emit_results(run: Any) -> None:
         return
     import json
 
+    # Streamed a thousand memories at a time: the whole text at 50,000 memories is tens
+    # of megabytes, held twice while joined.
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    items = [*map(verification_json, run.results), *map(encode, unreadable)]
-    sys.stdout.write("[\n" + ",\n".join(items) + "\n]\n")
+    results, write = run.results, sys.stdout.write
+    write("[\n")
+    for start in range(0, len(results), 1000):
+        chunk = ",\n".join(map(verification_json, results[start : start + 1000]))
+        write(chunk if start == 0 else ",\n" + chunk)
+    if unreadable:
+        write(",\n" + ",\n".join(map(encode, unreadable)))
+    write("\n]\n")
     sys.stdout.flush()
 
 

@@ -11,9 +11,10 @@ Accepted forms::
 
 The canonical form written back is `path`, `path:17`, `path:17-25` or the URL.
 Validation is deliberately light (seed 000 §4): empty or whitespace-only
-citations are rejected, and so are line numbers that cannot be lines (0, or a
-range that ends before it starts). Whether a path exists is verification's
-question, not the grammar's.
+citations are rejected, and so are line numbers that cannot be lines (0, a
+range that ends before it starts, or a number past `MAX_LINE`: no file the tool
+reads has that many lines, and a bigger number does not fit the index's integers).
+Whether a path exists is verification's question, not the grammar's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from memory_enhancement.core.model import Citation, is_url
 
 _COLON_LINES = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 _ANCHOR_LINES = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+MAX_LINE = 999_999_999  # nine digits: far past any file the tool reads (20 MB at most)
 _LINE_SPEC = re.compile(r"^\s*(?P<start>\d+)\s*(?:[-–]\s*L?(?P<end>\d+)\s*)?$")
 
 
@@ -87,18 +89,42 @@ def make_citation(
 
 
 def _check_lines(ref: str, start: object, end: object) -> tuple[int, int | None]:
-    try:
-        first = int(str(start))
-        last = int(str(end)) if end not in (None, "") else None
-    except ValueError:
-        raise InvalidCitationError(f"invalid line numbers in citation {ref!r}") from None
+    first = _number(ref, start)
+    last = _number(ref, end) if end not in (None, "") else None
     if first < 1:
-        raise InvalidCitationError(f"invalid citation {ref!r}: lines start at 1")
+        raise InvalidCitationError(f"invalid citation {_short(ref)!r}: lines start at 1")
     if last is not None and last < first:
-        raise InvalidCitationError(f"invalid citation {ref!r}: range ends before it starts")
+        raise InvalidCitationError(f"invalid citation {_short(ref)!r}: range ends before it starts")
     if last == first:
         last = None
     return first, last
+
+
+def _number(ref: str, value: object) -> int:
+    """A line number from text or a YAML integer, refused past MAX_LINE.
+
+    Long digit strings are refused before conversion: Python will not convert
+    more than 4,300 digits, and SQLite stores no integer of 2^63 or more.
+    """
+    if isinstance(value, int) and value.bit_length() > 14_000:  # str() refuses 4,300+ digits
+        raise InvalidCitationError(
+            f"invalid citation {_short(ref)!r}: a line number of more than 4,000 digits is "
+            f"past the largest line number, {MAX_LINE}"
+        )
+    text = str(value).strip()
+    if isinstance(value, bool) or not (isinstance(value, int) or text.isdecimal()):
+        raise InvalidCitationError(f"invalid line numbers in citation {_short(ref)!r}")
+    if len(text) > len(str(MAX_LINE)) or int(text) > MAX_LINE:
+        raise InvalidCitationError(
+            f"invalid citation {_short(ref)!r}: line {_short(text)} is past the largest "
+            f"line number, {MAX_LINE}"
+        )
+    return int(text)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """A value for a message: whole up to limit characters, else its start and its length."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def squash(text: str) -> str:

@@ -250,6 +250,7 @@ class FileList:
             self._by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
         self._added: frozenset[str] = frozenset()
         self._deleted: dict[str, list[str]] = {}
+        self._names: list[str] | None = None
 
     def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
         """This list with some files added and some deleted: another version of the
@@ -258,6 +259,7 @@ class FileList:
         other = FileList.__new__(FileList)
         other.submodules = self.submodules
         other._by_name = self._by_name
+        other._names = self._names
         other._added = frozenset(added)
         gone = [p for p in deleted if p not in self.files]
         other._deleted = {}
@@ -291,8 +293,15 @@ class FileList:
 
     def named_like(self, stem: str) -> list[str]:
         """The files whose name starts with this stem, in any folder."""
-        names = {*self._by_name, *self._deleted}
-        return [p for name in names if name.startswith(stem) for p in self._named(name)]
+        ordered = self._names
+        if ordered is None:
+            ordered = self._names = sorted(self._by_name)  # once: asked for many stems
+        names = {name for name in self._deleted if name.startswith(stem)}
+        for at in range(bisect.bisect_left(ordered, stem), len(ordered)):
+            if not ordered[at].startswith(stem):
+                break
+            names.add(ordered[at])
+        return [p for name in names for p in self._named(name)]
 
     def by_suffix(self, path: str) -> Resolution:
         name = path.rsplit("/", 1)[-1]

@@ -8,6 +8,7 @@ what changed. This module imports nothing that touches disk, YAML or the CLI.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -26,7 +27,7 @@ class CitationKind(enum.Enum):
     URL = "url"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Citation:
     """A reference from a memory to the source it was learned from.
 
@@ -121,6 +122,10 @@ class Link:
         return self.target if self.type == "link" else f"{self.type}:{self.target}"
 
 
+# A line as str.splitlines ends it (the title is read as that would).
+_FIRST_LINE = re.compile("[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*")
+
+
 @dataclass(frozen=True)
 class MemoryMeta:
     """Metadata of a memory. `extra` holds what the tool does not interpret."""
@@ -157,6 +162,12 @@ class Memory:
     @property
     def title(self) -> str:
         """The first `# ` heading of the content, else the last path segment."""
+        head = self.content.lstrip()
+        if head.startswith("# "):  # most memories open with their title: read one line
+            first = _FIRST_LINE.match(head)
+            line = first[0].strip() if first else head
+            if line.startswith("# "):
+                return line[2:].strip().strip("#").strip()
         fence = ""
         for raw in self.content.splitlines():
             line = raw.strip()

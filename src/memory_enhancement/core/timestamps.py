@@ -22,11 +22,18 @@ def now() -> datetime:
 def format_timestamp(moment: datetime) -> str:
     """Render as `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC."""
     moment = as_utc(moment)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # Not strftime: its %Y writes the year 1 as `1`, not `0001`, and that reads back as nothing.
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:"
+        f"{moment.minute:02d}:{moment.second:02d}.{moment.microsecond // 1000:03d}Z"
+    )
 
 
 def as_utc(moment: datetime) -> datetime:
-    """Naive datetimes are taken to be UTC, as YAML loaders produce them."""
+    """Naive datetimes are taken to be UTC, as YAML loaders produce them; precision is
+    cut to the millisecond, what a file can hold, so a value reads back as it was given."""
+    if moment.microsecond % 1000:
+        moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
@@ -37,19 +44,31 @@ def parse_timestamp(value: object, *, field: str = "timestamp") -> datetime:
 
     Raises InvalidInputError naming the field and the value when it is none of these.
     """
-    if isinstance(value, datetime):
-        return as_utc(value)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if isinstance(value, str):
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
+    try:
+        if isinstance(value, datetime):
+            return as_utc(value)
+        if isinstance(value, date):
+            return datetime(value.year, value.month, value.day, tzinfo=UTC)
+        if isinstance(value, str):
+            text = value.strip()
+            if text.endswith(("Z", "z")):
+                text = text[:-1] + "+00:00"
             return as_utc(datetime.fromisoformat(text))
-        except ValueError:
-            pass
-    raise InvalidInputError(f"invalid {field}: {value!r} (expected ISO 8601, e.g. 2026-01-31)")
+    except OverflowError:  # `0001-01-01T00:00+05:00` is before the year 1 in UTC
+        raise InvalidInputError(
+            f"invalid {field}: {_shown(value)} is outside the years 1 to 9999 in UTC"
+        ) from None
+    except ValueError:
+        pass
+    raise InvalidInputError(
+        f"invalid {field}: {_shown(value)} (expected ISO 8601, e.g. 2026-01-31)"
+    )
+
+
+def _shown(value: object) -> str:
+    """A value for a message, cut to 80 characters (an agent may send a megabyte)."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:80]}... ({len(text)} characters)"
 
 
 def maybe_timestamp(value: object, *, field: str = "timestamp") -> datetime | None:

@@ -40,7 +40,7 @@ _FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
 UNCOUNTED = frozenset({"skipped"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CitationCheck:
     """The verdict on one citation, and where its text is now."""
 
@@ -72,7 +72,7 @@ class CitationCheck:
         return self.current_line + (c.end_line - c.line)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryVerification:
     """All verdicts for one memory."""
 

@@ -43,11 +43,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
+    """Whether text holds a CJK character. Asked of every memory a sync writes: ASCII text
+    (most English memories) is answered without a scan."""
+    return not text.isascii() and _CJK.search(text) is not None
 
 
 def share(text: str) -> float:
     """The share of a text's letters and digits that are CJK (0 for English, ~1 for Chinese)."""
+    if not has_cjk(text):
+        return 0.0
     cjk = sum(len(run) for run in _CJK.findall(text))
     if not cjk:
         return 0.0

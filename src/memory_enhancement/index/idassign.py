@@ -26,21 +26,27 @@ def assign_ids(
         return
     taken = {row[0] for row in conn.execute("SELECT citation_id FROM memories") if row[0]}
     order = sorted(added, key=lambda a: (_created(a[1]), a[0]))
-    assigned = []
-    with state.connect() as db:
+
+    def give(db: sqlite3.Connection) -> list[tuple[str, str]]:
+        assigned = []
+        chosen = set(taken)
         db.execute("BEGIN IMMEDIATE")
         try:
             registry = _Registry(db, [path for path, _, _ in order])
             for path, doc, _ in order:
                 declared = doc.memory.meta.citation_id if doc else None
-                cid = _choose_id(registry, path, declared, taken, id_length)
-                taken.add(cid)
+                cid = _choose_id(registry, path, declared, chosen, id_length)
+                chosen.add(cid)
                 assigned.append((cid, path))
             registry.save()
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
+        return assigned
+
+    assigned = state.run(give)
     conn.executemany("UPDATE memories SET citation_id = ? WHERE path = ?", assigned)
 
 

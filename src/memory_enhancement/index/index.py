@@ -3,8 +3,9 @@
 Files are the truth and the index is a cache of them. Before it answers, the
 index compares every file's (mtime, size) with what it recorded and re-reads
 only what changed, appeared or vanished (a content hash catches a touch that
-changed nothing, and files written within two seconds of the previous sync are
-re-hashed, so an edit inside one mtime tick is not missed). `rebuild` starts
+changed nothing, and files whose mtime is within the filesystem's timestamp
+resolution of the previous sync's start, or later, are re-hashed, so an edit
+inside one mtime tick is not missed; see store/scan.py). `rebuild` starts
 from nothing. One connection per call: the MCP server runs tools in threads.
 """
 
@@ -29,10 +30,16 @@ from memory_enhancement.index.idassign import assign_ids
 from memory_enhancement.index.linking import resolve_links
 from memory_enhancement.index.reading import read_many
 from memory_enhancement.index.rows import SyncStats
-from memory_enhancement.index.writer import Children, upsert
+from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
-from memory_enhancement.store.scan import RACY_NS, Snapshot, folders_unchanged, rescan
+from memory_enhancement.store.scan import (
+    RACY_NS,
+    Snapshot,
+    folders_unchanged,
+    racy_window,
+    rescan,
+)
 from memory_enhancement.store.state import ConnectionPool, State
 
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
@@ -177,22 +184,25 @@ class Index:
         if check_files is None:
             overdue = now_ns - checked_at > self.full_check_interval * 1e9
             check_files = count <= self.full_check_limit or overdue
+        recorded_dirs: dict[str, int] | None = json.loads(meta["dirs"]) if "dirs" in meta else None
+        window = racy_window(recorded_dirs.values()) if recorded_dirs else RACY_NS
         if (
             not check_files
-            and "dirs" in meta
+            and recorded_dirs is not None
             and synced_at is not None
-            and folders_unchanged(str(self.store.root), json.loads(meta["dirs"]), synced_at)
+            and folders_unchanged(str(self.store.root), recorded_dirs, synced_at, window)
         ):
             return SyncStats(count, seconds=time.perf_counter() - started)
         indexed: dict[str, tuple[int, int]] = {
             path: (mtime, size)
             for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
         }
-        previous = Snapshot(indexed, json.loads(meta["dirs"])) if "dirs" in meta else None
+        previous = Snapshot(indexed, recorded_dirs) if recorded_dirs is not None else None
         disk = rescan(
-            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at
-        )
-        racy_after = synced_at - RACY_NS if synced_at else None
+            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at,
+            window_ns=window,
+        )  # fmt: skip
+        racy_after = synced_at - window if synced_at else None
         todo = [
             path
             for path, stamp in disk.files.items()
@@ -273,6 +283,7 @@ class Index:
         conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
         added: list[tuple[str, Document | None, str | None]] = []
         updated = touched = 0
+        same: set[str] = set()
         children = Children()
         # A cold build: the full-text index is built once at the end.
         bulk = len(todo) > 100 and not conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
@@ -282,7 +293,7 @@ class Index:
         for path, ready in sorted(preloaded.items()):
             digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
             updated += path in known
-            upsert(
+            _upsert_or_skip(
                 conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
                 fresh=path not in known, children=children,
             )  # fmt: skip
@@ -295,6 +306,7 @@ class Index:
             if outcome.kind == "gone":
                 continue
             if outcome.kind == "same":
+                same.add(path)
                 conn.execute(
                     "UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?",
                     (outcome.mtime, outcome.size, path),
@@ -302,7 +314,7 @@ class Index:
                 touched += 1
                 continue
             updated += path in known
-            upsert(
+            _upsert_or_skip(
                 conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
                 outcome.digest, fresh=path not in known, children=children,
             )  # fmt: skip
@@ -315,7 +327,11 @@ class Index:
             conn.execute("INSERT INTO memories_path_fts(memories_path_fts) VALUES ('rebuild')")
         assign_ids(conn, self.state, added, self.id_length)
         appeared = [path for path, _, _ in added]
-        resolve_links(conn, self.store.name, todo, [*appeared, *gone], gone_ids, self.repo)
+        # A file touched without a change (same bytes, new mtime) keeps its links: only the
+        # memories read anew have theirs resolved again (a bulk rewrite of a store would
+        # otherwise resolve every link of it).
+        reread = [p for p in todo if p not in same] if same else todo
+        resolve_links(conn, self.store.name, reread, [*appeared, *gone], gone_ids, self.repo)
         return len(added), updated, len(gone), touched
 
     # -- citation IDs and links of single memories ------------------------------
@@ -379,6 +395,26 @@ class Index:
                 (path,),
             ).fetchall()
         return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
+
+
+def _upsert_or_skip(
+    conn: sqlite3.Connection,
+    path: str,
+    doc: Document | None,
+    error: str | None,
+    mtime: int,
+    size: int,
+    digest: str,
+    *,
+    fresh: bool,
+    children: Children,
+) -> None:
+    """Index one memory; one the index cannot hold is recorded as unreadable (and so
+    reported and skipped by every listing) instead of failing the whole sync."""
+    try:
+        upsert(conn, path, doc, error, mtime, size, digest, fresh=fresh, children=children)
+    except UnindexableError as exc:
+        upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
 
 
 def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:

@@ -14,13 +14,27 @@ from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiab
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
 
-def rows(conn: sqlite3.Connection, category: str | None = None) -> tuple[list[Row], list[str]]:
-    """Readable memories (sorted by path) and the reasons unreadable ones were skipped."""
+def rows(
+    conn: sqlite3.Connection,
+    category: str | None = None,
+    *,
+    live_at: str | None = None,
+    limit: int | None = None,
+) -> tuple[list[Row], list[str]]:
+    """Readable memories (sorted by path) and the reasons unreadable ones were skipped;
+    with `live_at` (a timestamp) only those not expired then, with `limit` the first ones."""
     where, args = _category_filter(category)
+    live = ""
+    if live_at is not None:
+        live = " AND (expires_at IS NULL OR expires_at > ?)"
+    tail = " LIMIT ?" if limit is not None else ""
+    extra = (*((live_at,) if live_at is not None else ()), *((limit,) if limit is not None else ()))
     rows = [
         row_from(values)
         for values in conn.execute(
-            f"SELECT {ROW_COLUMNS} FROM memories WHERE error IS NULL{where} ORDER BY path", args
+            f"SELECT {ROW_COLUMNS} FROM memories WHERE error IS NULL{where}{live} "
+            f"ORDER BY path{tail}",
+            (*args, *extra),
         )
     ]
     errors = [
@@ -77,6 +91,10 @@ def _verifiable(
     conn: sqlite3.Connection, where: str, args: list[str], content: bool
 ) -> tuple[list[Verifiable], list[str]]:
     citations: dict[int, tuple[list[Citation], list[int | None]]] = {}
+    # One string per distinct target and stamp, not one per row: a store cites a few
+    # thousand files with a few hundred stamps, 30,000 times over.
+    shared: dict[str, str] = {}
+    same = shared.setdefault
     for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
         "SELECT c.memory_id, c.target, c.line, c.end_line, c.snippet, c.verified, "
         "c.commit_sha, c.extra, c.file_line FROM citations c "
@@ -85,7 +103,9 @@ def _verifiable(
         args,
     ):
         fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
-        citation = Citation(target, line, end, snippet, verified, commit, fields)
+        if verified is not None:
+            verified = same(verified, verified)
+        citation = Citation(same(target, target), line, end, snippet, verified, commit, fields)
         cited, lines = citations.setdefault(memory_id, ([], []))
         cited.append(citation)
         lines.append(at)

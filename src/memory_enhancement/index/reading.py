@@ -61,6 +61,40 @@ def read_many(store: Store, paths: list[str], known: Mapping[str, str]) -> Itera
         for path in paths:
             yield read_one(store, path, known.get(path))
         return
+    # Files the index knows are hashed here first: a bulk rewrite of the same bytes (a
+    # checkout, a formatter, a sync tool) then costs a read and a hash per file, not a
+    # pool of worker processes; only what changed is parsed, in parallel when many.
+    same: dict[str, Outcome] = {}
+    for path in paths:
+        digest = known.get(path)
+        if digest is not None:
+            outcome = _unchanged(store, path, digest)
+            if outcome is not None:
+                same[path] = outcome
+    changed = iter(_parsed(store, [p for p in paths if p not in same], known, workers))
+    for path in paths:
+        found = same.get(path)
+        yield found if found is not None else next(changed)
+
+
+def _unchanged(store: Store, path: str, digest: str) -> Outcome | None:
+    """A "same" outcome when the file still hashes to what the index holds, else None."""
+    try:
+        data, stat = store.read_bytes(path, scanned=True)
+    except MemoryToolError:
+        return None  # read_one says what is wrong
+    if hashlib.blake2b(data, digest_size=16).hexdigest() != digest:
+        return None
+    return Outcome(path, "same", mtime=stat.st_mtime_ns, size=stat.st_size, digest=digest)
+
+
+def _parsed(
+    store: Store, paths: list[str], known: Mapping[str, str], workers: int
+) -> Iterator[Outcome]:
+    if len(paths) < PARALLEL_FROM:
+        for path in paths:
+            yield read_one(store, path, known.get(path))
+        return
     chunks = [paths[n : n + _CHUNK] for n in range(0, len(paths), _CHUNK)]
     roots = [str(store.root)] * len(chunks)
     digests = [{p: known[p] for p in chunk if p in known} for chunk in chunks]

@@ -13,6 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from memory_enhancement.store.state import check_database_path
+
 SCHEMA_VERSION = 11  # 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart
 
 DDL = """
@@ -184,6 +186,7 @@ def connect(path: Path | None) -> sqlite3.Connection:
         conn = _raw_connect(":memory:")
         _create(conn)
         return conn
+    check_database_path(path, "index")
     path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(50):
         try:
@@ -251,6 +254,9 @@ def _raw_connect(target: str) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode = WAL")
         # A cache: after a crash it is found corrupt and rebuilt, so it need not be synced.
         conn.execute("PRAGMA synchronous = OFF")
+    # A build writes the whole index in one transaction: with the default 2 MB page
+    # cache it spills pages to the file mid-way and reads them back (twice the I/O).
+    conn.execute("PRAGMA cache_size = -32000")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
 

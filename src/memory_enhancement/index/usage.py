@@ -39,12 +39,14 @@ def record_use(
     if not used:
         return
     stamp = format_timestamp(moment)
-    with state.connect() as db:
-        db.executemany(
+    rows = [(cid, path, session, stamp, action, query) for cid, path in used]
+    state.run(
+        lambda db: db.executemany(
             "INSERT INTO usage(citation_id, path, session, used_at, action, query) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            [(cid, path, session, stamp, action, query) for cid, path in used],
+            rows,
         )
+    )
 
 
 def popular(state: State, index: Index, limit: int, min_uses: int = 1) -> list[Popular]:

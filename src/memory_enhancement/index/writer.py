@@ -95,11 +95,18 @@ def upsert(
     (inserted at once by the caller), or are inserted now when none is given."""
     memory = doc.memory if doc else None
     meta = memory.meta if memory else None
+    title = memory.title if memory else ""  # a property that reads the content: once
+    tags = "\x1f".join(meta.tags) if meta else ""
+    # CJK text is also written segmented for FTS (cjk.py); None for text without any.
+    fts_title, fts_content = (segment(title), segment(memory.content)) if memory else (None, None)
+    cjk = 0.0
+    if memory and (fts_title is not None or fts_content is not None):
+        cjk = share(f"{title}\n{memory.content}")
     values = (
         path,
         path_key(path),
-        memory.title if memory else "",
-        "\x1f".join(meta.tags) if meta else "",
+        title,
+        tags,
         memory.content if memory else "",
         memory.format if memory else None,
         _time(meta.created_at if meta else None),
@@ -115,11 +122,11 @@ def upsert(
         digest,
         error,
         "\n".join(doc.problems) if doc else "",
-        segment(memory.title) if memory else None,
-        segment("\x1f".join(meta.tags)) if meta else None,
+        fts_title,
+        segment(tags) if meta else None,
         segment(path),
-        segment(memory.content) if memory else None,
-        share(f"{memory.title}\n{memory.content}") if memory else 0.0,
+        fts_content,
+        cjk,
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
     if not fresh:  # a memory seen for the first time has no old rows to clear
@@ -127,9 +134,7 @@ def upsert(
             conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
     if memory is None or meta is None:
         return
-    rows = children or Children()
-    rows.tags.extend((memory_id, t) for t in meta.tags)
-    rows.links.extend(
+    links = [
         (
             memory_id,
             n,
@@ -141,9 +146,9 @@ def upsert(
             UNMATCHED if link.kind.candidate else "dangling",
         )
         for n, link in enumerate(memory.links or ())
-    )
+    ]
     lines = doc.citation_lines if doc else []
-    rows.citations.extend(
+    citations = [
         (
             memory_id,
             n,
@@ -158,9 +163,33 @@ def upsert(
             int(c.is_url),
         )
         for n, c in enumerate(meta.citations)
-    )
+    ]
+    _check_integers(path, [row[5] for row in links], [n for r in citations for n in r[3:5]])
+    rows = children or Children()
+    rows.tags.extend((memory_id, t) for t in meta.tags)
+    rows.links.extend(links)
+    rows.citations.extend(citations)
     if children is None:
         rows.flush(conn)
+
+
+class UnindexableError(ValueError):
+    """A parsed memory holding a value the index cannot store; the memory is skipped."""
+
+
+def _check_integers(path: str, *numbers: list[Any]) -> None:
+    """Refuse line numbers SQLite cannot store (2^63 and up), before any row is inserted.
+
+    The grammar already refuses such line numbers; this keeps one memory that
+    slips past it from failing the whole sync (and every command after it).
+    """
+    for values in numbers:
+        for value in values:
+            if value is not None and not -(2**63) <= value < 2**63:
+                raise UnindexableError(
+                    f"{path}: cannot be indexed: a {value.bit_length()}-bit number "
+                    "does not fit the index"
+                )
 
 
 def _time(moment: object) -> str | None:

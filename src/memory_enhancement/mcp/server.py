@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Protocol, cast
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
@@ -29,7 +29,6 @@ from pydantic import Field
 from memory_enhancement import __version__
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
 from memory_enhancement.core.verdicts import Verdict, VerifyOptions
-from memory_enhancement.graph.render import as_dict
 from memory_enhancement.mcp.shapes import (
     ContextOut,
     GraphOut,
@@ -45,7 +44,9 @@ from memory_enhancement.mcp.shapes import (
     VerificationOut,
     VerifySummaryOut,
 )
-from memory_enhancement.service import MemoryService, serialize
+
+if TYPE_CHECKING:
+    from memory_enhancement.service import MemoryService
 
 log = logging.getLogger("memory_enhancement.server")
 PROCESS_SESSION = uuid.uuid4().hex[:12]
@@ -104,15 +105,83 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from None
 
 
-def build_server(factory: ServiceFactory) -> MCPServer:
-    """The server, with tools calling services made by factory (one per call)."""
-    mcp = MCPServer(
+class DeferredServer(MCPServer):
+    """An MCP server that registers its tools, resources and prompts on the first request
+    that lists or uses one.
+
+    The `initialize` answer needs none of them (capabilities come from the request
+    handlers, which exist from the start), and building the tools' schemas was most
+    of what our own code cost before a client got that answer.
+    """
+
+    def __init__(self, register: Callable[[MCPServer], None], *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._pending: Callable[[MCPServer], None] | None = register
+
+    def _ready(self) -> None:
+        register, self._pending = self._pending, None
+        if register is not None:
+            register(self)
+
+    async def list_tools(self) -> Any:
+        self._ready()
+        return await super().list_tools()
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        self._ready()
+        return super()._tool_input_schema(name)
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> Any:
+        self._ready()
+        return await super().call_tool(*args, **kwargs)
+
+    async def list_resources(self) -> Any:
+        self._ready()
+        return await super().list_resources()
+
+    async def list_resource_templates(self) -> Any:
+        self._ready()
+        return await super().list_resource_templates()
+
+    async def read_resource(self, *args: Any, **kwargs: Any) -> Any:
+        self._ready()
+        return await super().read_resource(*args, **kwargs)
+
+    async def list_prompts(self) -> Any:
+        self._ready()
+        return await super().list_prompts()
+
+    async def get_prompt(self, *args: Any, **kwargs: Any) -> Any:
+        self._ready()
+        return await super().get_prompt(*args, **kwargs)
+
+
+def build_server(factory: ServiceFactory, *, auth_token: str | None = None) -> MCPServer:
+    """The server, with tools calling services made by factory (one per call).
+
+    With `auth_token`, every HTTP request must carry `Authorization: Bearer TOKEN`
+    (see mcp/http.py); stdio has no use for it.
+    """
+    secured: dict[str, Any] = {}
+    if auth_token is not None:
+        from memory_enhancement.mcp.http import StaticTokenVerifier, auth_settings
+
+        secured = {"token_verifier": StaticTokenVerifier(auth_token), "auth": auth_settings()}
+    return DeferredServer(
+        lambda server: _register(server, factory),
         "memory-enhancement",
         title="memory-enhancement",
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
+        **secured,
     )
+
+
+def _register(mcp: MCPServer, factory: ServiceFactory) -> None:
+    """Every tool, resource and prompt (see DeferredServer: done on first use)."""
+    from memory_enhancement.graph.render import as_dict
+    from memory_enhancement.service import serialize
 
     def service(ctx: Context, store: str | None, *, create: bool = False) -> MemoryService:
         return factory(store, session_of(ctx), create=create)
@@ -421,10 +490,10 @@ def build_server(factory: ServiceFactory) -> MCPServer:
         """The memory skill: how an agent should save, verify, cite and fix memories."""
         return SKILL_FILE.read_text(encoding="utf-8")
 
-    return mcp
-
 
 def _written(result: Any) -> MemoryOut:
+    from memory_enhancement.service import serialize
+
     data = serialize.memory_dict(result.memory, result.citation_id)
     data["changed"] = result.changed
     if result.warnings:
@@ -433,9 +502,13 @@ def _written(result: Any) -> MemoryOut:
 
 
 def _listing(listing: Any) -> ListingOut:
+    from memory_enhancement.service import serialize
+
     memories = [serialize.summary_dict(s) for s in listing.memories]
     return cast(ListingOut, {"memories": memories, "skipped": listing.skipped})
 
 
 def _hit(result: Any) -> HitOut:
+    from memory_enhancement.service import serialize
+
     return cast(HitOut, serialize.hit_dict(result))

@@ -95,7 +95,7 @@ def prepare_citations(
             continue
         source = repo.read(citation.target)
         if source.status is not SourceStatus.TEXT:
-            warnings.append(_source_warning(citation, source.status, str(repo.root)))
+            warnings.append(_source_warning(citation, source.status, str(repo.root), source.reason))
         elif citation.line is not None:
             text = cited_text(source, citation.line, citation.end_line)
             if text is None:
@@ -121,7 +121,7 @@ def prepare_citations(
     return result, warnings
 
 
-def _source_warning(citation: Citation, status: SourceStatus, root: str) -> str:
+def _source_warning(citation: Citation, status: SourceStatus, root: str, reason: str) -> str:
     match status:
         case SourceStatus.MISSING:
             return f"citation {citation.ref}: {citation.target} does not exist under {root} (kept)"
@@ -130,4 +130,4 @@ def _source_warning(citation: Citation, status: SourceStatus, root: str) -> str:
         case SourceStatus.BINARY:
             return f"citation {citation.ref}: {citation.target} is a binary file"
         case _:
-            return f"citation {citation.ref}: {citation.target} cannot be read"
+            return f"citation {citation.ref}: {citation.target} cannot be read ({reason})"

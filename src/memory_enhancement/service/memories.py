@@ -59,12 +59,19 @@ class Memories(ServiceBase):
         return Fetched(memory, tuple(loaded.doc.problems), citation_id)
 
     def list_memories(
-        self, category: str | None = None, *, include_expired: bool = False
+        self,
+        category: str | None = None,
+        *,
+        include_expired: bool = False,
+        limit: int | None = None,
     ) -> Listing:
+        """Memories by path; with a limit, only the first ones (expired ones left out in SQL,
+        so the limit counts what is shown)."""
         now_text = format_timestamp(self.clock())
         prefix = normalize_category(category) if category else None
         with self.index.connect() as conn:
-            rows, skipped = queries.rows(conn, prefix)
+            live_at = None if include_expired else now_text
+            rows, skipped = queries.rows(conn, prefix, live_at=live_at, limit=limit)
         summaries = [Summary.of(row, now_text) for row in rows]
         if not include_expired:
             summaries = [s for s in summaries if not s.expired]

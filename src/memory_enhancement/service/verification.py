@@ -64,7 +64,7 @@ class Verification(Memories):
         unreadable memory files are reported as skipped."""
         with self.index.connect() as conn:
             batch, skipped = queries.verifiable(conn, paths, content=False)  # mentions read files
-        return self._runner().run(batch, options, skipped=skipped)
+        return self._runner().run(batch, options, skipped=skipped, whole_store=paths is None)
 
     def _changed_paths(self, ref: str, category: str | None) -> list[str]:
         """Memories citing a file changed since ref, or whose own file changed (PR fast path)."""

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 
 from memory_enhancement.core.errors import (
     AlreadyExistsError,
+    InvalidInputError,
     InvalidPathError,
+    MemoryToolError,
     NotFoundError,
     StoreError,
     UnreadableMemoryError,
@@ -81,7 +85,10 @@ class Store:
     def locate(self, path: str) -> str:
         """The memory path of an existing memory, as given or normalized."""
         for candidate in existing_path_candidates(path):
-            if self.file_for(candidate).is_file():
+            file = self.file_for(candidate)
+            # Not only regular files: a FIFO or socket named like a memory is found, so
+            # reading it says what it is instead of "not found".
+            if os.path.lexists(file) and not file.is_dir():
                 return candidate
         raise NotFoundError(f"memory not found: {path!r} (store {self.root})")
 
@@ -127,8 +134,17 @@ class Store:
         if not scanned or os.path.islink(file):
             file = self.file_for(path)
         try:
-            with open(file, "rb") as handle:
+            # Non-blocking, and only a regular file is read: a FIFO named `x.md` would
+            # otherwise hang every listing (and a sync holds the index's write lock).
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as handle:
                 stat = os.fstat(handle.fileno())
+                if S_ISDIR(stat.st_mode):
+                    raise IsADirectoryError
+                if not S_ISREG(stat.st_mode):
+                    raise UnreadableMemoryError(
+                        f"{path}: {special_kind(stat.st_mode)}, not a regular file"
+                    )
                 if stat.st_size > formats.base.MAX_FILE_BYTES:
                     data = handle.read(formats.base.MAX_FILE_BYTES + 1)
                 else:
@@ -152,13 +168,20 @@ class Store:
         for n, path in enumerate(self.iter_paths()):
             if n >= _SAMPLE:
                 break
-            try:
-                with open(self.file_for(path), "rb") as handle:
-                    head = handle.read(4)
-            except OSError:
+            try:  # a file that cannot be read (a symlink out, a FIFO) does not vote
+                head = self._head(path)
+            except (OSError, MemoryToolError):
                 continue
             counts["frontmatter" if head.startswith(b"---") else "serena"] += 1
         return "serena" if counts["serena"] > counts["frontmatter"] else "frontmatter"
+
+    def _head(self, path: str) -> bytes:
+        """The first bytes of a memory file, read as safely as `read_bytes` reads it all."""
+        fd = os.open(self.file_for(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            if not S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise UnreadableMemoryError(f"{path}: not a regular file")
+            return handle.read(4)
 
     def config(self) -> dict[str, object]:
         """The store's own settings, from `.memory-enhancement.yaml` in its folder."""
@@ -167,9 +190,11 @@ class Store:
             return {}
         import yaml
 
+        from memory_enhancement.store.formats import yamlload
+
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            data = yamlload.load(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, yamlload.YamlLimitError) as exc:
             raise StoreError(f"{file}: unreadable store configuration: {exc}") from None
         if data is None:
             return {}
@@ -196,16 +221,22 @@ class Store:
             os.close(fd)  # closing releases the lock
 
     def create(self, path: str, data: bytes) -> None:
-        """Write a new memory; the caller holds the lock. Refuses an existing file."""
+        """Write a new memory; the caller holds the lock. Refuses an existing file,
+        and content the store could not read back (checked before anything is written)."""
         file = self.file_for(path)
+        check_size(path, data)
         if os.path.lexists(file):
             raise AlreadyExistsError(f"memory already exists: {path!r}")
         file.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale_temporaries(file.parent)
         atomic_write(file, data, mode=None)
 
     def replace(self, path: str, data: bytes) -> None:
-        """Rewrite an existing memory atomically, keeping its permissions."""
+        """Rewrite an existing memory atomically, keeping its permissions; the caller
+        holds the lock."""
         file = self.file_for(path)
+        check_size(path, data)
+        clean_stale_temporaries(file.parent)
         atomic_write(file, data, mode=os.stat(file).st_mode & 0o7777)
 
     def delete(self, path: str) -> None:
@@ -233,6 +264,53 @@ class Store:
             except OSError:
                 return
             folder = folder.parent
+
+
+def check_size(path: str, data: bytes) -> None:
+    """Refuse, before writing, a memory too large to be read back."""
+    limit = formats.base.MAX_FILE_BYTES
+    if len(data) > limit:
+        raise InvalidInputError(
+            f"memory {path!r} would be {len(data)} bytes; the limit is {limit} bytes "
+            "(nothing was written)"
+        )
+
+
+# What `atomic_write` names its temporary files: `.NAME.md.` + mkstemp's 8 characters.
+_TEMPORARY = re.compile(r"^\..+\.md\.[A-Za-z0-9_]{8}\.tmp$")
+
+
+def clean_stale_temporaries(folder: Path) -> list[str]:
+    """Remove temporary files a killed writer left in folder; the caller holds the lock.
+
+    Every write to a store happens under its lock, so while it is held no write
+    is in progress and any temporary file there is a leftover of a writer that
+    was killed between creating it and renaming it into place.
+    """
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMPORARY.match(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+    return removed
+
+
+def special_kind(mode: int) -> str:
+    """What a file that is neither a regular file nor a folder is, in words."""
+    if S_ISFIFO(mode):
+        return "a FIFO"
+    if S_ISSOCK(mode):
+        return "a socket"
+    if S_ISCHR(mode) or S_ISBLK(mode):
+        return "a device"
+    return "a special file"
 
 
 def atomic_write(file: Path, data: bytes, mode: int | None) -> None:

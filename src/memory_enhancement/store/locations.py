@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +129,22 @@ def named_store(name: str, *, cwd: Path, env: Mapping[str, str]) -> StoreLocatio
     return StoreLocation(Path(stores[name]), name, "named")
 
 
+# Names of stores created on demand (by an MCP client's first write): one plain folder
+# name, so the store lands in `stores/NAME` under the tool's home and nowhere else.
+STORE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MAX_CREATED_STORES = 100  # registered stores, past which no more are created on demand
+
+
+def check_new_store_name(name: str) -> None:
+    """Refuse a store name that an MCP client may not create (InvalidInputError)."""
+    if not STORE_NAME.fullmatch(name) or name in BUILTIN_NAMES or name.endswith("."):
+        shown = name if len(name) <= 80 else f"{name[:80]}... ({len(name)} characters)"
+        raise InvalidInputError(
+            f"invalid store name {shown!r}: a new store's name is 1 to 64 letters, digits, "
+            "'.', '_' or '-', starting with a letter or digit (no '~', '$' or '/')"
+        )
+
+
 class Registry:
     """Named stores, kept in `stores.yaml` under the tool's home."""
 
@@ -139,17 +156,20 @@ class Registry:
             return {}
         import yaml
 
+        from memory_enhancement.store.formats import yamlload
+
         try:
-            data = yaml.safe_load(self.file.read_text(encoding="utf-8")) or {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            data = yamlload.load(self.file.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, yamlload.YamlLimitError) as exc:
             raise StoreError(f"{self.file}: unreadable store registry: {exc}") from None
         stores = data.get("stores") if isinstance(data, dict) else None
         if not isinstance(stores, dict):
             raise StoreError(f"{self.file}: expected a 'stores:' mapping of name to folder")
         return {str(k): str(v) for k, v in stores.items()}
 
-    def add(self, name: str, root: Path) -> None:
-        """Register name for root; the name must be usable as one folder name.
+    def add(self, name: str, root: Path, *, limit: int | None = None) -> None:
+        """Register name for root; the name must be usable as one folder name. With
+        `limit`, refuse a new name once that many stores are registered.
 
         The MCP server creates a named store at `stores/NAME` on first write, so
         '.', '..', backslashes and control characters are refused: '..' would put
@@ -167,6 +187,12 @@ class Registry:
             raise InvalidInputError(f"invalid store name {name!r}")
         with self._locked():
             stores = self.load()
+            if limit is not None and name not in stores and len(stores) >= limit:
+                raise StoreError(
+                    f"cannot create store {name!r}: {len(stores)} stores are registered, "
+                    f"the most that are created on demand; remove unused ones with "
+                    "`memory-enhancement store remove NAME`"
+                )
             if name in stores and Path(stores[name]) != root:
                 raise StoreError(f"store {name!r} is already registered at {stores[name]}")
             stores[name] = str(root)

@@ -7,19 +7,32 @@ temporary file and rename"). A file's own (mtime, size) changes when it is
 rewritten in place. Folders are always checked (one stat each); files are
 stat-ed one by one only when `check_files` is set, which the index does on
 every call for stores of ordinary size and periodically for huge ones.
-A folder or file whose mtime falls within two seconds of the previous sync is
-treated as changed, so a write inside one mtime tick is not missed.
+A folder or file whose mtime is not safely older than the previous sync's start
+(within the filesystem's timestamp resolution of it, or later) is treated as
+changed, so a write inside one mtime tick is not missed; a file written well
+before a sync started is settled by that sync, so a bulk write costs one
+re-read, not two.
 """
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory_enhancement.core.model import MEMORY_SUFFIX
 
-RACY_NS = 2_000_000_000
+RACY_NS = 2_000_000_000  # whole-second filesystems (FAT: 2 s): the resolution assumed
+FINE_RACY_NS = 20_000_000  # sub-second ones: more than a kernel timer tick (4-10 ms)
+
+
+def racy_window(mtimes: Iterable[int]) -> int:
+    """How close to a sync's start an mtime must be to count as possibly changed since:
+    the filesystem's timestamp resolution. A filesystem that records sub-second times
+    shows it in any folder's mtime; without one, whole seconds are assumed."""
+    fine = any(mtime % 1_000_000_000 for mtime in mtimes)
+    return FINE_RACY_NS if fine else RACY_NS
 
 
 @dataclass(frozen=True)
@@ -31,12 +44,17 @@ class Snapshot:
 
 
 def rescan(
-    root: str, previous: Snapshot | None, *, check_files: bool, synced_at_ns: int | None
+    root: str,
+    previous: Snapshot | None,
+    *,
+    check_files: bool,
+    synced_at_ns: int | None,
+    window_ns: int = RACY_NS,
 ) -> Snapshot:
     """The current snapshot, reusing the previous one for folders that did not change
     (every folder is read when there is no previous snapshot)."""
     old = previous or Snapshot({}, {})
-    racy_after = synced_at_ns - RACY_NS if synced_at_ns else None
+    racy_after = synced_at_ns - window_ns if synced_at_ns else None
     by_dir: dict[str, list[str]] = defaultdict(list)
     for path in old.files:
         by_dir[path.rpartition("/")[0]].append(path)
@@ -102,10 +120,12 @@ def _list(root: str, folder: str, files: dict[str, tuple[int, int]], stack: list
             files[prefix + name[: -len(MEMORY_SUFFIX)]] = (stat.st_mtime_ns, stat.st_size)
 
 
-def folders_unchanged(root: str, dirs: dict[str, int], synced_at_ns: int) -> bool:
+def folders_unchanged(
+    root: str, dirs: dict[str, int], synced_at_ns: int, window_ns: int = RACY_NS
+) -> bool:
     """Whether no folder changed (nor could have, unseen) since the last sync: the fast
     path of a sync that does not stat files, one stat per folder and nothing else."""
-    racy_after = synced_at_ns - RACY_NS
+    racy_after = synced_at_ns - window_ns
     for folder, recorded in dirs.items():
         try:
             mtime = os.stat(os.path.join(root, folder) if folder else root).st_mtime_ns

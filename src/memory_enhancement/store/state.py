@@ -9,12 +9,19 @@ never discarded; a database that cannot be opened is moved aside, not deleted.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+from memory_enhancement.core.errors import MemoryToolError, StoreError
+
+T = TypeVar("T")
+log = logging.getLogger("memory_enhancement.state")
 
 MIGRATIONS = [
     """
@@ -93,6 +100,26 @@ MIGRATIONS = [
         mtime_ns INTEGER NOT NULL
     ) WITHOUT ROWID;
     """,
+    # History writes only what changed (issue 15): a run row (with its scope), and for a
+    # memory only a verdict that differs from its last one. The summary row of a memory
+    # keeps its current mark and the run it was last written at; runs of the whole store
+    # since then are replayed when it is read (see verify/history.py).
+    """
+    ALTER TABLE runs ADD COLUMN scope TEXT;
+    ALTER TABLE evidence ADD COLUMN mark TEXT NOT NULL DEFAULT '';
+    ALTER TABLE evidence ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE evidence ADD COLUMN runs INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE evidence ADD COLUMN path TEXT;
+    ALTER TABLE evidence ADD COLUMN checks TEXT;  -- what the last verdicts were, compared
+    CREATE INDEX verdicts_memory ON verdicts(citation_id, id);
+    CREATE INDEX verdicts_path ON verdicts(path);
+    UPDATE evidence SET
+        runs = (SELECT count(DISTINCT v.run_id) FROM verdicts v
+                WHERE v.citation_id = evidence.citation_id),
+        path = (SELECT v.path FROM verdicts v WHERE v.citation_id = evidence.citation_id
+                ORDER BY v.id DESC LIMIT 1),
+        seq = (SELECT max(rowid) FROM runs);
+    """,
 ]
 
 
@@ -146,40 +173,106 @@ class State:
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection to the state database.
+
+        Opening checks the header and the schema; damage deeper in the file shows
+        up as an error while the caller uses the connection. Then the file is
+        checked, and a damaged one is moved aside (kept for a person) and reported
+        as `StateDamagedError`, which says so and is never mistaken for damage to
+        the index (which would then be thrown away for nothing, on every call).
+        """
         if self.path is None:
             with self._lock:
                 if self._memory is None:
                     self._memory = _open(":memory:")
                 yield self._memory
             return
-        if self._pool is not None:
-            conn = self._pool.take()
-            try:
-                yield conn
-            except BaseException:
-                conn.close()
-                raise
-            self._pool.give(conn)
-            return
-        conn = _open_file(self.path)
+        path = self.path
+        conn = self._pool.take() if self._pool is not None else _open_file(path)
         try:
             yield conn
-        finally:
+        except sqlite3.DatabaseError as exc:
+            damaged = _damaged(conn)
             conn.close()
+            if not damaged:
+                raise
+            aside = _move_aside(path)
+            raise StateDamagedError(
+                f"the state database {path} is damaged ({exc}); it was moved aside to "
+                f"{aside.name} and a new one is started (citation IDs come back from the "
+                "memory files and paths; usage and verification history start again)"
+            ) from None
+        except BaseException:
+            conn.close()
+            raise
+        if self._pool is not None:
+            self._pool.give(conn)
+        else:
+            conn.close()
+
+    def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(connection)`, once more on a fresh database if this one is found damaged.
+
+        For the writes a read makes on its way (citation IDs of new memories, usage):
+        the damaged file is moved aside and the command still answers.
+        """
+        try:
+            with self.connect() as db:
+                return work(db)
+        except StateDamagedError as exc:
+            log.warning("%s", exc)
+            with self.connect() as db:
+                return work(db)
+
+
+class StateDamagedError(MemoryToolError):
+    """The state database turned out to be damaged mid-call; it was moved aside."""
+
+
+def _damaged(conn: sqlite3.Connection) -> bool:
+    """Whether the database behind conn fails SQLite's own check (only asked after an error)."""
+    try:
+        with contextlib.suppress(sqlite3.Error):
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return _is_corrupt(exc)
+    return rows != [("ok",)]
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _move_aside(path: Path) -> Path:
+    """Keep a damaged database for a person, under a name no one opens by mistake."""
+    aside = path.with_name(f"{path.name}.unreadable-{time.time_ns()}")
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(path, aside)
+    for suffix in ("-wal", "-shm"):  # they belong to the damaged file
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+    return aside
 
 
 def _open_file(path: Path) -> sqlite3.Connection:
     """Open the state database; a damaged one is moved aside (kept for a person), while a
     busy or locked one is waited for: it is in use, not broken."""
+    check_database_path(path, "state database")
     path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(50):
         try:
             return _open(str(path))
         except sqlite3.DatabaseError as exc:
-            code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-            if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
-                aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
-                os.replace(path, aside)
+            if _is_corrupt(exc):
+                aside = _move_aside(path)
+                log.warning(
+                    "the state database %s is damaged (%s); it was moved aside to %s and a "
+                    "new one is started",
+                    path, exc, aside.name,
+                )  # fmt: skip
                 return _open(str(path))
             if not isinstance(exc, sqlite3.OperationalError) or attempt == 49:
                 raise
@@ -197,7 +290,30 @@ def _open(target: str) -> sqlite3.Connection:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version < len(MIGRATIONS):
         _migrate(conn)
+    if target != ":memory:":
+        _touch_tables(conn)
     return conn
+
+
+def _touch_tables(conn: sqlite3.Connection) -> None:
+    """Read the schema and the first page of every table: a page or two each.
+
+    A file whose header is fine but whose pages are not (garbage after the
+    header) then fails here, where `_open_file` moves it aside, rather than in
+    the middle of a command. Damage deeper in a big table still shows up later,
+    as `StateDamagedError`.
+    """
+    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone()
+
+
+def check_database_path(path: Path, what: str) -> None:
+    """A clear error for a database path that names something other than a file."""
+    if path.is_dir():
+        raise StoreError(f"the {what} {str(path)!r} is a folder; give the path of a file")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"the {what} {str(path)!r} is not a regular file")
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

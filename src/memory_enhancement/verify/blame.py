@@ -36,6 +36,14 @@ def blob_hash(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+@dataclass(frozen=True)
+class Tree:
+    """One folder of one commit, as git stores it."""
+
+    oid: str
+    entries: dict[str, tuple[str, str]]  # name -> (mode, object id)
+
+
 @dataclass
 class GitHistory:
     """Blame and reads at past commits, for one run. Close it (or use `with`)."""
@@ -43,6 +51,8 @@ class GitHistory:
     git: Git
     _cat: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _trees: dict[str, FileList] = field(default_factory=dict, repr=False)
+    _names: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
+    # the names of the files a learned list holds (None: all)
     _blobs: dict[tuple[str, str], bytes | None] = field(default_factory=dict, repr=False)
     _now: FileList | None = field(default=None, repr=False)
     _origin: str | None = field(default=None, repr=False)
@@ -113,7 +123,32 @@ class GitHistory:
         self._blobs[key] = data
         return data
 
+    def tree(self, spec: str) -> Tree | None:
+        """A tree (`<commit>:<folder>`, `<commit>:` for the root): its id and its entries
+        (name -> (mode, object id)). None when there is no such tree."""
+        found = self._cat_object(spec)
+        if found is None or found[0] != b"tree":
+            return None
+        _, data, oid = found
+        entries: dict[str, tuple[str, str]] = {}
+        width, at = len(oid) // 2, 0  # bytes per object id (SHA-1 or SHA-256)
+        while at < len(data):
+            space = data.index(b" ", at)
+            nul = data.index(b"\0", space)
+            name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+            mode = data[at:space].decode("ascii").zfill(6)
+            entries[name] = (mode, data[nul + 1 : nul + 1 + width].hex())
+            at = nul + 1 + width
+        return Tree(oid, entries)
+
     def _cat_file(self, spec: str) -> bytes | None:
+        found = self._cat_object(spec)
+        if found is None or found[0] != b"blob" or len(found[1]) > MAX_BLOB_BYTES:
+            return None
+        return found[1]
+
+    def _cat_object(self, spec: str) -> tuple[bytes, bytes, str] | None:
+        """(type, content, id) of an object, from the run's `git cat-file --batch`."""
         if "\n" in spec:
             return None
         if self._cat is None:
@@ -135,23 +170,35 @@ class GitHistory:
         size = int(header[2])
         data = _read_exactly(stdout, size)
         stdout.read(1)  # the newline after the object
-        if header[1] != b"blob" or size > MAX_BLOB_BYTES:
-            return None
-        return data
+        return header[1], data, header[0].decode("ascii")
 
-    def prefetch_trees(self, commits: Iterable[str]) -> None:
-        """Learn the file lists of several commits at once: which files were added and
-        deleted between each and HEAD (one `git diff-tree --stdin` for all), applied to
-        the work tree's list. Cheaper than one `git ls-tree` of the whole tree each."""
+    def prefetch_trees(self, commits: Iterable[str], names: Iterable[str] | None = None) -> None:
+        """Learn the file lists of several commits at once, applied to the work tree's list
+        as the files added and deleted since each, from one `git diff-tree --stdin`.
+
+        Commits on HEAD's first-parent line are chained, newest first: each is diffed
+        with the next newer one, not with HEAD, and the changes are summed on the way
+        back. An old commit differs from HEAD in thousands of files; from its neighbour
+        in a few, so git diffs (and the run reads) a fraction of what a diff of each
+        with HEAD would give, for the same lists. Cheaper still than one `git ls-tree`
+        of the whole tree each.
+
+        With `names`, the lists hold only the files of those names (the run asks
+        nothing else of them; `files_at` reads a whole tree for any other name)."""
         wanted = sorted(set(commits) - set(self._trees))
+        keep = frozenset(names) if names is not None else None
         if not wanted:
             return
         head = self.git.head()
         if head is None:
             return
-        # A line "C P" is read as commit C with parent P: the diff goes from HEAD to C,
-        # so "A" is a file C had that HEAD has not, "D" one added since C.
-        stdin = "".join(f"{commit} {head}\n" for commit in wanted)
+        order = {sha: n for n, sha in enumerate(self.git.first_parents())}
+        chained = sorted((c for c in wanted if c in order), key=order.__getitem__, reverse=True)
+        bases = dict(zip(chained, [head, *chained[:-1]], strict=True))
+        bases.update((c, head) for c in wanted if c not in order)
+        # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
+        # is a file C has and P has not, "D" one P has and C has not.
+        stdin = "".join(f"{commit} {base}\n" for commit, base in bases.items())
         try:
             out = run_with_input(
                 self.git, "diff-tree", "--stdin", "-r", "--no-renames", "--name-status", "-z",
@@ -159,32 +206,53 @@ class GitHistory:
             )  # fmt: skip
         except GitError:
             return
-        now = self.files_now()
-        changes: dict[str, tuple[set[str], set[str]]] = {c: (set(), set()) for c in wanted}
-        # per commit: (files added since it, files deleted since it)
-        current: tuple[set[str], set[str]] | None = None
+        steps: dict[str, tuple[list[str], list[str]]] = {c: ([], []) for c in bases}
+        # per commit: (files it has that its base has not, files its base has that it has not)
+        current: tuple[list[str], list[str]] = ([], [])
         fields = out.split("\0")
-        i = 0
-        while i < len(fields):
-            field = fields[i].strip()
-            head = field.split(" ", 1)[0]
-            if head in changes and (len(field) == 40 or " " in field):
-                current, i = changes[head], i + 1
-            elif field in ("A", "D") and current is not None and i + 1 < len(fields):
-                path = from_git(self.git, fields[i + 1])
-                if path:
-                    (current[0] if field == "D" else current[1]).add(path)
+        prefix = self.git.prefix
+        i, count = 0, len(fields)
+        while i < count:
+            field = fields[i]
+            if (field == "A" or field == "D") and i + 1 < count:  # a status, then its path
+                path = fields[i + 1] if not prefix else from_git(self.git, fields[i + 1])
+                if path and (keep is None or path.rpartition("/")[2] in keep):
+                    current[0 if field == "A" else 1].append(path)
                 i += 2
-            else:
-                i += 1
-        for commit, (added, deleted) in changes.items():
+                continue
+            first = field.strip().split(" ", 1)[0]  # a commit: the diffs of its line follow
+            current = steps.get(first, ([], []))
+            i += 1
+        now = self.files_now()
+        since: dict[str, tuple[set[str], set[str]]] = {head: (set(), set())}
+        # per commit: (files added since it, files deleted since it), as HEAD sees them
+        for commit, base in bases.items():  # chained ones newest first: the base is known
+            gained, lost = steps[commit]
+            if base not in since:  # not expected: summed from HEAD only
+                base = head
+            added, deleted = (set(x) for x in since[base])
+            for path in gained:  # at this commit, not at the newer one
+                if path in added:
+                    added.discard(path)  # at HEAD too
+                else:
+                    deleted.add(path)
+            for path in lost:  # at the newer one, not at this commit
+                if path in deleted:
+                    deleted.discard(path)
+                else:
+                    added.add(path)
+            since[commit] = (added, deleted)
             self._trees[commit] = now.changed(added, deleted)
+            self._names[commit] = keep
 
-    def files_at(self, commit: str) -> FileList:
+    def files_at(self, commit: str, name: str | None = None) -> FileList:
         """The repository's files and submodules at a commit (one `git ls-tree`, unless
-        `prefetch_trees` learned it)."""
+        `prefetch_trees` learned it), for resolving a path whose file has this name
+        (None: any)."""
         known = self._trees.get(commit)
-        if known is None:
+        names = self._names.get(commit)
+        if known is None or (names is not None and name not in names):
+            self._names.pop(commit, None)
             try:
                 out = self.git.run("ls-tree", "-r", "-z", "--full-tree", commit)
             except GitError:
@@ -205,8 +273,9 @@ class GitHistory:
     def _file_list(self, entries: Iterable[tuple[str, bool]]) -> FileList:
         files: list[str] = []
         links: list[str] = []
+        prefix = self.git.prefix
         for path, is_link in entries:
-            rel = from_git(self.git, path)
+            rel = from_git(self.git, path) if prefix else path
             if rel:
                 (links if is_link else files).append(rel)
         return FileList(files, links)

@@ -17,11 +17,13 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
 from memory_enhancement.core.errors import InvalidInputError
+
+_EPOCH = datetime.fromtimestamp(0, UTC)  # a window from here is the whole history
 
 _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 
@@ -116,6 +118,10 @@ class Git:
         self.toplevel = toplevel
         self.prefix = prefix.strip("/")
         self.calls = 0
+        # The oldest moment a run will ask about (the verifier sets it from the stamps in
+        # play): history is walked back to it, and renames are looked for since then.
+        self.horizon: datetime | None = None
+        self._walked: tuple[int, tuple[list[int], list[str], str | None]] | None = None
 
     @classmethod
     def discover(cls, repo_root: Path) -> Git | None:
@@ -159,28 +165,81 @@ class Git:
     # -- history ----------------------------------------------------------------
 
     @cached_property
-    def _commits(self) -> tuple[list[int], list[str]]:
-        """First-parent history of HEAD, oldest first: (commit times, shas)."""
+    def _head(self) -> tuple[int, str] | None:
+        """HEAD's commit time and sha (None in a repository without commits)."""
         try:
-            out = self.run("log", "--first-parent", "--format=%ct %H", "HEAD")
+            out = self.run("log", "-1", "--format=%ct %H", "HEAD").split()
         except GitError:
-            return [], []
-        pairs = [line.split(" ", 1) for line in reversed(out.splitlines()) if line]
-        return [int(t) for t, _ in pairs], [sha for _, sha in pairs]
+            return None
+        return (int(out[0]), out[1]) if len(out) == 2 else None
+
+    def first_parents(self) -> list[str]:
+        """HEAD's whole first-parent history, oldest first (prose mentions need it: their
+        memory files' history is read along it; see verify/blame.py)."""
+        return self._window(_EPOCH)[1]
+
+    def learn_first_parents(self, times: list[int], shas: list[str]) -> None:
+        """HEAD's whole first-parent history (commit times and ids, oldest first) as another
+        walk of it read it, so that this run does not walk it again."""
+        if shas and (self._walked is None or self._walked[0] > 0):
+            self._walked = (0, (times, shas, None))
+
+    def current_commit(self) -> str | None:
+        """HEAD's commit: from the first-parent history once read, else `git rev-parse`."""
+        if self._walked is not None:
+            _, (_, shas, before) = self._walked
+            return shas[-1] if shas else before
+        try:
+            return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip() or None
+        except GitError:
+            return None
 
     def head(self) -> str | None:
-        shas = self._commits[1]
-        return shas[-1] if shas else None
+        found = self._head
+        return found[1] if found else None
+
+    def _window(self, moment: datetime) -> tuple[list[int], list[str], str | None]:
+        """The first-parent commits made at or after a time, oldest first, and the commit
+        before them (None when history starts inside the window), walked once per run.
+
+        The walk goes back only as far as the oldest moment the run asks about
+        (`horizon`, set by the verifier from the stamps in play), so its cost is
+        the history since then, not the whole history; a HEAD older than every
+        stamp costs one commit.
+        """
+        since = int(moment.timestamp())
+        if self.horizon is not None:
+            since = min(since, int(self.horizon.timestamp()))
+        known = self._walked
+        if known is not None and known[0] <= since:
+            return known[1]
+        try:
+            out = self.run(
+                "log", "--first-parent", f"--max-age={since}", "--format=%ct %H %P", "HEAD"
+            )
+        except GitError:
+            out = ""
+        rows = [line.split() for line in reversed(out.splitlines()) if line]
+        times = [int(row[0]) for row in rows]
+        shas = [row[1] for row in rows]
+        if rows:
+            before = rows[0][2] if len(rows[0]) > 2 else None
+        else:
+            head = self._head
+            before = head[1] if head else None  # HEAD itself is older than the window
+        window = (times, shas, before)
+        self._walked = (since, window)
+        return window
 
     def commit_at(self, moment: datetime) -> str | None:
         """The commit HEAD was at, at a given time (the last commit made before it)."""
-        times, shas = self._commits
+        times, shas, before = self._window(moment)
         index = bisect.bisect_right(times, int(moment.timestamp()))
-        return shas[index - 1] if index else None
+        return shas[index - 1] if index else before
 
     def commit_after(self, moment: datetime) -> str | None:
         """The first commit made after a given time, if any."""
-        times, shas = self._commits
+        times, shas, _ = self._window(moment)
         index = bisect.bisect_right(times, int(moment.timestamp()))
         return shas[index] if index < len(shas) else None
 
@@ -202,11 +261,19 @@ class Git:
 
     @cached_property
     def renames(self) -> dict[str, str]:
-        """old path -> newest path, from history and from uncommitted (staged) renames."""
+        """old path -> newest path, from history and from uncommitted (staged) renames.
+
+        Asked only when a cited file is missing. With a `horizon`, only renames made
+        since the commit of the oldest stamp in play are read (a citation verified
+        after a rename already names the new path), so the cost does not grow with
+        the history before it.
+        """
         chain: dict[str, str] = {}
+        since = self.commit_at(self.horizon) if self.horizon is not None else None
+        span = f"{since}..HEAD" if since else "HEAD"
         try:
             history = self.run(
-                "log", "-M", "--diff-filter=R", "--name-status", "--format=", "-z", "HEAD"
+                "log", "-M", "--diff-filter=R", "--name-status", "--format=", "-z", span
             )
             pending = self.run("diff", "-M", "--diff-filter=R", "--name-status", "-z", "HEAD")
         except GitError:
@@ -225,20 +292,38 @@ class Git:
             resolved[old] = current
         return resolved
 
+    def will_ask(self, wanted: Mapping[str, Iterable[str]]) -> None:
+        """A hint: the line maps about to be asked (paths per base commit). A Git that
+        can learn many at once does (mention_diffs.MentionGit); this one asks each."""
+
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         """For each path (as at base), how its lines moved from base to the working tree.
 
         One `git diff` for all paths. A path missing from the result did not
         change (or is not tracked; check `tracked`).
         """
+        paths = set(paths)
         wanted = sorted({self._to_git(p) for p in paths})
         if not wanted:
             return {}
-        renamed = [self._to_git(self.renames[p]) for p in paths if p in self.renames]
+        gone = [p for p in paths if not os.path.lexists(self.toplevel / self._to_git(p))]
+        renamed = [self._to_git(self.renames[p]) for p in gone if p in self.renames]
+        # Only files that existed at base have a map. Asking the tree first (it reads no
+        # file) spares a diff that would hash every cited file when base is a commit from
+        # before they were written (a stamp older than the code it cites).
         try:
+            listed = self.run("ls-tree", "-r", "-z", "--name-only", base, "--", *wanted)
+        except GitError:
+            return {}
+        wanted = [p for p in listed.split("\0") if p]
+        if not wanted:
+            return {}
+        try:
+            # Files added since base have no map; leaving them (and deleted ones) out of the
+            # output spares printing whole files (a base from long ago, a new file).
             out = self.run(
-                "diff", "-M", "-U0", "--no-color", "--no-ext-diff", base, "--",
-                *wanted, *renamed,
+                "diff", "-M", "-U0", "--no-color", "--no-ext-diff", "--diff-filter=ad", base,
+                "--", *wanted, *renamed,
             )  # fmt: skip
         except GitError:
             return {}

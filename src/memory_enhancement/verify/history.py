@@ -1,18 +1,22 @@
 """Verification history, confirmations and usage: what confidence is computed from.
 
 Every verification (CLI, MCP, `get --verify`, `search --verify`, CI) is
-recorded per citation with its time, the git commit and the verdict, in the
-state database (it cannot be rebuilt from the files): one row per run, and one
-row per memory per run holding the verdicts of its citations (the last ten
-runs of each memory are kept in full, older ones pruned). Two summaries
-are kept up to date as runs are written, one per memory (its last ten runs,
-when it was last verified and last valid) and one per day and verdict, so a
-health report over a large store reads a summary, not the whole history, and
-stays as fast after a thousand runs as after one.
+recorded in the state database (it cannot be rebuilt from the files): one row
+per run (time, git commit, whether it covered the whole store), and a row of a
+memory's verdicts only when they differ from its last recorded ones (the last
+ten changes of each memory are kept, older ones pruned as new ones come).
+Two summaries are kept, one per memory (its last ten runs, when it was last
+verified and last valid) and one per day and verdict, so a health report over
+a large store reads a summary, not the whole history. A memory's summary is
+rewritten only when its verdicts change or a partial run verifies it; the runs
+over the whole store since it was written are replayed onto it when it is
+read (they vouched for it, unchanged). So a nightly verify-all of an unchanged
+store writes one run row, and the database stays the same size run after run.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import sqlite3
 import uuid
@@ -52,92 +56,184 @@ def record(
     ids: Mapping[str, str],
     moment: datetime,
     commit: str | None,
+    *,
+    whole_store: bool = False,
 ) -> None:
     """Remember the verdicts of a run, per citation, with the time and the commit.
 
     `ids` maps each memory's path to its citation ID (the history is kept by ID,
-    so a memory that moves keeps its record).
+    so a memory that moves keeps its record). What is written is what changed:
+    one run row, and for each memory only verdicts that differ from its last
+    recorded ones (with its summary). A run over the `whole_store` also vouches
+    for every memory whose verdicts did not change, without a write: readers
+    replay such runs onto each summary (see `_replay`), so a nightly verify-all
+    of an unchanged store costs a run row, not ten thousand.
     """
     checked = [r for r in results if r.checks]
     if not checked:
         return
     stamp = format_timestamp(moment)
     run_id = uuid.uuid4().hex
-    rows: list[tuple[str, str, str, str, int]] = []
-    evidence: list[tuple[str, int]] = []
-    encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
-    days: Counter[str] = Counter()
+    statuses: list[str] = []
+    # cid -> (path, the verdicts as compared, the result, mark)
+    current: dict[str, tuple[str, str, MemoryVerification, str]] = {}
     for result in checked:
         cid = ids.get(result.path)
         if cid is None:
             continue
-        # `_value_`, not `.value`: the enum property costs a Python call per citation.
-        statuses: list[str] = [c.status._value_ for c in result.checks]
-        days.update(statuses)
-        checks = [
-            [c.citation.ref, status, c.current_path, c.current_line]
-            for c, status in zip(result.checks, statuses, strict=True)
-        ]
-        failing = sum(c.status.failing for c in result.checks)
-        rows.append((cid, run_id, result.path, encode(checks), failing))
-        if any(status != "skipped" for status in statuses):
-            # Only a run that checked something vouches for the memory: URLs skipped
-            # unchecked neither renew it nor count as a clean run.
-            evidence.append((cid, failing))
+        # What is compared with the last run: each citation and where it stands, as
+        # plain values (`_value_`, not `.value`: the enum property is a Python call).
+        seen = [
+            (c.citation.target, c.citation.line, c.citation.end_line, c.status._value_,
+             c.current_path, c.current_line)
+            for c in result.checks
+        ]  # fmt: skip
+        marks = [item[3] for item in seen]
+        statuses += marks
+        kinds = set(marks)
+        # Only a run that checked something vouches for the memory: URLs skipped
+        # unchecked neither renew it nor count as a clean run.
+        mark = "x" if not kinds.isdisjoint(_FAILING) else ("" if kinds == _SKIPPED else ".")
+        current[cid] = (result.path, repr(seen), result, mark)
+    days = Counter(statuses)
     with state.connect() as db:
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute(
-                "INSERT INTO runs(run_id, verified_at, commit_sha) VALUES (?, ?, ?)",
-                (run_id, stamp, commit),
-            )
-            db.executemany(
-                "INSERT INTO verdicts(citation_id, run_id, path, checks, failing) "
-                "VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
-            _update_evidence(db, evidence, stamp)
+            _write(db, run_id, stamp, commit, current, whole_store)
             db.executemany(
                 "INSERT INTO verdict_days(day, status, count) VALUES (?, ?, ?) "
                 "ON CONFLICT(day, status) DO UPDATE SET count = count + excluded.count",
                 [(stamp[:10], status, count) for status, count in days.items()],
             )
-            (count,) = db.execute("SELECT max(rowid) FROM runs").fetchone()
-            if count % KEPT_RUNS == 0:
-                _prune(db)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
 
 
-def _prune(state: sqlite3.Connection) -> None:
-    """Keep the verdicts of each memory's last KEPT_RUNS runs, drop older ones.
+_FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
+_SKIPPED = {"skipped"}
+_SUMMARY = "citation_id, recent, last_verified, last_valid, mark, seq, runs, path, checks"
 
-    A nightly verify-all of 10k memories writes about 3 MB of verdicts; kept
-    forever that is a gigabyte a year that nothing reads, since confidence and
-    the health report read the summaries. Run every KEPT_RUNS runs, so a memory
-    has between KEPT_RUNS and twice that many rows.
-    """
-    state.execute(
-        "DELETE FROM verdicts WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER "
-        "(PARTITION BY citation_id ORDER BY id DESC) AS n FROM verdicts) WHERE n > ?)",
-        (KEPT_RUNS,),
+
+def _write(
+    db: sqlite3.Connection,
+    run_id: str,
+    stamp: str,
+    commit: str | None,
+    current: dict[str, tuple[str, str, MemoryVerification, str]],
+    whole_store: bool,
+) -> None:
+    """The run row, the verdicts that changed and the summaries that must be rewritten."""
+    cursor = db.execute(
+        "INSERT INTO runs(run_id, verified_at, commit_sha, scope) VALUES (?, ?, ?, ?)",
+        (run_id, stamp, commit, "all" if whole_store else None),
     )
+    seq = cursor.lastrowid or 0
+    full = _full_runs(db)
+    if whole_store:
+        summaries = {row[0]: row for row in db.execute(f"SELECT {_SUMMARY} FROM evidence")}
+    else:
+        summaries = _summaries_of(db, list(current))
+    verdict_rows: list[tuple[str, str, str, str, int]] = []
+    rewritten: list[tuple[Any, ...]] = []
+    encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
+    for cid, (path, checks, result, mark) in current.items():
+        old = summaries.get(cid)
+        if whole_store and old is not None and old[8] == checks and old[7] == path:
+            continue  # unchanged: this run is replayed onto the summary when it is read
+        if old is None or old[8] != checks:
+            listed = [
+                [c.citation.ref, c.status._value_, c.current_path, c.current_line]
+                for c in result.checks
+            ]
+            failing = sum(c.status._value_ in _FAILING for c in result.checks)
+            verdict_rows.append((cid, run_id, path, encode(listed), failing))
+        recent, verified, valid, runs = _replay(old, full, before=seq)
+        if mark:
+            recent = (mark + recent)[:RECENT_RUNS]
+            verified = stamp
+            valid = stamp if mark == "." else valid
+            runs += 1
+        # A memory never vouched for has no last verification ("" reads as none).
+        rewritten.append((cid, recent, verified or "", valid, mark, seq, runs, path, checks))
+    if whole_store:
+        # Memories the whole store no longer vouches for (deleted, uncited): their summary
+        # stops collecting this and later runs.
+        for cid, row in summaries.items():
+            if cid not in current and row[4]:
+                recent, verified, valid, runs = _replay(row, full, before=seq)
+                rewritten.append((cid, recent, verified, valid, "", seq, runs, row[7], row[8]))
+    db.executemany(
+        "INSERT INTO verdicts(citation_id, run_id, path, checks, failing) VALUES (?, ?, ?, ?, ?)",
+        verdict_rows,
+    )
+    db.executemany(f"INSERT OR REPLACE INTO evidence({_SUMMARY}) VALUES ({_MARKS})", rewritten)
+    for cid, *_ in verdict_rows:
+        _prune(db, cid)
 
 
-def _update_evidence(state: sqlite3.Connection, runs: list[tuple[str, int]], moment: str) -> None:
-    """Fold one run into each memory's summary, in SQL: `recent` has one mark per run,
-    newest first ('x' a run in which a citation failed, '.' a clean one), at most
-    RECENT_RUNS; `last_valid` moves only when the run was clean."""
-    state.executemany(
-        "INSERT INTO evidence(citation_id, recent, last_verified, last_valid) "
-        "VALUES (?1, ?2, ?3, CASE WHEN ?2 = '.' THEN ?3 END) "
-        "ON CONFLICT(citation_id) DO UPDATE SET "
-        f"recent = substr(excluded.recent || evidence.recent, 1, {RECENT_RUNS}), "
-        "last_verified = excluded.last_verified, "
-        "last_valid = coalesce(excluded.last_valid, evidence.last_valid)",
-        [(cid, "x" if failing else ".", moment) for cid, failing in runs],
+_MARKS = ", ".join("?" * 9)
+
+
+def _full_runs(db: sqlite3.Connection) -> tuple[list[int], list[str]]:
+    """The runs over the whole store, oldest first: (their sequence numbers, times)."""
+    rows = db.execute("SELECT rowid, verified_at FROM runs WHERE scope = 'all' ORDER BY rowid")
+    seqs: list[int] = []
+    times: list[str] = []
+    for seq, moment in rows:
+        seqs.append(seq)
+        times.append(moment)
+    return seqs, times
+
+
+def _replay(
+    row: tuple[Any, ...] | None, full: tuple[list[int], list[str]], *, before: int | None = None
+) -> tuple[str, str | None, str | None, int]:
+    """A summary brought up to date: the runs over the whole store made after it was
+    written (and before `before`) vouched for the memory with its mark, unchanged.
+    Returns (recent marks, last verified, last valid, runs)."""
+    if row is None:
+        return "", None, None, 0
+    _, recent, verified, valid, mark, seq, runs, *_ = row
+    if mark:
+        seqs, times = full
+        first = bisect.bisect_right(seqs, seq)
+        last = bisect.bisect_left(seqs, before) if before is not None else len(seqs)
+        count = last - first
+        if count > 0:
+            recent = (mark * min(count, RECENT_RUNS) + recent)[:RECENT_RUNS]
+            verified = times[last - 1]
+            valid = verified if mark == "." else valid
+            runs += count
+    return recent, verified, valid, int(runs)
+
+
+def _summaries_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+    found: dict[str, tuple[Any, ...]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found.update(
+            (row[0], row)
+            for row in db.execute(
+                f"SELECT {_SUMMARY} FROM evidence "
+                f"WHERE citation_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return found
+
+
+def _prune(db: sqlite3.Connection, citation_id: str) -> None:
+    """Keep the last KEPT_RUNS verdict changes of a memory (the summaries keep counting).
+
+    Incremental: done for the memories a run wrote a change for, on the index of
+    (citation_id, id), so it costs nothing when nothing changed.
+    """
+    db.execute(
+        "DELETE FROM verdicts WHERE citation_id = ?1 AND id < (SELECT id FROM verdicts "
+        "WHERE citation_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
+        (citation_id, KEPT_RUNS - 1),
     )
 
 
@@ -164,11 +260,10 @@ def runs(state: State, path: str | None = None) -> int:
     with state.connect() as db:
         if path is None:
             row = db.execute("SELECT count(*) FROM runs").fetchone()
-        else:
-            row = db.execute(
-                "SELECT count(DISTINCT run_id) FROM verdicts WHERE path = ?", (path,)
-            ).fetchone()
-    return int(row[0])
+            return int(row[0])
+        rows = db.execute(f"SELECT {_SUMMARY} FROM evidence WHERE path = ?", (path,)).fetchall()
+        full = _full_runs(db) if rows else ([], [])
+    return sum(_replay(row, full)[3] for row in rows)
 
 
 def reinforce(
@@ -191,11 +286,9 @@ def reinforce(
 def evidence(state: State, ids: Iterable[str] | None = None) -> dict[str, Evidence]:
     """Evidence per citation ID (all memories with any history when ids is None)."""
     with state.connect() as db:
+        full = _full_runs(db)
         summaries = {
-            cid: (recent, last_verified, last_valid)
-            for cid, recent, last_verified, last_valid in db.execute(
-                "SELECT citation_id, recent, last_verified, last_valid FROM evidence"
-            )
+            row[0]: _replay(row, full)[:3] for row in db.execute(f"SELECT {_SUMMARY} FROM evidence")
         }
         reinforced = {
             cid: (count, last)

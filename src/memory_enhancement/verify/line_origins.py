@@ -2,8 +2,9 @@
 
 `git blame` walks history once per file; for the 58 memory files with mentions
 of a real store (rjmurillo/ai-agents, 2,624 commits) that cost ten times a whole
-verification run. Here one `git log -p -U0` of all those files along the
-first-parent chain, oldest first, is replayed in Python: each hunk gives the
+verification run. Here the `git log -p -U0` of all those files along the
+first-parent chain, oldest first (read as one walk of their folder and one
+`git diff-tree` of the commits that changed them), is replayed in Python: each hunk gives the
 lines it adds its commit (and their number in that commit's version), then the
 uncommitted diff gives its lines no commit. A file that got its name from a
 rename (memories are reorganized into folders) continues the history of its old
@@ -19,6 +20,7 @@ only). So the replay pays off on linear histories (squash or rebase merges).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 
@@ -40,8 +42,9 @@ def line_origins(git: Git, files: Mapping[str, int]) -> dict[str, list[str | Non
     if not files:
         return {}
     names = sorted(files)
+    log = _FolderLog(git, posixpath.commonpath([posixpath.dirname(n) for n in names]))
     try:
-        out = git.run(*_QUIET, "log", *_LOG, "HEAD", "--", *names)
+        out = log.patches(names)
         pending = git.run(*_QUIET, "diff", *_DIFF, "HEAD", "--", *names)
     except GitError:
         return {}
@@ -49,7 +52,7 @@ def line_origins(git: Git, files: Mapping[str, int]) -> dict[str, list[str | Non
     created: dict[str, str | None] = {}
     merges: set[str] = set()
     _replay(out, lines, created, merges, committed=True)
-    _follow_renames(git, lines, created, names, 0)
+    _follow_renames(git, log, lines, created, names, 0)
     _replay(pending, lines, {}, merges, committed=False)
     found = {}
     for name in names:
@@ -62,11 +65,103 @@ def line_origins(git: Git, files: Mapping[str, int]) -> dict[str, list[str | Non
     return found
 
 
+class _FolderLog:
+    """The first-parent history of the folder holding the memory files, read once.
+
+    `git log -p -- <58 files>` spends most of its time matching each path of each
+    commit against every file named; the same walk limited to one folder costs a
+    third as much. So the walk lists which files each commit changed (`git log
+    --raw` of the folder), and only the commits that changed the wanted files are
+    diffed, in one `git diff-tree --stdin` limited to those files: the same diffs,
+    put back in the order and form `git log -p` gives them. A folder that is the
+    whole repository (memory files with nothing in common) is not worth walking:
+    `git log -p` of the files is asked instead.
+    """
+
+    def __init__(self, git: Git, folder: str) -> None:
+        self.git = git
+        self.folder = folder
+        self._commits: list[tuple[str, str]] | None = None  # (commit, parents), oldest first
+        self._changed: dict[str, list[int]] = {}  # path -> indexes of the commits changing it
+
+    def covers(self, paths: Sequence[str]) -> bool:
+        return bool(self.folder) and all(p.startswith(self.folder + "/") for p in paths)
+
+    def patches(self, paths: Sequence[str], before: str | None = None) -> str:
+        """What `git log --first-parent -m --reverse -p -U0 <before>^ -- <paths>` prints
+        (HEAD when `before` is None), in the form `_replay` reads."""
+        start = "HEAD" if before is None else before + "^"
+        if not self.covers(paths):
+            return self.git.run(*_QUIET, "log", *_LOG, start, "--", *paths)
+        commits = self._walk()
+        end = len(commits)
+        if before is not None:
+            end = next((n for n, (sha, _) in enumerate(commits) if sha == before), -1)
+            if end < 0:  # not on the walked line: ask git the long way
+                return self.git.run(*_QUIET, "log", *_LOG, start, "--", *paths)
+        wanted = sorted({n for p in paths for n in self._changed.get(p, ()) if n < end})
+        if not wanted:
+            return ""
+        stdin = "".join(
+            f"{sha} {parents.split(' ', 1)[0]}\n" if parents else f"{sha}\n"
+            for sha, parents in (commits[n] for n in wanted)
+        )
+        out = run_with_input(
+            self.git, *_QUIET, "diff-tree", "--stdin", "--root", "-p", *_DIFF, "--", *paths,
+            stdin=stdin,
+        )  # fmt: skip
+        shown: dict[str, list[str]] = {}
+        current: list[str] = []
+        for row in out.split("\n"):
+            if _SHA.fullmatch(row):
+                current = shown.setdefault(row, [])  # git names each commit before its diff
+            else:
+                current.append(row)
+        parts = []
+        for sha, parents in (commits[n] for n in wanted):
+            parts.append(f"@@@{sha} {parents}")
+            parts.extend(shown.get(sha, ()))
+        return "\n".join(parts) + "\n"
+
+    def _walk(self) -> list[tuple[str, str]]:
+        """One `git log --raw` of the folder: the commits changing it, and what they changed."""
+        if self._commits is None:
+            out = self.git.run(
+                "log", "--first-parent", "-m", "--reverse", "--sparse", "--raw", "-z",
+                "--no-renames", "--no-abbrev", "--format=@@@%H %ct %P", "HEAD", "--", self.folder,
+            )  # fmt: skip
+            commits: list[tuple[str, str]] = []
+            times: list[int] = []
+            fields = out.split("\0")
+            changed = self._changed
+            i, count = 0, len(fields)
+            while i < count:
+                field = fields[i]
+                if field[:1] == ":" or field[:2] == "\n:":  # a change, then its path
+                    if commits and i + 1 < count:
+                        changed.setdefault(fields[i + 1], []).append(len(commits) - 1)
+                    i += 2
+                    continue
+                field = field.lstrip("\n")
+                if field.startswith("@@@"):
+                    sha, _, rest = field[3:].partition(" ")
+                    time, _, parents = rest.partition(" ")
+                    commits.append((sha, parents.strip()))
+                    times.append(int(time))
+                i += 1
+            self._commits = commits
+            # Every first-parent commit was read (`--sparse`), not only those changing the
+            # folder: the run's Git needs no walk of its own (Git.first_parents).
+            self.git.learn_first_parents(times, [sha for sha, _ in commits])
+        return self._commits
+
+
 _LOG = ("--first-parent", "-m", "--reverse", "-p", *_DIFF, "--format=@@@%H %P")
 
 
 def _follow_renames(
     git: Git,
+    log: _FolderLog,
     lines: dict[str, list[Origin] | None],
     created: Mapping[str, str | None],
     names: Sequence[str],
@@ -102,11 +197,12 @@ def _follow_renames(
         else:
             i += 1
     for commit, pairs in renamed.items():
-        _before_rename(git, lines, commit, pairs, depth)
+        _before_rename(git, log, lines, commit, pairs, depth)
 
 
 def _before_rename(
     git: Git,
+    log: _FolderLog,
     lines: dict[str, list[Origin] | None],
     commit: str,
     old_of: dict[str, tuple[str, bool]],
@@ -115,13 +211,13 @@ def _before_rename(
     """Map the lines of the files a commit renamed back to their old names' history."""
     olds = sorted({old for old, _ in old_of.values()})
     try:
-        out = git.run(*_QUIET, "log", *_LOG, commit + "^", "--", *olds)
+        out = log.patches(olds, before=commit)
     except GitError:
         return
     before: dict[str, list[Origin] | None] = {}
     created: dict[str, str | None] = {}
     _replay(out, before, created, set(), committed=True)
-    _follow_renames(git, before, created, olds, depth + 1)
+    _follow_renames(git, log, before, created, olds, depth + 1)
     for new, (old, exact) in old_of.items():
         maps = None if exact else _rename_map(git, commit, old, new)
         then, now = before.get(old), lines.get(new)

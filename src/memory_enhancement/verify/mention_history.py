@@ -127,7 +127,7 @@ class HistoryReader:
     ) -> None:
         """The file lists of the commits where a path as written is not a file from the
         root (a bare name, a partial path), learned at once."""
-        trees = set()
+        trees, names = set(), set()
         for item in wanted:
             blamed = commits.get(item.file) or {}
             for mention in item.mentions:
@@ -135,7 +135,8 @@ class HistoryReader:
                 path = normalize(mention.path, item.folder)
                 if commit and path and not self.history.exists(commit, path):
                     trees.add(commit)
-        self.history.prefetch_trees(trees)
+                    names.add(path.rpartition("/")[2])
+        self.history.prefetch_trees(trees, names)
 
     def _tracked_memories(self, files: list[Written]) -> set[str]:
         """Which of these memory files git tracks (one `git ls-files` for their folders)."""
@@ -182,7 +183,7 @@ class HistoryReader:
             return Resolution(submodule=link)
         if history.exists(commit, path):
             return Resolution(path)
-        return history.files_at(commit).resolve(written, folder)
+        return history.files_at(commit, path.rpartition("/")[2]).resolve(written, folder)
 
 
 def still_true(row: Cached, blob: str, head: str | None) -> bool:

@@ -105,7 +105,16 @@ class MentionChecker:
         git = self.git
         cache = MentionCache(self.state)
         rows = cache.load([f.file for f in found if f is not None and f.file]) if git else {}
-        head = git.head() if git else None
+        head = None
+        if git is not None:
+            # Every file answered from the cache: the run's first-parent history (which
+            # the run reads anyway) names HEAD. Else history is walked for the others,
+            # and that walk reads it: HEAD is asked of git alone, not walked for twice.
+            cached = all(
+                f is None or not f.mentions or ((r := rows.get(f.file)) and r.blob == f.blob)
+                for f in found
+            )
+            head = git.head() if cached else git.current_commit()
         kept: dict[int, tuple[CitationCheck, ...]] = {}
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
@@ -273,9 +282,9 @@ class MentionChecker:
             for n, row in enumerate(drafts)
         ]
         git = None
-        if self.git is not None:
+        if self.git is not None and self._history is not None:
             pending = [d for row in drafts for d in row if asks(d)]
-            git = mention_git(self.git, pending, self.repo, self._files_now)
+            git = mention_git(self.git, pending, self.repo, self._files_now, self._history)
         verifier = Verifier(self.repo, git)
         answers = iter(r.checks for r in verifier.verify_memories(asked))
         judged = []

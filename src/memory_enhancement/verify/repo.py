@@ -10,11 +10,23 @@ from __future__ import annotations
 
 import enum
 import os
+import re
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+
+from memory_enhancement.store.disk import special_kind
 
 MAX_SOURCE_BYTES = 20 * 1024 * 1024
 _BINARY_PROBE = 8192
+# What str.split() counts as whitespace: the ASCII ones but the newline, deleted from the
+# bytes in C, and the others as UTF-8 (a file holding any takes the slow way).
+_ASCII_SPACE = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_UNICODE_SPACE = re.compile(
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
+)
 
 
 class SourceStatus(enum.Enum):
@@ -27,16 +39,30 @@ class SourceStatus(enum.Enum):
 
 @dataclass(frozen=True)
 class SourceFile:
-    """A cited file as found: its lines (without newlines) when it is text."""
+    """A cited file as found: its text, and its lines (without newlines) when asked."""
 
     path: str
     status: SourceStatus
-    lines: tuple[str, ...] = ()
+    text: str = field(default="", repr=False)
     reason: str = ""
+    # The text with every whitespace character but newlines removed, when that could be
+    # done on the bytes in C (see `squashed_text`); verification compares in that form.
+    squashed: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_text(self) -> bool:
         return self.status is SourceStatus.TEXT
+
+    @cached_property
+    def lines(self) -> Sequence[str]:
+        """The lines, split on first use: verifying a citation that still holds needs only
+        the squashed text, and splitting every line of every cited file is a cost."""
+        lines = self.text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if "\r" in self.text:
+            lines = [line.rstrip("\r") for line in lines]
+        return lines
 
 
 @dataclass
@@ -49,17 +75,29 @@ class Repository:
     def __post_init__(self) -> None:
         self.root = Path(os.path.abspath(self.root))
         self._real_root = os.path.realpath(self.root)
+        self._real_dirs: dict[str, str] = {}
 
     def resolve(self, rel: str) -> Path | None:
         """The file a repository-relative path names, or None when it would leave the root."""
         if not rel or os.path.isabs(rel) or "\x00" in rel or rel.startswith("\\"):
             return None
-        candidate = Path(os.path.normpath(self.root / rel))
-        if not _within(str(candidate), str(self.root)):
+        candidate = os.path.normpath(os.path.join(self.root, rel))
+        if not _within(candidate, str(self.root)):
             return None
-        if not _within(os.path.realpath(candidate), self._real_root):
+        if not _within(self._realpath(candidate), self._real_root):
             return None
-        return candidate
+        return Path(candidate)
+
+    def _realpath(self, path: str) -> str:
+        """os.path.realpath, with each folder's resolved once per run (a run resolves
+        thousands of files in a few hundred folders; realpath stats every component)."""
+        if os.path.islink(path):
+            return os.path.realpath(path)
+        folder, name = os.path.split(path)
+        real = self._real_dirs.get(folder)
+        if real is None:
+            real = self._real_dirs[folder] = os.path.realpath(folder)
+        return os.path.join(real, name)
 
     def read(self, rel: str) -> SourceFile:
         """The cited file's lines, read once and cached."""
@@ -68,13 +106,29 @@ class Repository:
             cached = self._cache[rel] = self._read(rel)
         return cached
 
+    def forget(self, rel: str) -> None:
+        """Let go of a file read (a long run keeps only the files it still needs)."""
+        self._cache.pop(rel, None)
+
     def _read(self, rel: str) -> SourceFile:
         file = self.resolve(rel)
         if file is None:
             return SourceFile(rel, SourceStatus.OUTSIDE, reason="path leaves the repository root")
         try:
-            with open(file, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size > MAX_SOURCE_BYTES:
+            # Only regular files are opened: opening a FIFO blocks until a writer
+            # comes (under the store's write lock, for `citation add`), and a
+            # device may act on being opened. The stat decides before any open;
+            # O_NONBLOCK and a second look cover a file swapped in between.
+            refused = _not_regular(rel, os.stat(file).st_mode)
+            if refused is not None:
+                return refused
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with open(fd, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                refused = _not_regular(rel, info.st_mode)
+                if refused is not None:
+                    return refused
+                if info.st_size > MAX_SOURCE_BYTES:
                     return SourceFile(rel, SourceStatus.UNREADABLE, reason="file is too large")
                 data = handle.read()
         except FileNotFoundError:
@@ -86,10 +140,27 @@ class Repository:
         if b"\x00" in data[:_BINARY_PROBE]:
             return SourceFile(rel, SourceStatus.BINARY, reason="binary file")
         text = data.decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        return SourceFile(rel, SourceStatus.TEXT, tuple(line.rstrip("\r") for line in lines))
+        return SourceFile(rel, SourceStatus.TEXT, text, squashed=squashed_text(data, text))
+
+
+def squashed_text(data: bytes, text: str) -> str | None:
+    """The file's text with all whitespace but newlines removed, computed on the bytes:
+    line by line it equals `squash(line)`, at a fraction of the cost of squashing each of
+    a big file's lines. None when the file holds invalid UTF-8 or non-ASCII whitespace
+    (then the caller squashes line by line)."""
+    if not data.isascii() and ("\ufffd" in text or _UNICODE_SPACE.search(data)):
+        return None
+    return data.translate(None, _ASCII_SPACE).decode("utf-8")
+
+
+def _not_regular(rel: str, mode: int) -> SourceFile | None:
+    """An unreadable source for anything but a regular file (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return SourceFile(rel, SourceStatus.UNREADABLE, reason="is a directory")
+    kind = special_kind(mode)
+    return SourceFile(rel, SourceStatus.UNREADABLE, reason=f"{kind}, not a regular file")
 
 
 def _within(path: str, root: str) -> bool:

@@ -52,8 +52,12 @@ class Runner:
         *,
         skipped: Iterable[str] = (),
         keep_uncited: bool = False,
+        whole_store: bool = False,
     ) -> VerifyRun:
-        """Verify the batch; memories with nothing to check are dropped unless keep_uncited."""
+        """Verify the batch; memories with nothing to check are dropped unless keep_uncited.
+
+        `whole_store`: the batch is every memory of the store (verify-all without a
+        category or a ref), which lets the history skip what did not change."""
         memories = [memory for memory, _, _ in batch]
         ids = {memory.path: cid for memory, _, cid in batch if cid}
         urls = None
@@ -67,8 +71,9 @@ class Runner:
             results = self._with_mentions(batch, results)
         recorded = [replace(r, checks=r.everything) if r.mentions else r for r in results]
         history.record(
-            self.state, recorded, ids, self.clock(), self.git.head() if self.git else None
-        )
+            self.state, recorded, ids, self.clock(), self.git.head() if self.git else None,
+            whole_store=whole_store,
+        )  # fmt: skip
         lines = {memory.path: tuple(at) for memory, at, _ in batch}
         decorated = [
             MemoryVerification(r.path, r.checks, r.mentions, self._file(r.path), lines[r.path])

@@ -21,7 +21,8 @@ import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation, Memory
@@ -46,6 +47,9 @@ class _Pending:
     wanted: str = ""  # the snippet, squashed
 
 
+_UNSET: Any = None
+
+
 @dataclass
 class Verifier:
     """Verifies citations against one repository; reuse it for a whole run."""
@@ -56,28 +60,88 @@ class Verifier:
     _squashed: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _bases: dict[str | None, str | None] = field(default_factory=dict, repr=False)
     _counts: dict[str, Counter[str]] = field(default_factory=dict, repr=False)
-    _joined: dict[str, tuple[str, list[int]]] = field(default_factory=dict, repr=False)
-    _found: dict[tuple[str, str, int], list[int]] = field(default_factory=dict, repr=False)
+    _joined_texts: dict[str, str] = field(default_factory=dict, repr=False)
+    _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    _found: dict[str, dict[tuple[str, int], list[int]]] = field(default_factory=dict, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
+        """Verify a batch in one pass over its cited files: each file's citations are
+        judged together and the file's working copies are dropped after it (a run's
+        memory stays that of the largest file, not of all of them); only memories with
+        a citation left for history (or a URL to fetch) are completed after the batch."""
         memories = list(memories)
-        pending: list[_Pending] = []
-        drafts: list[list[CitationCheck | _Pending]] = []
+        if self.git is not None:
+            self.git.horizon = _oldest_stamp(memories)
+        cited: list[Citation] = []
+        by_file: dict[str, list[int]] = {}
         for memory in memories:
-            row: list[CitationCheck | _Pending] = []
             for citation in memory.meta.citations:
-                outcome = self._local(citation)
-                if isinstance(outcome, _Pending):
+                by_file.setdefault(citation.target, []).append(len(cited))
+                cited.append(citation)
+        outcomes: list[CitationCheck | _Pending] = [_UNSET] * len(cited)
+        waiting = bytearray(len(cited))
+        pending: list[_Pending] = []
+        settle, local = self._settled, self._local
+        for indexes in by_file.values():
+            known = len(self.repo._cache)
+            held = False
+            for k in indexes:
+                outcome = settle(cited[k]) or local(cited[k])
+                if type(outcome) is _Pending:
                     pending.append(outcome)
-                row.append(outcome)
-            drafts.append(row)
+                    waiting[k] = held = True
+                outcomes[k] = outcome
+            self._forget(list(self.repo._cache)[known:], keep_source=held)
+        results: list[MemoryVerification] = []
+        unfinished: list[tuple[int, str, list[CitationCheck | _Pending]]] = []
+        start = 0
+        for memory in memories:
+            end = start + len(memory.meta.citations)
+            row = outcomes[start:end]
+            if self.urls is not None or waiting.find(1, start, end) != -1:
+                unfinished.append((len(results), memory.path, row))
+            results.append(MemoryVerification(memory.path, tuple(row)))  # type: ignore[arg-type]
+            start = end
         self._resolve_with_history(pending)
-        self._check_urls(drafts)
-        results = []
-        for memory, row in zip(memories, drafts, strict=True):
+        self._check_urls([row for _, _, row in unfinished])
+        for at, path, row in unfinished:
             checks = tuple(item.result if isinstance(item, _Pending) else item for item in row)
-            results.append(MemoryVerification(memory.path, checks))  # type: ignore[arg-type]
+            results[at] = MemoryVerification(path, checks)  # type: ignore[arg-type]
         return results
+
+    def _forget(self, paths: list[str], *, keep_source: bool) -> None:
+        """Drop what was worked out about these files (their citations are judged); their
+        text too unless a citation waits for history, which reads it again."""
+        for path in paths:
+            self._squashed.pop(path, None)
+            self._counts.pop(path, None)
+            self._joined_texts.pop(path, None)
+            self._starts.pop(path, None)
+            self._found.pop(path, None)
+            if not keep_source:
+                self.repo.forget(path)
+
+    def _settled(self, citation: Citation) -> CitationCheck | None:
+        """The common case, settled with the least work: a one-line citation whose line
+        still says exactly its snippet (whitespace aside), and no other line does.
+        Everything else (None) takes the full way through `_local`."""
+        line, snippet = citation.line, citation.snippet
+        if line is None or not snippet or citation.end_line is not None:
+            return None
+        target = citation.target
+        source = self.repo.read(target)
+        if source.status is not SourceStatus.TEXT or "://" in target:
+            return None
+        squashed = self._squashed.get(target) or self._squashed_lines(target, source)
+        if line > len(squashed):
+            return None
+        wanted = squashed[line - 1]
+        if wanted != "".join(snippet.split()) or not wanted:
+            return None
+        counts = self._counts.get(target) or self._line_counts(target, squashed)
+        if counts[wanted] != 1:
+            return None
+        return CitationCheck(citation, Verdict.VALID, target, line)
 
     def verify(self, memory: Memory) -> MemoryVerification:
         return self.verify_memories([memory])[0]
@@ -106,20 +170,25 @@ class Verifier:
     def _in_file(
         self, citation: Citation, source: SourceFile, path: str, renamed: bool = False
     ) -> CitationCheck | _Pending:
-        line, snippet, total = citation.line, citation.snippet, len(source.lines)
+        line, snippet = citation.line, citation.snippet
         moved = Verdict.MOVED if renamed else Verdict.VALID
         where = f"renamed to {path}; " if renamed else ""
         renamed_to = path if renamed else None
         wanted = squash(snippet) if snippet is not None else ""
         if not wanted:
+            total = len(source.lines)
             if line is None or (citation.end_line or line) <= total:
                 reason = f"{where}no snippet to compare"
                 return CitationCheck(citation, moved, path, line, reason, renamed_to)
             last = citation.end_line or line
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
-        if line is not None and not renamed and self._only_here(path, source, citation, wanted):
-            return CitationCheck(citation, Verdict.VALID, path, line)
+        if line is not None and not renamed:
+            here = self._only_here(path, source, citation, wanted)
+            if here is not None and (here or self._base(citation) is None):
+                # Said exactly on its line: valid when no other line says it, or when
+                # history cannot tell the copies apart (what the search below ends in).
+                return CitationCheck(citation, Verdict.VALID, path, line)
         candidates = self._occurrences(path, source, wanted, _span(citation))
         if line is not None and line in candidates and not renamed:
             window = "".join(source.lines[line - 1 : line - 1 + _span(citation)])
@@ -192,27 +261,44 @@ class Verifier:
             reason = f"line {cited} {text}"
         return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
 
-    def _only_here(self, path: str, source: SourceFile, citation: Citation, wanted: str) -> bool:
-        """The common case, decided at once: the cited line says exactly the snippet and
-        no other line of the file says the same (a line merely containing it is not a
-        copy of it). A range is checked with two searches of the whole file."""
+    def _only_here(
+        self, path: str, source: SourceFile, citation: Citation, wanted: str
+    ) -> bool | None:
+        """The common case, decided at once: True when the cited line says exactly the
+        snippet and no other line of the file says the same (a line merely containing it
+        is not a copy of it); False when it says it but so do others; None when it does
+        not say it. A range is checked with two searches of the whole file."""
         line = citation.line or 1
         span = _span(citation)
+        squashed = self._squashed_lines(path, source)
         if span == 1:
-            squashed = self._squashed_lines(path, source)
             if line > len(squashed) or squashed[line - 1] != wanted:
-                return False
+                return None
             return self._line_counts(path, squashed)[wanted] == 1
-        if squash("".join(source.lines[line - 1 : line - 1 + span])) != wanted:
-            return False
-        text, _ = self._joined_text(path, source)
+        # The squashed range is the range's squashed lines joined (whitespace goes per
+        # character), so the raw lines are not needed.
+        if "".join(squashed[line - 1 : line - 1 + span]) != wanted:
+            return None
+        text = self._joined(path, source)
         first = text.find(wanted)
-        return first != -1 and text.find(wanted, first + 1) == -1
+        if text.find(wanted, first + 1) == -1:
+            return True
+        # Said on its lines, but not only there: "False" only where the search of
+        # _occurrences would find it there too (the whole range in the file, starting
+        # on a line that is not blank), else the caller takes the long way.
+        inside = line - 1 + span <= len(squashed) and bool(squashed[line - 1])
+        return False if inside else None
 
     def _squashed_lines(self, path: str, source: SourceFile) -> list[str]:
         lines = self._squashed.get(path)
         if lines is None:
-            lines = self._squashed[path] = [squash(text) for text in source.lines]
+            if source.squashed is not None:  # squashed in C (see repo.squashed_text)
+                lines = source.squashed.split("\n")
+                if not source.text or source.text.endswith("\n"):
+                    lines.pop()  # a final newline ends the last line, not starts one
+            else:
+                lines = [squash(text) for text in source.lines]
+            self._squashed[path] = lines
         return lines
 
     def _line_counts(self, path: str, squashed: list[str]) -> Counter[str]:
@@ -223,11 +309,18 @@ class Verifier:
 
     def _joined_text(self, path: str, source: SourceFile) -> tuple[str, list[int]]:
         """The file squashed into one string, and where each line starts in it."""
-        joined = self._joined.get(path)
-        if joined is None:
+        starts = self._starts.get(path)
+        if starts is None:
             lines = self._squashed_lines(path, source)
-            starts = list(itertools.accumulate((len(text) for text in lines[:-1]), initial=0))
-            joined = self._joined[path] = ("".join(lines), starts)
+            starts = list(itertools.accumulate(map(len, lines[:-1]), initial=0))
+            self._starts[path] = starts
+        return self._joined(path, source), starts
+
+    def _joined(self, path: str, source: SourceFile) -> str:
+        """The file squashed into one string (the common case needs no line starts)."""
+        joined = self._joined_texts.get(path)
+        if joined is None:
+            joined = self._joined_texts[path] = "".join(self._squashed_lines(path, source))
         return joined
 
     def _occurrences(self, path: str, source: SourceFile, wanted: str, span: int) -> list[int]:
@@ -241,8 +334,8 @@ class Verifier:
         30,000 citations fast. Memories often cite the same line of the same file,
         so each answer is kept for the run.
         """
-        key = (path, wanted, span)
-        known = self._found.get(key)
+        found_here = self._found.setdefault(path, {})
+        known = found_here.get((wanted, span))
         if known is not None:
             return known
         text, starts = self._joined_text(path, source)
@@ -265,7 +358,7 @@ class Verifier:
                 for n in lines
                 if squashed[n - 1] == wanted or _holds_bounded(source.lines[n - 1], wanted)
             ]
-        result = self._found[key] = lines
+        result = found_here[(wanted, span)] = lines
         return result
 
     # -- pass 2: history ------------------------------------------------------
@@ -291,6 +384,10 @@ class Verifier:
         by_base: dict[str | None, list[_Pending]] = defaultdict(list)
         for item in pending:
             by_base[base_of(item.citation)].append(item)
+        if self.git is not None:
+            self.git.will_ask(
+                {b: {i.citation.target for i in items} for b, items in by_base.items() if b}
+            )
         undescribed = []
         for base, items in by_base.items():
             maps: dict[str, LineMap] = {}
@@ -317,7 +414,12 @@ class Verifier:
         """The commit at which the citation was last verified, when history can tell."""
         if self.git is None or citation.line is None:
             return None
-        if citation.target not in self.git.tracked and citation.target not in self.git.renames:
+        target = citation.target
+        if target not in self.git.tracked and (
+            # Renames are asked for only when the cited file is gone.
+            self.repo.read(target).status is not SourceStatus.MISSING
+            or target not in self.git.renames
+        ):
             return None
         if citation.commit:
             return citation.commit
@@ -424,6 +526,15 @@ class Verifier:
                     verdict = Verdict(status)
                     here = item.citation.target if verdict is Verdict.VALID else None
                     row[n] = CitationCheck(item.citation, verdict, here, reason=reason)
+
+
+def _oldest_stamp(memories: Sequence[Memory]) -> datetime | None:
+    """The oldest verified stamp among the memories' citations (each distinct stamp parsed
+    once): how far back history is read in this run."""
+    stamps = {c.verified for m in memories for c in m.meta.citations if c.verified}
+    moments = [Citation("", verified=stamp).verified_at for stamp in stamps]
+    known = [moment for moment in moments if moment is not None]
+    return min(known) if known else None
 
 
 def _holds_bounded(line: str, wanted: str) -> bool:

@@ -36,6 +36,7 @@ from memory_enhancement.core.errors import MemoryToolError, UnreadableMemoryErro
 from memory_enhancement.core.ids import PREFIX, parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.store.formats import yamlload
 from memory_enhancement.store.formats.base import (
     Document,
     LineEdits,
@@ -55,8 +56,7 @@ def _yaml() -> Any:
 
 
 def _loader() -> Any:
-    yaml = _yaml()
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yamlload.safe_loader()
 
 
 _KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
@@ -174,7 +174,9 @@ def _closing_line(lines: list[str]) -> int | None:
 
 def _load_yaml(path: str, text: str) -> dict[str, Any]:
     try:
-        data = _yaml().load(text, Loader=_loader())
+        data = yamlload.load(text, first_line=2)
+    except yamlload.YamlLimitError as exc:
+        raise UnreadableMemoryError(f"{path}: refused YAML frontmatter: {exc}") from None
     except _yaml().YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""

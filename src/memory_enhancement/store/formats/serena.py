@@ -32,7 +32,7 @@ from memory_enhancement.core.citations import (
     parse_citation,
     parse_line_spec,
 )
-from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
 from memory_enhancement.core.ids import PREFIX, parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
@@ -143,12 +143,19 @@ class SerenaFormat:
         return doc
 
     def render(self, doc: Document | None, memory: Memory) -> str:
+        """New text for memory; refused (InvalidInputError, nothing written) when it would
+        not read back as the memory meant: see `_check`."""
         if doc is None:
-            return _render_new(memory)
+            _refuse_reserved_headings(memory.path, memory.content)
+            text = _render_new(memory)
+            self._check(memory, text, None)
+            return text
         assert isinstance(doc, SerenaDocument)
+        original = doc
         text = doc.text
         new_links = added_links(doc.memory, memory)
         if content_of(memory.content) != doc.memory.content:
+            _refuse_reserved_headings(memory.path, memory.content)
             text = _replace_content(doc, memory.content)
             doc = self.parse(doc.memory.path, text, links=False)
         if tuple(memory.meta.citations) != tuple(e.citation for e in doc.entries):
@@ -157,7 +164,87 @@ class SerenaFormat:
         if new_links:
             text = _append_links(doc, new_links)
             doc = self.parse(doc.memory.path, text, links=False)
-        return _edit_metadata(doc, memory.meta)
+        text = _edit_metadata(doc, memory.meta)
+        if text != original.text:
+            self._check(memory, text, original)
+        return text
+
+    def _check(self, memory: Memory, text: str, before: SerenaDocument | None) -> None:
+        """Refuse a write that would not read back as what was meant.
+
+        The serena format has no escape for everything (a table cell is one line,
+        a tag cannot start with `#`, a section behind an unclosed code fence is
+        code), so the result is parsed again and compared, in the forms the format
+        can hold: citations by reference.
+        """
+        again = self.parse(memory.path, text, links=False).memory
+        content = content_of(memory.content)
+        problems = []
+        # Content is compared when it is what changed: an inline `[cite:...]` citation
+        # is part of the content, and editing it edits the content on purpose.
+        rewritten = before is None or content != before.memory.content
+        if rewritten and again.content not in (content, _close_fence(content)):
+            problems.append("its content would change")
+        meant = [_comparable(c) for c in memory.meta.citations]
+        found = [_comparable(c) for c in again.meta.citations]
+        if found != meant:
+            refs = ", ".join(c.ref for c in again.meta.citations) or "none"
+            problems.append(f"its citations would read back as: {refs}")
+        for name in _META_WRITE:
+            wanted, got = _meta_form(name, memory.meta), _meta_form(name, again.meta)
+            if wanted != got:
+                problems.append(f"its {name} would read back as {got!r}, not {wanted!r}")
+        if not problems:
+            return
+        hint = _hint(before) if before is not None else ""
+        raise InvalidInputError(
+            f"{memory.path}: cannot write this in the serena format: {'; '.join(problems)}"
+            f"{hint}; the file was left unchanged"
+        )
+
+
+def _refuse_reserved_headings(path: str, content: str) -> None:
+    """Content may not hold a section the format reserves for the tool's own data:
+    read back, it would be taken for that data and vanish from the content."""
+    lines = as_lines(content_of(content))
+    for section in md.find_sections(lines):
+        if section.key in MANAGED:
+            raise InvalidInputError(
+                f"content of {path!r} has its own '## {section.title}' section "
+                f"(line {section.start + 1}): in a serena memory that heading holds the "
+                f"tool's {section.key}, so the section would be lost; rename the heading "
+                "(e.g. '## Notes on " + section.title.lower() + "') or keep this memory "
+                "in the frontmatter format"
+            )
+
+
+def _comparable(citation: Citation) -> str:
+    """What of a citation every place it can be written keeps: its reference (an inline
+    `[cite:...]` or a table without a Snippet column holds no snippet)."""
+    return citation.ref
+
+
+def _meta_form(name: str, meta: MemoryMeta) -> str:
+    """A metadata field as its bullet writes it ("" when the field is not written)."""
+    bullet = _meta_bullet(name, meta)
+    return bullet.partition("**: ")[2].strip()
+
+
+def _hint(doc: SerenaDocument) -> str:
+    """Why an edit of this file could go astray, when the file itself says so."""
+    for key in MANAGED:
+        section = doc.section(key)
+        if section is None:
+            continue
+        fence = md.open_fence(doc.lines[section.start : section.end])
+        if fence:
+            return (
+                f" (its '## {section.title}' section, line {section.start + 1}, has a code "
+                f"fence {fence!r} that is never closed, so what is added there reads as code)"
+            )
+    if md.open_fence(doc.lines):
+        return " (the file ends inside a code fence that is never closed)"
+    return ""
 
 
 # -- parsing ------------------------------------------------------------------
@@ -406,9 +493,15 @@ def _edit_citations(doc: SerenaDocument, wanted: list[Citation]) -> str:
             _delete_entry(doc.entries[k], edits, inline)
         extra = wanted[j1 + paired : j2]
         if extra:
-            anchor = doc.entries[i1 + paired - 1] if i1 + paired > 0 else None
+            at = i1 + paired
+            anchor = doc.entries[at - 1] if at > 0 else None
+            following = doc.entries[at] if at < len(doc.entries) else None
             if anchor is not None and anchor.span is None and doc.table:
                 edits.insert(anchor.line + 1, [_render_row(doc.table.columns, c) for c in extra])
+            elif anchor is None and following is not None and following.span is None and doc.table:
+                # New first citations go before the first row, not after the last:
+                # appended, they would read back in another order.
+                edits.insert(following.line, [_render_row(doc.table.columns, c) for c in extra])
             else:
                 appended.extend(extra)
     for line_no, changes in inline.items():

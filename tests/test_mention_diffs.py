@@ -1,0 +1,104 @@
+"""History learned for many mentions at once gives what git answers one question at a time.
+
+A first run over a store asks git about dozens of commits; `MentionGit` learns
+the line maps from all of them in a few `git diff-tree` processes, and
+`GitHistory.prefetch_trees` learns the file lists of past commits from chained
+diffs. Both must answer exactly as `git diff <commit>` and `git ls-tree <commit>`
+do, including for a file changed in the work tree, a file that did not change,
+names that need quoting, and files added and deleted along the way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.verify.blame import GitHistory
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.mention_diffs import MentionGit
+from memory_enhancement.verify.repo import Repository
+from verify_support import GitRepo
+
+
+def numbered(count: int, tag: str = "line") -> list[str]:
+    return [f"{tag} {n}" for n in range(1, count + 1)]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+def git_of(repo: GitRepo) -> Git:
+    git = Git.discover(repo.root)
+    assert git is not None
+    return git
+
+
+def test_line_maps_learned_together_are_git_diffs_own(repo: GitRepo) -> None:
+    repo.write_lines("src/a.py", numbered(10))
+    repo.write_lines("src/b.py", numbered(6, "b"))
+    repo.write_lines("docs/my notes é.txt", numbered(4, "n"))
+    repo.write_lines("same.py", numbered(3, "s"))
+    first = repo.commit("first")
+    repo.write_lines("src/a.py", ["top", *numbered(10)])
+    repo.write_lines("src/b.py", [*numbered(3, "b"), "changed", *numbered(6, "b")[4:]])
+    second = repo.commit("second")
+    repo.write_lines("src/a.py", ["top", *numbered(5), "middle", *numbered(10)[5:]])
+    repo.write_lines("docs/my notes é.txt", numbered(3, "n"))
+    repo.commit("third")
+    repo.write_lines("src/b.py", ["uncommitted", *numbered(6, "b")])  # changed since HEAD
+    wanted = {
+        first: {"src/a.py", "src/b.py", "docs/my notes é.txt", "same.py"},
+        second: {"src/a.py", "src/b.py"},
+    }
+    plain = git_of(repo)
+    expected = {c: plain.line_maps(c, paths) for c, paths in wanted.items()}
+    assert expected[first]["src/a.py"].hunks  # something to learn
+    history = GitHistory(plain)
+    try:
+        together = MentionGit(plain, {}, None, history, Repository(repo.root))
+        together.will_ask(wanted)
+        learned = together.calls
+        assert learned <= 2  # one diff-tree, not one git diff per commit
+        got = {c: together.line_maps(c, paths) for c, paths in wanted.items()}
+    finally:
+        history.close()
+    assert got == expected
+    # Only the file changed since HEAD was asked again, costing what git alone costs.
+    alone = git_of(repo)
+    before = alone.calls
+    for commit in wanted:
+        alone.line_maps(commit, {"src/b.py"})
+    assert together.calls - learned == alone.calls - before > 0
+
+
+def test_file_lists_of_past_commits_from_chained_diffs(repo: GitRepo) -> None:
+    commits = []
+    for n in range(5):
+        repo.write_lines(f"pkg/keep{n}.py", ["x"])
+        if n:
+            (repo.root / f"pkg/keep{n - 1}.py").unlink()  # deleted again
+        repo.write_lines(f"other/app{n % 2}.py", [str(n)])
+        commits.append(repo.commit(f"commit {n}"))
+    repo.write_lines("pkg/later.py", ["y"])
+    commits.append(repo.commit("last"))
+    git = git_of(repo)
+    learned, listed = GitHistory(git), GitHistory(Git(git.toplevel))
+    try:
+        learned.prefetch_trees(commits[:-1])
+        names = [f"pkg/keep{n}.py" for n in range(5)] + ["pkg/later.py", "other/app0.py"]
+        for commit in commits[:-1]:
+            ours, theirs = learned.files_at(commit), listed.files_at(commit)
+            assert [p in ours.files for p in names] == [p in theirs.files for p in names]
+            assert ours.resolve("app0.py") == theirs.resolve("app0.py")
+        partial = GitHistory(git)
+        partial.prefetch_trees(commits[:2], names=["keep0.py"])
+        assert partial.files_at(commits[0], "keep0.py").resolve("keep0.py").path == "pkg/keep0.py"
+        calls = partial.git.calls
+        assert partial.files_at(commits[0], "app0.py").resolve("app0.py").path == "other/app0.py"
+        assert partial.git.calls == calls + 1  # a name it did not learn: the whole tree read
+    finally:
+        learned.close()
+        listed.close()
