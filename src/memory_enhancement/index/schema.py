@@ -15,10 +15,14 @@ from pathlib import Path
 
 from memory_enhancement.store.state import check_database_path
 
-SCHEMA_VERSION = 11  # 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart
+# 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart; 12: meta 'instance'
+SCHEMA_VERSION = 12
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+-- Which database this is: files kept beside it (vector_file.py) name it, so a rebuilt
+-- index, whose counters start again, never reads a file of the one before.
+INSERT INTO meta(key, value) VALUES ('instance', lower(hex(randomblob(8))));
 
 CREATE TABLE memories (
     id INTEGER PRIMARY KEY,

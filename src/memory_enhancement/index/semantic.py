@@ -8,10 +8,11 @@ left out of what is embedded (the lexical side still searches them): they cost
 word pieces and say little to a model trained on sentences.
 
 Vectors are kept in the index under the content hash they were made from
-(schema.py), so only memories whose text changed are embedded again, and a
+(schema.py), so only memories whose text changed are embedded again; a
 process that searches repeatedly (the MCP server) keeps them in memory until
-they change (`_Matrix`). Embedding many memories reports progress through a
-callback; the front end decides whether to draw a bar.
+they change (`_Matrix`), and one that searches once maps them from a float32
+copy beside the index (vector_file.py). Embedding many memories reports
+progress through a callback; the front end decides whether to draw a bar.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.index import vector_file
 from memory_enhancement.index.cjk import RANGES
 from memory_enhancement.index.embedder import (
     DEFAULT_MODEL,
@@ -176,26 +178,41 @@ _MATRICES_LOCK = threading.Lock()
 
 
 def _matrix(conn: sqlite3.Connection, model: str) -> _Matrix:
-    """The vectors of a model, read from the index only when they changed since last time."""
+    """The vectors of a model, read from the index only when they changed since last time.
+
+    A process that searches once (the CLI) reads them from the float32 file beside the
+    index when it is there and current (vector_file.py), and otherwise writes it for
+    the next process.
+    """
     import numpy as np
 
-    found = conn.execute("SELECT value FROM meta WHERE key = 'vectors_generation'").fetchone()
-    generation = str(found[0]) if found else "0"
-    database = conn.execute("PRAGMA database_list").fetchone()[2] or f"memory:{id(conn)}"
-    key = (database, model)
+    found = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key IN ('vectors_generation', 'instance')")
+    )
+    instance = found.get("instance")
+    generation = f"{instance or ''}-{found.get('vectors_generation', '0')}"
+    database = conn.execute("PRAGMA database_list").fetchone()[2] or ""
+    key = (database or f"memory:{id(conn)}", model)
     with _MATRICES_LOCK:
         cached = _MATRICES.get(key)
         if cached is not None and cached.generation == generation:
             return cached
-    stored = conn.execute(
-        "SELECT hash, chunks, data FROM vectors WHERE model = ? ORDER BY hash", (model,)
-    ).fetchall()
-    counts = np.array([chunks for _, chunks, _ in stored], dtype=np.intp)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
-    data = b"".join(blob for _, _, blob in stored)
-    rows = np.frombuffer(data, dtype=np.float16).astype(np.float32)
-    rows = rows.reshape(-1, _dimensions(data, counts))
-    matrix = _Matrix(generation, [digest for digest, _, _ in stored], starts, rows)
+    on_disk = bool(database and instance)  # an index of before `instance`: no file
+    mapped = vector_file.load(database, model, generation) if on_disk else None
+    if mapped is not None:
+        matrix = _Matrix(generation, *mapped)
+    else:
+        stored = conn.execute(
+            "SELECT hash, chunks, data FROM vectors WHERE model = ? ORDER BY hash", (model,)
+        ).fetchall()
+        counts = np.array([chunks for _, chunks, _ in stored], dtype=np.intp)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+        data = b"".join(blob for _, _, blob in stored)
+        rows = np.frombuffer(data, dtype=np.float16).astype(np.float32)
+        rows = rows.reshape(-1, _dimensions(data, counts))
+        matrix = _Matrix(generation, [digest for digest, _, _ in stored], starts, rows)
+        if on_disk and matrix.hashes:
+            vector_file.save(database, model, generation, matrix.hashes, starts, rows)
     with _MATRICES_LOCK:
         _MATRICES[key] = matrix
     return matrix
