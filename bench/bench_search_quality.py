@@ -335,6 +335,13 @@ def main(argv: list[str] | None = None) -> int:
             }
             for m in MODES
         }
+        out["ranks"] = {  # every labelled answer's rank, per query: where R@5 is lost
+            m: {
+                q.id: [rank_of(lists[name].ranked[m].get(q.id, []), a) for a in relevant[name](q)]
+                for q in qs.queries
+            }
+            for m in MODES
+        }
         if qs.words():
             out["words"] = _word_counts(qs, lists[name])
         report["sets"][name] = out

@@ -243,6 +243,34 @@ def test_vectors_are_stored_once_per_text_and_only_changes_are_embedded(
 
 
 @pytest.mark.semantic
+def test_a_search_looks_for_texts_to_embed_only_after_a_change(
+    service: MemoryService, store: Path, tmp_path: Path, model: semantic.Embedder
+) -> None:
+    def looks() -> bool:
+        with service.index.connect() as conn:
+            return semantic._texts_state(conn, model.name) is not None
+
+    service.search("automobile", mode="semantic")
+    assert not looks()  # every text embedded, and nothing changed since
+    write_memory(store, "garage/bikes", "Bicycles hang on the garage wall.", title="Bikes")
+    service.search("automobile", mode="semantic")  # the sync sees the new file
+    assert paths(service.search("a bicycle", mode="semantic"))[0] == "garage/bikes"
+    assert not looks()
+    # A cold build (more than 100 new files into an empty index) fires no row triggers:
+    # it moves the generation once, so the new texts are still embedded.
+    for path in [*MEMORIES, "garage/bikes"]:
+        (store / f"{path}.md").unlink()
+    assert service.search("automobile", mode="semantic") == []
+    for n in range(101):
+        write_memory(store, f"notes/n{n:03}", f"Note number {n} about shelving.", title=f"N{n}")
+    write_memory(store, "pets/cat", "The office cat sleeps on the printer.", title="Cat")
+    assert paths(service.search("a kitten", mode="semantic"))[0] == "pets/cat"
+    assert sorted(vectors(tmp_path)) == sorted(
+        [*(f"notes/n{n:03}" for n in range(101)), "pets/cat"]
+    )
+
+
+@pytest.mark.semantic
 def test_a_rebuild_of_the_index_keeps_the_vectors(
     service: MemoryService, tmp_path: Path, model: semantic.Embedder
 ) -> None:

@@ -15,14 +15,18 @@ from pathlib import Path
 
 from memory_enhancement.store.state import check_database_path
 
-# 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart; 12: meta 'instance'
-SCHEMA_VERSION = 12
+# 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart; 12: meta 'instance';
+# 13: meta 'texts_generation'
+SCHEMA_VERSION = 13
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 -- Which database this is: files kept beside it (vector_file.py) name it, so a rebuilt
 -- index, whose counters start again, never reads a file of the one before.
 INSERT INTO meta(key, value) VALUES ('instance', lower(hex(randomblob(8))));
+-- Moved on by triggers (below) as the memories' texts change. An UPDATE, not an INSERT
+-- OR REPLACE: a trigger's conflict clause gives way to that of the statement firing it.
+INSERT INTO meta(key, value) VALUES ('texts_generation', 0);
 
 CREATE TABLE memories (
     id INTEGER PRIMARY KEY,
@@ -173,6 +177,20 @@ CREATE TABLE query_vectors (
 );
 -- Any change to the vectors moves the generation on, so a process that keeps them in
 -- memory between searches (the MCP server) knows when to read them again.
+-- Likewise any change to which texts the memories hold (but during a cold build, which
+-- moves it once at the end: index.py), so a search need not look for texts to embed
+-- when nothing changed since the last look (semantic.py).
+CREATE TRIGGER memories_texts_ai AFTER INSERT ON memories
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    UPDATE meta SET value = value + 1 WHERE key = 'texts_generation';
+END;
+CREATE TRIGGER memories_texts_ad AFTER DELETE ON memories BEGIN
+    UPDATE meta SET value = value + 1 WHERE key = 'texts_generation';
+END;
+CREATE TRIGGER memories_texts_au AFTER UPDATE OF hash, error ON memories
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    UPDATE meta SET value = value + 1 WHERE key = 'texts_generation';
+END;
 CREATE TRIGGER vectors_ai AFTER INSERT ON vectors BEGIN
     INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_generation',
         coalesce((SELECT value FROM meta WHERE key = 'vectors_generation'), 0) + 1);
