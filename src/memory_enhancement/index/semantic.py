@@ -106,6 +106,8 @@ def refresh(conn: sqlite3.Connection, model: Embedder, progress: Progress | None
 
     Vectors no memory uses any more are dropped when something was embedded. Batches
     are committed as they are done, so an interrupted run (Ctrl-C) keeps what it embedded.
+    Once a look finds every text embedded, the next looks are skipped until a text or
+    the vectors change (`_texts_state`).
     """
     import numpy as np
 
