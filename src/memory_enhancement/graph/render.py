@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from memory_enhancement.graph.traverse import GraphResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def as_dict(result: GraphResult) -> dict[str, Any]:

@@ -28,22 +28,20 @@ from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import schema
 from memory_enhancement.index.idassign import assign_ids
 from memory_enhancement.index.linking import resolve_links
+from memory_enhancement.index.quick import (
+    FULL_CHECK_INTERVAL,
+    FULL_CHECK_LIMIT,
+    files_due,
+    folders_settled,
+)
 from memory_enhancement.index.reading import read_many
 from memory_enhancement.index.rows import SyncStats
 from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
-from memory_enhancement.store.scan import (
-    RACY_NS,
-    Snapshot,
-    folders_unchanged,
-    racy_window,
-    rescan,
-)
+from memory_enhancement.store.freshness import RACY_NS, racy_window
+from memory_enhancement.store.scan import Snapshot, rescan
 from memory_enhancement.store.state import ConnectionPool, State
-
-FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
-FULL_CHECK_INTERVAL = 5.0  # seconds
 
 
 class IndexCorruptError(MemoryToolError):
@@ -179,20 +177,14 @@ class Index:
         now_ns = time.time_ns()
         meta = dict(conn.execute("SELECT key, value FROM meta"))
         synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
-        checked_at = int(meta.get("files_checked_at_ns", 0))
         count = int(meta.get("files", 0))
         if check_files is None:
-            overdue = now_ns - checked_at > self.full_check_interval * 1e9
-            check_files = count <= self.full_check_limit or overdue
+            check_files = files_due(meta, now_ns, self.full_check_limit, self.full_check_interval)
+        # The same test the quick read path (quick.py) answers without loading this module.
+        if not check_files and folders_settled(meta, str(self.store.root)):
+            return SyncStats(count, seconds=time.perf_counter() - started)
         recorded_dirs: dict[str, int] | None = json.loads(meta["dirs"]) if "dirs" in meta else None
         window = racy_window(recorded_dirs.values()) if recorded_dirs else RACY_NS
-        if (
-            not check_files
-            and recorded_dirs is not None
-            and synced_at is not None
-            and folders_unchanged(str(self.store.root), recorded_dirs, synced_at, window)
-        ):
-            return SyncStats(count, seconds=time.perf_counter() - started)
         indexed: dict[str, tuple[int, int]] = {
             path: (mtime, size)
             for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
