@@ -161,3 +161,10 @@ def test_an_expired_memory_or_an_edited_file_goes_the_ordinary_way(
     live.write_text(live.read_text(encoding="utf-8") + "More.\n", encoding="utf-8")
     assert quick_answer(capsys, "get", "notes/live", *where) == (False, "")
     assert "More." in run_cli(["get", "notes/live", *where]).output
+
+
+def test_main_offers_the_quick_path_exactly_the_commands_it_takes() -> None:
+    from memory_enhancement.cli import QUICK_COMMANDS
+    from memory_enhancement.cli.fast import COMMANDS
+
+    assert set(COMMANDS) == QUICK_COMMANDS

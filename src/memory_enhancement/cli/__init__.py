@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import sys
 
+QUICK_COMMANDS = frozenset({"get", "show", "list", "related", "graph"})  # see fast.py
+
 
 def main() -> None:
-    from memory_enhancement.cli.fast import answer
+    if sys.argv[1:2] and sys.argv[1] in QUICK_COMMANDS:
+        from memory_enhancement.cli.fast import answer
 
-    if answer(sys.argv[1:]):
-        return
+        if answer(sys.argv[1:]):
+            return
     from memory_enhancement.cli.group import run
 
     run()

@@ -274,7 +274,7 @@ class Index:
         ]
         conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
         added: list[tuple[str, Document | None, str | None]] = []
-        updated = touched = 0
+        updated = 0
         same: set[str] = set()
         children = Children()
         # A cold build: the full-text index is built once at the end.
@@ -293,17 +293,14 @@ class Index:
                 added.append((path, ready.doc, None))
         digests = {path: row[2] for path, row in known.items()}
         rest = sorted(p for p in todo if p not in preloaded)
+        restamped: list[tuple[int, int, str]] = []  # same bytes, new stamp: one statement
         for outcome in read_many(self.store, rest, digests):
             path = outcome.path
             if outcome.kind == "gone":
                 continue
             if outcome.kind == "same":
                 same.add(path)
-                conn.execute(
-                    "UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?",
-                    (outcome.mtime, outcome.size, path),
-                )
-                touched += 1
+                restamped.append((outcome.mtime, outcome.size, path))
                 continue
             updated += path in known
             _upsert_or_skip(
@@ -312,6 +309,8 @@ class Index:
             )  # fmt: skip
             if path not in known:
                 added.append((path, outcome.doc, outcome.error))
+        conn.executemany("UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
+        touched = len(restamped)
         children.flush(conn)
         if bulk:
             conn.execute("DELETE FROM meta WHERE key = 'bulk'")
