@@ -61,7 +61,6 @@ def memories_of(store: Path) -> list[str]:
 
 def test_the_constants_it_copies_to_stay_light_match_their_sources() -> None:
     assert len(MIGRATIONS) == quick_service.STATE_VERSION
-    assert quick_service.MEMORY_SUFFIX == MEMORY_SUFFIX
 
 
 def test_quick_answers_equal_the_click_commands_on_the_real_corpus(
@@ -168,3 +167,26 @@ def test_main_offers_the_quick_path_exactly_the_commands_it_takes() -> None:
     from memory_enhancement.cli.fast import COMMANDS
 
     assert set(COMMANDS) == QUICK_COMMANDS
+
+
+def test_a_small_store_is_answered_after_every_file_is_checked(
+    corpus_store: Path, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Below the full-check limit the quick path stats every file, as a sync does: an
+    edit in place (the folder's mtime unchanged) sends the read the ordinary way."""
+    where = ["--dir", str(corpus_store)]
+    run_cli(["list", *where])
+    time.sleep(0.05)
+    run_cli(["list", *where])  # settles the folders written just before the first sync
+    path = memories_of(corpus_store)[7]
+    answered, out = quick_answer(capsys, "graph", path, *where)
+    assert answered
+    assert out == run_cli(["graph", path, *where]).output
+    folder_mtime = (corpus_store / path).parent.stat().st_mtime_ns
+    target = corpus_store / (path + MEMORY_SUFFIX)
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write("\nEdited in place.\n")
+    assert (corpus_store / path).parent.stat().st_mtime_ns == folder_mtime
+    assert quick_answer(capsys, "graph", path, *where) == (False, "")
+    assert quick_answer(capsys, "list", "-n", "2", *where) == (False, "")
+    assert "Edited in place." in run_cli(["get", path, *where]).output

@@ -31,6 +31,7 @@ from memory_enhancement.index.linking import resolve_links
 from memory_enhancement.index.quick import (
     FULL_CHECK_INTERVAL,
     FULL_CHECK_LIMIT,
+    changes,
     files_due,
     folders_settled,
 )
@@ -39,8 +40,6 @@ from memory_enhancement.index.rows import SyncStats
 from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
-from memory_enhancement.store.freshness import RACY_NS, racy_window
-from memory_enhancement.store.scan import Snapshot, rescan
 from memory_enhancement.store.state import ConnectionPool, State
 
 
@@ -176,40 +175,20 @@ class Index:
         started = time.perf_counter()
         now_ns = time.time_ns()
         meta = dict(conn.execute("SELECT key, value FROM meta"))
-        synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
         count = int(meta.get("files", 0))
         if check_files is None:
             check_files = files_due(meta, now_ns, self.full_check_limit, self.full_check_interval)
         # The same test the quick read path (quick.py) answers without loading this module.
         if not check_files and folders_settled(meta, str(self.store.root)):
             return SyncStats(count, seconds=time.perf_counter() - started)
-        recorded_dirs: dict[str, int] | None = json.loads(meta["dirs"]) if "dirs" in meta else None
-        window = racy_window(recorded_dirs.values()) if recorded_dirs else RACY_NS
-        indexed: dict[str, tuple[int, int]] = {
-            path: (mtime, size)
-            for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
-        }
-        previous = Snapshot(indexed, recorded_dirs) if recorded_dirs is not None else None
-        disk = rescan(
-            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at,
-            window_ns=window,
+        found = changes(
+            conn, meta, str(self.store.root), now_ns, check_files=check_files,
+            limit=self.full_check_limit,
         )  # fmt: skip
-        racy_after = synced_at - window if synced_at else None
-        todo = [
-            path
-            for path, stamp in disk.files.items()
-            if indexed.get(path) != stamp or (racy_after is not None and stamp[0] >= racy_after)
-        ]
-        gone = [path for path in indexed if path not in disk.files]
-        dirs_changed = previous is None or disk.dirs != previous.dirs
-        if not todo and not gone and not dirs_changed and synced_at is not None:
-            settle: dict[str, object] = {}
-            if racy_after is not None and any(m >= racy_after for m in disk.dirs.values()):
-                settle["synced_at_ns"] = now_ns  # let recently changed folders settle
-            if check_files and len(indexed) > self.full_check_limit:
-                settle["files_checked_at_ns"] = now_ns
-            if settle:
-                _set_meta(conn, settle)
+        todo, gone, disk = found.todo, found.gone, found.disk
+        if found.none:
+            if found.settle:
+                _set_meta(conn, found.settle)
             return SyncStats(len(disk.files), seconds=time.perf_counter() - started)
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Mapping
 
 from memory_enhancement.store.freshness import RACY_NS, folders_unchanged, racy_window
+from memory_enhancement.store.scan import Snapshot, rescan
 
 SCHEMA_VERSION = 10  # 10: CJK text segmented for FTS, chunked embeddings (see schema.py)
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
@@ -40,6 +41,62 @@ def folders_settled(meta: Mapping[str, str], root: str) -> bool:
     return folders_unchanged(root, dirs, int(meta["synced_at_ns"]), window)
 
 
+class Changes:
+    """What a sync found on disk against the index: memories to read again, memories
+    gone, whether the folders differ; and, when nothing changed, the stamps (`settle`)
+    the sync still writes (a folder changed too recently to trust, a due file check)."""
+
+    __slots__ = ("dirs_changed", "disk", "gone", "settle", "todo")
+
+    def __init__(
+        self, disk: Snapshot, todo: list[str], gone: list[str], dirs_changed: bool,
+        settle: dict[str, object],
+    ) -> None:  # fmt: skip
+        self.disk, self.todo, self.gone = disk, todo, gone
+        self.dirs_changed, self.settle = dirs_changed, settle
+
+    @property
+    def none(self) -> bool:
+        return not self.todo and not self.gone and not self.dirs_changed
+
+
+def changes(
+    conn: sqlite3.Connection,
+    meta: Mapping[str, str],
+    root: str,
+    now_ns: int,
+    *,
+    check_files: bool,
+    limit: int,
+) -> Changes:
+    """Compare the files (all of them with `check_files`, else those in changed folders)
+    with what the index recorded; files whose mtime is within the timestamp resolution
+    of the last sync's start, or later, count as changed (see store/scan.py)."""
+    synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
+    recorded_dirs: dict[str, int] | None = json.loads(meta["dirs"]) if "dirs" in meta else None
+    window = racy_window(recorded_dirs.values()) if recorded_dirs else RACY_NS
+    indexed: dict[str, tuple[int, int]] = {
+        path: (mtime, size)
+        for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
+    }
+    previous = Snapshot(indexed, recorded_dirs) if recorded_dirs is not None else None
+    disk = rescan(root, previous, check_files=check_files, synced_at_ns=synced_at, window_ns=window)
+    racy_after = synced_at - window if synced_at else None
+    todo = [
+        path
+        for path, stamp in disk.files.items()
+        if indexed.get(path) != stamp or (racy_after is not None and stamp[0] >= racy_after)
+    ]
+    gone = [path for path in indexed if path not in disk.files]
+    dirs_changed = previous is None or synced_at is None or disk.dirs != previous.dirs
+    settle: dict[str, object] = {}
+    if racy_after is not None and any(m >= racy_after for m in disk.dirs.values()):
+        settle["synced_at_ns"] = now_ns  # let recently changed folders settle
+    if check_files and len(indexed) > limit:
+        settle["files_checked_at_ns"] = now_ns
+    return Changes(disk, todo, gone, dirs_changed, settle)
+
+
 def open_settled(
     index_file: str,
     root: str,
@@ -48,8 +105,8 @@ def open_settled(
     limit: int | None = None,
     interval: float | None = None,
 ) -> sqlite3.Connection | None:
-    """A connection to the index when a sync would find nothing to do without reading
-    a file, else None (no index, another schema, files due for a check, a change).
+    """A connection to the index when a sync would find nothing to do and nothing to
+    write, else None (no index, another schema, a change, a file check due in a big store).
     `limit` and `interval` default to the index's defaults (a store's own settings
     send its reads down the ordinary path, see cli/fast.py)."""
     limit = FULL_CHECK_LIMIT if limit is None else limit
@@ -63,10 +120,15 @@ def open_settled(
             conn.close()
             return None
         meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if "bulk" in meta or files_due(meta, now_ns, limit, interval):
+        if "bulk" in meta:
             conn.close()
             return None
-        if not folders_settled(meta, root):
+        if not files_due(meta, now_ns, limit, interval):
+            settled = folders_settled(meta, root)
+        else:  # a small store: every file is stat-ed, as a sync would
+            found = changes(conn, meta, root, now_ns, check_files=True, limit=limit)
+            settled = found.none and not found.settle
+        if not settled:
             conn.close()
             return None
     except sqlite3.Error:

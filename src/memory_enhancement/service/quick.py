@@ -16,6 +16,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 
+from memory_enhancement.core.files import MEMORY_SUFFIX
 from memory_enhancement.core.timestamps import format_timestamp, now
 from memory_enhancement.index import quick
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from memory_enhancement.graph.traverse import GraphResult
 
 STATE_VERSION = 4  # len(store.state.MIGRATIONS): an older state database takes the slow path
-MEMORY_SUFFIX = ".md"  # core.model.MEMORY_SUFFIX (a test keeps them equal); that module is heavy
 
 
 class QuickReads:

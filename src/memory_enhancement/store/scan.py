@@ -18,18 +18,23 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from dataclasses import dataclass
 
-from memory_enhancement.core.model import MEMORY_SUFFIX
+from memory_enhancement.core.files import MEMORY_SUFFIX
 from memory_enhancement.store.freshness import RACY_NS
 
 
-@dataclass(frozen=True)
 class Snapshot:
-    """Every memory file with its (mtime_ns, size), and every folder with its mtime."""
+    """Every memory file with its (mtime_ns, size), and every folder with its mtime.
 
-    files: dict[str, tuple[int, int]]
-    dirs: dict[str, int]
+    A plain class, not a dataclass: the quick read path (index/quick.py) scans small
+    stores with this module, in a process where importing `dataclasses` costs more
+    than the scan."""
+
+    __slots__ = ("dirs", "files")
+
+    def __init__(self, files: dict[str, tuple[int, int]], dirs: dict[str, int]) -> None:
+        self.files = files
+        self.dirs = dirs
 
 
 def rescan(
