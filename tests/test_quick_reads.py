@@ -100,6 +100,7 @@ def test_quick_answers_equal_the_click_commands_on_the_real_corpus(
 def test_a_citation_id_names_the_memory_as_its_path_does(
     corpus_store: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """`[mem:ID]` and `mem:ID` as `get` and `related` take them, and the path."""
     where = ["--dir", str(corpus_store)]
     listing = run_cli(["list", *where]).output.splitlines()
     cid, path = listing[5].split()[:2]
@@ -107,6 +108,10 @@ def test_a_citation_id_names_the_memory_as_its_path_does(
     by_path = quick_answer(capsys, "related", path, *where)
     assert by_id == by_path
     assert by_id[0]
+    # `show` is `get`; `--dir=PATH` is `--dir PATH`
+    shown = quick_answer(capsys, "show", cid.strip("[]"), f"--dir={corpus_store}")
+    assert shown[0]
+    assert shown[1] == run_cli(["show", path, *where]).output
 
 
 def test_it_steps_aside_without_printing_whenever_it_cannot_answer_exactly(
