@@ -179,7 +179,7 @@ class Index:
         if check_files is None:
             check_files = files_due(meta, now_ns, self.full_check_limit, self.full_check_interval)
         # The same test the quick read path (quick.py) answers without loading this module.
-        if not check_files and folders_settled(meta, str(self.store.root)):
+        if not check_files and folders_settled(conn, meta, str(self.store.root)):
             return SyncStats(count, seconds=time.perf_counter() - started)
         found = changes(
             conn, meta, str(self.store.root), now_ns, check_files=check_files,

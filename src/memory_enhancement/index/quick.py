@@ -5,14 +5,13 @@ of its time importing the write path: formats, the sync, the service. When the
 index is already in step with the files, none of that runs. This module asks
 the same question `Index.sync` asks first (`settled`: could anything have
 changed since the last sync, without stat-ing every file?) and, when the answer
-is no, reads the rows with nothing but `os`, `json` and `sqlite3`. Anything
+is no, reads the rows with nothing but `os` and `sqlite3`. Anything
 unusual (no index yet, another schema, files due for a check, a folder that
 moved) is answered with None, and the caller takes the ordinary path.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from collections.abc import Mapping
@@ -32,11 +31,29 @@ def files_due(meta: Mapping[str, str], now_ns: int, limit: int, interval: float)
     return int(meta.get("files", 0)) <= limit or overdue
 
 
-def folders_settled(meta: Mapping[str, str], root: str) -> bool:
+def recorded_dirs(conn: sqlite3.Connection, meta: Mapping[str, str]) -> dict[str, int] | None:
+    """The folders and their mtimes as the last sync recorded them (a JSON object in
+    meta), read by SQLite's `json_each`: a quick read then does not import `json`
+    (with `re`, a quarter of a bare Python start)."""
+    if "dirs" not in meta:
+        return None
+    try:
+        rows = conn.execute("SELECT key, value FROM json_each(?)", (meta["dirs"],)).fetchall()
+    except sqlite3.OperationalError:  # an SQLite without JSON, or not an object
+        import json
+
+        loaded: dict[str, int] = json.loads(meta["dirs"])
+        return loaded
+    return {str(folder): int(mtime) for folder, mtime in rows}
+
+
+def folders_settled(conn: sqlite3.Connection, meta: Mapping[str, str], root: str) -> bool:
     """Whether no folder of the store changed since the last sync (one stat each)."""
-    if "dirs" not in meta or "synced_at_ns" not in meta:
+    if "synced_at_ns" not in meta:
         return False
-    dirs: dict[str, int] = json.loads(meta["dirs"])
+    dirs = recorded_dirs(conn, meta)
+    if dirs is None:
+        return False
     window = racy_window(dirs.values()) if dirs else RACY_NS
     return folders_unchanged(root, dirs, int(meta["synced_at_ns"]), window)
 
@@ -73,13 +90,13 @@ def changes(
     with what the index recorded; files whose mtime is within the timestamp resolution
     of the last sync's start, or later, count as changed (see store/scan.py)."""
     synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
-    recorded_dirs: dict[str, int] | None = json.loads(meta["dirs"]) if "dirs" in meta else None
-    window = racy_window(recorded_dirs.values()) if recorded_dirs else RACY_NS
+    recorded = recorded_dirs(conn, meta)
+    window = racy_window(recorded.values()) if recorded else RACY_NS
     indexed: dict[str, tuple[int, int]] = {
         path: (mtime, size)
         for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
     }
-    previous = Snapshot(indexed, recorded_dirs) if recorded_dirs is not None else None
+    previous = Snapshot(indexed, recorded) if recorded is not None else None
     disk = rescan(root, previous, check_files=check_files, synced_at_ns=synced_at, window_ns=window)
     racy_after = synced_at - window if synced_at else None
     todo = [
@@ -124,7 +141,7 @@ def open_settled(
             conn.close()
             return None
         if not files_due(meta, now_ns, limit, interval):
-            settled = folders_settled(meta, root)
+            settled = folders_settled(conn, meta, root)
         else:  # a small store: every file is stat-ed, as a sync would
             found = changes(conn, meta, root, now_ns, check_files=True, limit=limit)
             settled = found.none and not found.settle
