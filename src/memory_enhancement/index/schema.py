@@ -13,11 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from memory_enhancement.index.quick import SCHEMA_VERSION  # the quick reader checks it too
 from memory_enhancement.store.state import check_database_path
-
-# 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart; 12: meta 'instance';
-# 13: meta 'texts_generation'
-SCHEMA_VERSION = 13
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
