@@ -468,3 +468,33 @@ def test_a_memory_without_mentions_is_not_read_again_until_it_changes(repo: GitR
     assert mentions["plain"] == ["src/app.py:12"]
     with state.connect() as db:
         assert list(db.execute("SELECT path FROM mention_free")) == []
+
+
+def test_a_memory_with_mentions_is_not_read_again_until_it_changes(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun takes an unchanged memory file's mentions from the state database (its
+    size and modification time say it is the same) rather than reading and parsing it;
+    once the file changes it is read again, and the new mention is seen."""
+    from memory_enhancement.verify import mentions as mentions_module
+
+    note(repo, "src/app.py:10 and `src/api.py#L3-L4`")
+    repo.commit("memory")
+    move_code(repo)
+    state = State(repo.root / "state.db")
+    first = mentions(repo, state=state)
+    parsed: list[str] = []
+    real = mentions_module.find_mentions
+
+    def counting(text: str) -> list[Any]:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(mentions_module, "find_mentions", counting)
+    second = mentions(repo, state=state)
+    assert parsed == []  # nothing read again
+    assert second == first  # the same mentions (every field) and the same verdicts
+    note(repo, "src/app.py:10 and `src/api.py#L3-L4`", "then src/app.py:20")
+    third = mentions(repo, state=state)
+    assert len(parsed) == 1 and set(third) == {*first, "src/app.py:20"}
+    assert third["src/app.py:20"].written_in is None  # read again: the new line is seen

@@ -109,6 +109,8 @@ class GitHistory:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        if "\r" not in text:  # most files: nothing to strip, no second pass over the lines
+            return lines
         return [line.rstrip("\r") for line in lines]
 
     def _blob(self, commit: str, path: str) -> bytes | None:
@@ -273,9 +275,12 @@ class GitHistory:
     def _file_list(self, entries: Iterable[tuple[str, bool]]) -> FileList:
         files: list[str] = []
         links: list[str] = []
-        prefix = self.git.prefix
+        if not self.git.prefix:
+            for path, is_link in entries:
+                (links if is_link else files).append(path)
+            return FileList(files, links)
         for path, is_link in entries:
-            rel = from_git(self.git, path) if prefix else path
+            rel = from_git(self.git, path)
             if rel:
                 (links if is_link else files).append(rel)
         return FileList(files, links)
@@ -355,6 +360,14 @@ def _ls_tree(out: str) -> Iterable[tuple[str, bool]]:
 
 
 def _ls_files(out: str) -> Iterable[tuple[str, bool]]:
+    if " 1\t" not in out and " 2\t" not in out and " 3\t" not in out:
+        # Nothing unmerged (no entry at stage 1-3), the usual case: each path is listed
+        # once, and a whole work tree's list is read without keeping a set of the seen.
+        for entry in out.split("\0"):
+            tab = entry.find("\t")
+            if tab > 0 and tab + 1 < len(entry):
+                yield entry[tab + 1 :], entry.startswith("160000 ")
+        return
     seen: set[str] = set()
     for entry in out.split("\0"):
         meta, _, path = entry.partition("\t")

@@ -272,6 +272,9 @@ def _replay(
         hunks.clear()
 
     for row in out.split("\n"):
+        first = row[:1]
+        if (first == "+" or first == "-") and not headers:
+            continue  # a line a hunk adds or removes: its hunk header said all that counts
         if row.startswith("@@@"):
             flush()
             path, headers = None, False

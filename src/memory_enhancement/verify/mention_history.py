@@ -60,6 +60,7 @@ class Written:
     folder: str  # the memory's folder relative to the repository root (for ../ links)
     blob: str
     count: int = 0  # its number of lines, as git counts them
+    stamp: tuple[int, int] | None = None  # (size, mtime_ns) when read, for the next run
 
 
 def key(mention: Mention) -> str:

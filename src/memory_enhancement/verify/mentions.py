@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,7 +54,9 @@ from memory_enhancement.verify.mention_cache import (
     MentionCache,
     MentionFree,
     decode_check,
+    decode_mention,
     encode_check,
+    encode_mention,
     fingerprint,
     named_paths,
 )
@@ -99,12 +101,12 @@ class MentionChecker:
         Verdicts kept from a run whose fingerprint still holds are taken as they
         are (nothing they depend on changed); the rest are judged from history.
         """
-        found = self._read_all([memory for memory, _, _ in batch])
-        if not any(f is not None and f.mentions for f in found):
-            return [() for _ in batch]
         git = self.git
         cache = MentionCache(self.state)
-        rows = cache.load([f.file for f in found if f is not None and f.file]) if git else {}
+        rows = cache.load_all() if git else {}
+        found = self._read_all([memory for memory, _, _ in batch], rows)
+        if not any(f is not None and f.mentions for f in found):
+            return [() for _ in batch]
         head = None
         if git is not None:
             # Every file answered from the cache: the run's first-parent history (which
@@ -163,11 +165,15 @@ class MentionChecker:
             if row is None or not still_true(row, item.blob, head):
                 continue  # no history for it (untracked): nothing worth keeping
             paths = named_paths(checks)
-            checked = {
+            checked: dict[str, Any] = {
                 "fp": self._fingerprint(head, paths),
                 "paths": paths,
                 "c": [encode_check(c) for c in checks],
             }
+            if item.stamp is not None:  # the mentions as read, while the file is unchanged
+                checked["st"] = list(item.stamp)
+                checked["w"] = [encode_mention(m) for m in item.mentions]
+                checked["n"] = item.count
             out[item.file] = row.with_checked(checked)
         cache.save(out)
 
@@ -179,9 +185,11 @@ class MentionChecker:
 
     # -- reading the mentions -------------------------------------------------------
 
-    def _read_all(self, memories: list[Memory]) -> list[Written | None]:
+    def _read_all(self, memories: list[Memory], rows: Mapping[str, Cached]) -> list[Written | None]:
         """Each memory's mentions; a file that held none when last read, and has the same
-        size and modification time now, is not read again."""
+        size and modification time now, is not read again, and one that held mentions
+        is not read again either while its cached row says what they were (`rows`:
+        the mention cache, by work-tree path)."""
         free = MentionFree(self.state)
         known = free.load()
         quiet: dict[str, tuple[int, int]] = {}
@@ -195,11 +203,15 @@ class MentionChecker:
                 found.append(None)
                 continue
             stamp = (seen.st_size, seen.st_mtime_ns)
-            if known.get(name) == stamp and not stat.S_ISLNK(seen.st_mode):
-                found.append(None)
-                continue
+            if not stat.S_ISLNK(seen.st_mode):
+                if known.get(name) == stamp:
+                    found.append(None)
+                    continue
+                if rows and (item := self._as_read(memory, stamp, rows)) is not None:
+                    found.append(item)
+                    continue
             data = self._bytes(memory.path)
-            item = self._read(memory, data) if data is not None else None
+            item = self._read(memory, data, stamp) if data is not None else None
             found.append(item)
             if data is not None and (item is None or not item.mentions):
                 quiet[name] = stamp
@@ -208,7 +220,7 @@ class MentionChecker:
         free.save(quiet, noisy)
         return found
 
-    def _read(self, memory: Memory, data: bytes) -> Written | None:
+    def _read(self, memory: Memory, data: bytes, stamp: tuple[int, int]) -> Written | None:
         """The memory's mentions, read from its file as it is on disk (frontmatter
         included: `sources: [x.py:12]` is a mention the content alone would not show)."""
         if not may_mention(data):
@@ -219,6 +231,32 @@ class MentionChecker:
             return None
         declared = {c.ref for c in memory.meta.citations}
         mentions = [m for m in found if m.ref_text not in declared]
+        inside, folder = self._places(memory)
+        count = text.count("\n") + (not text.endswith("\n") and bool(text))
+        return Written(memory, mentions, inside, folder, blob_hash(data), count, stamp)
+
+    def _as_read(
+        self, memory: Memory, stamp: tuple[int, int], rows: Mapping[str, Cached]
+    ) -> Written | None:
+        """The memory's mentions as the last run read them, if its file has the same size
+        and modification time now (a rerun does not read, parse and hash it again)."""
+        inside, folder = self._places(memory)
+        row = rows.get(inside) if inside else None
+        if row is None:
+            return None
+        try:
+            checked = row.checked
+            if checked is None or checked.get("st") != list(stamp) or "w" not in checked:
+                return None
+            mentions = [decode_mention(m) for m in checked["w"]]
+            count = int(checked["n"])
+        except (ValueError, TypeError, KeyError):  # a damaged row: the file is read
+            return None
+        return Written(memory, mentions, inside, folder, row.blob, count, stamp)
+
+    def _places(self, memory: Memory) -> tuple[str, str]:
+        """The memory file's path in the git work tree ("" outside it), and its folder
+        relative to the repository root (for `../` paths)."""
         file = os.path.abspath(self.store.root / (memory.path + ".md"))
         folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
         folder = "" if folder == "." or folder.startswith("..") else folder
@@ -226,8 +264,7 @@ class MentionChecker:
         if self.git is not None:
             rel = os.path.relpath(file, self.git.toplevel)
             inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
-        count = text.count("\n") + (not text.endswith("\n") and bool(text))
-        return Written(memory, mentions, inside, folder, blob_hash(data), count)
+        return inside, folder
 
     def _bytes(self, path: str) -> bytes | None:
         """A memory file's bytes, None when it cannot be read now (the index reports it).
