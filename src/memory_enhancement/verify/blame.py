@@ -55,6 +55,7 @@ class GitHistory:
     # the names of the files a learned list holds (None: all)
     _blobs: dict[tuple[str, str], bytes | None] = field(default_factory=dict, repr=False)
     _now: FileList | None = field(default=None, repr=False)
+    _index: str = field(default="", repr=False)  # `git ls-files -s -z` as read
     _origin: str | None = field(default=None, repr=False)
     _origin_read: bool = field(default=False, repr=False)
 
@@ -269,8 +270,31 @@ class GitHistory:
                 out = self.git.run("ls-files", "-s", "-z")
             except GitError:
                 out = ""
+            self._index = out
             self._now = self._file_list(_ls_files(out))
         return self._now
+
+    def indexed_as(self, oid: str) -> list[str]:
+        """The files of the work tree's list (git's index) whose content is this object
+        (a search of the list as git printed it, not a map of all 9,000 entries)."""
+        self.files_now()
+        out, found = self._index, []
+        needle = f" {oid} "
+        at = out.find(needle)
+        while at >= 0:
+            tab, end = out.find("\t", at), out.find("\0", at)
+            if 0 <= tab < (end if end >= 0 else len(out)):
+                path = out[tab + 1 : end if end >= 0 else len(out)]
+                rel = from_git(self.git, path) if self.git.prefix else path
+                if rel:
+                    found.append(rel)
+            at = out.find(needle, at + 1)
+        return found
+
+    def object_id(self, commit: str, path: str) -> str | None:
+        """The id of the file at that path at that commit (None: no such file)."""
+        found = self._cat_object(f"{commit}:{to_git(self.git, path)}")
+        return found[2] if found is not None and found[0] == b"blob" else None
 
     def _file_list(self, entries: Iterable[tuple[str, bool]]) -> FileList:
         files: list[str] = []
