@@ -175,6 +175,7 @@ class MentionGit(Git):
         if tracked is not None:
             self.__dict__["tracked"] = tracked
         self._known: dict[tuple[str, str], LineMap | None] = {}
+        self._same: dict[str, bool] = {}  # path -> the work tree's file is HEAD's
 
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         wanted = set(paths)
@@ -210,7 +211,10 @@ class MentionGit(Git):
                 if not _plain_file(at_head) or not _plain_file(at_commit):
                     continue
                 assert at_head is not None and at_commit is not None
-                if not _same_in_work_tree(repo, path, at_head[1]):
+                same = self._same.get(path)
+                if same is None:  # read and hashed once, whatever the commits asked
+                    same = self._same[path] = _same_in_work_tree(repo, path, at_head[1])
+                if not same:
                     continue  # changed since HEAD: `git diff` from the commit says how
                 if at_commit[1] == at_head[1]:
                     self._known[(commit, path)] = None  # the same file: nothing moved
