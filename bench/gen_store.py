@@ -555,7 +555,7 @@ def build_memory(i: int) -> tuple[Memory, dict[str, Any]]:
 def memoize_yaml_scalars() -> None:
     """Cache the frontmatter format's one-value YAML rendering in this process.
 
-    `_flow` is a pure function of its value that runs PyYAML's pure-Python
+    `flow` is a pure function of its value that runs PyYAML's pure-Python
     emitter, about 0.1 ms a call and most of the time of a frontmatter render.
     Values repeat a lot (paths, line numbers, dates, snippets), so caching it
     makes generating 100k memories several times faster. The output is the
@@ -563,7 +563,7 @@ def memoize_yaml_scalars() -> None:
     """
     from memory_enhancement.store.formats import frontmatter
 
-    original = getattr(frontmatter, "_flow", None)
+    original = getattr(frontmatter, "flow", None)
     if original is None or getattr(original, "memoized", False):
         return
     cache: dict[Any, str] = {}
@@ -579,7 +579,7 @@ def memoize_yaml_scalars() -> None:
             return str(original(value))
 
     flow.memoized = True  # type: ignore[attr-defined]
-    frontmatter._flow = flow
+    frontmatter.flow = flow
 
 
 def _write_chunk(bounds: tuple[int, int]) -> list[dict[str, Any]]:

@@ -19,7 +19,8 @@
 with PyYAML; edits are spliced per top-level key (and per citation item), so
 keys the tool does not know keep their bytes, comments and order. After every
 splice the new frontmatter is parsed again and compared with what was meant;
-if anything else would change, nothing is written.
+if anything else would change, nothing is written. The writing lives in
+frontmatter_write.py, which a read never imports.
 """
 
 from __future__ import annotations
@@ -27,19 +28,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from difflib import SequenceMatcher
 from functools import cache
 from typing import Any
 
 from memory_enhancement.core.citations import make_citation, parse_citation, parse_line_spec
 from memory_enhancement.core.errors import MemoryToolError, UnreadableMemoryError
-from memory_enhancement.core.ids import PREFIX, parse_citation_id
+from memory_enhancement.core.ids import parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.store.formats import yamlload
 from memory_enhancement.store.formats.base import (
     Document,
-    LineEdits,
     added_links,
     as_lines,
     content_of,
@@ -48,19 +47,19 @@ from memory_enhancement.store.formats.links import extract_links
 
 
 @cache
-def _yaml() -> Any:
+def yaml_module() -> Any:
     """PyYAML, imported on first use: a store of serena files never needs it."""
     import yaml
 
     return yaml
 
 
-def _loader() -> Any:
+def yaml_loader() -> Any:
     return yamlload.safe_loader()
 
 
 _KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
-_ITEM_LINE = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]|$)")
+ITEM_LINE = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]|$)")
 
 # Fields the tool writes, in the order it writes them.
 FIELDS = (
@@ -74,7 +73,7 @@ FIELDS = (
     "last_verified",
     "citation_id",
 )
-_TIMES = ("created_at", "updated_at", "expires_at", "last_verified")
+TIMES = ("created_at", "updated_at", "expires_at", "last_verified")
 _READ_ONLY_KEYS = ("links", "related")
 _CITATION_KEYS = {"path", "file", "target", "url", "line", "lines", "end_line", "snippet"}
 _CITATION_KEYS |= {"verified", "verified_at", "commit"}
@@ -132,14 +131,16 @@ class FrontmatterFormat:
         return doc
 
     def render(self, doc: Document | None, memory: Memory) -> str:
+        from memory_enhancement.store.formats import frontmatter_write as write  # writes only
+
         if doc is None:
-            keys = [_render_key(name, memory.meta) for name in FIELDS]
-            links = _render_links(memory.links or ())
+            keys = [write.render_key(name, memory.meta) for name in FIELDS]
+            links = write.render_links(memory.links or ())
             head = "".join(line for block in [*keys, links] for line in block)
             body = content_of(memory.content)
             return f"---\n{head}---\n{body}\n" if body else f"---\n{head}---\n"
         assert isinstance(doc, FrontmatterDocument)
-        lines = _edit_keys(doc, memory.meta, added_links(doc.memory, memory))
+        lines = write.edit_keys(doc, memory.meta, added_links(doc.memory, memory))
         if content_of(memory.content) != doc.memory.content:
             body = content_of(memory.content)
             close = doc.close + len(lines) - len(doc.lines)  # key edits sit above it
@@ -177,7 +178,7 @@ def _load_yaml(path: str, text: str) -> dict[str, Any]:
         data = yamlload.load(text, first_line=2)
     except yamlload.YamlLimitError as exc:
         raise UnreadableMemoryError(f"{path}: refused YAML frontmatter: {exc}") from None
-    except _yaml().YAMLError as exc:
+    except yaml_module().YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -217,7 +218,7 @@ def _item_starts(lines: list[str], start: int, end: int) -> tuple[int, ...]:
     starts: list[int] = []
     indent: str | None = None
     for i in range(start + 1, end):
-        match = _ITEM_LINE.match(lines[i])
+        match = ITEM_LINE.match(lines[i])
         if match and (indent is None or match["indent"] == indent):
             indent = match["indent"]
             starts.append(i)
@@ -244,7 +245,7 @@ def _read_meta(doc: FrontmatterDocument) -> MemoryMeta:
 
 
 def _field_value(key: str, value: Any) -> Any:
-    if key in _TIMES:
+    if key in TIMES:
         return maybe_timestamp(value, field=key)
     if key == "tags":
         if value is None:
@@ -286,21 +287,21 @@ def _citation_from_yaml(item: Any) -> Citation:
     line, end_line = item.get("line", item.get("lines")), item.get("end_line")
     if isinstance(line, str) and end_line is None:
         line, end_line = parse_line_spec(str(target), line)
-    extra = tuple((str(k), _flow(v)) for k, v in item.items() if k not in _CITATION_KEYS)
+    extra = tuple((str(k), flow(v)) for k, v in item.items() if k not in _CITATION_KEYS)
     return replace(
         make_citation(
             str(target),
             line,
             end_line,
-            snippet=_text(item.get("snippet")),
-            verified=_text(item.get("verified", item.get("verified_at"))),
-            commit=_text(item.get("commit")),
+            snippet=text_of(item.get("snippet")),
+            verified=text_of(item.get("verified", item.get("verified_at"))),
+            commit=text_of(item.get("commit")),
         ),
         extra=extra,
     )
 
 
-def _text(value: Any) -> str | None:
+def text_of(value: Any) -> str | None:
     """YAML scalars back to text; timestamps in the form the tool writes them."""
     if value is None or value == "":
         return None
@@ -334,144 +335,13 @@ def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
     return links
 
 
-# -- rendering ----------------------------------------------------------------
+def flow(value: Any) -> str:
+    """One value as single-line YAML (flow style; strings quoted when YAML needs it).
 
-
-def _edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link]) -> list[str]:
-    old = doc.memory.meta
-    edits = LineEdits()
-    if new_links:
-        _add_links(doc, new_links, edits)
-    for name in FIELDS:
-        if getattr(meta, name) == getattr(old, name):
-            continue
-        block = doc.blocks.get(name)
-        if name == "citations" and block and block.items and doc.item_valid:
-            _edit_citation_items(doc, block, list(meta.citations), edits)
-            continue
-        new_lines = _render_key(name, meta)
-        if block is not None:
-            edits.replace(block.start, block.end, new_lines)
-        elif new_lines:
-            edits.insert(_insert_at(doc, name), new_lines)
-    return edits.apply(doc.lines)
-
-
-def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:
-    """Append links to the `links:` key, creating it at the end of the frontmatter."""
-    items = [f"  - {_flow(_link_item(link))}\n" for link in links]
-    block = doc.blocks.get("links")
-    if block is None:
-        edits.insert(doc.close, ["links:\n", *items])
-    elif block.items:
-        edits.insert(block.end, items)
-    else:
-        existing = doc.data.get("links")
-        old = existing if isinstance(existing, list) else [] if existing is None else [existing]
-        lines = [f"  - {_flow(item)}\n" for item in old]
-        edits.replace(block.start, block.end, ["links:\n", *lines, *items])
-
-
-def _link_item(link: Link) -> Any:
-    return link.target if link.type == "link" else {"target": link.target, "type": link.type}
-
-
-def _insert_at(doc: FrontmatterDocument, name: str) -> int:
-    """Where a new key goes: after the closest earlier field present, else before the end."""
-    position = FIELDS.index(name)
-    for earlier in reversed(FIELDS[:position]):
-        if earlier in doc.blocks:
-            return doc.blocks[earlier].end
-    for later in FIELDS[position + 1 :]:
-        if later in doc.blocks:
-            return doc.blocks[later].start
-    return doc.close
-
-
-def _edit_citation_items(
-    doc: FrontmatterDocument, block: Block, wanted: list[Citation], edits: LineEdits
-) -> None:
-    if not wanted:  # the whole key goes; item edits would overlap this one
-        edits.replace(block.start, block.end, [])
-        return
-    old = list(doc.memory.meta.citations)
-    bounds = [*block.items, block.end]
-    indent = _ITEM_LINE.match(doc.lines[block.items[0]])
-    prefix = indent["indent"] if indent else "  "
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        new_lines = [line for c in wanted[j1:j2] for line in _render_item(c, prefix)]
-        if i1 == i2:
-            edits.insert(bounds[i1], new_lines)
-        else:
-            edits.replace(bounds[i1], bounds[i2], new_lines)
-
-
-def _render_key(name: str, meta: MemoryMeta) -> list[str]:
-    value = getattr(meta, name)
-    if name == "citations":
-        if not value:
-            return []
-        return ["citations:\n", *(line for c in value for line in _render_item(c, "  "))]
-    if name == "tags":
-        return [f"tags: {_flow(list(value))}\n"]
-    if value is None:
-        return []
-    if name in _TIMES:
-        return [f"{name}: {format_timestamp(value)}\n"]
-    if name == "citation_id":
-        return [f"{name}: {PREFIX}{value}\n"]
-    return [f"{name}: {_flow(value)}\n"]
-
-
-def _render_item(citation: Citation, indent: str) -> list[str]:
-    fields: list[tuple[str, Any]] = []
-    if citation.snippet is not None or citation.verified or citation.commit or citation.extra:
-        fields.append(("path", _flow(citation.target)))
-        if citation.line is not None and not citation.is_url:
-            fields.append(("line", citation.line))
-            if citation.end_line is not None:
-                fields.append(("end_line", citation.end_line))
-        for key in ("snippet", "verified", "commit"):
-            value = getattr(citation, key)
-            if value is not None:
-                fields.append((key, _scalar_text(value)))
-    if not fields:
-        return [f"{indent}- {_flow(citation.ref)}\n"]
-    rendered = [f"{k}: {v if isinstance(v, str) else _flow(v)}\n" for k, v in fields]
-    rendered += [f"{k}: {v}\n" for k, v in citation.extra]
-    pad = indent + "  "
-    return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
-
-
-def _render_links(links: tuple[Link, ...]) -> list[str]:
-    if not links:
-        return []
-    items = [_flow(_link_item(link)) for link in links]
-    return ["links:\n", *(f"  - {item}\n" for item in items)]
-
-
-def _scalar_text(value: str) -> str:
-    """A string as a YAML scalar that reads back as the same string.
-
-    Timestamps the tool writes stay unquoted (they read back as datetimes and
-    are turned back into the same text); anything else is quoted as needed.
-    """
-    plain = _flow(value)
-    if plain.startswith(("'", '"')) and "\n" not in value:
-        try:  # any text can get here (`}`, `[1, 2`): only a timestamp stays bare
-            loaded = _yaml().load(value, Loader=_loader())
-        except _yaml().YAMLError:
-            return plain
-        if isinstance(loaded, datetime | date) and _text(loaded) == value:
-            return value
-    return plain
-
-
-def _flow(value: Any) -> str:
-    """One value as single-line YAML (flow style; strings quoted when YAML needs it)."""
-    yaml = _yaml()
+    Here, not in frontmatter_write, because a citation's unknown keys are read back as
+    their YAML text; the writer calls it through this module (bench/gen_store.py
+    memoizes it by replacing it here)."""
+    yaml = yaml_module()
     if isinstance(value, str) and ("\n" in value or value != value.strip()):
         dumped = yaml.safe_dump(value, default_style='"', width=2**31, allow_unicode=True)
     else:

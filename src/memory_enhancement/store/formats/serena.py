@@ -15,7 +15,8 @@ memory is its body without the three managed sections.
 Edits are spliced: a changed citation rewrites its own row, a new one appends a
 row (creating the section before `## Links`/`## Related`/`## Metadata`, or at
 the end), a changed metadata value rewrites its own bullet. Every other byte of
-the file stays as it was.
+the file stays as it was. The writing lives in serena_write.py, which a read
+never imports.
 """
 
 from __future__ import annotations
@@ -23,28 +24,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from difflib import SequenceMatcher
 from typing import Any
 
 from memory_enhancement.core.citations import (
-    format_lines,
     make_citation,
     parse_citation,
     parse_line_spec,
 )
 from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
-from memory_enhancement.core.ids import PREFIX, parse_citation_id
+from memory_enhancement.core.ids import parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
-from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.core.timestamps import maybe_timestamp
 from memory_enhancement.store.formats import markdown as md
 from memory_enhancement.store.formats.base import (
     Document,
-    LineEdits,
     added_links,
     as_lines,
     content_of,
 )
-from memory_enhancement.store.formats.link_grammar import RELATED
 from memory_enhancement.store.formats.links import extract_links
 
 CITATIONS, LINKS, METADATA = "citations", "links", "metadata"
@@ -57,7 +54,6 @@ _COLUMNS = {
     "verified": "verified", "last verified": "verified", "verified at": "verified",
     "commit": "commit",
 }  # fmt: skip
-_DEFAULT_HEADER = ["File", "Line", "Snippet", "Verified"]
 
 _META_LABELS = {
     "created": "created_at", "created at": "created_at",
@@ -67,12 +63,12 @@ _META_LABELS = {
     "confidence": "confidence", "last verified": "last_verified", "links": "links",
     "id": "citation_id", "citation id": "citation_id",
 }  # fmt: skip
-_META_WRITE = {
+META_WRITE = {
     "created_at": "Created", "updated_at": "Updated", "tags": "Tags", "source": "Source",
     "expires_at": "Expires", "confidence": "Confidence", "last_verified": "Last Verified",
     "citation_id": "ID",
 }  # fmt: skip
-_META_BULLET = re.compile(
+META_BULLET = re.compile(
     r"^(?P<lead>\s*[-*+]\s+)\*\*(?P<label>[^*]+?)\*\*\s*:?\s*(?P<value>.*?)\s*$"
 )
 _INLINE_CITE = re.compile(
@@ -145,9 +141,11 @@ class SerenaFormat:
     def render(self, doc: Document | None, memory: Memory) -> str:
         """New text for memory; refused (InvalidInputError, nothing written) when it would
         not read back as the memory meant: see `_check`."""
+        from memory_enhancement.store.formats import serena_write as write  # writes only
+
         if doc is None:
             _refuse_reserved_headings(memory.path, memory.content)
-            text = _render_new(memory)
+            text = write.render_new(memory)
             self._check(memory, text, None)
             return text
         assert isinstance(doc, SerenaDocument)
@@ -156,15 +154,15 @@ class SerenaFormat:
         new_links = added_links(doc.memory, memory)
         if content_of(memory.content) != doc.memory.content:
             _refuse_reserved_headings(memory.path, memory.content)
-            text = _replace_content(doc, memory.content)
+            text = write.replace_content(doc, memory.content)
             doc = self.parse(doc.memory.path, text, links=False)
         if tuple(memory.meta.citations) != tuple(e.citation for e in doc.entries):
-            text = _edit_citations(doc, list(memory.meta.citations))
+            text = write.edit_citations(doc, list(memory.meta.citations))
             doc = self.parse(doc.memory.path, text, links=False)
         if new_links:
-            text = _append_links(doc, new_links)
+            text = write.append_links(doc, new_links)
             doc = self.parse(doc.memory.path, text, links=False)
-        text = _edit_metadata(doc, memory.meta)
+        text = write.edit_metadata(doc, memory.meta)
         if text != original.text:
             self._check(memory, text, original)
         return text
@@ -177,20 +175,22 @@ class SerenaFormat:
         code), so the result is parsed again and compared, in the forms the format
         can hold: citations by reference.
         """
+        from memory_enhancement.store.formats import serena_write as write
+
         again = self.parse(memory.path, text, links=False).memory
         content = content_of(memory.content)
         problems = []
         # Content is compared when it is what changed: an inline `[cite:...]` citation
         # is part of the content, and editing it edits the content on purpose.
         rewritten = before is None or content != before.memory.content
-        if rewritten and again.content not in (content, _close_fence(content)):
+        if rewritten and again.content not in (content, write.close_fence(content)):
             problems.append("its content would change")
         meant = [_comparable(c) for c in memory.meta.citations]
         found = [_comparable(c) for c in again.meta.citations]
         if found != meant:
             refs = ", ".join(c.ref for c in again.meta.citations) or "none"
             problems.append(f"its citations would read back as: {refs}")
-        for name in _META_WRITE:
+        for name in META_WRITE:
             wanted, got = _meta_form(name, memory.meta), _meta_form(name, again.meta)
             if wanted != got:
                 problems.append(f"its {name} would read back as {got!r}, not {wanted!r}")
@@ -226,7 +226,9 @@ def _comparable(citation: Citation) -> str:
 
 def _meta_form(name: str, meta: MemoryMeta) -> str:
     """A metadata field as its bullet writes it ("" when the field is not written)."""
-    bullet = _meta_bullet(name, meta)
+    from memory_enhancement.store.formats import serena_write as write
+
+    bullet = write.meta_bullet(name, meta)
     return bullet.partition("**: ")[2].strip()
 
 
@@ -339,7 +341,7 @@ def _parse_metadata(doc: SerenaDocument) -> tuple[MemoryMeta, list[Link]]:
     if section is None:
         return MemoryMeta(), links
     for i in range(section.start + 1, section.end):
-        match = _META_BULLET.match(doc.lines[i].rstrip("\r\n"))
+        match = META_BULLET.match(doc.lines[i].rstrip("\r\n"))
         if not match:
             continue
         label = match["label"].strip().rstrip(":").strip()
@@ -375,282 +377,3 @@ def _meta_value(field_name: str | None, raw: str) -> Any:
     if field_name == "citation_id":
         return parse_citation_id(raw.strip("`"))
     return raw
-
-
-# -- rendering ----------------------------------------------------------------
-
-
-def _render_new(memory: Memory) -> str:
-    parts = []
-    content = _close_fence(content_of(memory.content))
-    if content:
-        parts.append(content + "\n")
-    if memory.meta.citations:
-        rows = [_render_row(_DEFAULT_KEYS, c) for c in memory.meta.citations]
-        parts.append("## Citations\n\n" + "".join(_default_header() + rows))
-    if memory.links:
-        parts.append("## Links\n\n" + "".join(_link_bullet(link) for link in memory.links))
-    bullets = [_meta_bullet(name, memory.meta) for name in _META_WRITE]
-    parts.append("## Metadata\n\n" + "".join(b for b in bullets if b))
-    return "\n".join(parts)
-
-
-_DEFAULT_KEYS = ("file", "line", "snippet", "verified")
-
-
-def _default_header() -> list[str]:
-    dashes = ["-" * len(h) for h in _DEFAULT_HEADER]
-    return [
-        "| " + " | ".join(_DEFAULT_HEADER) + " |\n",
-        "|" + "|".join(f"-{d}-" for d in dashes) + "|\n",
-    ]
-
-
-def _render_row(columns: tuple[str, ...], citation: Citation) -> str:
-    has_line = "line" in columns
-    extra = dict(citation.extra)
-    cells = []
-    for key in columns:
-        if key == "file":
-            cells.append(md.escape_cell(citation.target if has_line else citation.ref))
-        elif key == "line":
-            cells.append("" if citation.is_url else format_lines(citation))
-        elif key == "snippet":
-            cells.append(md.code_span(md.escape_cell(citation.snippet)) if citation.snippet else "")
-        elif key == "verified":
-            cells.append(md.escape_cell(citation.verified or ""))
-        elif key == "commit":
-            cells.append(md.escape_cell(citation.commit or ""))
-        else:
-            cells.append(extra.get(key[2:], ""))
-    return "| " + " | ".join(cells) + " |\n"
-
-
-def _link_bullet(link: Link) -> str:
-    if link.type != "link":
-        return f"- [link:{link.type}]({link.target})\n"
-    return f"- {link.target}\n"
-
-
-def _meta_bullet(name: str, meta: MemoryMeta, label: str | None = None, lead: str = "- ") -> str:
-    value = getattr(meta, name)
-    if value is None or value == ():
-        return ""
-    if name == "tags":
-        text = ", ".join(value)
-    elif name == "confidence":
-        text = f"{value:.4g}"
-    elif name == "citation_id":
-        text = f"{PREFIX}{value}"
-    elif name in ("created_at", "updated_at", "expires_at", "last_verified"):
-        text = format_timestamp(value)
-    else:
-        text = " ".join(str(value).split())
-    return f"{lead}**{label or _META_WRITE[name]}**: {text}\n"
-
-
-def _close_fence(content: str) -> str:
-    """Content with its last code fence closed, when it ends inside one.
-
-    The managed sections are written after the content; behind an unclosed
-    fence they would be read back as code and their values lost.
-    """
-    fence = md.open_fence(as_lines(content))
-    return f"{content}\n{fence}" if fence else content
-
-
-def _replace_content(doc: SerenaDocument, content: str) -> str:
-    """New content goes where the first unmanaged lines were; managed sections stay."""
-    managed = sorted(
-        (s for s in (doc.section(k) for k in MANAGED) if s is not None), key=lambda s: s.start
-    )
-    body = _close_fence(content_of(content)) if managed else content_of(content)
-    new_lines = as_lines(body + "\n") if body else []
-    kept = [doc.lines[s.start : s.end] for s in managed]
-    out: list[str] = list(new_lines)
-    for block in kept:
-        block = list(block)
-        if block and not block[-1].endswith("\n"):
-            block[-1] += "\n"
-        if out and out[-1].strip():
-            out.append("\n")
-        out.extend(block)
-    return "".join(out)
-
-
-def _edit_citations(doc: SerenaDocument, wanted: list[Citation]) -> str:
-    edits = LineEdits()
-    inline: dict[int, list[tuple[tuple[int, int], str]]] = {}
-    old = [e.citation for e in doc.entries]
-    appended: list[Citation] = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        paired = min(i2 - i1, j2 - j1)
-        for k in range(paired):
-            _rewrite_entry(doc, doc.entries[i1 + k], wanted[j1 + k], edits, inline)
-        for k in range(i1 + paired, i2):
-            _delete_entry(doc.entries[k], edits, inline)
-        extra = wanted[j1 + paired : j2]
-        if extra:
-            at = i1 + paired
-            anchor = doc.entries[at - 1] if at > 0 else None
-            following = doc.entries[at] if at < len(doc.entries) else None
-            if anchor is not None and anchor.span is None and doc.table:
-                edits.insert(anchor.line + 1, [_render_row(doc.table.columns, c) for c in extra])
-            elif anchor is None and following is not None and following.span is None and doc.table:
-                # New first citations go before the first row, not after the last:
-                # appended, they would read back in another order.
-                edits.insert(following.line, [_render_row(doc.table.columns, c) for c in extra])
-            else:
-                appended.extend(extra)
-    for line_no, changes in inline.items():
-        text = doc.lines[line_no]
-        for (start, end), new in sorted(changes, reverse=True):
-            text = text[:start] + new + text[end:]
-        if text.strip() in ("", "-", "*", "+"):
-            edits.delete(line_no, line_no + 1)
-        else:
-            edits.replace(line_no, line_no + 1, [text])
-    if appended:
-        _append_rows(doc, appended, edits)
-    lines = edits.apply(doc.lines)
-    return _drop_empty_citations_section("".join(lines))
-
-
-def _rewrite_entry(
-    doc: SerenaDocument,
-    entry: CitationEntry,
-    new: Citation,
-    edits: LineEdits,
-    inline: dict[int, list[tuple[tuple[int, int], str]]],
-) -> None:
-    if entry.span is None:
-        assert doc.table is not None
-        edits.replace(entry.line, entry.line + 1, [_render_row(doc.table.columns, new)])
-    else:
-        inline.setdefault(entry.line, []).append(
-            (entry.span, f"[cite:{entry.cite_type}]({new.ref})")
-        )
-
-
-def _delete_entry(
-    entry: CitationEntry, edits: LineEdits, inline: dict[int, list[tuple[tuple[int, int], str]]]
-) -> None:
-    if entry.span is None:
-        edits.delete(entry.line, entry.line + 1)
-    else:
-        inline.setdefault(entry.line, []).append((entry.span, ""))
-
-
-def _append_rows(doc: SerenaDocument, citations: list[Citation], edits: LineEdits) -> None:
-    if doc.table is not None:
-        edits.insert(doc.table.end, [_render_row(doc.table.columns, c) for c in citations])
-        return
-    table = _default_header() + [_render_row(_DEFAULT_KEYS, c) for c in citations]
-    section = doc.section(CITATIONS)
-    if section is not None:
-        _append_to_section(doc.lines, section, table, edits)
-        return
-    block = ["## Citations\n", "\n", *table]
-    anchor = md.first_section(doc.sections, LINKS, RELATED, METADATA)
-    if anchor is not None:
-        lead = ["\n"] if anchor.start > 0 and doc.lines[anchor.start - 1].strip() else []
-        edits.insert(anchor.start, lead + block + ["\n"])
-    else:
-        edits.insert(len(doc.lines), _tail_gap(doc.lines) + block)
-
-
-def _append_to_section(
-    lines: list[str], section: md.Section, block: list[str], edits: LineEdits, tight: bool = False
-) -> None:
-    """Add block after the last non-blank line of a section, keeping the blank lines after it.
-
-    `tight` (the block is bullets) continues a bullet list without a blank line.
-    """
-    end = section.end
-    while end > section.start + 1 and not lines[end - 1].strip():
-        end -= 1
-    last = lines[end - 1]
-    lead = [] if last.endswith("\n") else ["\n"]
-    if not (tight and re.match(r"\s*[-*+]\s", last)):
-        lead.append("\n")
-    edits.insert(end, lead + block)
-
-
-def _append_links(doc: SerenaDocument, links: list[Link]) -> str:
-    """New links become bullets of `## Links` (created before `## Metadata`, else at the end)."""
-    edits = LineEdits()
-    bullets = [_link_bullet(link) for link in links]
-    section = doc.section(LINKS)
-    if section is not None:
-        _append_to_section(doc.lines, section, bullets, edits, tight=True)
-    else:
-        block = ["## Links\n", "\n", *bullets]
-        anchor = doc.section(METADATA)
-        if anchor is not None:
-            lead = ["\n"] if anchor.start > 0 and doc.lines[anchor.start - 1].strip() else []
-            edits.insert(anchor.start, lead + block + ["\n"])
-        else:
-            edits.insert(len(doc.lines), _tail_gap(doc.lines) + block)
-    return "".join(edits.apply(doc.lines))
-
-
-def _tail_gap(lines: list[str]) -> list[str]:
-    """What to add before appending a block at the end: a newline and a blank line.
-
-    A file that ends inside an unclosed code fence gets the fence closed first,
-    or the new section would be read back as code and the edit silently lost.
-    """
-    if not lines:
-        return []
-    last = lines[-1]
-    gap = [] if last.endswith("\n") else ["\n"]
-    fence = md.open_fence(lines)
-    if fence:
-        gap.append(fence + "\n")
-    if fence or last.strip() or not last.endswith("\n"):
-        gap.append("\n")
-    return gap
-
-
-def _drop_empty_citations_section(text: str) -> str:
-    lines = as_lines(text)
-    section = md.first_section(md.find_sections(lines), CITATIONS)
-    if section is None:
-        return text
-    body = [line.strip() for line in lines[section.start + 1 : section.end]]
-    rows = [line for line in body if line]
-    if len(rows) > 2 or (rows and not all(r.startswith("|") for r in rows)):
-        return text
-    at_end = section.end == len(lines)
-    del lines[section.start : section.end]
-    if at_end:
-        while lines and not lines[-1].strip():
-            lines.pop()
-    return "".join(lines)
-
-
-def _edit_metadata(doc: SerenaDocument, meta: MemoryMeta) -> str:
-    old = doc.memory.meta
-    changed = [name for name in _META_WRITE if getattr(meta, name) != getattr(old, name)]
-    if not changed:
-        return doc.text
-    edits = LineEdits()
-    additions = []
-    for name in changed:
-        line_no = doc.meta_lines.get(name)
-        if line_no is None:
-            additions.append(_meta_bullet(name, meta))
-            continue
-        match = _META_BULLET.match(doc.lines[line_no].rstrip("\r\n"))
-        assert match is not None
-        bullet = _meta_bullet(name, meta, match["label"].strip(), match["lead"])
-        edits.replace(line_no, line_no + 1, [bullet] if bullet else [])
-    additions = [a for a in additions if a]
-    section = doc.section(METADATA)
-    if additions and section is not None:
-        _append_to_section(doc.lines, section, additions, edits, tight=True)
-    elif additions:
-        edits.insert(len(doc.lines), [*_tail_gap(doc.lines), "## Metadata\n", "\n", *additions])
-    return "".join(edits.apply(doc.lines))

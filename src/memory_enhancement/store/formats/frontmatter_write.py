@@ -1,0 +1,161 @@
+"""Writing the frontmatter format: a new file, and edits spliced per top-level key.
+
+Split from frontmatter.py, which parses: reading a store never needs this module, so it
+is imported only when something is written (`FrontmatterFormat.render`). A changed key
+rewrites its own lines, a changed citation its own item; the result is parsed again
+there and compared with what was meant before anything is written.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from difflib import SequenceMatcher
+from typing import Any
+
+from memory_enhancement.core.ids import PREFIX
+from memory_enhancement.core.model import Citation, Link, MemoryMeta
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.store.formats import frontmatter as fm
+from memory_enhancement.store.formats.base import LineEdits
+from memory_enhancement.store.formats.frontmatter import (
+    FIELDS,
+    ITEM_LINE,
+    TIMES,
+    Block,
+    FrontmatterDocument,
+    text_of,
+    yaml_loader,
+    yaml_module,
+)
+
+
+def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link]) -> list[str]:
+    old = doc.memory.meta
+    edits = LineEdits()
+    if new_links:
+        _add_links(doc, new_links, edits)
+    for name in FIELDS:
+        if getattr(meta, name) == getattr(old, name):
+            continue
+        block = doc.blocks.get(name)
+        if name == "citations" and block and block.items and doc.item_valid:
+            _edit_citation_items(doc, block, list(meta.citations), edits)
+            continue
+        new_lines = render_key(name, meta)
+        if block is not None:
+            edits.replace(block.start, block.end, new_lines)
+        elif new_lines:
+            edits.insert(_insert_at(doc, name), new_lines)
+    return edits.apply(doc.lines)
+
+
+def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:
+    """Append links to the `links:` key, creating it at the end of the frontmatter."""
+    items = [f"  - {fm.flow(_link_item(link))}\n" for link in links]
+    block = doc.blocks.get("links")
+    if block is None:
+        edits.insert(doc.close, ["links:\n", *items])
+    elif block.items:
+        edits.insert(block.end, items)
+    else:
+        existing = doc.data.get("links")
+        old = existing if isinstance(existing, list) else [] if existing is None else [existing]
+        lines = [f"  - {fm.flow(item)}\n" for item in old]
+        edits.replace(block.start, block.end, ["links:\n", *lines, *items])
+
+
+def _link_item(link: Link) -> Any:
+    return link.target if link.type == "link" else {"target": link.target, "type": link.type}
+
+
+def _insert_at(doc: FrontmatterDocument, name: str) -> int:
+    """Where a new key goes: after the closest earlier field present, else before the end."""
+    position = FIELDS.index(name)
+    for earlier in reversed(FIELDS[:position]):
+        if earlier in doc.blocks:
+            return doc.blocks[earlier].end
+    for later in FIELDS[position + 1 :]:
+        if later in doc.blocks:
+            return doc.blocks[later].start
+    return doc.close
+
+
+def _edit_citation_items(
+    doc: FrontmatterDocument, block: Block, wanted: list[Citation], edits: LineEdits
+) -> None:
+    if not wanted:  # the whole key goes; item edits would overlap this one
+        edits.replace(block.start, block.end, [])
+        return
+    old = list(doc.memory.meta.citations)
+    bounds = [*block.items, block.end]
+    indent = ITEM_LINE.match(doc.lines[block.items[0]])
+    prefix = indent["indent"] if indent else "  "
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        new_lines = [line for c in wanted[j1:j2] for line in _render_item(c, prefix)]
+        if i1 == i2:
+            edits.insert(bounds[i1], new_lines)
+        else:
+            edits.replace(bounds[i1], bounds[i2], new_lines)
+
+
+def render_key(name: str, meta: MemoryMeta) -> list[str]:
+    value = getattr(meta, name)
+    if name == "citations":
+        if not value:
+            return []
+        return ["citations:\n", *(line for c in value for line in _render_item(c, "  "))]
+    if name == "tags":
+        return [f"tags: {fm.flow(list(value))}\n"]
+    if value is None:
+        return []
+    if name in TIMES:
+        return [f"{name}: {format_timestamp(value)}\n"]
+    if name == "citation_id":
+        return [f"{name}: {PREFIX}{value}\n"]
+    return [f"{name}: {fm.flow(value)}\n"]
+
+
+def _render_item(citation: Citation, indent: str) -> list[str]:
+    fields: list[tuple[str, Any]] = []
+    if citation.snippet is not None or citation.verified or citation.commit or citation.extra:
+        fields.append(("path", fm.flow(citation.target)))
+        if citation.line is not None and not citation.is_url:
+            fields.append(("line", citation.line))
+            if citation.end_line is not None:
+                fields.append(("end_line", citation.end_line))
+        for key in ("snippet", "verified", "commit"):
+            value = getattr(citation, key)
+            if value is not None:
+                fields.append((key, _scalar_text(value)))
+    if not fields:
+        return [f"{indent}- {fm.flow(citation.ref)}\n"]
+    rendered = [f"{k}: {v if isinstance(v, str) else fm.flow(v)}\n" for k, v in fields]
+    rendered += [f"{k}: {v}\n" for k, v in citation.extra]
+    pad = indent + "  "
+    return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
+
+
+def render_links(links: tuple[Link, ...]) -> list[str]:
+    if not links:
+        return []
+    items = [fm.flow(_link_item(link)) for link in links]
+    return ["links:\n", *(f"  - {item}\n" for item in items)]
+
+
+def _scalar_text(value: str) -> str:
+    """A string as a YAML scalar that reads back as the same string.
+
+    Timestamps the tool writes stay unquoted (they read back as datetimes and
+    are turned back into the same text); anything else is quoted as needed.
+    """
+    plain = fm.flow(value)
+    if plain.startswith(("'", '"')) and "\n" not in value:
+        try:  # any text can get here (`}`, `[1, 2`): only a timestamp stays bare
+            loaded = yaml_module().load(value, Loader=yaml_loader())
+        except yaml_module().YAMLError:
+            return plain
+        if isinstance(loaded, datetime | date) and text_of(loaded) == value:
+            return value
+    return plain
