@@ -476,7 +476,7 @@ def test_a_memory_with_mentions_is_not_read_again_until_it_changes(
     """A rerun takes an unchanged memory file's mentions from the state database (its
     size and modification time say it is the same) rather than reading and parsing it;
     once the file changes it is read again, and the new mention is seen."""
-    from memory_enhancement.verify import mentions as mentions_module
+    from memory_enhancement.verify import mention_reading
 
     note(repo, "src/app.py:10 and `src/api.py#L3-L4`")
     repo.commit("memory")
@@ -484,13 +484,13 @@ def test_a_memory_with_mentions_is_not_read_again_until_it_changes(
     state = State(repo.root / "state.db")
     first = mentions(repo, state=state)
     parsed: list[str] = []
-    real = mentions_module.find_mentions
+    real = mention_reading.find_mentions
 
     def counting(text: str) -> list[Any]:
         parsed.append(text)
         return real(text)
 
-    monkeypatch.setattr(mentions_module, "find_mentions", counting)
+    monkeypatch.setattr(mention_reading, "find_mentions", counting)
     second = mentions(repo, state=state)
     assert parsed == []  # nothing read again
     assert second == first  # the same mentions (every field) and the same verdicts

@@ -24,37 +24,29 @@ blank line, a range that grew) is mention_diffs.py.
 
 from __future__ import annotations
 
-import functools
 import os
-import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import (
     URL,
     FileList,
     Mention,
     Resolution,
-    find_mentions,
-    may_mention,
     normalize,
     remote_repository,
 )
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
-from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import GitHistory, blob_hash
+from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
     MentionCache,
-    MentionFree,
     decode_check,
-    decode_mention,
     encode_check,
     encode_mention,
     fingerprint,
@@ -78,6 +70,7 @@ from memory_enhancement.verify.mention_history import (
     span,
     still_true,
 )
+from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
@@ -104,7 +97,8 @@ class MentionChecker:
         git = self.git
         cache = MentionCache(self.state)
         rows = cache.load_all() if git else {}
-        found = self._read_all([memory for memory, _, _ in batch], rows)
+        on_disk = MentionReader(self.store, self.repo, self.git, self.state)
+        found = on_disk.read_all([memory for memory, _, _ in batch], rows)
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
         head = None
@@ -182,111 +176,6 @@ class MentionChecker:
         if git_dir is not None and not git_dir.is_dir():
             git_dir = None
         return fingerprint(head, git_dir, self.repo.root, paths)
-
-    # -- reading the mentions -------------------------------------------------------
-
-    def _read_all(self, memories: list[Memory], rows: Mapping[str, Cached]) -> list[Written | None]:
-        """Each memory's mentions; a file that held none when last read, and has the same
-        size and modification time now, is not read again, and one that held mentions
-        is not read again either while its cached row says what they were (`rows`:
-        the mention cache, by work-tree path)."""
-        free = MentionFree(self.state)
-        known = free.load()
-        quiet: dict[str, tuple[int, int]] = {}
-        noisy: list[str] = []
-        found: list[Written | None] = []
-        for memory in memories:
-            name = memory.path + ".md"
-            try:
-                seen = os.lstat(os.path.join(self._root, name))
-            except OSError:
-                found.append(None)
-                continue
-            stamp = (seen.st_size, seen.st_mtime_ns)
-            if not stat.S_ISLNK(seen.st_mode):
-                if known.get(name) == stamp:
-                    found.append(None)
-                    continue
-                if rows and (item := self._as_read(memory, stamp, rows)) is not None:
-                    found.append(item)
-                    continue
-            data = self._bytes(memory.path)
-            item = self._read(memory, data, stamp) if data is not None else None
-            found.append(item)
-            if data is not None and (item is None or not item.mentions):
-                quiet[name] = stamp
-            elif name in known:
-                noisy.append(name)
-        free.save(quiet, noisy)
-        return found
-
-    def _read(self, memory: Memory, data: bytes, stamp: tuple[int, int]) -> Written | None:
-        """The memory's mentions, read from its file as it is on disk (frontmatter
-        included: `sources: [x.py:12]` is a mention the content alone would not show)."""
-        if not may_mention(data):
-            return None
-        text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
-        found = find_mentions(text)
-        if not found:
-            return None
-        declared = {c.ref for c in memory.meta.citations}
-        mentions = [m for m in found if m.ref_text not in declared]
-        inside, folder = self._places(memory)
-        count = text.count("\n") + (not text.endswith("\n") and bool(text))
-        return Written(memory, mentions, inside, folder, blob_hash(data), count, stamp)
-
-    def _as_read(
-        self, memory: Memory, stamp: tuple[int, int], rows: Mapping[str, Cached]
-    ) -> Written | None:
-        """The memory's mentions as the last run read them, if its file has the same size
-        and modification time now (a rerun does not read, parse and hash it again)."""
-        inside, folder = self._places(memory)
-        row = rows.get(inside) if inside else None
-        if row is None:
-            return None
-        try:
-            checked = row.checked
-            if checked is None or checked.get("st") != list(stamp) or "w" not in checked:
-                return None
-            mentions = [decode_mention(m) for m in checked["w"]]
-            count = int(checked["n"])
-        except (ValueError, TypeError, KeyError):  # a damaged row: the file is read
-            return None
-        return Written(memory, mentions, inside, folder, row.blob, count, stamp)
-
-    def _places(self, memory: Memory) -> tuple[str, str]:
-        """The memory file's path in the git work tree ("" outside it), and its folder
-        relative to the repository root (for `../` paths)."""
-        file = os.path.abspath(self.store.root / (memory.path + ".md"))
-        folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
-        folder = "" if folder == "." or folder.startswith("..") else folder
-        inside = ""
-        if self.git is not None:
-            rel = os.path.relpath(file, self.git.toplevel)
-            inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
-        return inside, folder
-
-    def _bytes(self, path: str) -> bytes | None:
-        """A memory file's bytes, None when it cannot be read now (the index reports it).
-
-        Every memory of the store is read on every run, so a plain file from the
-        store's own scan is read directly; a symlink takes the store's full check
-        (it must not lead out of the store)."""
-        file = os.path.join(self._root, path + ".md")
-        if os.path.islink(file):
-            try:
-                return self.store.read_bytes(path)[0]
-            except MemoryToolError:
-                return None
-        try:
-            with open(file, "rb") as handle:
-                return handle.read(MAX_FILE_BYTES + 1)
-        except OSError:
-            return None
-
-    @functools.cached_property
-    def _root(self) -> str:
-        return str(self.store.root)
 
     # -- history --------------------------------------------------------------------
 
