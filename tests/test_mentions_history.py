@@ -498,3 +498,29 @@ def test_a_memory_with_mentions_is_not_read_again_until_it_changes(
     third = mentions(repo, state=state)
     assert len(parsed) == 1 and set(third) == {*first, "src/app.py:20"}
     assert third["src/app.py:20"].written_in is None  # read again: the new line is seen
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ['"w": [[1, 2]]', '"w": "x"', '"n": "many"', '"w": [["a", 0, "t", "p", 1, null, "colon"'],
+)
+def test_a_damaged_cached_mention_list_is_read_again_not_trusted(
+    repo: GitRepo, damage: str
+) -> None:
+    """A cache row whose kept mentions cannot be decoded (a torn write, an old format) is
+    a miss: the memory file is read again and judged as on a first run."""
+    note(repo, "src/app.py:10 and src/api.py:3")
+    repo.commit("memory")
+    move_code(repo)
+    state = State(repo.root / "state.db")
+    first = mentions(repo, state=state)
+    with state.connect() as db:
+        (checked,) = db.execute("SELECT checked FROM mention_history").fetchone()
+        key = damage.split(":", 1)[0]
+        start = checked.index(key)
+        end = checked.index(',"', start) if key != '"n"' else len(checked) - 1
+        db.execute(
+            "UPDATE mention_history SET checked = ?", (checked[:start] + damage + checked[end:],)
+        )
+        db.commit()
+    assert mentions(repo, state=state) == first
