@@ -347,11 +347,13 @@ def test_history_replayed_from_one_log_agrees_with_git_blame(repo: GitRepo) -> N
     assert replayed[-1] is None  # not committed yet
 
 
-def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo) -> None:
-    """line_origins walks the memory folder once, with every first-parent commit (also
-    those that leave the folder alone), and the run's Git reuses that walk."""
+@pytest.mark.parametrize("graph", [False, True], ids=["no commit-graph", "commit-graph"])
+def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo, graph: bool) -> None:
+    """line_origins walks the memory folder once, and the run's Git reuses what it learned
+    of every first-parent commit (also those that leave the folder alone): from the walk
+    itself, or with a commit-graph from `git rev-list --timestamp`."""
     from memory_enhancement.verify.git import Git as RealGit
-    from memory_enhancement.verify.line_origins import line_origins
+    from memory_enhancement.verify.line_origins import _has_commit_graph, line_origins
 
     note(repo, "first")
     repo.commit("memory")
@@ -359,6 +361,9 @@ def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo) -
     repo.commit("edit")
     repo.write_lines("src/other.py", ["x = 1"])
     repo.commit("code only")  # HEAD leaves the memory folder alone
+    if graph:
+        repo.git("commit-graph", "write", "--reachable")
+    assert _has_commit_graph(RealGit(repo.root)) is graph
     git = RealGit.discover(repo.root)
     assert git is not None
     notes = f"{STORE}/notes.md"
