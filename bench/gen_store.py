@@ -561,7 +561,7 @@ def memoize_yaml_scalars() -> None:
     makes generating 100k memories several times faster. The output is the
     same bytes: the library's own function computes every value once.
     """
-    from memory_enhancement.store.formats import frontmatter
+    from memory_enhancement.store.formats import frontmatter_doc as frontmatter
 
     original = getattr(frontmatter, "flow", None)
     if original is None or getattr(original, "memoized", False):

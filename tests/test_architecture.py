@@ -29,9 +29,10 @@ ALLOWED: dict[str, set[str]] = {
     "health": {"core", "store", "index", "verify", "graph", "health"},
     "service": {"core", "store", "index", "verify", "graph", "health", "service"},
     # Front ends: parse, call the service, render. `store.locations` is configuration
-    # (where stores live), read only by the composition roots.
+    # (where stores live), read only by the composition roots; `store.homes` is its
+    # os.path-only part, for the quick read path (cli/fast.py).
     "cli": {"core", "service", "cli", "mcp", *{"graph.render", "health.render", "health.html"}}
-    | {"store.locations"},
+    | {"store.locations", "store.homes"},
     "mcp": {"core", "service", "mcp", "graph.render", "health.render", "store.locations"},
 }
 SUBSYSTEMS = {"core", "store", "index", "verify", "graph", "health"}

@@ -22,7 +22,7 @@ from memory_enhancement.core.errors import NotFoundError
 from memory_enhancement.index.index import SyncStats
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
-from memory_enhancement.store.scan import FINE_RACY_NS, RACY_NS, racy_window
+from memory_enhancement.store.freshness import FINE_RACY_NS, RACY_NS, racy_window
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
 

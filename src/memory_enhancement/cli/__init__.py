@@ -1,91 +1,36 @@
-"""The `memory-enhancement` command line."""
+"""The `memory-enhancement` command line.
+
+`main` first offers the command to the quick read path (fast.py), which answers
+`get`, `list`, `related` and `graph` from an index in step without importing
+click or the service; anything it does not take runs through the click group
+(group.py), imported only then.
+"""
 
 from __future__ import annotations
 
-import gc
-import importlib
+import sys
 
-import click
-
-from memory_enhancement import __version__
-from memory_enhancement.cli.app import CONTEXT, App, Group, store_options
-
-# Each command and the module defining it (in that module's COMMANDS):
-# a command's module is imported only when it runs, so `get` does not load `verify-all`.
-LAZY_COMMANDS = {
-    "add": "memory_cmds",
-    "get": "memory_cmds",
-    "show": "memory_cmds",  # an alias of get
-    "update": "memory_cmds",
-    "remove": "memory_cmds",
-    "move": "memory_cmds",
-    "list": "memory_cmds",
-    "recent": "memory_cmds",
-    "prune": "memory_cmds",
-    "citation": "memory_cmds",
-    "verify": "verify_cmds",
-    "verify-all": "verify_cmds",
-    "search": "index_cmds",
-    "context": "index_cmds",
-    "resolve": "index_cmds",
-    "reindex": "index_cmds",
-    "stats": "index_cmds",
-    "graduate": "index_cmds",
-    "graph": "graph_cmds",
-    "related": "graph_cmds",
-    "roots": "graph_cmds",
-    "orphans": "graph_cmds",
-    "links": "graph_cmds",
-    "serve": "serve_cmds",
-    "skill": "serve_cmds",
-    "health": "health_cmds",
-    "reinforce": "health_cmds",
-    "expire": "health_cmds",
-    "store": "store_cmds",
-    "doctor": "store_cmds",
-}
-_ALIASES = {"show": "get"}
-
-
-class LazyGroup(Group):
-    """The top-level group: commands are looked up in their module on first use."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*LAZY_COMMANDS, *self.commands})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        found = self.commands.get(cmd_name)
-        if found is not None or cmd_name not in LAZY_COMMANDS:
-            return found
-        module = importlib.import_module(f"memory_enhancement.cli.{LAZY_COMMANDS[cmd_name]}")
-        wanted = _ALIASES.get(cmd_name, cmd_name)
-        for command in module.COMMANDS:
-            if command.name == wanted:
-                return command  # type: ignore[no-any-return]
-        return None  # pragma: no cover - tests/test_cli.py checks the table
-
-
-@click.group(cls=LazyGroup, context_settings=CONTEXT)
-@click.version_option(__version__, "--version", "-V", prog_name="memory-enhancement")
-@store_options
-@click.pass_context
-def cli(ctx: click.Context) -> None:
-    """Memories for AI coding agents, with citations verified against your code.
-
-    Without --dir or --store, commands use the project store (.serena/memories/
-    or .memories/ at the git root) inside a git repository, else the global store.
-    """
-    ctx.ensure_object(App)
+QUICK_COMMANDS = frozenset({"get", "show", "list", "related", "graph"})  # see fast.py
 
 
 def main() -> None:
-    # A run builds hundreds of thousands of small objects (citations, verdicts, rows) and
-    # almost no cycles; at the default threshold (700) the cyclic collector ran hundreds
-    # of times over all of them, 10-15% of a 10k-memory verify-all. Objects alive after
-    # start-up (modules, classes) are frozen out of its scans.
-    gc.freeze()
-    gc.set_threshold(10_000, 10, 10)
-    cli(prog_name="memory-enhancement")
+    if sys.argv[1:2] and sys.argv[1] in QUICK_COMMANDS:
+        from memory_enhancement.cli.fast import answer
+
+        if answer(sys.argv[1:]):
+            return
+    from memory_enhancement.cli.group import run
+
+    run()
 
 
-__all__ = ["cli", "main"]
+def __getattr__(name: str) -> object:
+    """`cli` and `LAZY_COMMANDS` from group.py, loaded on first use."""
+    if name in ("cli", "LAZY_COMMANDS"):
+        from memory_enhancement.cli import group
+
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["main"]

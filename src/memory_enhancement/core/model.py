@@ -15,9 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.files import MEMORY_SUFFIX as MEMORY_SUFFIX
 from memory_enhancement.core.timestamps import maybe_timestamp
-
-MEMORY_SUFFIX = ".md"
 
 
 class CitationKind(enum.Enum):

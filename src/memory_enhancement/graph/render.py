@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from memory_enhancement.graph.traverse import GraphResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def as_dict(result: GraphResult) -> dict[str, Any]:
@@ -84,6 +85,8 @@ def as_dot(result: GraphResult) -> str:
 
 def _dot(text: str) -> str:
     """A DOT quoted string: JSON's escapes, but non-ASCII kept as is (`café`, not `caf\\u00e9`)."""
+    import json  # here: `graph` as text, on the quick read path, has no use for it
+
     return json.dumps(text, ensure_ascii=False)
 
 

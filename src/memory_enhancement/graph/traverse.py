@@ -12,7 +12,6 @@ import enum
 import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 from memory_enhancement.core.errors import InvalidInputError
 
@@ -30,30 +29,83 @@ class Algorithm(enum.Enum):
     DFS = "dfs"
 
 
-@dataclass(frozen=True)
-class Edge:
+class _Value:
+    """A small immutable value compared by its fields. Not a dataclass nor a NamedTuple:
+    `related` and `graph` import this module on the quick read path (service/quick.py),
+    where importing `dataclasses` or `typing` costs a third of a bare Python start."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._fields() == other._fields()  # type: ignore[attr-defined,unused-ignore]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(self.__slots__, self._fields(), strict=True))
+        return f"{type(self).__name__}({shown})"
+
+
+class Edge(_Value):
+    __slots__ = ("depth", "source", "target", "type")
+
+    def __init__(self, source: str, target: str, type: str, depth: int) -> None:
+        set_ = object.__setattr__
+        set_(self, "source", source)
+        set_(self, "target", target)
+        set_(self, "type", type)
+        set_(self, "depth", depth)  # depth of the node reached through this edge
+
     source: str
     target: str
     type: str
-    depth: int  # depth of the node reached through this edge
+    depth: int
 
 
-@dataclass
 class GraphResult:
-    """The seed's GraphResult (adjacency, visited_count, max_depth_reached) and more."""
+    """The seed's GraphResult (adjacency, visited_count, max_depth_reached) and more
+    (a plain class for the reason _Value gives)."""
 
-    root: str
-    nodes: dict[str, list[str]]
-    visited_count: int
-    max_depth_reached: int
-    edges: list[Edge] = field(default_factory=list)
-    cycles: list[list[str]] = field(default_factory=list)
-    depths: dict[str, int] = field(default_factory=dict)
-    dangling: list[tuple[str, str]] = field(default_factory=list)  # (source, target as written)
+    def __init__(
+        self,
+        root: str,
+        nodes: dict[str, list[str]],
+        visited_count: int,
+        max_depth_reached: int,
+        edges: list[Edge] | None = None,
+        cycles: list[list[str]] | None = None,
+        depths: dict[str, int] | None = None,
+        dangling: list[tuple[str, str]] | None = None,  # (source, target as written)
+    ) -> None:
+        self.root = root
+        self.nodes = nodes
+        self.visited_count = visited_count
+        self.max_depth_reached = max_depth_reached
+        self.edges = edges if edges is not None else []
+        self.cycles = cycles if cycles is not None else []
+        self.depths = depths if depths is not None else {}
+        self.dangling = dangling if dangling is not None else []
+
+    def __repr__(self) -> str:
+        return f"GraphResult({self.root!r}, {self.visited_count} nodes, {len(self.edges)} edges)"
 
 
-@dataclass(frozen=True)
-class Backlink:
+class Backlink(_Value):
+    __slots__ = ("line", "source", "type")
+
+    def __init__(self, source: str, type: str, line: int | None) -> None:
+        set_ = object.__setattr__
+        set_(self, "source", source)
+        set_(self, "type", type)
+        set_(self, "line", line)
+
     source: str
     type: str
     line: int | None

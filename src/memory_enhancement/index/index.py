@@ -28,22 +28,19 @@ from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import schema
 from memory_enhancement.index.idassign import assign_ids
 from memory_enhancement.index.linking import resolve_links
+from memory_enhancement.index.quick import (
+    FULL_CHECK_INTERVAL,
+    FULL_CHECK_LIMIT,
+    changes,
+    files_due,
+    folders_settled,
+)
 from memory_enhancement.index.reading import read_many
 from memory_enhancement.index.rows import SyncStats
 from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
-from memory_enhancement.store.scan import (
-    RACY_NS,
-    Snapshot,
-    folders_unchanged,
-    racy_window,
-    rescan,
-)
 from memory_enhancement.store.state import ConnectionPool, State
-
-FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
-FULL_CHECK_INTERVAL = 5.0  # seconds
 
 
 class IndexCorruptError(MemoryToolError):
@@ -178,46 +175,20 @@ class Index:
         started = time.perf_counter()
         now_ns = time.time_ns()
         meta = dict(conn.execute("SELECT key, value FROM meta"))
-        synced_at = int(meta["synced_at_ns"]) if "synced_at_ns" in meta else None
-        checked_at = int(meta.get("files_checked_at_ns", 0))
         count = int(meta.get("files", 0))
         if check_files is None:
-            overdue = now_ns - checked_at > self.full_check_interval * 1e9
-            check_files = count <= self.full_check_limit or overdue
-        recorded_dirs: dict[str, int] | None = json.loads(meta["dirs"]) if "dirs" in meta else None
-        window = racy_window(recorded_dirs.values()) if recorded_dirs else RACY_NS
-        if (
-            not check_files
-            and recorded_dirs is not None
-            and synced_at is not None
-            and folders_unchanged(str(self.store.root), recorded_dirs, synced_at, window)
-        ):
+            check_files = files_due(meta, now_ns, self.full_check_limit, self.full_check_interval)
+        # The same test the quick read path (quick.py) answers without loading this module.
+        if not check_files and folders_settled(conn, meta, str(self.store.root)):
             return SyncStats(count, seconds=time.perf_counter() - started)
-        indexed: dict[str, tuple[int, int]] = {
-            path: (mtime, size)
-            for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
-        }
-        previous = Snapshot(indexed, recorded_dirs) if recorded_dirs is not None else None
-        disk = rescan(
-            str(self.store.root), previous, check_files=check_files, synced_at_ns=synced_at,
-            window_ns=window,
+        found = changes(
+            conn, meta, str(self.store.root), now_ns, check_files=check_files,
+            limit=self.full_check_limit,
         )  # fmt: skip
-        racy_after = synced_at - window if synced_at else None
-        todo = [
-            path
-            for path, stamp in disk.files.items()
-            if indexed.get(path) != stamp or (racy_after is not None and stamp[0] >= racy_after)
-        ]
-        gone = [path for path in indexed if path not in disk.files]
-        dirs_changed = previous is None or disk.dirs != previous.dirs
-        if not todo and not gone and not dirs_changed and synced_at is not None:
-            settle: dict[str, object] = {}
-            if racy_after is not None and any(m >= racy_after for m in disk.dirs.values()):
-                settle["synced_at_ns"] = now_ns  # let recently changed folders settle
-            if check_files and len(indexed) > self.full_check_limit:
-                settle["files_checked_at_ns"] = now_ns
-            if settle:
-                _set_meta(conn, settle)
+        todo, gone, disk = found.todo, found.gone, found.disk
+        if found.none:
+            if found.settle:
+                _set_meta(conn, found.settle)
             return SyncStats(len(disk.files), seconds=time.perf_counter() - started)
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -282,7 +253,7 @@ class Index:
         ]
         conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
         added: list[tuple[str, Document | None, str | None]] = []
-        updated = touched = 0
+        updated = 0
         same: set[str] = set()
         children = Children()
         # A cold build: the full-text index is built once at the end.
@@ -301,17 +272,14 @@ class Index:
                 added.append((path, ready.doc, None))
         digests = {path: row[2] for path, row in known.items()}
         rest = sorted(p for p in todo if p not in preloaded)
+        restamped: list[tuple[int, int, str]] = []  # same bytes, new stamp: one statement
         for outcome in read_many(self.store, rest, digests):
             path = outcome.path
             if outcome.kind == "gone":
                 continue
             if outcome.kind == "same":
                 same.add(path)
-                conn.execute(
-                    "UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?",
-                    (outcome.mtime, outcome.size, path),
-                )
-                touched += 1
+                restamped.append((outcome.mtime, outcome.size, path))
                 continue
             updated += path in known
             _upsert_or_skip(
@@ -320,6 +288,8 @@ class Index:
             )  # fmt: skip
             if path not in known:
                 added.append((path, outcome.doc, outcome.error))
+        conn.executemany("UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
+        touched = len(restamped)
         children.flush(conn)
         if bulk:
             conn.execute("DELETE FROM meta WHERE key = 'bulk'")

@@ -13,9 +13,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from memory_enhancement.index.quick import SCHEMA_VERSION  # the quick reader checks it too
 from memory_enhancement.store.state import check_database_path
-
-SCHEMA_VERSION = 10  # 10: CJK text segmented for FTS, chunked embeddings
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);

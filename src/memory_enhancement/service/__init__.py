@@ -9,14 +9,25 @@ index, repository, state, clock) explicitly and never sees the service.
 
 from __future__ import annotations
 
-from memory_enhancement.service.graph import Graph
-from memory_enhancement.service.health import Health
-from memory_enhancement.service.results import Fetched, Listing, Summary, WriteResult
-from memory_enhancement.service.retrieval import Retrieval
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
+
+if TYPE_CHECKING:
+    from memory_enhancement.service.composed import MemoryService
+    from memory_enhancement.service.results import Fetched, Listing, Summary, WriteResult
 
 
-class MemoryService(Retrieval, Health, Graph):
-    """Operations on one store, citing code in one repository."""
+def __getattr__(name: str) -> object:
+    """The service's classes, imported on first use: the quick read path (quick.py)
+    lives in this package and must not load the whole service to start."""
+    if name == "MemoryService":
+        from memory_enhancement.service.composed import MemoryService
+
+        return MemoryService
+    if name in ("Fetched", "Listing", "Summary", "WriteResult"):
+        from memory_enhancement.service import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

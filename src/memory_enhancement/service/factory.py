@@ -15,7 +15,7 @@ from typing import Any
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index.index import Index
-from memory_enhancement.service import MemoryService
+from memory_enhancement.service.composed import MemoryService
 from memory_enhancement.store.disk import CONFIG_FILE, Store
 from memory_enhancement.store.repofiles import RepoFiles
 from memory_enhancement.store.state import State

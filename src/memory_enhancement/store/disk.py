@@ -130,7 +130,7 @@ class Store:
         symlinked folder; only a symlinked file can then point out, so the full
         real-path check is made for those alone (it is the dearest part of a read).
         """
-        file = self.root / (path + MEMORY_SUFFIX)
+        file: str | Path = os.path.join(self.root, path + MEMORY_SUFFIX)  # no Path: 10k reads
         if not scanned or os.path.islink(file):
             file = self.file_for(path)
         try:

@@ -14,7 +14,6 @@ the environment; everything else receives the resulting paths.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -22,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_enhancement.core.errors import InvalidInputError, NotFoundError, StoreError
+from memory_enhancement.store import homes
 
-HOME_ENV = "MEMORY_ENHANCEMENT_HOME"
+HOME_ENV = homes.HOME_ENV
 REGISTRY_FILE = "stores.yaml"
 BUILTIN_NAMES = ("project", "global")
 
@@ -47,26 +47,17 @@ def tool_home(env: Mapping[str, str]) -> Path:
 
 def cache_home(env: Mapping[str, str]) -> Path:
     """The folder of rebuildable data (indexes), never inside a repository."""
-    if env.get(HOME_ENV):
-        return Path(env[HOME_ENV]).expanduser() / "cache"
-    base = env.get("XDG_CACHE_HOME") or str(Path(env.get("HOME", "~")) / ".cache")
-    return Path(base).expanduser() / "memory-enhancement"
+    return Path(homes.cache_dir(env))
 
 
 def data_home(env: Mapping[str, str]) -> Path:
     """The folder of data that cannot be rebuilt (usage, verification history)."""
-    if env.get(HOME_ENV):
-        return Path(env[HOME_ENV]).expanduser() / "data"
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")) / ".local" / "share")
-    return Path(base).expanduser() / "memory-enhancement"
+    return Path(homes.data_dir(env))
 
 
 def store_key(root: Path) -> str:
     """A file name that identifies a store folder: its name and a hash of its real path."""
-    real = os.path.realpath(root)
-    digest = hashlib.sha256(real.encode("utf-8")).hexdigest()[:12]
-    name = "".join(c if c.isalnum() or c in "-_" else "-" for c in Path(real).name) or "store"
-    return f"{name}-{digest}"
+    return homes.store_key(root)
 
 
 def global_store(env: Mapping[str, str]) -> Path:

@@ -18,29 +18,23 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
 
-from memory_enhancement.core.model import MEMORY_SUFFIX
-
-RACY_NS = 2_000_000_000  # whole-second filesystems (FAT: 2 s): the resolution assumed
-FINE_RACY_NS = 20_000_000  # sub-second ones: more than a kernel timer tick (4-10 ms)
+from memory_enhancement.core.files import MEMORY_SUFFIX
+from memory_enhancement.store.freshness import RACY_NS
 
 
-def racy_window(mtimes: Iterable[int]) -> int:
-    """How close to a sync's start an mtime must be to count as possibly changed since:
-    the filesystem's timestamp resolution. A filesystem that records sub-second times
-    shows it in any folder's mtime; without one, whole seconds are assumed."""
-    fine = any(mtime % 1_000_000_000 for mtime in mtimes)
-    return FINE_RACY_NS if fine else RACY_NS
-
-
-@dataclass(frozen=True)
 class Snapshot:
-    """Every memory file with its (mtime_ns, size), and every folder with its mtime."""
+    """Every memory file with its (mtime_ns, size), and every folder with its mtime.
 
-    files: dict[str, tuple[int, int]]
-    dirs: dict[str, int]
+    A plain class, not a dataclass: the quick read path (index/quick.py) scans small
+    stores with this module, in a process where importing `dataclasses` costs more
+    than the scan."""
+
+    __slots__ = ("dirs", "files")
+
+    def __init__(self, files: dict[str, tuple[int, int]], dirs: dict[str, int]) -> None:
+        self.files = files
+        self.dirs = dirs
 
 
 def rescan(
@@ -118,19 +112,3 @@ def _list(root: str, folder: str, files: dict[str, tuple[int, int]], stack: list
             except OSError:
                 continue  # a dangling symlink
             files[prefix + name[: -len(MEMORY_SUFFIX)]] = (stat.st_mtime_ns, stat.st_size)
-
-
-def folders_unchanged(
-    root: str, dirs: dict[str, int], synced_at_ns: int, window_ns: int = RACY_NS
-) -> bool:
-    """Whether no folder changed (nor could have, unseen) since the last sync: the fast
-    path of a sync that does not stat files, one stat per folder and nothing else."""
-    racy_after = synced_at_ns - window_ns
-    for folder, recorded in dirs.items():
-        try:
-            mtime = os.stat(os.path.join(root, folder) if folder else root).st_mtime_ns
-        except OSError:
-            return False
-        if mtime != recorded or mtime >= racy_after:
-            return False
-    return True

@@ -26,16 +26,15 @@ frontmatter_write.py, which a read never imports.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from datetime import date, datetime
-from functools import cache
+from dataclasses import replace
 from typing import Any
 
 from memory_enhancement.core.citations import make_citation, parse_citation, parse_line_spec
 from memory_enhancement.core.errors import MemoryToolError, UnreadableMemoryError
 from memory_enhancement.core.ids import parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
-from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.core.timestamps import maybe_timestamp
+from memory_enhancement.store.formats import frontmatter_doc as fd
 from memory_enhancement.store.formats import yamlload
 from memory_enhancement.store.formats.base import (
     Document,
@@ -43,59 +42,20 @@ from memory_enhancement.store.formats.base import (
     as_lines,
     content_of,
 )
+from memory_enhancement.store.formats.frontmatter_doc import (
+    FIELDS,
+    ITEM_LINE,
+    TIMES,
+    Block,
+    FrontmatterDocument,
+)
 from memory_enhancement.store.formats.links import extract_links
 
-
-@cache
-def yaml_module() -> Any:
-    """PyYAML, imported on first use: a store of serena files never needs it."""
-    import yaml
-
-    return yaml
-
-
-def yaml_loader() -> Any:
-    return yamlload.safe_loader()
-
-
 _KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
-ITEM_LINE = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]|$)")
 
-# Fields the tool writes, in the order it writes them.
-FIELDS = (
-    "created_at",
-    "updated_at",
-    "tags",
-    "source",
-    "expires_at",
-    "citations",
-    "confidence",
-    "last_verified",
-    "citation_id",
-)
-TIMES = ("created_at", "updated_at", "expires_at", "last_verified")
 _READ_ONLY_KEYS = ("links", "related")
 _CITATION_KEYS = {"path", "file", "target", "url", "line", "lines", "end_line", "snippet"}
 _CITATION_KEYS |= {"verified", "verified_at", "commit"}
-
-
-@dataclass(frozen=True)
-class Block:
-    """A top-level key and the lines its value spans (trailing blanks/comments excluded)."""
-
-    key: str
-    start: int
-    end: int
-    items: tuple[int, ...] = ()  # first line of each block-sequence item
-
-
-@dataclass
-class FrontmatterDocument(Document):
-    lines: list[str] = field(default_factory=list)
-    close: int = 0  # index of the closing `---` line
-    blocks: dict[str, Block] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)
-    item_valid: bool = True  # every citation item parsed
 
 
 class FrontmatterFormat:
@@ -178,7 +138,7 @@ def _load_yaml(path: str, text: str) -> dict[str, Any]:
         data = yamlload.load(text, first_line=2)
     except yamlload.YamlLimitError as exc:
         raise UnreadableMemoryError(f"{path}: refused YAML frontmatter: {exc}") from None
-    except yaml_module().YAMLError as exc:
+    except fd.yaml_module().YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -287,29 +247,18 @@ def _citation_from_yaml(item: Any) -> Citation:
     line, end_line = item.get("line", item.get("lines")), item.get("end_line")
     if isinstance(line, str) and end_line is None:
         line, end_line = parse_line_spec(str(target), line)
-    extra = tuple((str(k), flow(v)) for k, v in item.items() if k not in _CITATION_KEYS)
+    extra = tuple((str(k), fd.flow(v)) for k, v in item.items() if k not in _CITATION_KEYS)
     return replace(
         make_citation(
             str(target),
             line,
             end_line,
-            snippet=text_of(item.get("snippet")),
-            verified=text_of(item.get("verified", item.get("verified_at"))),
-            commit=text_of(item.get("commit")),
+            snippet=fd.text_of(item.get("snippet")),
+            verified=fd.text_of(item.get("verified", item.get("verified_at"))),
+            commit=fd.text_of(item.get("commit")),
         ),
         extra=extra,
     )
-
-
-def text_of(value: Any) -> str | None:
-    """YAML scalars back to text; timestamps in the form the tool writes them."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return format_timestamp(value)
-    if isinstance(value, date):
-        return value.isoformat()
-    return str(value)
 
 
 def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
@@ -333,17 +282,3 @@ def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
             if target:
                 links.append(Link(str(target), kind, LinkKind.FRONTMATTER, line))
     return links
-
-
-def flow(value: Any) -> str:
-    """One value as single-line YAML (flow style; strings quoted when YAML needs it).
-
-    Here, not in frontmatter_write, because a citation's unknown keys are read back as
-    their YAML text; the writer calls it through this module (bench/gen_store.py
-    memoizes it by replacing it here)."""
-    yaml = yaml_module()
-    if isinstance(value, str) and ("\n" in value or value != value.strip()):
-        dumped = yaml.safe_dump(value, default_style='"', width=2**31, allow_unicode=True)
-    else:
-        dumped = yaml.safe_dump(value, default_flow_style=True, width=2**31, allow_unicode=True)
-    return str(dumped).removesuffix("\n").removesuffix("\n...").strip()

@@ -1,7 +1,8 @@
 """Writing the frontmatter format: a new file, and edits spliced per top-level key.
 
-Split from frontmatter.py, which parses: reading a store never needs this module, so it
-is imported only when something is written (`FrontmatterFormat.render`). A changed key
+Split from frontmatter.py, which parses (what both share is frontmatter_doc.py): reading
+a store never needs this module, so it is imported only when something is written
+(`FrontmatterFormat.render`). A changed key
 rewrites its own lines, a changed citation its own item; the result is parsed again
 there and compared with what was meant before anything is written.
 """
@@ -15,17 +16,14 @@ from typing import Any
 from memory_enhancement.core.ids import PREFIX
 from memory_enhancement.core.model import Citation, Link, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.store.formats import frontmatter as fm
+from memory_enhancement.store.formats import frontmatter_doc as fd
 from memory_enhancement.store.formats.base import LineEdits
-from memory_enhancement.store.formats.frontmatter import (
+from memory_enhancement.store.formats.frontmatter_doc import (
     FIELDS,
     ITEM_LINE,
     TIMES,
     Block,
     FrontmatterDocument,
-    text_of,
-    yaml_loader,
-    yaml_module,
 )
 
 
@@ -51,7 +49,7 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
 
 def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:
     """Append links to the `links:` key, creating it at the end of the frontmatter."""
-    items = [f"  - {fm.flow(_link_item(link))}\n" for link in links]
+    items = [f"  - {fd.flow(_link_item(link))}\n" for link in links]
     block = doc.blocks.get("links")
     if block is None:
         edits.insert(doc.close, ["links:\n", *items])
@@ -60,7 +58,7 @@ def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) ->
     else:
         existing = doc.data.get("links")
         old = existing if isinstance(existing, list) else [] if existing is None else [existing]
-        lines = [f"  - {fm.flow(item)}\n" for item in old]
+        lines = [f"  - {fd.flow(item)}\n" for item in old]
         edits.replace(block.start, block.end, ["links:\n", *lines, *items])
 
 
@@ -107,20 +105,20 @@ def render_key(name: str, meta: MemoryMeta) -> list[str]:
             return []
         return ["citations:\n", *(line for c in value for line in _render_item(c, "  "))]
     if name == "tags":
-        return [f"tags: {fm.flow(list(value))}\n"]
+        return [f"tags: {fd.flow(list(value))}\n"]
     if value is None:
         return []
     if name in TIMES:
         return [f"{name}: {format_timestamp(value)}\n"]
     if name == "citation_id":
         return [f"{name}: {PREFIX}{value}\n"]
-    return [f"{name}: {fm.flow(value)}\n"]
+    return [f"{name}: {fd.flow(value)}\n"]
 
 
 def _render_item(citation: Citation, indent: str) -> list[str]:
     fields: list[tuple[str, Any]] = []
     if citation.snippet is not None or citation.verified or citation.commit or citation.extra:
-        fields.append(("path", fm.flow(citation.target)))
+        fields.append(("path", fd.flow(citation.target)))
         if citation.line is not None and not citation.is_url:
             fields.append(("line", citation.line))
             if citation.end_line is not None:
@@ -130,8 +128,8 @@ def _render_item(citation: Citation, indent: str) -> list[str]:
             if value is not None:
                 fields.append((key, _scalar_text(value)))
     if not fields:
-        return [f"{indent}- {fm.flow(citation.ref)}\n"]
-    rendered = [f"{k}: {v if isinstance(v, str) else fm.flow(v)}\n" for k, v in fields]
+        return [f"{indent}- {fd.flow(citation.ref)}\n"]
+    rendered = [f"{k}: {v if isinstance(v, str) else fd.flow(v)}\n" for k, v in fields]
     rendered += [f"{k}: {v}\n" for k, v in citation.extra]
     pad = indent + "  "
     return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
@@ -140,7 +138,7 @@ def _render_item(citation: Citation, indent: str) -> list[str]:
 def render_links(links: tuple[Link, ...]) -> list[str]:
     if not links:
         return []
-    items = [fm.flow(_link_item(link)) for link in links]
+    items = [fd.flow(_link_item(link)) for link in links]
     return ["links:\n", *(f"  - {item}\n" for item in items)]
 
 
@@ -150,12 +148,12 @@ def _scalar_text(value: str) -> str:
     Timestamps the tool writes stay unquoted (they read back as datetimes and
     are turned back into the same text); anything else is quoted as needed.
     """
-    plain = fm.flow(value)
+    plain = fd.flow(value)
     if plain.startswith(("'", '"')) and "\n" not in value:
         try:  # any text can get here (`}`, `[1, 2`): only a timestamp stays bare
-            loaded = yaml_module().load(value, Loader=yaml_loader())
-        except yaml_module().YAMLError:
+            loaded = fd.yaml_module().load(value, Loader=fd.yaml_loader())
+        except fd.yaml_module().YAMLError:
             return plain
-        if isinstance(loaded, datetime | date) and text_of(loaded) == value:
+        if isinstance(loaded, datetime | date) and fd.text_of(loaded) == value:
             return value
     return plain

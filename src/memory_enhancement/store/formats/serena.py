@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from memory_enhancement.core.citations import (
@@ -43,9 +43,16 @@ from memory_enhancement.store.formats.base import (
     content_of,
 )
 from memory_enhancement.store.formats.links import extract_links
-
-CITATIONS, LINKS, METADATA = "citations", "links", "metadata"
-MANAGED = (CITATIONS, LINKS, METADATA)
+from memory_enhancement.store.formats.serena_doc import (
+    CITATIONS,
+    MANAGED,
+    META_BULLET,
+    META_WRITE,
+    METADATA,
+    CitationEntry,
+    SerenaDocument,
+    Table,
+)
 
 _COLUMNS = {
     "file": "file", "path": "file", "source": "file", "location": "file", "citation": "file",
@@ -63,46 +70,9 @@ _META_LABELS = {
     "confidence": "confidence", "last verified": "last_verified", "links": "links",
     "id": "citation_id", "citation id": "citation_id",
 }  # fmt: skip
-META_WRITE = {
-    "created_at": "Created", "updated_at": "Updated", "tags": "Tags", "source": "Source",
-    "expires_at": "Expires", "confidence": "Confidence", "last_verified": "Last Verified",
-    "citation_id": "ID",
-}  # fmt: skip
-META_BULLET = re.compile(
-    r"^(?P<lead>\s*[-*+]\s+)\*\*(?P<label>[^*]+?)\*\*\s*:?\s*(?P<value>.*?)\s*$"
-)
 _INLINE_CITE = re.compile(
     r"\[cite:(?P<type>[A-Za-z_-]*)\]\((?P<target>[^()\s]+(?:\([^()\s]*\))?)\)"
 )
-
-
-@dataclass(frozen=True)
-class CitationEntry:
-    """Where a citation is written: a table row, or an inline `[cite:TYPE](TARGET)`."""
-
-    citation: Citation
-    line: int
-    span: tuple[int, int] | None = None  # columns of an inline citation
-    cite_type: str = "file"
-
-
-@dataclass(frozen=True)
-class Table:
-    header: int
-    end: int  # exclusive: the line after the last row
-    columns: tuple[str, ...]
-
-
-@dataclass
-class SerenaDocument(Document):
-    lines: list[str] = field(default_factory=list)
-    sections: list[md.Section] = field(default_factory=list)
-    entries: list[CitationEntry] = field(default_factory=list)
-    table: Table | None = None
-    meta_lines: dict[str, int] = field(default_factory=dict)
-
-    def section(self, key: str) -> md.Section | None:
-        return md.first_section(self.sections, key)
 
 
 class SerenaFormat:

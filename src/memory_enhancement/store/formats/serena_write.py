@@ -1,7 +1,8 @@
 """Writing the serena format: a new file, and edits spliced into an existing one.
 
-Split from serena.py, which parses: reading a store never needs this module, so it is
-imported only when something is written (`SerenaFormat.render`). Every edit touches only
+Split from serena.py, which parses (what both share is serena_doc.py): reading a store
+never needs this module, so it is imported only when something is written
+(`SerenaFormat.render`). Every edit touches only
 the lines it must (a changed citation its row, a changed value its bullet); see the
 format's description in serena.py.
 """
@@ -18,7 +19,7 @@ from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.store.formats import markdown as md
 from memory_enhancement.store.formats.base import LineEdits, as_lines, content_of
 from memory_enhancement.store.formats.link_grammar import RELATED
-from memory_enhancement.store.formats.serena import (
+from memory_enhancement.store.formats.serena_doc import (
     CITATIONS,
     LINKS,
     MANAGED,

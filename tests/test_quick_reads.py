@@ -1,0 +1,197 @@
+"""The quick read path (cli/fast.py): the same bytes as the click commands, or nothing.
+
+On the real corpus, `get`, `list`, `related` and `graph` answered by the quick
+path must print exactly what the click commands print, record the same usage,
+and step aside (print nothing, return False) whenever they could not answer
+exactly: options they do not know, names to resolve, expired memories, a store
+that changed since the last sync. The quick path answers for stores above the
+index's full-check limit between its periodic checks; the tests lower that limit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import RunCli
+from memory_enhancement.cli.fast import answer
+from memory_enhancement.core.model import MEMORY_SUFFIX
+from memory_enhancement.index import quick
+from memory_enhancement.service import quick as quick_service
+from memory_enhancement.store.homes import data_dir, store_key
+from memory_enhancement.store.state import MIGRATIONS
+
+
+@pytest.fixture
+def corpus_store(tmp_path: Path, corpus: Path) -> Path:
+    store = tmp_path / "store"
+    shutil.copytree(corpus, store, ignore=shutil.ignore_patterns(".*"))
+    return store
+
+
+@pytest.fixture
+def quick_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every store counts as big, and its files as checked just now."""
+    monkeypatch.setattr(quick, "FULL_CHECK_LIMIT", 0)
+    monkeypatch.setattr(quick, "FULL_CHECK_INTERVAL", 1e9)
+
+
+def quick_answer(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[bool, str]:
+    capsys.readouterr()
+    answered = answer(list(args), dict(os.environ))
+    return answered, capsys.readouterr().out
+
+
+def usage_count(store: Path) -> int:
+    state = Path(data_dir(os.environ)) / "state" / f"{store_key(store)}.db"
+    with sqlite3.connect(state) as db:
+        return int(db.execute("SELECT count(*) FROM usage").fetchone()[0])
+
+
+def memories_of(store: Path) -> list[str]:
+    return sorted(
+        str(p.relative_to(store))[: -len(MEMORY_SUFFIX)] for p in store.rglob("*" + MEMORY_SUFFIX)
+    )
+
+
+def test_the_constants_it_copies_to_stay_light_match_their_sources() -> None:
+    assert len(MIGRATIONS) == quick_service.STATE_VERSION
+
+
+def test_quick_answers_equal_the_click_commands_on_the_real_corpus(
+    corpus_store: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where = ["--dir", str(corpus_store)]
+    assert run_cli(["list", *where]).exit_code == 0  # builds the index
+    paths = memories_of(corpus_store)
+    sample = paths[:: max(1, len(paths) // 40)]
+    compared = 0
+    for command in [["list"], ["list", "--limit", "20"], ["list", "-n", "3"]]:
+        answered, out = quick_answer(capsys, *command, *where)
+        assert answered, command
+        assert out == run_cli([*command, *where]).output, command
+        compared += 1
+    for path in sample:
+        for command in (["related", path], ["graph", path], ["graph", path, "--depth", "1"]):
+            answered, out = quick_answer(capsys, *command, *where)
+            expected = run_cli([*command, *where])
+            assert answered, command
+            assert expected.exit_code == 0
+            assert out == expected.output, command
+            compared += 1
+        before = usage_count(corpus_store)
+        answered, out = quick_answer(capsys, "get", path, *where)
+        if answered:  # not for memories with warnings or an expiry past
+            assert usage_count(corpus_store) == before + 1
+            expected = run_cli(["get", path, *where])
+            assert out == expected.output, path
+            assert usage_count(corpus_store) == before + 2
+            compared += 1
+        else:
+            assert out == ""
+    assert compared > 100
+
+
+def test_a_citation_id_names_the_memory_as_its_path_does(
+    corpus_store: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`[mem:ID]` and `mem:ID` as `get` and `related` take them, and the path."""
+    where = ["--dir", str(corpus_store)]
+    listing = run_cli(["list", *where]).output.splitlines()
+    cid, path = listing[5].split()[:2]
+    by_id = quick_answer(capsys, "related", cid, *where)
+    by_path = quick_answer(capsys, "related", path, *where)
+    assert by_id == by_path
+    assert by_id[0]
+    # `show` is `get`; `--dir=PATH` is `--dir PATH`
+    shown = quick_answer(capsys, "show", cid.strip("[]"), f"--dir={corpus_store}")
+    assert shown[0]
+    assert shown[1] == run_cli(["show", path, *where]).output
+
+
+def test_it_steps_aside_without_printing_whenever_it_cannot_answer_exactly(
+    corpus_store: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where = ["--dir", str(corpus_store)]
+    run_cli(["list", *where])
+    path = memories_of(corpus_store)[3]
+    name = path.rpartition("/")[2]
+    for command in (
+        ["get", path, "--json", *where],  # an option it does not render
+        ["get", path],  # no --dir: the store is chosen by the click path
+        ["get", name, *where],  # a bare name is resolved by the service
+        ["get", path + ".md", *where],  # a path to normalize
+        ["get", "no/such/memory", *where],  # the error comes from the click path
+        ["graph", path, "--depth", "-1", *where],
+        ["graph", path, "--direction", "in", *where],
+        ["list", "--limit", "0", *where],
+        ["list", "--limit", "x", *where],
+        ["related", *where],
+        ["verify-all", *where],
+        ["get", path, "--dir", str(corpus_store / "missing")],
+    ):
+        assert quick_answer(capsys, *command) == (False, ""), command
+    assert quick_answer(capsys, "related", path, *where)[0]
+    time.sleep(0.05)
+    (corpus_store / "new-note.md").write_text("# New\n\nA new memory.\n", encoding="utf-8")
+    assert quick_answer(capsys, "related", path, *where) == (False, ""), "the store changed"
+    assert "new-note" in run_cli(["list", *where]).output
+    time.sleep(0.05)  # a folder changed within the timestamp resolution of a sync stays
+    run_cli(["list", *where])  # suspect until a later sync settles it
+    assert quick_answer(capsys, "related", path, *where)[0], "synced again"
+
+
+def test_an_expired_memory_or_an_edited_file_goes_the_ordinary_way(
+    tmp_path: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "small"
+    where = ["--dir", str(store)]
+    assert run_cli(["add", "notes/old", "-c", "# Old\n\nGone.", "--expires-at", "2001-01-01",
+                    *where]).exit_code == 0  # fmt: skip
+    assert run_cli(["add", "notes/live", "-c", "# Live\n\nHere.", *where]).exit_code == 0
+    run_cli(["list", *where])
+    time.sleep(0.05)  # past the timestamp resolution of the folders just written
+    run_cli(["list", *where])
+    assert quick_answer(capsys, "get", "notes/old", *where) == (False, "")
+    assert quick_answer(capsys, "get", "notes/live", *where)[0]
+    listed = quick_answer(capsys, "list", *where)
+    assert listed[0] and "notes/old" not in listed[1]
+    live = store / "notes" / "live.md"
+    live.write_text(live.read_text(encoding="utf-8") + "More.\n", encoding="utf-8")
+    assert quick_answer(capsys, "get", "notes/live", *where) == (False, "")
+    assert "More." in run_cli(["get", "notes/live", *where]).output
+
+
+def test_main_offers_the_quick_path_exactly_the_commands_it_takes() -> None:
+    from memory_enhancement.cli import QUICK_COMMANDS
+    from memory_enhancement.cli.fast import COMMANDS
+
+    assert set(COMMANDS) == QUICK_COMMANDS
+
+
+def test_a_small_store_is_answered_after_every_file_is_checked(
+    corpus_store: Path, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Below the full-check limit the quick path stats every file, as a sync does: an
+    edit in place (the folder's mtime unchanged) sends the read the ordinary way."""
+    where = ["--dir", str(corpus_store)]
+    run_cli(["list", *where])
+    time.sleep(0.05)
+    run_cli(["list", *where])  # settles the folders written just before the first sync
+    path = memories_of(corpus_store)[7]
+    answered, out = quick_answer(capsys, "graph", path, *where)
+    assert answered
+    assert out == run_cli(["graph", path, *where]).output
+    folder_mtime = (corpus_store / path).parent.stat().st_mtime_ns
+    target = corpus_store / (path + MEMORY_SUFFIX)
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write("\nEdited in place.\n")
+    assert (corpus_store / path).parent.stat().st_mtime_ns == folder_mtime
+    assert quick_answer(capsys, "graph", path, *where) == (False, "")
+    assert quick_answer(capsys, "list", "-n", "2", *where) == (False, "")
+    assert "Edited in place." in run_cli(["get", path, *where]).output
