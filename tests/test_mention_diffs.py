@@ -102,3 +102,51 @@ def test_file_lists_of_past_commits_from_chained_diffs(repo: GitRepo) -> None:
     finally:
         learned.close()
         listed.close()
+
+
+def test_exact_renames_of_gone_files_are_git_diffs_own(repo: GitRepo) -> None:
+    """Renames found by object id (the diff limited to the gone files and the files now
+    holding their content) are those `git diff -M100%` finds between each commit and
+    HEAD, for every gone file: moved unchanged, moved and edited (not exact), deleted
+    while a copy that was already there stays (not a rename), and a gone file that was
+    renamed unchanged since another commit than its own."""
+    from memory_enhancement.verify.mention_diffs import _exact_renames
+
+    repo.write_lines("src/moved.py", numbered(5, "moved"))
+    repo.write_lines("src/edited.py", numbered(5, "edited"))
+    repo.write_lines("src/copied.py", numbered(5, "copied"))
+    repo.write_lines("keep/copy.py", numbered(5, "copied"))
+    first = repo.commit("first")
+    repo.write_lines("src/late.py", numbered(4, "late"))
+    second = repo.commit("second")
+    for name in ("moved", "edited", "copied", "late"):
+        (repo.root / f"src/{name}.py").unlink()
+    repo.write_lines("pkg/moved.py", numbered(5, "moved"))
+    repo.write_lines("pkg/edited.py", [*numbered(5, "edited"), "more"])
+    repo.write_lines("pkg/late_renamed.py", numbered(4, "late"))
+    repo.commit("reorganise")
+    gone = {
+        first: {"src/moved.py", "src/edited.py", "src/copied.py"},
+        second: {"src/late.py"},
+    }
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        found = _exact_renames(git, history, gone)
+    finally:
+        history.close()
+    olds = set().union(*gone.values())
+    for commit in gone:
+        out = repo.git("diff", "-M100%", "--name-status", "-z", "--diff-filter=R", commit, "HEAD")
+        fields = out.split("\0")
+        expected = {
+            (fields[i + 1], fields[i + 2])
+            for i in range(len(fields) - 2)
+            if fields[i].startswith("R") and fields[i + 1] in olds
+        }
+        assert set(found[commit]) == expected
+    assert set(found[first]) == {("src/moved.py", "pkg/moved.py")}
+    assert set(found[second]) == {
+        ("src/moved.py", "pkg/moved.py"),
+        ("src/late.py", "pkg/late_renamed.py"),
+    }

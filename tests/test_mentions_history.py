@@ -347,11 +347,13 @@ def test_history_replayed_from_one_log_agrees_with_git_blame(repo: GitRepo) -> N
     assert replayed[-1] is None  # not committed yet
 
 
-def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo) -> None:
-    """line_origins walks the memory folder once, with every first-parent commit (also
-    those that leave the folder alone), and the run's Git reuses that walk."""
+@pytest.mark.parametrize("graph", [False, True], ids=["no commit-graph", "commit-graph"])
+def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo, graph: bool) -> None:
+    """line_origins walks the memory folder once, and the run's Git reuses what it learned
+    of every first-parent commit (also those that leave the folder alone): from the walk
+    itself, or with a commit-graph from `git rev-list --timestamp`."""
     from memory_enhancement.verify.git import Git as RealGit
-    from memory_enhancement.verify.line_origins import line_origins
+    from memory_enhancement.verify.line_origins import _has_commit_graph, line_origins
 
     note(repo, "first")
     repo.commit("memory")
@@ -359,6 +361,9 @@ def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo) -
     repo.commit("edit")
     repo.write_lines("src/other.py", ["x = 1"])
     repo.commit("code only")  # HEAD leaves the memory folder alone
+    if graph:
+        repo.git("commit-graph", "write", "--reachable")
+    assert _has_commit_graph(RealGit(repo.root)) is graph
     git = RealGit.discover(repo.root)
     assert git is not None
     notes = f"{STORE}/notes.md"
@@ -468,3 +473,59 @@ def test_a_memory_without_mentions_is_not_read_again_until_it_changes(repo: GitR
     assert mentions["plain"] == ["src/app.py:12"]
     with state.connect() as db:
         assert list(db.execute("SELECT path FROM mention_free")) == []
+
+
+def test_a_memory_with_mentions_is_not_read_again_until_it_changes(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun takes an unchanged memory file's mentions from the state database (its
+    size and modification time say it is the same) rather than reading and parsing it;
+    once the file changes it is read again, and the new mention is seen."""
+    from memory_enhancement.verify import mention_reading
+
+    note(repo, "src/app.py:10 and `src/api.py#L3-L4`")
+    repo.commit("memory")
+    move_code(repo)
+    state = State(repo.root / "state.db")
+    first = mentions(repo, state=state)
+    parsed: list[str] = []
+    real = mention_reading.find_mentions
+
+    def counting(text: str) -> list[Any]:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(mention_reading, "find_mentions", counting)
+    second = mentions(repo, state=state)
+    assert parsed == []  # nothing read again
+    assert second == first  # the same mentions (every field) and the same verdicts
+    note(repo, "src/app.py:10 and `src/api.py#L3-L4`", "then src/app.py:20")
+    third = mentions(repo, state=state)
+    assert len(parsed) == 1 and set(third) == {*first, "src/app.py:20"}
+    assert third["src/app.py:20"].written_in is None  # read again: the new line is seen
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ['"w": [[1, 2]]', '"w": "x"', '"n": "many"', '"w": [["a", 0, "t", "p", 1, null, "colon"'],
+)
+def test_a_damaged_cached_mention_list_is_read_again_not_trusted(
+    repo: GitRepo, damage: str
+) -> None:
+    """A cache row whose kept mentions cannot be decoded (a torn write, an old format) is
+    a miss: the memory file is read again and judged as on a first run."""
+    note(repo, "src/app.py:10 and src/api.py:3")
+    repo.commit("memory")
+    move_code(repo)
+    state = State(repo.root / "state.db")
+    first = mentions(repo, state=state)
+    with state.connect() as db:
+        (checked,) = db.execute("SELECT checked FROM mention_history").fetchone()
+        key = damage.split(":", 1)[0]
+        start = checked.index(key)
+        end = checked.index(',"', start) if key != '"n"' else len(checked) - 1
+        db.execute(
+            "UPDATE mention_history SET checked = ?", (checked[:start] + damage + checked[end:],)
+        )
+        db.commit()
+    assert mentions(repo, state=state) == first

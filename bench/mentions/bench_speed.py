@@ -14,6 +14,9 @@ Three kinds of run of the same tool on the same tree, side by side, alternating
   as it does for any second command);
 - `warm`: `verify-all` again with nothing changed.
 
+With `--baseline-src`, the same three kinds of run of the other checkout's code
+(`cold_baseline`, `warm_baseline`, `none_baseline`) alternate with them.
+
 CPU = user + system time of the process and its children (git), medians.
 Compiled modules are cached (`PYTHONPYCACHEPREFIX` in the run's temporary home)
 as they are for an installed package.
@@ -101,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tempfile.gettempdir()) / "mentions-bench"
         work.mkdir(parents=True, exist_ok=True)
         tree = work_tree(corpus, work)
-    kinds = ["none", "cold", "warm"] + (["cold_baseline"] if args.baseline_src else [])
+    baseline_kinds = ["cold_baseline", "warm_baseline", "none_baseline"]
+    kinds = ["none", "cold", "warm"] + (baseline_kinds if args.baseline_src else [])
     times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
     with tempfile.TemporaryDirectory(prefix="mentions-speed-") as tmp:
         home = Path(tmp)
@@ -123,6 +127,11 @@ def main(argv: list[str] | None = None) -> int:
                 elif kind == "cold_baseline":
                     forget_mentions(base_home)
                     cpu, wall, _ = run(tree, base_home, src=args.baseline_src)
+                    run(tree, base_home, src=args.baseline_src)  # warm again, as for `cold`
+                elif kind == "warm_baseline":
+                    cpu, wall, _ = run(tree, base_home, src=args.baseline_src)
+                elif kind == "none_baseline":
+                    cpu, wall, _ = run(tree, base_home, "--no-mentions", src=args.baseline_src)
                 else:
                     cpu, wall, _ = run(tree, home)
                 times[kind].append((cpu, wall))
@@ -148,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "baseline_src": str(args.baseline_src),
                 "cold_baseline_over_none_cpu": round(medians["cold_baseline"]["cpu_s"] / base, 2),
+                "baseline_cold_over_its_none_cpu": round(
+                    medians["cold_baseline"]["cpu_s"] / medians["none_baseline"]["cpu_s"], 2
+                ),
+                "baseline_warm_over_its_none_cpu": round(
+                    medians["warm_baseline"]["cpu_s"] / medians["none_baseline"]["cpu_s"], 2
+                ),
             }
             if args.baseline_src
             else {}

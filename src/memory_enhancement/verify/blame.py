@@ -29,6 +29,11 @@ _ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 _UNCOMMITTED = "0" * 40
 _BINARY_PROBE = 8192
 MAX_BLOB_BYTES = 20 * 1024 * 1024
+# The files read at past commits are kept for the run up to this many (and bytes): a
+# run asks whether each mention's file was there, then reads it, then the Verifier
+# reads it again; a store's first run reads a few hundred, mostly small.
+_KEPT_BLOBS = 1024
+_KEPT_BLOB_BYTES = 64 * 1024 * 1024
 
 
 def blob_hash(data: bytes) -> str:
@@ -54,7 +59,12 @@ class GitHistory:
     _names: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
     # the names of the files a learned list holds (None: all)
     _blobs: dict[tuple[str, str], bytes | None] = field(default_factory=dict, repr=False)
+    _blob_bytes: int = field(default=0, repr=False)  # the size of those kept
+    _ids: dict[tuple[str, str], str | None] = field(default_factory=dict, repr=False)
+    _sizes: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    # (commit, path) -> the file's object id there (None: no file), kept for the run
     _now: FileList | None = field(default=None, repr=False)
+    _index: str = field(default="", repr=False)  # `git ls-files -s -z` as read
     _origin: str | None = field(default=None, repr=False)
     _origin_read: bool = field(default=False, repr=False)
 
@@ -98,7 +108,8 @@ class GitHistory:
 
     def exists(self, commit: str, path: str) -> bool:
         """Whether the repository had a file at that path at that commit."""
-        return self._blob(commit, path) is not None
+        self.object_id(commit, path)
+        return self._sizes.get((commit, path), MAX_BLOB_BYTES + 1) <= MAX_BLOB_BYTES
 
     def read(self, commit: str, path: str) -> list[str] | None:
         """The lines of a repository file at a commit; None when it was not a text file there."""
@@ -109,17 +120,26 @@ class GitHistory:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        if "\r" not in text:  # most files: nothing to strip, no second pass over the lines
+            return lines
         return [line.rstrip("\r") for line in lines]
 
     def _blob(self, commit: str, path: str) -> bytes | None:
-        """A file's bytes at a commit (the last few are kept: a mention's file is asked
-        for again when it is read)."""
+        """A file's bytes at a commit (kept within `_KEPT_BLOBS` and `_KEPT_BLOB_BYTES`: a
+        mention's file is asked for again when it is read)."""
         key = (commit, path)
         if key in self._blobs:
             return self._blobs[key]
-        data = self._cat_file(f"{commit}:{to_git(self.git, path)}")
-        if len(self._blobs) >= 64:
-            self._blobs.pop(next(iter(self._blobs)))
+        found = self._cat_object(f"{commit}:{to_git(self.git, path)}")
+        data = None
+        if found is not None and found[0] == b"blob" and len(found[1]) <= MAX_BLOB_BYTES:
+            data = found[1]
+        self._remember(key, found)
+        self._blob_bytes += len(data or b"")
+        while self._blobs and (
+            len(self._blobs) >= _KEPT_BLOBS or self._blob_bytes > _KEPT_BLOB_BYTES
+        ):
+            self._blob_bytes -= len(self._blobs.pop(next(iter(self._blobs))) or b"")
         self._blobs[key] = data
         return data
 
@@ -140,12 +160,6 @@ class GitHistory:
             entries[name] = (mode, data[nul + 1 : nul + 1 + width].hex())
             at = nul + 1 + width
         return Tree(oid, entries)
-
-    def _cat_file(self, spec: str) -> bytes | None:
-        found = self._cat_object(spec)
-        if found is None or found[0] != b"blob" or len(found[1]) > MAX_BLOB_BYTES:
-            return None
-        return found[1]
 
     def _cat_object(self, spec: str) -> tuple[bytes, bytes, str] | None:
         """(type, content, id) of an object, from the run's `git cat-file --batch`."""
@@ -267,15 +281,51 @@ class GitHistory:
                 out = self.git.run("ls-files", "-s", "-z")
             except GitError:
                 out = ""
+            self._index = out
             self._now = self._file_list(_ls_files(out))
         return self._now
+
+    def indexed_as(self, oid: str) -> list[str]:
+        """The files of the work tree's list (git's index) whose content is this object
+        (a search of the list as git printed it, not a map of all 9,000 entries)."""
+        self.files_now()
+        out, found = self._index, []
+        needle = f" {oid} "
+        at = out.find(needle)
+        while at >= 0:
+            tab, end = out.find("\t", at), out.find("\0", at)
+            if 0 <= tab < (end if end >= 0 else len(out)):
+                path = out[tab + 1 : end if end >= 0 else len(out)]
+                rel = from_git(self.git, path) if self.git.prefix else path
+                if rel:
+                    found.append(rel)
+            at = out.find(needle, at + 1)
+        return found
+
+    def object_id(self, commit: str, path: str) -> str | None:
+        """The id of the file at that path at that commit (None: no such file); asked
+        of git once per run, whether the file was read or not."""
+        key = (commit, path)
+        if key not in self._ids:
+            self._blob(commit, path)  # kept too: a file asked about is usually read next
+        return self._ids[key]
+
+    def _remember(self, key: tuple[str, str], found: tuple[bytes, bytes, str] | None) -> None:
+        if found is not None and found[0] == b"blob":
+            self._ids[key] = found[2]
+            self._sizes[key] = len(found[1])
+        else:
+            self._ids[key] = None
 
     def _file_list(self, entries: Iterable[tuple[str, bool]]) -> FileList:
         files: list[str] = []
         links: list[str] = []
-        prefix = self.git.prefix
+        if not self.git.prefix:
+            for path, is_link in entries:
+                (links if is_link else files).append(path)
+            return FileList(files, links)
         for path, is_link in entries:
-            rel = from_git(self.git, path) if prefix else path
+            rel = from_git(self.git, path)
             if rel:
                 (links if is_link else files).append(rel)
         return FileList(files, links)
@@ -355,6 +405,14 @@ def _ls_tree(out: str) -> Iterable[tuple[str, bool]]:
 
 
 def _ls_files(out: str) -> Iterable[tuple[str, bool]]:
+    if " 1\t" not in out and " 2\t" not in out and " 3\t" not in out:
+        # Nothing unmerged (no entry at stage 1-3), the usual case: each path is listed
+        # once, and a whole work tree's list is read without keeping a set of the seen.
+        for entry in out.split("\0"):
+            tab = entry.find("\t")
+            if tab > 0 and tab + 1 < len(entry):
+                yield entry[tab + 1 :], entry.startswith("160000 ")
+        return
     seen: set[str] = set()
     for entry in out.split("\0"):
         meta, _, path = entry.partition("\t")

@@ -378,14 +378,19 @@ def _parse_diff(out: str) -> list[LineMap]:
         new: str | None = None
         hunks: list[Hunk] = []
         removed: dict[int, str] = {}
+        at = 0
         for line in chunk.split("\n"):
-            if line.startswith("@@ "):
-                hunks.append(_hunk(line))
-                at = hunks[-1].old_start
-            elif hunks:
-                if line.startswith("-"):  # a changed line, whatever it looks like
+            if hunks:  # inside hunks only their own headers and removed lines matter
+                first = line[:1]
+                if first == "-":  # a changed line, whatever it looks like
                     removed[at] = line[1:]
                     at += 1
+                elif first == "@" and line.startswith("@@ "):
+                    hunks.append(_hunk(line))
+                    at = hunks[-1].old_start
+            elif line.startswith("@@ "):
+                hunks.append(_hunk(line))
+                at = hunks[-1].old_start
             elif line.startswith("--- "):
                 old = _diff_path(line[4:])
             elif line.startswith("+++ "):

@@ -124,11 +124,21 @@ class _FolderLog:
         return "\n".join(parts) + "\n"
 
     def _walk(self) -> list[tuple[str, str]]:
-        """One `git log --raw` of the folder: the commits changing it, and what they changed."""
+        """One `git log --raw` of the folder: the commits changing it, and what they changed.
+
+        The run also needs HEAD's whole first-parent history with commit times. Without a
+        commit-graph git parses every commit of the walk anyway, so the walk lists them
+        all (`--sparse`) with their times. With one, printing a commit's time makes git
+        parse the commit it could otherwise skip (0.09 s instead of 0.03 s for 2,624
+        commits): the walk lists only the commits changing the folder, and the times
+        come from `git rev-list --timestamp`, which reads them from the graph."""
         if self._commits is None:
+            graph = _has_commit_graph(self.git)
             out = self.git.run(
-                "log", "--first-parent", "-m", "--reverse", "--sparse", "--raw", "-z",
-                "--no-renames", "--no-abbrev", "--format=@@@%H %ct %P", "HEAD", "--", self.folder,
+                "log", "--first-parent", "-m", "--reverse", *(() if graph else ("--sparse",)),
+                "--raw", "-z", "--no-renames", "--no-abbrev",
+                "--format=@@@%H %P" if graph else "--format=@@@%H %ct %P", "HEAD", "--",
+                self.folder,
             )  # fmt: skip
             commits: list[tuple[str, str]] = []
             times: list[int] = []
@@ -145,15 +155,54 @@ class _FolderLog:
                 field = field.lstrip("\n")
                 if field.startswith("@@@"):
                     sha, _, rest = field[3:].partition(" ")
-                    time, _, parents = rest.partition(" ")
-                    commits.append((sha, parents.strip()))
-                    times.append(int(time))
+                    if not graph:
+                        time, _, rest = rest.partition(" ")
+                        times.append(int(time))
+                    commits.append((sha, rest.strip()))
                 i += 1
             self._commits = commits
-            # Every first-parent commit was read (`--sparse`), not only those changing the
-            # folder: the run's Git needs no walk of its own (Git.first_parents).
-            self.git.learn_first_parents(times, [sha for sha, _ in commits])
+            # Every first-parent commit is known now: the run's Git needs no walk of its
+            # own (Git.first_parents).
+            if graph:
+                self._learn_first_parents()
+            else:
+                self.git.learn_first_parents(times, [sha for sha, _ in commits])
         return self._commits
+
+    def _learn_first_parents(self) -> None:
+        try:
+            out = self.git.run("rev-list", "--first-parent", "--timestamp", "--reverse", "HEAD")
+        except GitError:
+            return  # the run's Git walks it itself if asked
+        times, shas = [], []
+        for row in out.split("\n"):
+            time, _, sha = row.partition(" ")
+            if sha and time.isdigit():
+                times.append(int(time))
+                shas.append(sha)
+        self.git.learn_first_parents(times, shas)
+
+
+def _has_commit_graph(git: Git) -> bool:
+    """Whether git has a commit-graph for the repository (`git gc` writes one): in its
+    object folder or one it borrows from (`objects/info/alternates`). A work tree whose
+    `.git` is a file (a linked worktree, a submodule) is taken as having none."""
+    objects = git.toplevel / ".git" / "objects"
+    if not objects.is_dir():
+        return False
+    folders = [objects]
+    try:
+        borrowed = (objects / "info" / "alternates").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        borrowed = ""
+    for line in borrowed.splitlines():
+        if line.strip() and not line.startswith("#"):
+            folders.append((objects / line.strip()).resolve())
+    return any(
+        (folder / "info" / "commit-graph").is_file()
+        or (folder / "info" / "commit-graphs" / "commit-graph-chain").is_file()
+        for folder in folders
+    )
 
 
 _LOG = ("--first-parent", "-m", "--reverse", "-p", *_DIFF, "--format=@@@%H %P")
@@ -272,6 +321,9 @@ def _replay(
         hunks.clear()
 
     for row in out.split("\n"):
+        first = row[:1]
+        if (first == "+" or first == "-") and not headers:
+            continue  # a line a hunk adds or removes: its hunk header said all that counts
         if row.startswith("@@@"):
             flush()
             path, headers = None, False

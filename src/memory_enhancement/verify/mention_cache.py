@@ -87,13 +87,15 @@ class MentionCache:
         wanted = set(paths)
         if not wanted:
             return {}
-        found = {}
+        return {path: row for path, row in self.load_all().items() if path in wanted}
+
+    def load_all(self) -> dict[str, Cached]:
+        """Every row, by memory file (work-tree path)."""
         with self.state.connect() as db:
             rows = db.execute("SELECT path, blob, head, data, checked FROM mention_history")
-            for path, blob, head, data, checked in rows:
-                if path in wanted:
-                    found[path] = Cached(blob, head, data, checked)
-        return found
+            return {
+                path: Cached(blob, head, data, checked) for path, blob, head, data, checked in rows
+            }
 
     def save(self, rows: Mapping[str, Cached]) -> None:
         if not rows:
@@ -179,6 +181,30 @@ def encode_check(check: CitationCheck) -> list[Any]:
         check.current_path, check.current_line, check.reason, check.renamed_to,
         check.written_in, list(check.candidates), check.current_end,
     ]  # fmt: skip
+
+
+def encode_mention(m: Mention) -> list[Any]:
+    return [
+        m.line, m.column, m.text, m.path, m.start, m.end, m.form, m.path_at, m.start_at,
+        m.end_at, m.repository, m.ref, m.in_code,
+    ]  # fmt: skip
+
+
+def decode_mention(row: list[Any]) -> Mention:
+    line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code = row
+    return Mention(
+        line, column, text, path, start, end, form, _span(path_at), _pair(start_at),
+        _span(end_at), repo, ref, code,
+    )  # fmt: skip
+
+
+def _pair(value: list[int]) -> tuple[int, int]:
+    first, last = value
+    return int(first), int(last)
+
+
+def _span(value: list[int] | None) -> tuple[int, int] | None:
+    return None if value is None else _pair(value)
 
 
 def decode_check(row: list[Any], mention: Mention) -> CitationCheck:

@@ -59,7 +59,7 @@ def mention_git(
     # renames are found by hash at once, for every commit in one process; renames with
     # edits are looked for among files whose name starts like the old one's (`x.py` ->
     # `pkg/x.py`, `x_example.py`, `x.py.bak`).
-    exact = _exact_renames(git, history, sorted(gone))
+    exact = _exact_renames(git, history, gone)
     for commit, paths in sorted(gone.items()):
         found = exact.get(commit)
         if found is None:  # the trees could not be read: as git diff says
@@ -100,14 +100,23 @@ def _rename_fields(git: Git, fields: list[str]) -> list[tuple[str, str]]:
 
 
 def _exact_renames(
-    git: Git, history: GitHistory, commits: list[str]
+    git: Git, history: GitHistory, gone: Mapping[str, set[str]]
 ) -> dict[str, list[tuple[str, str]]]:
-    """Per commit, the files renamed unchanged between it and HEAD: what `git diff
-    -M100% <commit> HEAD` says, for all the commits in one `git diff-tree --stdin` of
-    their root trees (git echoes each pair of trees before its answer)."""
+    """Per commit, the gone files renamed unchanged between it and HEAD: what `git diff
+    -M100% <commit> HEAD` says of them, for all the commits in one `git diff-tree
+    --stdin` of their root trees (git echoes each pair of trees before its answer).
+
+    An unchanged file keeps its object id, so the only files it can have become are
+    those of the work tree's list with the id it had at one of the commits: the diff is
+    limited to the gone files and those (a whole-tree diff of an old commit lists
+    thousands of changes to find them; limited, git reads only their folders)."""
+    commits = sorted(gone)
     head = history.tree("HEAD:") if commits else None
     if head is None:
         return {}
+    olds = sorted({path for paths in gone.values() for path in paths})
+    if any("\n" in path for path in olds):
+        return {}  # not a name the object lookup can ask: git diffs the whole trees
     pairs: dict[str, str] = {}
     for commit in commits:
         then = history.tree(f"{commit}:")
@@ -115,11 +124,15 @@ def _exact_renames(
             pairs[f"{then.oid} {head.oid}"] = commit
     if not pairs:
         return {}
+    ids = {oid for c in pairs.values() for p in olds if (oid := history.object_id(c, p))}
+    news = sorted({new for oid in ids for new in history.indexed_as(oid)} - set(olds))
+    if not news:
+        return {commit: [] for commit in pairs.values()}
     try:
         out = run_with_input(
-            git, "diff-tree", "--stdin", "-r", "-M100%", *_RENAMES, stdin="".join(
-                line + "\n" for line in pairs
-            ),
+            git, "--literal-pathspecs", "diff-tree", "--stdin", "-r", "-M100%", *_RENAMES,
+            "--", *(_to_git(git, p) for p in [*olds, *news]),
+            stdin="".join(line + "\n" for line in pairs),
         )  # fmt: skip
     except GitError:
         return {}
@@ -162,6 +175,7 @@ class MentionGit(Git):
         if tracked is not None:
             self.__dict__["tracked"] = tracked
         self._known: dict[tuple[str, str], LineMap | None] = {}
+        self._same: dict[str, bool] = {}  # path -> the work tree's file is HEAD's
 
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         wanted = set(paths)
@@ -197,7 +211,10 @@ class MentionGit(Git):
                 if not _plain_file(at_head) or not _plain_file(at_commit):
                     continue
                 assert at_head is not None and at_commit is not None
-                if not _same_in_work_tree(repo, path, at_head[1]):
+                same = self._same.get(path)
+                if same is None:  # read and hashed once, whatever the commits asked
+                    same = self._same[path] = _same_in_work_tree(repo, path, at_head[1])
+                if not same:
                     continue  # changed since HEAD: `git diff` from the commit says how
                 if at_commit[1] == at_head[1]:
                     self._known[(commit, path)] = None  # the same file: nothing moved

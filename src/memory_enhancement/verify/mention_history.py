@@ -60,6 +60,7 @@ class Written:
     folder: str  # the memory's folder relative to the repository root (for ../ links)
     blob: str
     count: int = 0  # its number of lines, as git counts them
+    stamp: tuple[int, int] | None = None  # (size, mtime_ns) when read, for the next run
 
 
 def key(mention: Mention) -> str:
@@ -139,7 +140,12 @@ class HistoryReader:
         self.history.prefetch_trees(trees, names)
 
     def _tracked_memories(self, files: list[Written]) -> set[str]:
-        """Which of these memory files git tracks (one `git ls-files` for their folders)."""
+        """Which of these memory files git tracks (one `git ls-files` for their folders,
+        or the run's list of tracked files when the repository root is the work tree's:
+        the Verifier has read it)."""
+        if not self.git.prefix:
+            tracked = self.git.tracked
+            return {f.file for f in files if f.file in tracked}
         folders = sorted({os.path.dirname(f.file) or "." for f in files})
         try:
             out = self.git.run("ls-files", "-z", "--full-name", "--", *folders)

@@ -24,37 +24,31 @@ blank line, a range that grew) is mention_diffs.py.
 
 from __future__ import annotations
 
-import functools
 import os
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import (
     URL,
     FileList,
     Mention,
     Resolution,
-    find_mentions,
-    may_mention,
     normalize,
     remote_repository,
 )
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
-from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import GitHistory, blob_hash
+from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
     MentionCache,
-    MentionFree,
     decode_check,
     encode_check,
+    encode_mention,
     fingerprint,
     named_paths,
 )
@@ -76,6 +70,7 @@ from memory_enhancement.verify.mention_history import (
     span,
     still_true,
 )
+from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
@@ -99,12 +94,13 @@ class MentionChecker:
         Verdicts kept from a run whose fingerprint still holds are taken as they
         are (nothing they depend on changed); the rest are judged from history.
         """
-        found = self._read_all([memory for memory, _, _ in batch])
-        if not any(f is not None and f.mentions for f in found):
-            return [() for _ in batch]
         git = self.git
         cache = MentionCache(self.state)
-        rows = cache.load([f.file for f in found if f is not None and f.file]) if git else {}
+        rows = cache.load_all() if git else {}
+        on_disk = MentionReader(self.store, self.repo, self.git, self.state)
+        found = on_disk.read_all([memory for memory, _, _ in batch], rows)
+        if not any(f is not None and f.mentions for f in found):
+            return [() for _ in batch]
         head = None
         if git is not None:
             # Every file answered from the cache: the run's first-parent history (which
@@ -163,11 +159,15 @@ class MentionChecker:
             if row is None or not still_true(row, item.blob, head):
                 continue  # no history for it (untracked): nothing worth keeping
             paths = named_paths(checks)
-            checked = {
+            checked: dict[str, Any] = {
                 "fp": self._fingerprint(head, paths),
                 "paths": paths,
                 "c": [encode_check(c) for c in checks],
             }
+            if item.stamp is not None:  # the mentions as read, while the file is unchanged
+                checked["st"] = list(item.stamp)
+                checked["w"] = [encode_mention(m) for m in item.mentions]
+                checked["n"] = item.count
             out[item.file] = row.with_checked(checked)
         cache.save(out)
 
@@ -176,80 +176,6 @@ class MentionChecker:
         if git_dir is not None and not git_dir.is_dir():
             git_dir = None
         return fingerprint(head, git_dir, self.repo.root, paths)
-
-    # -- reading the mentions -------------------------------------------------------
-
-    def _read_all(self, memories: list[Memory]) -> list[Written | None]:
-        """Each memory's mentions; a file that held none when last read, and has the same
-        size and modification time now, is not read again."""
-        free = MentionFree(self.state)
-        known = free.load()
-        quiet: dict[str, tuple[int, int]] = {}
-        noisy: list[str] = []
-        found: list[Written | None] = []
-        for memory in memories:
-            name = memory.path + ".md"
-            try:
-                seen = os.lstat(os.path.join(self._root, name))
-            except OSError:
-                found.append(None)
-                continue
-            stamp = (seen.st_size, seen.st_mtime_ns)
-            if known.get(name) == stamp and not stat.S_ISLNK(seen.st_mode):
-                found.append(None)
-                continue
-            data = self._bytes(memory.path)
-            item = self._read(memory, data) if data is not None else None
-            found.append(item)
-            if data is not None and (item is None or not item.mentions):
-                quiet[name] = stamp
-            elif name in known:
-                noisy.append(name)
-        free.save(quiet, noisy)
-        return found
-
-    def _read(self, memory: Memory, data: bytes) -> Written | None:
-        """The memory's mentions, read from its file as it is on disk (frontmatter
-        included: `sources: [x.py:12]` is a mention the content alone would not show)."""
-        if not may_mention(data):
-            return None
-        text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
-        found = find_mentions(text)
-        if not found:
-            return None
-        declared = {c.ref for c in memory.meta.citations}
-        mentions = [m for m in found if m.ref_text not in declared]
-        file = os.path.abspath(self.store.root / (memory.path + ".md"))
-        folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
-        folder = "" if folder == "." or folder.startswith("..") else folder
-        inside = ""
-        if self.git is not None:
-            rel = os.path.relpath(file, self.git.toplevel)
-            inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
-        count = text.count("\n") + (not text.endswith("\n") and bool(text))
-        return Written(memory, mentions, inside, folder, blob_hash(data), count)
-
-    def _bytes(self, path: str) -> bytes | None:
-        """A memory file's bytes, None when it cannot be read now (the index reports it).
-
-        Every memory of the store is read on every run, so a plain file from the
-        store's own scan is read directly; a symlink takes the store's full check
-        (it must not lead out of the store)."""
-        file = os.path.join(self._root, path + ".md")
-        if os.path.islink(file):
-            try:
-                return self.store.read_bytes(path)[0]
-            except MemoryToolError:
-                return None
-        try:
-            with open(file, "rb") as handle:
-                return handle.read(MAX_FILE_BYTES + 1)
-        except OSError:
-            return None
-
-    @functools.cached_property
-    def _root(self) -> str:
-        return str(self.store.root)
 
     # -- history --------------------------------------------------------------------
 

@@ -1,0 +1,142 @@
+"""The prose mentions of a store's memory files, read as they are on disk.
+
+A verify-all reads every memory of the store, and most mention no code: a file that
+held no mention when last read, and has the same size and modification time now, is
+not read again (`mention_free`); one that held mentions is not read, parsed and
+hashed again either while the mention cache's row for it was written at that size
+and time (the mentions are kept there with the verdicts). So a rerun with nothing
+changed reads no memory file for its mentions.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.mentions import find_mentions, may_mention
+from memory_enhancement.core.model import Memory
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.blame import blob_hash
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.mention_cache import Cached, MentionFree, decode_mention
+from memory_enhancement.verify.mention_history import Written
+from memory_enhancement.verify.repo import Repository
+
+
+@dataclass
+class MentionReader:
+    """Reads the mentions of one store's memory files."""
+
+    store: Store
+    repo: Repository
+    git: Git | None
+    state: State
+
+    def read_all(self, memories: list[Memory], rows: Mapping[str, Cached]) -> list[Written | None]:
+        """Each memory's mentions; a file that held none when last read, and has the same
+        size and modification time now, is not read again, and one that held mentions
+        is not read again either while its cached row says what they were (`rows`:
+        the mention cache, by work-tree path)."""
+        free = MentionFree(self.state)
+        known = free.load()
+        quiet: dict[str, tuple[int, int]] = {}
+        noisy: list[str] = []
+        found: list[Written | None] = []
+        for memory in memories:
+            name = memory.path + ".md"
+            try:
+                seen = os.lstat(os.path.join(self._root, name))
+            except OSError:
+                found.append(None)
+                continue
+            stamp = (seen.st_size, seen.st_mtime_ns)
+            if not stat.S_ISLNK(seen.st_mode):
+                if known.get(name) == stamp:
+                    found.append(None)
+                    continue
+                if rows and (item := self._as_read(memory, stamp, rows)) is not None:
+                    found.append(item)
+                    continue
+            data = self._bytes(memory.path)
+            item = self._read(memory, data, stamp) if data is not None else None
+            found.append(item)
+            if data is not None and (item is None or not item.mentions):
+                quiet[name] = stamp
+            elif name in known:
+                noisy.append(name)
+        free.save(quiet, noisy)
+        return found
+
+    def _read(self, memory: Memory, data: bytes, stamp: tuple[int, int]) -> Written | None:
+        """The memory's mentions, read from its file as it is on disk (frontmatter
+        included: `sources: [x.py:12]` is a mention the content alone would not show)."""
+        if not may_mention(data):
+            return None
+        text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
+        found = find_mentions(text)
+        if not found:
+            return None
+        declared = {c.ref for c in memory.meta.citations}
+        mentions = [m for m in found if m.ref_text not in declared]
+        inside, folder = self._places(memory)
+        count = text.count("\n") + (not text.endswith("\n") and bool(text))
+        return Written(memory, mentions, inside, folder, blob_hash(data), count, stamp)
+
+    def _as_read(
+        self, memory: Memory, stamp: tuple[int, int], rows: Mapping[str, Cached]
+    ) -> Written | None:
+        """The memory's mentions as the last run read them, if its file has the same size
+        and modification time now (a rerun does not read, parse and hash it again)."""
+        inside, folder = self._places(memory)
+        row = rows.get(inside) if inside else None
+        if row is None:
+            return None
+        try:
+            checked = row.checked
+            if checked is None or checked.get("st") != list(stamp) or "w" not in checked:
+                return None
+            mentions = [decode_mention(m) for m in checked["w"]]
+            count = int(checked["n"])
+        except (ValueError, TypeError, KeyError):  # a damaged row: the file is read
+            return None
+        return Written(memory, mentions, inside, folder, row.blob, count, stamp)
+
+    def _places(self, memory: Memory) -> tuple[str, str]:
+        """The memory file's path in the git work tree ("" outside it), and its folder
+        relative to the repository root (for `../` paths)."""
+        file = os.path.abspath(self.store.root / (memory.path + ".md"))
+        folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
+        folder = "" if folder == "." or folder.startswith("..") else folder
+        inside = ""
+        if self.git is not None:
+            rel = os.path.relpath(file, self.git.toplevel)
+            inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
+        return inside, folder
+
+    def _bytes(self, path: str) -> bytes | None:
+        """A memory file's bytes, None when it cannot be read now (the index reports it).
+
+        Every memory of the store is read on every run, so a plain file from the
+        store's own scan is read directly; a symlink takes the store's full check
+        (it must not lead out of the store)."""
+        file = os.path.join(self._root, path + ".md")
+        if os.path.islink(file):
+            try:
+                return self.store.read_bytes(path)[0]
+            except MemoryToolError:
+                return None
+        try:
+            with open(file, "rb") as handle:
+                return handle.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+
+    @functools.cached_property
+    def _root(self) -> str:
+        return str(self.store.root)
