@@ -43,7 +43,15 @@ from pathlib import Path
 from typing import Any
 
 from memory_enhancement.index import semantic
-from memory_enhancement.index.search import FETCH, Filters, Hit, fuse, lexical, lexical_weight
+from memory_enhancement.index.search import (
+    FETCH,
+    Filters,
+    Hit,
+    fuse,
+    hybrid_lexical,
+    lexical,
+    lexical_weight,
+)
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
@@ -151,7 +159,7 @@ def run_group(
         everything = Filters(include_expired=True, now="")
         for q in queries:
             lex = _safe(lambda q=q: lexical(conn, q.query, everything, FETCH))
-            stop = _safe(lambda q=q: lexical(conn, q.query, everything, FETCH, drop_stopwords=True))
+            stop = hybrid_lexical(conn, q.query, everything)
             sem = semantic.semantic_search(conn, model, q.query, everything, FETCH)
             lists.hits[q.id] = (lex, sem)
             lists.stop_hits[q.id] = stop
@@ -323,6 +331,13 @@ def main(argv: list[str] | None = None) -> int:
         out["first"] = {
             m: {
                 q.id: _first(lists[name].ranked[m].get(q.id, []), relevant[name](q))
+                for q in qs.queries
+            }
+            for m in MODES
+        }
+        out["ranks"] = {  # every labelled answer's rank, per query: where R@5 is lost
+            m: {
+                q.id: [rank_of(lists[name].ranked[m].get(q.id, []), a) for a in relevant[name](q)]
                 for q in qs.queries
             }
             for m in MODES

@@ -8,6 +8,7 @@ all is an error, and it says so.
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -243,3 +244,54 @@ def test_without_verify_hits_carry_no_verdict(verified_project: GitRepo) -> None
 def test_min_confidence_outside_zero_to_one_is_a_clear_error(verified_project: GitRepo) -> None:
     with pytest.raises(InvalidInputError, match="min_confidence"):
         verified_project.service().search("api", verify=True, min_confidence=1.5)
+
+
+RANKED = {
+    "ci/cache": "The build cache is keyed by the lock file; a stale cache makes builds slow.",
+    "ci/flaky": "Flaky tests in the build: retry once, then quarantine the test and file a bug.",
+    "ci/deploying": "Deploying on Fridays needs a second reviewer and a rollback plan.",
+    "git/rebase": "Rebase the branch before the build; a merge commit confuses the changelog.",
+    "git/hooks": "The pre-commit hook runs the tests that the build would run, only faster.",
+    "notes/kafka-rebalance": "Consumers pause while partitions move; keep handlers short.",
+}
+
+
+@pytest.fixture(scope="module")
+def ranked_store(tmp_path_factory: pytest.TempPathFactory) -> MemoryService:
+    tmp_path = tmp_path_factory.mktemp("ranked")
+    for path, body in RANKED.items():
+        title = "Consumer pauses" if "kafka" in path else path.split("/")[-1].title()
+        write_memory(tmp_path / "store", path, body, title=title)
+    return disk_service(tmp_path / "store", tmp_path, tmp_path, clock=Clock(NOW))
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["why is the build slow", "flaky tests in the build", "the hook runs tests", "rebase branch"],
+)
+def test_an_english_question_ranks_exactly_as_plain_bm25_over_its_words(
+    ranked_store: MemoryService, query: str
+) -> None:
+    """Issue 13: lexical search never below a plain FTS5 BM25 (title and text, the
+    query's words OR-ed); stems and paths only add memories after those."""
+    with ranked_store.index.connect() as conn:
+        rows = conn.execute("SELECT path, title, content FROM memories").fetchall()
+    plain = sqlite3.connect(":memory:")
+    plain.execute("CREATE VIRTUAL TABLE p USING fts5(path UNINDEXED, title, content)")
+    plain.executemany("INSERT INTO p VALUES (?, ?, ?)", rows)
+    words = " OR ".join(f'"{w}"' for w in dict.fromkeys(query.lower().split()))
+    expected = [
+        r[0] for r in plain.execute("SELECT path FROM p WHERE p MATCH ? ORDER BY bm25(p)", (words,))
+    ]
+    found = paths(ranked_store.search(query, limit=50, mode="lexical"))
+    assert found[: len(expected)] == expected
+
+
+def test_inflections_and_paths_come_after_the_words_as_written(ranked_store: MemoryService) -> None:
+    found = paths(ranked_store.search("deploy", limit=50, mode="lexical"))
+    assert found == ["ci/deploying"]  # only an inflection matches: still found
+    found = paths(ranked_store.search("build tests deploy", limit=50, mode="lexical"))
+    assert found[-1] == "ci/deploying" and len(found) == 5
+    (hit,) = ranked_store.search("kafka", mode="lexical")  # in its path alone
+    assert hit.hit.row.path == "notes/kafka-rebalance"
+    assert "Consumers pause while partitions move" in hit.hit.snippet

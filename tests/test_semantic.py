@@ -25,7 +25,7 @@ from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import embedder as embedding
 from memory_enhancement.index import semantic
 from memory_enhancement.index.rows import Row
-from memory_enhancement.index.search import Hit, fuse
+from memory_enhancement.index.search import Hit, fuse, lexical_weight
 from memory_enhancement.service import MemoryService
 
 MEMORIES = {
@@ -243,6 +243,34 @@ def test_vectors_are_stored_once_per_text_and_only_changes_are_embedded(
 
 
 @pytest.mark.semantic
+def test_a_search_looks_for_texts_to_embed_only_after_a_change(
+    service: MemoryService, store: Path, tmp_path: Path, model: semantic.Embedder
+) -> None:
+    def looks() -> bool:
+        with service.index.connect() as conn:
+            return semantic._texts_state(conn, model.name) is not None
+
+    service.search("automobile", mode="semantic")
+    assert not looks()  # every text embedded, and nothing changed since
+    write_memory(store, "garage/bikes", "Bicycles hang on the garage wall.", title="Bikes")
+    service.search("automobile", mode="semantic")  # the sync sees the new file
+    assert paths(service.search("a bicycle", mode="semantic"))[0] == "garage/bikes"
+    assert not looks()
+    # A cold build (more than 100 new files into an empty index) fires no row triggers:
+    # it moves the generation once, so the new texts are still embedded.
+    for path in [*MEMORIES, "garage/bikes"]:
+        (store / f"{path}.md").unlink()
+    assert service.search("automobile", mode="semantic") == []
+    for n in range(101):
+        write_memory(store, f"notes/n{n:03}", f"Note number {n} about shelving.", title=f"N{n}")
+    write_memory(store, "pets/cat", "The office cat sleeps on the printer.", title="Cat")
+    assert paths(service.search("a kitten", mode="semantic"))[0] == "pets/cat"
+    assert sorted(vectors(tmp_path)) == sorted(
+        [*(f"notes/n{n:03}" for n in range(101)), "pets/cat"]
+    )
+
+
+@pytest.mark.semantic
 def test_a_rebuild_of_the_index_keeps_the_vectors(
     service: MemoryService, tmp_path: Path, model: semantic.Embedder
 ) -> None:
@@ -298,6 +326,21 @@ def test_fusion_lets_a_strong_single_list_hit_win() -> None:
     fused = fuse(lexical, unreadable, limit=10, weight=0.3)
     assert [h.row.path for h in fused][:2] == ["a", "b"]
     assert fused[-1].row.path == "c" and fused[-1].score == 0
+
+
+def test_a_word_only_the_lexical_side_finds_ranks_above_what_it_does_not_find() -> None:
+    """Scaled within its list, the last lexical hit scores 0 there, as a memory lexical
+    search did not find; with the whole weight on the words it must still come first."""
+    lexical = [_hit(p, s, lexical_rank=n) for n, (p, s) in enumerate([("x", 9), ("y", 7)], 1)]
+    meaning = [_hit(p, s, semantic_rank=n) for n, (p, s) in enumerate([("a", 0.6), ("b", 0.5)], 1)]
+    fused = fuse(lexical, meaning, limit=10, weight=lexical_weight("形骸化"))
+    assert [h.row.path for h in fused] == ["x", "y", "a", "b"]
+
+
+def test_one_word_is_searched_by_its_words_a_question_by_both() -> None:
+    assert lexical_weight("offscreen") == lexical_weight("修正") == 1.0
+    assert lexical_weight("why does the build hang offscreen") == pytest.approx(0.5)
+    assert 0.5 < lexical_weight("offscreen モードのハング") < 1.0
 
 
 # -- the CLI ----------------------------------------------------------------------------------

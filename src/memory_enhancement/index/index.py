@@ -293,7 +293,11 @@ class Index:
         children.flush(conn)
         if bulk:
             conn.execute("DELETE FROM meta WHERE key = 'bulk'")
+            conn.execute(  # the triggers stood aside (schema.py)
+                "UPDATE meta SET value = value + 1 WHERE key = 'texts_generation'"
+            )
             conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+            conn.execute("INSERT INTO memories_path_fts(memories_path_fts) VALUES ('rebuild')")
         assign_ids(conn, self.state, added, self.id_length)
         appeared = [path for path, _, _ in added]
         # A file touched without a change (same bytes, new mtime) keeps its links: only the

@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from memory_enhancement.store.freshness import RACY_NS, folders_unchanged, racy_window
 from memory_enhancement.store.scan import Snapshot, rescan
 
-SCHEMA_VERSION = 10  # 10: CJK text segmented for FTS, chunked embeddings (see schema.py)
+# 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart; 12: meta 'instance'
+# (vector_file.py); 13: meta 'texts_generation' (semantic.py). See schema.py.
+SCHEMA_VERSION = 13
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -18,6 +18,12 @@ from memory_enhancement.store.state import check_database_path
 
 DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+-- Which database this is: files kept beside it (vector_file.py) name it, so a rebuilt
+-- index, whose counters start again, never reads a file of the one before.
+INSERT INTO meta(key, value) VALUES ('instance', lower(hex(randomblob(8))));
+-- Moved on by triggers (below) as the memories' texts change. An UPDATE, not an INSERT
+-- OR REPLACE: a trigger's conflict clause gives way to that of the statement firing it.
+INSERT INTO meta(key, value) VALUES ('texts_generation', 0);
 
 CREATE TABLE memories (
     id INTEGER PRIMARY KEY,
@@ -60,34 +66,52 @@ CREATE VIEW memories_text AS SELECT id,
     coalesce(fts_path, path) AS path, coalesce(fts_content, content) AS content
 FROM memories;
 
+-- Two full-text tables. memories_fts holds what a plain BM25 reads (title and text, and
+-- tags, which most memories do not have): for a query in English, lexical search ranks
+-- exactly as BM25 over those words would (search.py). The path has a table of its own:
+-- in the first, it would lengthen every memory and shift every BM25 score.
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    title, tags, path, content,
+    title, tags, content,
     content='memories_text', content_rowid='id',
     tokenize='unicode61 remove_diacritics 2'
 );
--- During a cold build (meta 'bulk' set) the triggers stand aside and the FTS table is
+CREATE VIRTUAL TABLE memories_path_fts USING fts5(
+    path,
+    content='memories_text', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
+);
+-- During a cold build (meta 'bulk' set) the triggers stand aside and the FTS tables are
 -- built once at the end with 'rebuild', five times faster than row by row.
 CREATE TRIGGER memories_ai AFTER INSERT ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
-    INSERT INTO memories_fts(rowid, title, tags, path, content)
+    INSERT INTO memories_fts(rowid, title, tags, content)
     VALUES (new.id, coalesce(new.fts_title, new.title), coalesce(new.fts_tags, new.tags),
-            coalesce(new.fts_path, new.path), coalesce(new.fts_content, new.content));
+            coalesce(new.fts_content, new.content));
+    INSERT INTO memories_path_fts(rowid, path) VALUES (new.id, coalesce(new.fts_path, new.path));
 END;
 CREATE TRIGGER memories_ad AFTER DELETE ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
+    INSERT INTO memories_fts(memories_fts, rowid, title, tags, content)
     VALUES ('delete', old.id, coalesce(old.fts_title, old.title), coalesce(old.fts_tags, old.tags),
-            coalesce(old.fts_path, old.path), coalesce(old.fts_content, old.content));
+            coalesce(old.fts_content, old.content));
+    INSERT INTO memories_path_fts(memories_path_fts, rowid, path)
+    VALUES ('delete', old.id, coalesce(old.fts_path, old.path));
 END;
-CREATE TRIGGER memories_au AFTER UPDATE OF title, tags, path, content, fts_title, fts_tags,
-    fts_path, fts_content ON memories
+CREATE TRIGGER memories_au AFTER UPDATE OF title, tags, content, fts_title, fts_tags,
+    fts_content ON memories
 WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, title, tags, path, content)
+    INSERT INTO memories_fts(memories_fts, rowid, title, tags, content)
     VALUES ('delete', old.id, coalesce(old.fts_title, old.title), coalesce(old.fts_tags, old.tags),
-            coalesce(old.fts_path, old.path), coalesce(old.fts_content, old.content));
-    INSERT INTO memories_fts(rowid, title, tags, path, content)
+            coalesce(old.fts_content, old.content));
+    INSERT INTO memories_fts(rowid, title, tags, content)
     VALUES (new.id, coalesce(new.fts_title, new.title), coalesce(new.fts_tags, new.tags),
-            coalesce(new.fts_path, new.path), coalesce(new.fts_content, new.content));
+            coalesce(new.fts_content, new.content));
+END;
+CREATE TRIGGER memories_au_path AFTER UPDATE OF path, fts_path ON memories
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    INSERT INTO memories_path_fts(memories_path_fts, rowid, path)
+    VALUES ('delete', old.id, coalesce(old.fts_path, old.path));
+    INSERT INTO memories_path_fts(rowid, path) VALUES (new.id, coalesce(new.fts_path, new.path));
 END;
 
 CREATE TABLE tags (
@@ -150,6 +174,20 @@ CREATE TABLE query_vectors (
 );
 -- Any change to the vectors moves the generation on, so a process that keeps them in
 -- memory between searches (the MCP server) knows when to read them again.
+-- Likewise any change to which texts the memories hold (but during a cold build, which
+-- moves it once at the end: index.py), so a search need not look for texts to embed
+-- when nothing changed since the last look (semantic.py).
+CREATE TRIGGER memories_texts_ai AFTER INSERT ON memories
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    UPDATE meta SET value = value + 1 WHERE key = 'texts_generation';
+END;
+CREATE TRIGGER memories_texts_ad AFTER DELETE ON memories BEGIN
+    UPDATE meta SET value = value + 1 WHERE key = 'texts_generation';
+END;
+CREATE TRIGGER memories_texts_au AFTER UPDATE OF hash, error ON memories
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    UPDATE meta SET value = value + 1 WHERE key = 'texts_generation';
+END;
 CREATE TRIGGER vectors_ai AFTER INSERT ON vectors BEGIN
     INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_generation',
         coalesce((SELECT value FROM meta WHERE key = 'vectors_generation'), 0) + 1);

@@ -1,7 +1,9 @@
 """Search over the index: BM25, and semantic and hybrid with the optional extra.
 
-Lexical search is SQLite FTS5 with BM25, title and tags weighted above path
-and body; English words match their inflections too (`_stem`). A query is never
+Lexical search is SQLite FTS5 with BM25 over title, tags and text. The words of
+a query as written rank first, exactly as a plain BM25 over them would; only
+then come memories that match just an inflection (`_stem`) or their path
+(`lexical`). A query is never
 passed to FTS5 as syntax: its words are extracted
 and quoted (quoted phrases stay phrases), so `"`, `-`, `*`, `:` or parentheses
 in a question can neither crash the search nor change its meaning. Words are
@@ -25,18 +27,19 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import cjk
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
-WEIGHTS = (1.5, 1.0, 0.5, 1.0)  # title, tags, path, content: chosen on dev sets (issue 13)
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
-# column, which may be the tags (joined by an invisible \x1f) or the bare path.
-_SNIPPET_COLUMN = 3
+# column, which may be the tags (joined by an invisible \x1f).
+_SNIPPET_COLUMN = 2
 LEXICAL_WEIGHT = 0.5  # of the lexical score in hybrid (1 - this: the semantic one); chosen on dev
 FETCH = 50  # hits taken from each side before fusing
 HYBRID_STOPWORDS = True  # drop function words on the lexical side of hybrid
+HYBRID_WORDS_FIRST = False  # hybrid's lexical side: one BM25 over words and stems (chosen on dev)
 _PHRASE = re.compile(r'"([^"]+)"')
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -81,30 +84,42 @@ class Hit:
     cjk: float = 0.0  # the share of the memory's text in CJK, which the model cannot read
 
 
-def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
-    """A safe FTS5 MATCH expression for free text; InvalidInputError when nothing is searchable.
+def query_terms(text: str, *, drop_stopwords: bool = False) -> tuple[list[str], list[str]]:
+    """A query's FTS5 terms (quoted, to be OR-ed): (its words as written, their variants).
 
+    The words are what a plain BM25 would search for (with CJK runs as the index holds
+    them); the variants are each English word's stem as a prefix (`deploying` ->
+    `deploy*`), and a single word alone as a prefix (inside longer identifiers).
     `drop_stopwords` leaves English function words out when other words remain.
+    InvalidInputError when nothing is searchable.
     """
-    terms: list[str] = []
+    words_as_written: list[str] = []
+    variants: list[str] = []
     for phrase in _PHRASE.findall(text):
         words = [w.lower() for w in _WORD.findall(phrase)]
         if words:
-            terms.append(_phrase_of(words))
+            words_as_written.append(_phrase_of(words))
     rest = _PHRASE.sub(" ", text)
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(rest)))
     content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
     for word in content or words:  # a query of only function words is searched as it is
-        terms += cjk.query_terms(word)
-        stem = _stem(word)  # function words too: leaving them out ranked worse on dev
+        words_as_written += cjk.query_terms(word)
+        stem = _stem(word)
         if stem is not None:
-            terms.append(f'"{stem}"*')
-    alone = words[0] if len(words) == 1 and not terms[1:] else ""
+            variants.append(f'"{stem}"*')
+    alone = words[0] if len(words) == 1 and not words_as_written[1:] else ""
     if alone.isascii() and len(alone) >= 4 and alone not in STOPWORDS:
-        terms.append(f'"{alone}"*')  # one word alone: also inside longer identifiers
-    if not terms:
+        variants.append(f'"{alone}"*')  # one word alone: also inside longer identifiers
+    if not words_as_written:
         raise InvalidInputError(f"query {text!r} has no words to search for")
-    return " OR ".join(dict.fromkeys(terms))
+    exact = list(dict.fromkeys(words_as_written))
+    return exact, [v for v in dict.fromkeys(variants) if v not in exact]
+
+
+def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
+    """A safe FTS5 MATCH expression for free text: its words and their variants, OR-ed."""
+    exact, variants = query_terms(text, drop_stopwords=drop_stopwords)
+    return " OR ".join([*exact, *variants])
 
 
 _STEMMER: sqlite3.Connection | None = None
@@ -175,36 +190,82 @@ def lexical(
     *,
     drop_stopwords: bool = False,
     snippets: bool = True,
+    words_first: bool = True,
 ) -> list[Hit]:
-    """BM25 hits; `snippets=False` leaves them empty (hybrid cuts them for its winners)."""
+    """BM25 hits; `snippets=False` leaves them empty (hybrid cuts them for its winners).
+
+    With `words_first`, the memories are ranked in three tiers, each only filling
+    what the one before left of `limit`: (1) BM25 over the query's words as written,
+    in title, tags and text, the ranking a plain FTS5 BM25 gives; (2) the same with
+    the words' variants (stems, prefixes), for what only an inflection of a word
+    matches; (3) the memory's path. So for an English question, lexical search never
+    ranks a memory below where plain BM25 over the same words would: stems and paths
+    only add memories the words alone do not find (measured in docs/benchmarks.md,
+    issue 13: stems mixed into one BM25 cost precision on questions). Without it, one
+    BM25 over words and variants together, then paths (what hybrid's lexical side uses).
+    """
     where, args = filter_sql(filters)
+    exact, variants = query_terms(query, drop_stopwords=drop_stopwords)
+    tiers = [("memories_fts", [*exact, *variants]), ("memories_path_fts", [*exact, *variants])]
+    if words_first and variants:
+        tiers.insert(0, ("memories_fts", exact))
+    hits: list[Hit] = []
+    seen: set[int] = set()
+    needles: list[str] | None = None
+    for table, terms in tiers:
+        if len(hits) >= limit:
+            break
+        found = _tier(conn, table, " OR ".join(terms), where, args, limit + len(seen), snippets)
+        fresh = [values for values in found if values[0] not in seen][: limit - len(hits)]
+        if not fresh:
+            continue
+        # Scores of a later tier are scaled below the last score so far: one ranking.
+        top = max(-float(values[-3]) for values in fresh)
+        floor = hits[-1].score if hits else None
+        for values in fresh:
+            seen.add(values[0])
+            snippet, original = str(values[-2]), values[-1]
+            if original is not None:  # indexed as bigrams, or found by path: cut from the text
+                needles = needles if needles is not None else cjk.needles(query)
+                snippet = cjk.snippet(original, needles)
+            score = -float(values[-3])
+            if floor is not None and top > 0:
+                score = floor * 0.99 * score / top
+            hits.append(
+                Hit(row_from(values[1:-3]), score, snippet if snippets else "", len(hits) + 1)
+            )
+    return hits
+
+
+def _tier(
+    conn: sqlite3.Connection,
+    table: str,
+    match: str,
+    where: str,
+    args: list[object],
+    limit: int,
+    snippets: bool,
+) -> list[tuple[Any, ...]]:
+    """(memory id, row columns..., -score, FTS snippet, text to cut a snippet from) rows."""
     columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
-    weights = ", ".join(str(w) for w in WEIGHTS)
-    cut = (
-        f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
-        "CASE WHEN m.fts_content IS NOT NULL THEN m.content END"
-        if snippets
-        else "'', NULL"
-    )
+    if not snippets:
+        cut = "'', NULL"
+    elif table == "memories_fts":
+        cut = (
+            f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
+            "CASE WHEN m.fts_content IS NOT NULL THEN m.content END"
+        )
+    else:
+        cut = "'', m.content"
     sql = (
-        f"SELECT {columns}, bm25(memories_fts, {weights}) AS rank, {cut} "
-        "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-        f"WHERE memories_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"
+        f"SELECT m.id, {columns}, bm25({table}) AS rank, {cut} "
+        f"FROM {table} JOIN memories m ON m.id = {table}.rowid "
+        f"WHERE {table} MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )
     try:
-        match = fts_query(query, drop_stopwords=drop_stopwords)
-        found = conn.execute(sql, [match, *args, limit]).fetchall()
-    except sqlite3.OperationalError as exc:  # pragma: no cover - fts_query quotes everything
-        raise InvalidInputError(f"cannot search for {query!r}: {exc}") from None
-    needles: list[str] | None = None
-    hits = []
-    for n, values in enumerate(found):
-        snippet, original = str(values[-2]), values[-1]
-        if original is not None:  # indexed as bigrams: cut the snippet from the original
-            needles = needles if needles is not None else cjk.needles(query)
-            snippet = cjk.snippet(original, needles)
-        hits.append(Hit(row_from(values[:-3]), -float(values[-3]), snippet, lexical_rank=n + 1))
-    return hits
+        return conn.execute(sql, [match, *args, limit]).fetchall()
+    except sqlite3.OperationalError as exc:  # pragma: no cover - query_terms quotes everything
+        raise InvalidInputError(f"cannot search for {match!r}: {exc}") from None
 
 
 def search(
@@ -224,7 +285,7 @@ def search(
     assert semantic is not None
     if mode is Mode.SEMANTIC:
         return semantic(conn, query, filters, limit)
-    lexical_hits = _lexical_or_empty(conn, query, filters)
+    lexical_hits = hybrid_lexical(conn, query, filters)
     semantic_hits = semantic(conn, query, filters, FETCH)
     fused = fuse(lexical_hits, semantic_hits, limit, lexical_weight(query))
     return _with_snippets(conn, query, fused)
@@ -245,6 +306,13 @@ def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> lis
     cut: dict[str, str] = {}
     for path, snippet, original in rows:
         cut[path] = str(snippet) if original is None else cjk.snippet(original, cjk.needles(query))
+    missing = [path for path in found if path not in cut]  # found by their path alone
+    if missing:
+        texts = conn.execute(
+            f"SELECT path, content FROM memories WHERE path IN ({','.join('?' * len(missing))})",
+            missing,
+        ).fetchall()
+        cut.update((path, cjk.snippet(text, cjk.needles(query))) for path, text in texts)
     return [replace(h, snippet=cut[h.row.path]) if h.row.path in cut else h for h in hits]
 
 
@@ -253,8 +321,13 @@ def lexical_weight(query: str, base: float = LEXICAL_WEIGHT) -> float:
 
     all-MiniLM-L6-v2 was trained on English; on Chinese or Japanese it ranks barely
     better than chance (docs/benchmarks.md, issue 13), so the share of the query's
-    characters that are CJK moves the weight from `base` towards 1.
+    characters that are CJK moves the weight from `base` towards 1. A query of one
+    word (`pHash`, `offscreen`, `修正`) is all lexical: the model, trained on sentences,
+    makes little of a lone word, while the index knows exactly which memories hold it;
+    the semantic side then only ranks what the word does not find.
     """
+    if len(_WORD.findall(query)) == 1:
+        return 1.0
     letters = [c for c in query if c.isalnum()]
     if not letters:
         return base
@@ -262,9 +335,17 @@ def lexical_weight(query: str, base: float = LEXICAL_WEIGHT) -> float:
     return base + (1 - base) * share
 
 
-def _lexical_or_empty(conn: sqlite3.Connection, query: str, filters: Filters) -> list[Hit]:
+def hybrid_lexical(conn: sqlite3.Connection, query: str, filters: Filters) -> list[Hit]:
     try:
-        return lexical(conn, query, filters, FETCH, drop_stopwords=HYBRID_STOPWORDS, snippets=False)
+        return lexical(
+            conn,
+            query,
+            filters,
+            FETCH,
+            drop_stopwords=HYBRID_STOPWORDS,
+            snippets=False,
+            words_first=HYBRID_WORDS_FIRST,
+        )
     except InvalidInputError:
         return []  # a query of only punctuation can still be embedded
 
@@ -289,7 +370,8 @@ def fuse(
 
     A memory missing from a list scores 0 there. The semantic side counts only for the
     part of a memory the model can read: a memory all in Chinese or Japanese (`Hit.cjk`
-    near 1) is ranked by its words alone, whatever the query. Ties are broken by path.
+    near 1) is ranked by its words alone, whatever the query. Ties go to the memory
+    the lexical side ranked higher, then the semantic side, then by path.
     """
     lexical_scores = _scaled(lexical_hits)
     semantic_scores = _scaled(semantic_hits)
@@ -304,7 +386,17 @@ def fuse(
         + (1 - weight) * semantic_scores.get(path, 0.0) * readable.get(path, 1.0)
         for path in by_path
     }
-    ranked = sorted(by_path, key=lambda p: (-scores[p], p))[:limit]
+    # Equal scores: a memory a list found before one it did not. Scaled within its list,
+    # the last lexical hit scores 0 there, as does every memory lexical did not find.
+    ranked = sorted(
+        by_path,
+        key=lambda p: (
+            -scores[p],
+            lexical_rank.get(p, 10**9),
+            semantic_rank.get(p, 10**9),
+            p,
+        ),
+    )[:limit]
     return [
         Hit(
             by_path[p].row,

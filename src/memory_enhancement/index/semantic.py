@@ -8,10 +8,11 @@ left out of what is embedded (the lexical side still searches them): they cost
 word pieces and say little to a model trained on sentences.
 
 Vectors are kept in the index under the content hash they were made from
-(schema.py), so only memories whose text changed are embedded again, and a
+(schema.py), so only memories whose text changed are embedded again; a
 process that searches repeatedly (the MCP server) keeps them in memory until
-they change (`_Matrix`). Embedding many memories reports progress through a
-callback; the front end decides whether to draw a bar.
+they change (`_Matrix`), and one that searches once maps them from a float32
+copy beside the index (vector_file.py). Embedding many memories reports
+progress through a callback; the front end decides whether to draw a bar.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.index import vector_file
 from memory_enhancement.index.cjk import RANGES
 from memory_enhancement.index.embedder import (
     DEFAULT_MODEL,
@@ -88,6 +90,9 @@ def passages(title: str, content: str) -> list[str]:
 
 def pending(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
     """(memories that have vectors of this model, memories still to embed)."""
+    if _texts_state(conn, model) is None:  # all of them, as a look found and nothing changed
+        (every,) = conn.execute("SELECT count(*) FROM memories WHERE error IS NULL").fetchone()
+        return int(every), 0
     done, todo = conn.execute(
         "SELECT count(v.hash), count(*) - count(v.hash) FROM memories m "
         "LEFT JOIN vectors v ON v.hash = m.hash AND v.model = ? WHERE m.error IS NULL",
@@ -101,10 +106,15 @@ def refresh(conn: sqlite3.Connection, model: Embedder, progress: Progress | None
 
     Vectors no memory uses any more are dropped when something was embedded. Batches
     are committed as they are done, so an interrupted run (Ctrl-C) keeps what it embedded.
+    Once a look finds every text embedded, the next looks are skipped until a text or
+    the vectors change (`_texts_state`).
     """
     import numpy as np
 
     name = model.name
+    checked = _texts_state(conn, name)
+    if checked is None:
+        return 0  # no text changed since a look found every one embedded
     missing = conn.execute(
         "SELECT DISTINCT m.hash FROM memories m WHERE m.error IS NULL "
         "AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = m.hash AND v.model = ?)",
@@ -118,7 +128,10 @@ def refresh(conn: sqlite3.Connection, model: Embedder, progress: Progress | None
             f"WHERE hash IN ({','.join('?' * len(digests))}) GROUP BY hash ORDER BY min(path)",
             digests,
         ).fetchall()
-    if progress and stale:
+    if not stale:
+        _record(conn, checked)
+        return 0
+    if progress:
         progress(0, len(stale))
     for start in range(0, len(stale), _BATCH_MEMORIES):
         batch = stale[start : start + _BATCH_MEMORIES]
@@ -145,7 +158,38 @@ def refresh(conn: sqlite3.Connection, model: Embedder, progress: Progress | None
             "(SELECT 1 FROM memories m WHERE m.hash = vectors.hash)",
             None,
         )
+    # Every text seen at the start now has vectors: the texts' generation of then, with
+    # the vectors' of now (only this run's writes, or more vectors, moved it on).
+    (vectors_now,) = conn.execute(
+        "SELECT value FROM meta WHERE key = 'vectors_generation'"
+    ).fetchone() or ("0",)
+    _record(conn, (checked[0], f"{checked[1].partition('-')[0]}-{vectors_now}"))
     return len(stale)
+
+
+def _record(conn: sqlite3.Connection, checked: tuple[str, str]) -> None:
+    with contextlib.suppress(sqlite3.OperationalError):  # busy or read-only: look again
+        _write(conn, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [checked])
+
+
+def _texts_state(conn: sqlite3.Connection, model: str) -> tuple[str, str] | None:
+    """The meta row to write once every text has vectors of the model, or None if the
+    last look found that and neither the texts nor the vectors changed since.
+
+    Looking costs a pass over every memory's hash (~4 ms at 10,000 memories), which
+    a search would otherwise pay every time; the generations are moved on by triggers
+    (schema.py).
+    """
+    key = f"embedded:{model}"
+    found = dict(
+        conn.execute(
+            "SELECT key, value FROM meta "
+            "WHERE key IN ('texts_generation', 'vectors_generation', ?)",
+            (key,),
+        )
+    )
+    now = f"{found.get('texts_generation', '0')}-{found.get('vectors_generation', '0')}"
+    return None if found.get(key) == now else (key, now)
 
 
 def _write(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]] | None) -> None:
@@ -176,26 +220,41 @@ _MATRICES_LOCK = threading.Lock()
 
 
 def _matrix(conn: sqlite3.Connection, model: str) -> _Matrix:
-    """The vectors of a model, read from the index only when they changed since last time."""
+    """The vectors of a model, read from the index only when they changed since last time.
+
+    A process that searches once (the CLI) reads them from the float32 file beside the
+    index when it is there and current (vector_file.py), and otherwise writes it for
+    the next process.
+    """
     import numpy as np
 
-    found = conn.execute("SELECT value FROM meta WHERE key = 'vectors_generation'").fetchone()
-    generation = str(found[0]) if found else "0"
-    database = conn.execute("PRAGMA database_list").fetchone()[2] or f"memory:{id(conn)}"
-    key = (database, model)
+    found = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key IN ('vectors_generation', 'instance')")
+    )
+    instance = found.get("instance")
+    generation = f"{instance or ''}-{found.get('vectors_generation', '0')}"
+    database = conn.execute("PRAGMA database_list").fetchone()[2] or ""
+    key = (database or f"memory:{id(conn)}", model)
     with _MATRICES_LOCK:
         cached = _MATRICES.get(key)
         if cached is not None and cached.generation == generation:
             return cached
-    stored = conn.execute(
-        "SELECT hash, chunks, data FROM vectors WHERE model = ? ORDER BY hash", (model,)
-    ).fetchall()
-    counts = np.array([chunks for _, chunks, _ in stored], dtype=np.intp)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
-    data = b"".join(blob for _, _, blob in stored)
-    rows = np.frombuffer(data, dtype=np.float16).astype(np.float32)
-    rows = rows.reshape(-1, _dimensions(data, counts))
-    matrix = _Matrix(generation, [digest for digest, _, _ in stored], starts, rows)
+    on_disk = bool(database and instance)  # an index of before `instance`: no file
+    mapped = vector_file.load(database, model, generation) if on_disk else None
+    if mapped is not None:
+        matrix = _Matrix(generation, *mapped)
+    else:
+        stored = conn.execute(
+            "SELECT hash, chunks, data FROM vectors WHERE model = ? ORDER BY hash", (model,)
+        ).fetchall()
+        counts = np.array([chunks for _, chunks, _ in stored], dtype=np.intp)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+        data = b"".join(blob for _, _, blob in stored)
+        rows = np.frombuffer(data, dtype=np.float16).astype(np.float32)
+        rows = rows.reshape(-1, _dimensions(data, counts))
+        matrix = _Matrix(generation, [digest for digest, _, _ in stored], starts, rows)
+        if on_disk and matrix.hashes:
+            vector_file.save(database, model, generation, matrix.hashes, starts, rows)
     with _MATRICES_LOCK:
         _MATRICES[key] = matrix
     return matrix
