@@ -24,7 +24,8 @@ from mcp import Client, MCPError
 from conftest import RunCli, git
 from mcp_support import Agent, text_of
 from memory_enhancement.cli.app import App
-from memory_enhancement.mcp.server import SKILL_FILE, build_server
+from memory_enhancement.mcp.server import build_server
+from memory_enhancement.mcp.tooling import SKILL_FILE
 
 pytestmark = pytest.mark.anyio
 

@@ -1,0 +1,242 @@
+"""The MCP tools that answer from memories: search, context, citations, verification,
+the graph, health and reinforcement; plus the `memory://` resource and the skill prompt.
+
+Each parses its arguments, calls the service and returns what `--json` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, cast
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from pydantic import Field
+
+from memory_enhancement.core.errors import MemoryToolError, NotFoundError
+from memory_enhancement.mcp.shapes import (
+    ContextOut,
+    GraphOut,
+    HealthOut,
+    HitOut,
+    MemoryOut,
+    ReinforceOut,
+    RelatedOut,
+    SearchOut,
+    VerificationOut,
+    VerifySummaryOut,
+)
+from memory_enhancement.mcp.tooling import (
+    MODE_HELP,
+    PROCESS_SESSION,
+    READ_ONLY,
+    SKILL_FILE,
+    WRITES,
+    MemoryPath,
+    ServiceFactory,
+    ServiceFor,
+    Store,
+    tool_errors,
+    written,
+)
+
+
+def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> None:
+    """Add the answering tools, the resource and the prompt to mcp; `service` makes a
+    fresh service per call, `factory` one for a resource read (no MCP session there)."""
+    from memory_enhancement.core.verdicts import Verdict, VerifyOptions
+    from memory_enhancement.graph.render import as_dict
+    from memory_enhancement.service import serialize
+
+    @mcp.tool(annotations=READ_ONLY)
+    def search_memories(
+        query: str,
+        ctx: Context,
+        limit: int = 10,
+        mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
+        verify: bool = False,
+        min_confidence: float | None = None,
+        category: str | None = None,
+        tag: str | None = None,
+        store: Store = None,
+    ) -> SearchOut:
+        """Search memories; each hit carries its [mem:ID], path and a highlighted snippet."""
+        with tool_errors():
+            memories = service(ctx, store)
+            chosen = memories.resolve_mode(mode)
+            results = memories.search(
+                query, limit=limit, mode=chosen, category=category, tag=tag, verify=verify,
+                min_confidence=min_confidence,
+            )  # fmt: skip
+            return {"query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]}
+
+    @mcp.tool(annotations=READ_ONLY)
+    def get_context(
+        query: str,
+        ctx: Context,
+        limit: int = 5,
+        max_tokens: int = 2000,
+        verify: bool = False,
+        mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
+        store: Store = None,
+    ) -> ContextOut:
+        """A markdown block of the memories answering a query, ready to put in a prompt."""
+        with tool_errors():
+            text, used = service(ctx, store).context(
+                query, limit=limit, max_tokens=max_tokens, verify=verify, mode=mode
+            )
+            return {"context": text, "memories": [_hit(r) for r in used]}
+
+    @mcp.tool(annotations=READ_ONLY)
+    def resolve_citation(
+        id: Annotated[str, Field(description="mem:a7Bc3x, [mem:a7Bc3x] or a7Bc3x.")],
+        ctx: Context,
+        store: Store = None,
+    ) -> MemoryOut:
+        """The memory a citation ID names."""
+        with tool_errors():
+            fetched = service(ctx, store).resolve(id)
+            return cast(MemoryOut, serialize.memory_dict(fetched.memory, fetched.citation_id))
+
+    @mcp.tool(annotations=WRITES)
+    def verify_memory(
+        path: MemoryPath,
+        ctx: Context,
+        fix: Annotated[
+            bool, Field(description="Rewrite moved citations in place; capture missing snippets.")
+        ] = False,
+        store: Store = None,
+    ) -> VerificationOut:
+        """Are this memory's citations still true? valid, moved (and where), stale, missing."""
+        with tool_errors():
+            run = service(ctx, store).verify(path, VerifyOptions(fix=fix))
+            data = serialize.verification_dict(run.results[0])
+            for change in run.fixes:
+                data["fix"] = {"diff": change.diff, "written": change.written}
+            return cast(VerificationOut, data)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def verify_memories(
+        ctx: Context,
+        changed_since: Annotated[
+            str | None, Field(description="A git ref: only memories citing files changed since.")
+        ] = None,
+        category: str | None = None,
+        store: Store = None,
+    ) -> VerifySummaryOut:
+        """Verify every memory with citations: a summary plus the invalid ones."""
+        with tool_errors():
+            run = service(ctx, store).verify_all(category, changed_since=changed_since)
+            return {
+                "memories": len(run.results),
+                "citations": run.citations,
+                "counts": {v.value: run.count(v) for v in Verdict},
+                "valid": run.ok(),
+                "invalid": [
+                    cast(VerificationOut, serialize.verification_dict(r))
+                    for r in run.results
+                    if not r.valid
+                ],
+                "skipped": run.skipped,
+            }
+
+    @mcp.tool(annotations=WRITES)
+    def add_citation(
+        path: MemoryPath,
+        citation: Annotated[str, Field(description="src/x.py:42, src/x.py:17-25 or a URL.")],
+        ctx: Context,
+        snippet: Annotated[
+            str | None, Field(description="Text of the cited line(s); captured when omitted.")
+        ] = None,
+        store: Store = None,
+    ) -> MemoryOut:
+        """Add one citation to a memory."""
+        with tool_errors():
+            return written(service(ctx, store).add_citation(path, citation, snippet=snippet))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def traverse_graph(
+        root: Annotated[str, Field(description="A memory path, [mem:ID] or unique name.")],
+        ctx: Context,
+        depth: int = 3,
+        direction: Annotated[str, Field(description="out, in or both.")] = "out",
+        algorithm: Annotated[str, Field(description="bfs or dfs.")] = "bfs",
+        link_types: Annotated[
+            list[str] | None,
+            Field(description="Only follow links of these types (e.g. related, depends_on)."),
+        ] = None,
+        store: Store = None,
+    ) -> GraphOut:
+        """Follow the links between memories from root, up to depth."""
+        with tool_errors():
+            result = service(ctx, store).graph(
+                root, depth=depth, direction=direction, algorithm=algorithm,
+                types=link_types or (),
+            )  # fmt: skip
+            return cast(GraphOut, as_dict(result))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def related_memories(path: MemoryPath, ctx: Context, store: Store = None) -> RelatedOut:
+        """Memories that link to this one, each once (with every link it makes here)."""
+        with tool_errors():
+            svc = service(ctx, store)
+            target = svc.find(path)
+            return cast(RelatedOut, serialize.related_dict(target, svc.related(target)))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def memory_health(
+        ctx: Context,
+        limit: Annotated[
+            int, Field(description="At most this many memories, most urgent first (>= 1).")
+        ] = 50,
+        store: Store = None,
+    ) -> HealthOut:
+        """Verify every memory and rank them: stale and doubtful first, with a summary."""
+        from memory_enhancement.health.render import as_json
+
+        if limit < 1:
+            raise ToolError(f"limit must be at least 1, not {limit}")
+        with tool_errors():
+            return cast(HealthOut, as_json(service(ctx, store).health(), limit))
+
+    @mcp.tool(annotations=WRITES)
+    def reinforce_memory(
+        path: MemoryPath,
+        ctx: Context,
+        note: Annotated[str | None, Field(description="What you checked.")] = None,
+        store: Store = None,
+    ) -> ReinforceOut:
+        """Confirm a memory you checked against the code (raises its confidence)."""
+        with tool_errors():
+            svc = service(ctx, store)
+            target = svc.store.locate(path)
+            citation_id, count = svc.reinforce(target, note)
+            return {"path": target, "id": f"mem:{citation_id}", "reinforcements": count}
+
+    @mcp.resource(
+        "memory://{store}/{+path}",
+        mime_type="text/markdown",
+        description="A memory file as it is on disk; store is a store name or 'default'.",
+    )
+    def memory_resource(store: str, path: str) -> str:
+        try:
+            svc = factory(
+                None if store == "default" else store, f"mcp:{PROCESS_SESSION}", create=False
+            )
+            located = svc.store.locate(path)
+            data, _ = svc.store.read_bytes(located)
+            return data.decode("utf-8", errors="replace")
+        except NotFoundError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        except MemoryToolError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+
+    @mcp.prompt(title="How to use memories")
+    def memory_skill() -> str:
+        """The memory skill: how an agent should save, verify, cite and fix memories."""
+        return SKILL_FILE.read_text(encoding="utf-8")
+
+
+def _hit(result: Any) -> HitOut:
+    from memory_enhancement.service import serialize
+
+    return cast(HitOut, serialize.hit_dict(result))

@@ -1,0 +1,151 @@
+"""The MCP tools that keep memories: add, get, update, remove, move, list, recent, prune.
+
+Each parses its arguments, calls the service and returns what `--json` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, cast
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from memory_enhancement.mcp.shapes import ListingOut, MemoryOut, PruneOut, RemovedOut
+from memory_enhancement.mcp.tooling import (
+    DESTRUCTIVE,
+    READ_ONLY,
+    WRITES,
+    MemoryPath,
+    ServiceFor,
+    Store,
+    tool_errors,
+    written,
+)
+
+
+def register(mcp: MCPServer, service: ServiceFor) -> None:
+    """Add the memory tools to mcp; `service` makes a fresh service per call."""
+    from memory_enhancement.service import serialize
+
+    @mcp.tool(annotations=WRITES)
+    def add_memory(
+        path: MemoryPath,
+        content: Annotated[str, Field(description="The memory, in markdown.")],
+        ctx: Context,
+        tags: list[str] | None = None,
+        expires_at: Annotated[str | None, Field(description="ISO 8601 date/time.")] = None,
+        citations: Annotated[
+            list[str] | None,
+            Field(description="src/x.py:42, src/x.py:17-25 or a URL; snippets are captured."),
+        ] = None,
+        links: Annotated[
+            list[str] | None, Field(description="Other memories: 'path' or 'type:path'.")
+        ] = None,
+        store: Store = None,
+    ) -> MemoryOut:
+        """Save a new memory (creating its store and category). Refuses an existing path."""
+        with tool_errors():
+            result = service(ctx, store, create=True).add(
+                path, content, tags=tags or (), expires_at=expires_at,
+                citations=citations or (), links=links or (), source="mcp",
+            )  # fmt: skip
+            return written(result)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def get_memory(
+        path: MemoryPath,
+        ctx: Context,
+        include_expired: bool = False,
+        verify: Annotated[bool, Field(description="Also verify its citations now.")] = False,
+        store: Store = None,
+    ) -> MemoryOut:
+        """A memory's content and metadata (metadata.citations is always present)."""
+        with tool_errors():
+            svc = service(ctx, store)
+            fetched = svc.get(path, include_expired=include_expired)
+            data = serialize.memory_dict(fetched.memory, fetched.citation_id)
+            if fetched.warnings:
+                data["warnings"] = list(fetched.warnings)
+            if verify:
+                run = svc.verify(fetched.memory.path)
+                data["verification"] = serialize.verification_dict(run.results[0])
+            return cast(MemoryOut, data)
+
+    @mcp.tool(annotations=WRITES)
+    def update_memory(
+        path: MemoryPath,
+        ctx: Context,
+        content: str | None = None,
+        tags: Annotated[list[str] | None, Field(description="Replaces the tags.")] = None,
+        expires_at: str | None = None,
+        clear_expiry: bool = False,
+        citations: Annotated[
+            list[str] | None,
+            Field(description="Replaces the citations; [] clears them; omitted keeps them."),
+        ] = None,
+        store: Store = None,
+    ) -> MemoryOut:
+        """Change a memory: what is given replaces, what is omitted is kept."""
+        with tool_errors():
+            result = service(ctx, store).update(
+                path, content=content, tags=tags, expires_at=expires_at,
+                clear_expiry=clear_expiry, citations=citations,
+            )  # fmt: skip
+            return written(result)
+
+    @mcp.tool(annotations=DESTRUCTIVE)
+    def remove_memory(path: MemoryPath, ctx: Context, store: Store = None) -> RemovedOut:
+        """Delete a memory."""
+        with tool_errors():
+            return {"path": service(ctx, store).remove(path), "removed": True}
+
+    @mcp.tool(annotations=WRITES)
+    def move_memory(
+        from_path: MemoryPath,
+        to_path: MemoryPath,
+        ctx: Context,
+        update_links: Annotated[
+            bool, Field(description="Rewrite links the move would break (in other memories too).")
+        ] = True,
+        store: Store = None,
+    ) -> MemoryOut:
+        """Move a memory; its citations, links and citation ID go with it, and links to it
+        are rewritten so they keep finding it."""
+        with tool_errors():
+            result = service(ctx, store).move(from_path, to_path, update_links=update_links)
+            data = written(result)
+            data["links_updated"] = list(result.links_updated)
+            return data
+
+    @mcp.tool(annotations=READ_ONLY)
+    def list_memories(
+        ctx: Context,
+        category: str | None = None,
+        include_expired: bool = False,
+        store: Store = None,
+    ) -> ListingOut:
+        """Memories under a category (all when omitted), expired ones hidden by default."""
+        with tool_errors():
+            listing = service(ctx, store).list_memories(category, include_expired=include_expired)
+            return _listing(listing)
+
+    @mcp.tool(annotations=READ_ONLY)
+    def recent_memories(ctx: Context, limit: int = 10, store: Store = None) -> ListingOut:
+        """The most recently updated memories, newest first."""
+        with tool_errors():
+            return _listing(service(ctx, store).recent(limit))
+
+    @mcp.tool(annotations=DESTRUCTIVE)
+    def prune_memories(ctx: Context, dry_run: bool = False, store: Store = None) -> PruneOut:
+        """Remove expired memories (dry_run: only list them)."""
+        with tool_errors():
+            listing = service(ctx, store).prune(dry_run=dry_run)
+            paths = [s.path for s in listing.memories]
+            return {"dry_run": dry_run, "removed": paths, "skipped": listing.skipped}
+
+
+def _listing(listing: Any) -> ListingOut:
+    from memory_enhancement.service import serialize
+
+    memories = [serialize.summary_dict(s) for s in listing.memories]
+    return cast(ListingOut, {"memories": memories, "skipped": listing.skipped})

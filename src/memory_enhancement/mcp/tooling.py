@@ -1,0 +1,68 @@
+"""What every MCP tool module shares: annotations, argument types, error translation.
+
+Kept apart from server.py so that the tool modules (memory_tools, knowledge_tools) and
+the server that registers them never import each other.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.mcp.shapes import MemoryOut
+
+if TYPE_CHECKING:
+    from memory_enhancement.service import MemoryService
+
+PROCESS_SESSION = uuid.uuid4().hex[:12]
+SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"  # shipped in the package
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+
+Store = Annotated[
+    str | None,
+    Field(description="Store name (see `store list`); omitted: the server's default store."),
+]
+MemoryPath = Annotated[str, Field(description="Memory path, e.g. 'decisions/use-sqlite'.")]
+MODE_HELP = (
+    "auto (default): hybrid when semantic search is installed and its index is current, "
+    "else lexical; or lexical (BM25), semantic, hybrid."
+)
+
+
+class ServiceFactory(Protocol):
+    def __call__(self, store: str | None, session: str, *, create: bool) -> MemoryService: ...
+
+
+# A tool's service: (ctx, store name or None, create=...) -> a fresh MemoryService.
+ServiceFor = Callable[..., "MemoryService"]
+
+
+@contextmanager
+def tool_errors() -> Iterator[None]:
+    """Library errors become tool errors carrying their message."""
+    try:
+        yield
+    except MemoryToolError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def written(result: Any) -> MemoryOut:
+    """What a tool that writes returns: the memory, whether it changed, any warnings."""
+    from memory_enhancement.service import serialize
+
+    data = serialize.memory_dict(result.memory, result.citation_id)
+    data["changed"] = result.changed
+    if result.warnings:
+        data["warnings"] = list(result.warnings)
+    return cast(MemoryOut, data)
