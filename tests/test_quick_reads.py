@@ -23,7 +23,7 @@ from memory_enhancement.cli.fast import answer
 from memory_enhancement.core.model import MEMORY_SUFFIX
 from memory_enhancement.index import quick
 from memory_enhancement.service import quick as quick_service
-from memory_enhancement.store.homes import data_dir, store_key
+from memory_enhancement.store.homes import cache_dir, data_dir, store_key
 from memory_enhancement.store.state import MIGRATIONS
 
 
@@ -195,3 +195,94 @@ def test_a_small_store_is_answered_after_every_file_is_checked(
     assert quick_answer(capsys, "graph", path, *where) == (False, "")
     assert quick_answer(capsys, "list", "-n", "2", *where) == (False, "")
     assert "Edited in place." in run_cli(["get", path, *where]).output
+
+
+def write_cjk_memories(store: Path) -> None:
+    """Japanese and Chinese memories beside the corpus's English ones (it has none)."""
+    from test_search_cjk import JA, ZH
+
+    for path, (title, body) in {**JA, **ZH}.items():
+        target = store / "cjk" / (path + MEMORY_SUFFIX)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+
+
+SEARCHES = [
+    "redis stale cache",
+    "How do I create a pull request?",
+    "deploying",  # found by its stem too
+    "worktree",  # a word alone, also inside longer identifiers
+    '"session protocol" handoff',  # a quoted phrase
+    "skill-creator: (SKILL.md) -x*",  # FTS5 syntax, quoted away
+    "github-skill",  # found by path
+    "xyzzyq plugh",  # no matches
+    "ヘッドレス",
+    "offscreenモードのQMessageBoxハング",
+    "本番に反映する前のマイグレーションの手順は？",
+    "一意制約",
+    "守护进程",
+    "数据源配置在哪里？",
+    "菜单",
+]
+
+
+def test_quick_search_equals_the_click_command_and_records_the_query(
+    corpus_store: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_cjk_memories(corpus_store)
+    where = ["--dir", str(corpus_store)]
+    assert run_cli(["list", *where]).exit_code == 0  # builds the index
+    time.sleep(0.05)  # past the timestamp resolution of the folders just written
+    run_cli(["list", *where])
+    state = Path(data_dir(os.environ)) / "state" / f"{store_key(corpus_store)}.db"
+    for query in SEARCHES:
+        before = usage_count(corpus_store)
+        answered, out = quick_answer(capsys, "search", query, *where)
+        assert answered, query
+        expected = run_cli(["search", query, *where])
+        assert expected.exit_code == 0
+        assert out == expected.output, query
+        shown = out.count("\n   ")
+        assert shown or query.startswith("xyzzyq"), query
+        assert usage_count(corpus_store) == before + 2 * shown, query
+        if shown:
+            with sqlite3.connect(state) as db:
+                rows = db.execute(
+                    "SELECT citation_id, path, action, query FROM usage ORDER BY id DESC LIMIT ?",
+                    (2 * shown,),
+                ).fetchall()
+            assert rows[:shown] == rows[shown:], query  # click's rows, then the quick path's
+            assert {(action, q) for _, _, action, q in rows} == {("search", query)}
+    assert "**ヘッドレス**" in quick_answer(capsys, "search", "ヘッドレス", *where)[1]
+
+
+def test_quick_search_steps_aside_for_options_and_other_modes(
+    corpus_store: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    where = ["--dir", str(corpus_store)]
+    run_cli(["list", *where])
+    assert quick_answer(capsys, "search", "worktree", *where)[0]
+    for command in (
+        ["search", "worktree", "--limit", "3", *where],
+        ["search", "worktree", "-n", "3", *where],
+        ["search", "worktree", "--mode", "lexical", *where],
+        ["search", "worktree", "--category", "github-skill", *where],
+        ["search", "worktree", "--tag", "git", *where],
+        ["search", "worktree", "--include-expired", *where],
+        ["search", "worktree", "--verify", *where],
+        ["search", "worktree", "--json", *where],
+        ["search", "worktree"],  # no --dir
+        ["search", "worktree", "pull", *where],  # two arguments: click's error
+        ["search", "?!", *where],  # no words: the service says so
+        ["search", "", *where],
+        ["search", *where],
+    ):
+        assert quick_answer(capsys, *command) == (False, ""), command
+    # Vectors in the index: the service decides between hybrid and a stale-index note.
+    index = Path(cache_dir(os.environ)) / "indexes" / f"{store_key(corpus_store)}.db"
+    with sqlite3.connect(index) as conn:
+        conn.execute("INSERT INTO meta(key, value) VALUES ('embedded:some-model', 'x')")
+    assert quick_answer(capsys, "search", "worktree", *where) == (False, "")
+    with sqlite3.connect(index) as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'embedded:some-model'")
+    assert quick_answer(capsys, "search", "worktree", *where)[0]

@@ -1,7 +1,7 @@
 """The `memory-enhancement` command line.
 
 `main` first offers the command to the quick read path (fast.py), which answers
-`get`, `list`, `related` and `graph` from an index in step without importing
+`get`, `list`, `related`, `graph` and lexical `search` from an index in step without importing
 click or the service; anything it does not take runs through the click group
 (group.py), imported only then.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-QUICK_COMMANDS = frozenset({"get", "show", "list", "related", "graph"})  # see fast.py
+QUICK_COMMANDS = frozenset({"get", "show", "list", "related", "graph", "search"})  # see fast.py
 
 
 def main() -> None:

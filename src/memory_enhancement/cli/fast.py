@@ -1,4 +1,4 @@
-"""The quick read path: `get`, `list`, `related` and `graph` without click.
+"""The quick read path: `get`, `list`, `related`, `graph` and `search` without click.
 
 An agent calls these many times a session, each a new process; through the
 click group each paid 8-10 times a bare Python start in imports alone. Here a
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from memory_enhancement.service.quick import Fetched, QuickReads
 from memory_enhancement.store.homes import cache_dir, data_dir, store_key
 
-COMMANDS = {"get": 1, "show": 1, "list": 0, "related": 1, "graph": 1}
+COMMANDS = {"get": 1, "show": 1, "list": 0, "related": 1, "graph": 1, "search": 1}
 VALUED = {
     "--dir": "dir",
     "--repo-root": "repo_root",
@@ -34,6 +34,7 @@ ALLOWED = {
     "list": {"dir", "repo_root", "limit"},
     "related": {"dir", "repo_root"},
     "graph": {"dir", "repo_root", "depth"},
+    "search": {"dir", "repo_root"},  # its default mode and limit only: see _search
 }
 
 
@@ -105,6 +106,7 @@ def _text(reads: QuickReads, command: str, args: list[str], options: dict[str, s
         "list": lambda: _list(reads, options.get("limit")),
         "related": lambda: _related(reads, args[0]),
         "graph": lambda: _graph(reads, args[0], options.get("depth", "3")),
+        "search": lambda: _search(reads, args[0]),
     }
     return handlers[command]()
 
@@ -201,3 +203,20 @@ def _graph(reads: QuickReads, reference: str, depth_text: str) -> str | None:
         return None
     text = as_text(result)
     return None if "\x1b" in text else text
+
+
+def _search(reads: QuickReads, query: str) -> str | None:
+    """What `search QUERY` prints (cli/index_cmds.py) when its default mode is lexical;
+    any option (a mode, a limit, a filter, --verify, --json) goes the click way."""
+    hits = reads.search(query)
+    if hits is None:
+        return None
+    if not hits:
+        return "no matches\n"
+    heads = [f"{n}. [mem:{cid}] {path}  {title}" for n, (cid, path, title, _) in enumerate(hits, 1)]
+    snippets = [" ".join(snippet.split()) for _, _, _, snippet in hits]
+    if any("\x1b" in text for text in (*heads, *snippets)):
+        return None  # click strips terminal escapes when the output is not a terminal
+    if sys.stdout.isatty():
+        heads = [f"\x1b[1m{head}\x1b[0m" for head in heads]
+    return "".join(f"{head}\n   {snippet}\n" for head, snippet in zip(heads, snippets, strict=True))

@@ -1,6 +1,6 @@
 """Reading an index that needs no sync, in a process that must start in milliseconds.
 
-A read command (`get`, `list`, `related`, `graph`) on a big store spends most
+A read command (`get`, `list`, `related`, `graph`, lexical `search`) on a big store spends most
 of its time importing the write path: formats, the sync, the service. When the
 index is already in step with the files, none of that runs. This module asks
 the same question `Index.sync` asks first (`settled`: could anything have
@@ -208,3 +208,15 @@ def listing_rows(
     ).fetchall()
     broken = conn.execute("SELECT 1 FROM memories WHERE error IS NOT NULL LIMIT 1").fetchone()
     return rows, broken is not None
+
+
+def semantic_possible(conn: sqlite3.Connection) -> bool:
+    """Whether `search` in its default mode could be other than lexical: the service
+    searches hybrid when the semantic index is current, and notes why not when vectors
+    exist but are stale. With no vectors and no record of a finished embedding (meta
+    `embedded:MODEL`), it is lexical, silently, whether or not the extra is installed."""
+    found = (
+        conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone()
+        or conn.execute("SELECT 1 FROM meta WHERE key LIKE 'embedded:%' LIMIT 1").fetchone()
+    )
+    return found is not None

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memory_enhancement.index.columns import ROW_COLUMNS
+
 
 @dataclass(frozen=True)
 class SyncStats:
@@ -42,13 +44,10 @@ class Row:
         return self.expires_at is not None and self.expires_at <= now_text
 
 
-ROW_COLUMNS = (
-    "path, title, format, tags, created_at, updated_at, expires_at, source, citation_count, "
-    "citation_id, mtime_ns"
-)
-
-
 def row_from(values: tuple[Any, ...]) -> Row:
     path, title, fmt, tags, created, updated, expires, source, count, cid, mtime = values
     tag_list = tuple(tags.split("\x1f")) if tags else ()
     return Row(path, title, fmt, tag_list, created, updated, expires, source, count, cid, mtime)
+
+
+__all__ = ["ROW_COLUMNS", "Row", "SyncStats", "row_from"]

@@ -1,6 +1,6 @@
 """Read commands answered from an index that needs no sync, without the write path.
 
-`get`, `list`, `related` and `graph` on a store whose index is in step answer
+`get`, `list`, `related`, `graph` and lexical `search` on a store whose index is in step answer
 from a few rows; what made them cost 8-10 times a bare Python start was
 importing everything else first (click, the formats, the sync, the service).
 `QuickReads` answers them with the index's rows (index/quick.py) and records
@@ -120,7 +120,29 @@ class QuickReads:
             return None
         return traverse(self.conn, root, depth=depth)
 
-    def record_use(self, used: Sequence[tuple[str, str]], action: str) -> bool:
+    def search(self, query: str, limit: int = 10) -> list[tuple[str, str, str, str]] | None:
+        """(citation ID, path, title, snippet) of what `search QUERY` finds in its default
+        mode when that is lexical (no vectors in the index: see `quick.semantic_possible`),
+        ranked by index/lexical.py as the service ranks; the use is recorded (action
+        `search`, with the query). None for a query with no words (the service says so)."""
+        from memory_enhancement.core.errors import InvalidInputError
+        from memory_enhancement.index.lexical import ranked, where_sql
+
+        if self.conn is None or quick.semantic_possible(self.conn):
+            return None
+        where, args = where_sql(None, None, False, self.now_text)
+        try:
+            found = ranked(self.conn, query, where, args, limit)
+        except InvalidInputError:
+            return None
+        hits = [(str(row[9]), str(row[0]), str(row[1]), snippet) for row, _, snippet in found]
+        if not self.record_use([(cid, path) for cid, path, _, _ in hits], "search", query):
+            return None
+        return hits
+
+    def record_use(
+        self, used: Sequence[tuple[str, str]], action: str, query: str | None = None
+    ) -> bool:
         """Record the use as index/usage.py does; False when the state database is missing,
         older, or fails (the service then repairs or migrates it)."""
         if not os.path.isfile(self.state_file):
@@ -137,8 +159,8 @@ class QuickReads:
             db.execute("BEGIN IMMEDIATE")
             db.executemany(
                 "INSERT INTO usage(citation_id, path, session, used_at, action, query) "
-                "VALUES (?, ?, ?, ?, ?, NULL)",
-                [(cid, path, self.session, self.now_text, action) for cid, path in used],
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(cid, path, self.session, self.now_text, action, query) for cid, path in used],
             )
             db.execute("COMMIT")
             return True
