@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,34 +36,36 @@ def run_bounded(
 ) -> subprocess.CompletedProcess[str]:
     """`memory-enhancement ARGS` in a child process; a hang is a failure, not a stuck run."""
     command = [str(CONSOLE_SCRIPT), *(str(a) for a in args)]
-    try:
-        return subprocess.run(
-            command,
-            cwd=cwd,
-            env={**child_env(home), **(env or {})},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=_limit_memory,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"`{' '.join(command[1:])}` hung for more than {timeout} s")
+    return _bounded(
+        command,
+        f"`{' '.join(command[1:])}`",
+        timeout,
+        cwd=cwd,
+        env={**child_env(home), **(env or {})},
+    )
 
 
 def python_bounded(code: str, *, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """`python -c CODE` in a bounded child process (for library calls that used to hang)."""
+    return _bounded([sys.executable, "-c", code], f"python -c {code!r}", timeout)
+
+
+def _bounded(
+    command: list[str], what: str, timeout: float, **options: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run command with its memory capped and no stdin; a hang fails the test, naming it."""
     try:
         return subprocess.run(
-            [sys.executable, "-c", code],
+            command,
             capture_output=True,
             text=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
             preexec_fn=_limit_memory,
+            **options,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"python -c {code!r} hung for more than {timeout} s")
+        pytest.fail(f"{what} hung for more than {timeout} s")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

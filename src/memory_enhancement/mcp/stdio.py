@@ -11,7 +11,7 @@ the responses go out on the write side.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -43,12 +43,32 @@ class _Pending:
                 self.idle.set()
 
 
-class _DrainingReader:
-    """The transport's read stream, whose end waits for the pending answers."""
+class _Wrapped:
+    """A stream wrapping the transport's own: closing it (directly or by leaving its
+    `async with`) closes the inner one."""
 
     def __init__(self, inner: Any, pending: _Pending) -> None:
         self._inner = inner
         self._pending = pending
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _DrainingReader(_Wrapped):
+    """The transport's read stream, whose end waits for the pending answers."""
 
     @property
     def last_context(self) -> Any:
@@ -73,47 +93,13 @@ class _DrainingReader:
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> _DrainingReader:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _WatchedWriter:
+class _WatchedWriter(_Wrapped):
     """The transport's write stream, telling the pending set what was answered."""
-
-    def __init__(self, inner: Any, pending: _Pending) -> None:
-        self._inner = inner
-        self._pending = pending
 
     async def send(self, item: SessionMessage, /) -> None:
         await self._inner.send(item)
         self._pending.answered(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedWriter:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 async def serve_stdio(server: MCPServer) -> None:
