@@ -20,7 +20,7 @@ from memory_enhancement.core.errors import (
 )
 from memory_enhancement.core.ids import format_citation_id
 from memory_enhancement.core.memory_paths import normalize_category, normalize_new_path
-from memory_enhancement.core.model import Link, Memory, MemoryMeta
+from memory_enhancement.core.model import Citation, Link, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.index import queries
 from memory_enhancement.index.rows import SyncStats
@@ -187,9 +187,7 @@ class Memories(ServiceBase):
         Only the citations change, and `updated_at` when the memory keeps one: a
         Serena note that records no timestamps gains no Metadata section for it.
         """
-        citation = parse_citation(ref, snippet=snippet) if isinstance(ref, str) else ref
-        if snippet is not None and not snippet.strip():
-            raise InvalidInputError("snippet cannot be empty")
+        citation = _one_citation(ref, snippet)
         target = self.store.locate(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
@@ -233,9 +231,7 @@ class Memories(ServiceBase):
     ) -> WriteResult:
         """Replace one citation by another in its place; the others stay as written.
         The new one's snippet is captured from the code when none is given."""
-        citation = parse_citation(new, snippet=snippet) if isinstance(new, str) else new
-        if snippet is not None and not snippet.strip():
-            raise InvalidInputError("snippet cannot be empty")
+        citation = _one_citation(new, snippet)
         target = self.store.locate(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
@@ -318,3 +314,11 @@ def _same_ref(cited: str, given: str) -> bool:
         return cited == parse_citation(given).ref
     except InvalidInputError:
         return False
+
+
+def _one_citation(ref: CitationInput, snippet: str | None) -> Citation:
+    """A citation to add or put in place, with the snippet given (never a blank one)."""
+    citation = parse_citation(ref, snippet=snippet) if isinstance(ref, str) else ref
+    if snippet is not None and not snippet.strip():
+        raise InvalidInputError("snippet cannot be empty")
+    return citation
