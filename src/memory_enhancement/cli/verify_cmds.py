@@ -282,7 +282,7 @@ def _with_fixes(run: Any) -> list[dict[str, Any]]:
 def _emit_results(run: Any) -> None:
     """verify-all's JSON list, one memory per line; a fixed memory carries its fix, and
     each unreadable memory file is listed with the reason (`"unreadable"`)."""
-    from memory_enhancement.service.serialize import verification_json
+    from memory_enhancement.service.serialize import verifications_json
 
     unreadable = [
         {
@@ -298,15 +298,17 @@ def _emit_results(run: Any) -> None:
     if len(run.results) <= 50 or run.fixes:
         emit_json(_with_fixes(run) + unreadable)
         return
+    import itertools
     import json
 
     # Streamed a thousand memories at a time: the whole text at 50,000 memories is tens
     # of megabytes, held twice while joined.
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    results, write = run.results, sys.stdout.write
+    write = sys.stdout.write
     write("[\n")
-    for start in range(0, len(results), 1000):
-        chunk = ",\n".join(map(verification_json, results[start : start + 1000]))
+    texts = verifications_json(run.results)
+    for start in range(0, len(run.results), 1000):
+        chunk = ",\n".join(itertools.islice(texts, 1000))
         write(chunk if start == 0 else ",\n" + chunk)
     if unreadable:
         write(",\n" + ",\n".join(map(encode, unreadable)))

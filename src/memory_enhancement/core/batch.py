@@ -70,6 +70,15 @@ class CitedBatch:
     def __len__(self) -> int:
         return len(self.paths)
 
+    def extend(self, more: CitedBatch) -> None:
+        """Append another batch read from the index (in chunks of paths)."""
+        offset, count = len(self.rows), len(self.paths)
+        self.mentionable.update(count + i for i in more.mentionable)
+        self.paths.extend(more.paths)
+        self.ids.extend(more.ids)
+        self.rows.extend(more.rows)
+        self.starts.extend(offset + start for start in more.starts[1:])
+
     def citation(self, k: int) -> Citation:
         """Row `k` as a Citation (the one the batch was made from, when it was)."""
         if self._citations is not None:

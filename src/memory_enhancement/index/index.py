@@ -24,6 +24,7 @@ from pathlib import Path
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
 from memory_enhancement.core.ids import ID_LENGTH
 from memory_enhancement.core.links import RepoView
+from memory_enhancement.core.mentions import may_mention
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import schema
 from memory_enhancement.index.idassign import assign_ids
@@ -266,7 +267,7 @@ class Index:
             updated += path in known
             _upsert_or_skip(
                 conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
-                fresh=path not in known, children=children,
+                fresh=path not in known, children=children, mentions=may_mention(ready.data),
             )  # fmt: skip
             if path not in known:
                 added.append((path, ready.doc, None))
@@ -285,6 +286,7 @@ class Index:
             _upsert_or_skip(
                 conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
                 outcome.digest, fresh=path not in known, children=children,
+                mentions=outcome.mentions,
             )  # fmt: skip
             if path not in known:
                 added.append((path, outcome.doc, outcome.error))
@@ -381,11 +383,15 @@ def _upsert_or_skip(
     *,
     fresh: bool,
     children: Children,
+    mentions: bool = False,
 ) -> None:
     """Index one memory; one the index cannot hold is recorded as unreadable (and so
     reported and skipped by every listing) instead of failing the whole sync."""
     try:
-        upsert(conn, path, doc, error, mtime, size, digest, fresh=fresh, children=children)
+        upsert(
+            conn, path, doc, error, mtime, size, digest, fresh=fresh, children=children,
+            mentions=mentions,
+        )  # fmt: skip
     except UnindexableError as exc:
         upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
 

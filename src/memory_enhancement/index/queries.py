@@ -6,11 +6,11 @@ already holds one asks several questions in the same snapshot.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 
-from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
+from memory_enhancement.core.batch import CitedBatch
+from memory_enhancement.core.batch import Row as CitationRow
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
 
@@ -59,38 +59,29 @@ def path_of(conn: sqlite3.Connection, bare_id: str) -> str | None:
 
 
 def verifiable(
-    conn: sqlite3.Connection,
-    paths: Iterable[str] | None = None,
-    *,
-    content: bool = True,
-) -> tuple[list[Verifiable], list[str]]:
-    """Memories with citations, rebuilt from the index (no file is parsed), and the
-    reasons unreadable ones among `paths` were skipped.
-
-    Each memory carries its content and citations only, which is what
-    verification needs (the content only when asked: only prose mentions need it,
-    and it is most of what the index holds); its second element gives each
-    citation's line in the file, and the third its citation ID.
-    """
+    conn: sqlite3.Connection, paths: Iterable[str] | None = None
+) -> tuple[CitedBatch, list[str]]:
+    """Memories to verify, as the index holds them (no file is parsed, no citation
+    object made: see core/batch.py), and the reasons unreadable ones among `paths`
+    (all memories when None) were skipped. Memories come in path order, each with its
+    citations in the order written."""
     if paths is None:
-        return _verifiable(conn, "", [], content)
+        return _verifiable(conn, "", [])
     wanted = sorted(set(paths))
-    found: list[Verifiable] = []
+    found = CitedBatch([], [], [0], [], set())
     skipped: list[str] = []
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
-        more, errors = _verifiable(
-            conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk, content
-        )
+        more, errors = _verifiable(conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk)
         found.extend(more)
         skipped.extend(errors)
     return found, skipped
 
 
 def _verifiable(
-    conn: sqlite3.Connection, where: str, args: list[str], content: bool
-) -> tuple[list[Verifiable], list[str]]:
-    citations: dict[int, tuple[list[Citation], list[int | None]]] = {}
+    conn: sqlite3.Connection, where: str, args: list[str]
+) -> tuple[CitedBatch, list[str]]:
+    rows: dict[int, list[CitationRow]] = {}
     # One string per distinct target and stamp, not one per row: a store cites a few
     # thousand files with a few hundred stamps, 30,000 times over.
     shared: dict[str, str] = {}
@@ -102,28 +93,32 @@ def _verifiable(
         + "ORDER BY c.memory_id, c.ord",
         args,
     ):
-        fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
         if verified is not None:
             verified = same(verified, verified)
-        citation = Citation(same(target, target), line, end, snippet, verified, commit, fields)
-        cited, lines = citations.setdefault(memory_id, ([], []))
-        cited.append(citation)
-        lines.append(at)
-    found, skipped = [], []
-    nothing: tuple[list[Citation], list[int | None]] = ([], [])
-    text = "m.content" if content else "''"
-    for memory_id, path, body, error, cid in conn.execute(
-        f"SELECT m.id, m.path, {text}, m.error, m.citation_id FROM memories m {where} "
+        row = (same(target, target), line, end, snippet, verified, commit, extra, at)
+        found = rows.get(memory_id)
+        if found is None:
+            rows[memory_id] = [row]
+        else:
+            found.append(row)
+    batch = CitedBatch([], [], [0], [], set())
+    skipped = []
+    nothing: list[CitationRow] = []
+    for memory_id, path, error, cid, mentions in conn.execute(
+        f"SELECT m.id, m.path, m.error, m.citation_id, m.mentions FROM memories m {where} "
         "ORDER BY m.path",
         args,
     ):
         if error is not None:
             skipped.append(str(error))
             continue
-        cited, lines = citations.get(memory_id, nothing)
-        meta = MemoryMeta(citations=tuple(cited))
-        found.append((Memory(path, body, meta, None), tuple(lines), cid))
-    return found, skipped
+        if mentions:
+            batch.mentionable.add(len(batch.paths))
+        batch.paths.append(path)
+        batch.ids.append(cid)
+        batch.rows.extend(rows.get(memory_id, nothing))
+        batch.starts.append(len(batch.rows))
+    return batch, skipped
 
 
 def readable(

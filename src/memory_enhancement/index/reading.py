@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
+from memory_enhancement.core.mentions import may_mention
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import Document
 
@@ -34,6 +35,7 @@ class Outcome:
     mtime: int = 0
     size: int = 0
     digest: str = ""
+    mentions: bool = False  # the bytes may mention code in prose (core.mentions.may_mention)
 
 
 def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
@@ -51,7 +53,8 @@ def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
         error = None
     except MemoryToolError as exc:
         doc, error = None, str(exc)
-    return Outcome(path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest)
+    mentions = may_mention(data)
+    return Outcome(path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest, mentions)
 
 
 def read_many(store: Store, paths: list[str], known: Mapping[str, str]) -> Iterator[Outcome]:
@@ -122,6 +125,6 @@ def _work(root: str, paths: list[str], known: dict[str, str]) -> list[Outcome]:
         if doc is not None:  # send back what the index keeps, not the whole document
             light = Document(doc.memory, "", doc.problems, doc.citation_lines)
             outcome = Outcome(path, outcome.kind, light, None, outcome.mtime, outcome.size,
-                              outcome.digest)  # fmt: skip
+                              outcome.digest, outcome.mentions)  # fmt: skip
         outcomes.append(outcome)
     return outcomes

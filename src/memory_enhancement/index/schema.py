@@ -53,6 +53,9 @@ CREATE TABLE memories (
     fts_path TEXT,
     fts_content TEXT,
     cjk REAL NOT NULL DEFAULT 0,  -- the share of the text that is CJK (hybrid fusion)
+    -- 1 when the file's bytes may mention code in prose (`src/app.py:42`): a verification
+    -- run reads only those files again for their mentions (verify/mention_reading.py).
+    mentions INTEGER NOT NULL DEFAULT 0,
     -- Last: a row's columns are read in order, and the content, often larger than a
     -- page, would otherwise be walked through to reach the small ones after it.
     content TEXT NOT NULL DEFAULT ''

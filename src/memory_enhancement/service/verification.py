@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.memory_paths import normalize_category
 from memory_enhancement.index import queries
@@ -36,7 +37,7 @@ class Verification(Memories):
             from memory_enhancement.core.verdicts import VerifyOptions
 
             options = VerifyOptions()
-        return self._runner().run(batch, options, keep_uncited=True)
+        return self._runner().run(CitedBatch.of(batch), options, keep_uncited=True)
 
     def verify_all(
         self,
@@ -63,7 +64,7 @@ class Verification(Memories):
         is in step with the files (it syncs first), so nothing is parsed again;
         unreadable memory files are reported as skipped."""
         with self.index.connect() as conn:
-            batch, skipped = queries.verifiable(conn, paths, content=False)  # mentions read files
+            batch, skipped = queries.verifiable(conn, paths)
         return self._runner().run(batch, options, skipped=skipped, whole_store=paths is None)
 
     def _changed_paths(self, ref: str, category: str | None) -> list[str]:

@@ -1,10 +1,10 @@
 """A cited file's text in the forms verification compares snippets in.
 
 Snippets are compared without whitespace (`squash`), so each cited file is worked
-out once per run in that form: its squashed lines, how often each squashed line
-occurs, the squashed text joined into one string with where each line starts in it,
-and where a snippet occurs. A run judges a file's citations together and then drops
-what it worked out (`forget`), so it holds at most a few files' worth at a time.
+out once per run in that form: its squashed lines, how often a squashed line occurs,
+the squashed text joined into one string with where each line starts in it, and
+where a snippet occurs. A run judges a file's citations together and then drops what
+it worked out (`FileTexts.forget`), so it holds at most a few files' worth at a time.
 """
 
 from __future__ import annotations
@@ -16,89 +16,79 @@ from collections import Counter
 from memory_enhancement.core.citations import squash
 from memory_enhancement.verify.repo import SourceFile
 
+# A file with fewer citations than this answers "how many lines say this?" by counting
+# in its list of lines (C, no allocation) rather than by counting all its lines once.
+_COUNT_ALL_FROM = 8
 
-class FileTexts:
-    """Per cited file (by its repository path), its text in comparable forms."""
 
-    def __init__(self) -> None:
-        self._squashed: dict[str, list[str]] = {}
-        self._counts: dict[str, Counter[str]] = {}
-        self._joined: dict[str, str] = {}
-        self._starts: dict[str, list[int]] = {}
-        self._found: dict[str, dict[tuple[str, int], list[int]]] = {}
+class FileText:
+    """One cited file's text, worked out as far as its citations need."""
 
-    def forget(self, path: str) -> None:
-        """Drop what was worked out about a file (its citations are judged)."""
-        self._squashed.pop(path, None)
-        self._counts.pop(path, None)
-        self._joined.pop(path, None)
-        self._starts.pop(path, None)
-        self._found.pop(path, None)
+    __slots__ = ("_counts", "_found", "_joined", "_starts", "cited", "lines", "source")
 
-    def lines(self, path: str, source: SourceFile) -> list[str]:
-        """The file's lines, each squashed (split once from the text squashed in C when
-        the reader could, else squashed line by line)."""
-        lines = self._squashed.get(path)
-        if lines is None:
-            if source.squashed is not None:  # squashed in C (see repo.squashed_text)
-                lines = source.squashed.split("\n")
-                if not source.text or source.text.endswith("\n"):
-                    lines.pop()  # a final newline ends the last line, not starts one
-            else:
-                lines = [squash(text) for text in source.lines]
-            self._squashed[path] = lines
-        return lines
+    def __init__(self, source: SourceFile, cited: int = 0) -> None:
+        self.source = source
+        self.cited = cited  # how many citations will ask (a hint: see `how_many`)
+        lines: list[str]
+        if source.squashed is not None:  # squashed in C (see repo.squashed_text)
+            lines = source.squashed.split("\n")
+            if not source.text or source.text.endswith("\n"):
+                lines.pop()  # a final newline ends the last line, not starts one
+        else:
+            lines = [squash(text) for text in source.lines]
+        self.lines = lines  # each line, squashed
+        self._counts: Counter[str] | None = None
+        self._joined: str | None = None
+        self._starts: list[int] | None = None
+        self._found: dict[tuple[str, int], list[int]] = {}
 
-    def counts(self, path: str, source: SourceFile) -> Counter[str]:
-        """How many lines of the file say each squashed text."""
-        counts = self._counts.get(path)
-        if counts is None:
-            counts = self._counts[path] = Counter(self.lines(path, source))
-        return counts
+    def how_many(self, wanted: str) -> int:
+        """How many lines say exactly this (squashed) text."""
+        if self.cited < _COUNT_ALL_FROM:
+            return self.lines.count(wanted)
+        if self._counts is None:
+            self._counts = Counter(self.lines)
+        return self._counts[wanted]
 
-    def joined(self, path: str, source: SourceFile) -> str:
+    @property
+    def joined(self) -> str:
         """The file squashed into one string (the common case needs no line starts)."""
-        joined = self._joined.get(path)
-        if joined is None:
-            joined = self._joined[path] = "".join(self.lines(path, source))
-        return joined
+        if self._joined is None:
+            self._joined = "".join(self.lines)
+        return self._joined
 
-    def joined_with_starts(self, path: str, source: SourceFile) -> tuple[str, list[int]]:
-        """The file squashed into one string, and where each line starts in it."""
-        starts = self._starts.get(path)
-        if starts is None:
-            lines = self.lines(path, source)
-            starts = list(itertools.accumulate(map(len, lines[:-1]), initial=0))
-            self._starts[path] = starts
-        return self.joined(path, source), starts
+    @property
+    def starts(self) -> list[int]:
+        """Where each line starts in `joined`."""
+        if self._starts is None:
+            self._starts = list(itertools.accumulate(map(len, self.lines[:-1]), initial=0))
+        return self._starts
 
-    def only_here(
-        self, path: str, source: SourceFile, line: int, span: int, wanted: str
-    ) -> bool | None:
+    def only_here(self, line: int, span: int, wanted: str) -> bool | None:
         """The common case, decided at once: True when the cited line says exactly the
         snippet and no other line of the file says the same (a line merely containing it
         is not a copy of it); False when it says it but so do others; None when it does
         not say it. A range is checked with two searches of the whole file."""
-        squashed = self.lines(path, source)
+        lines = self.lines
         if span == 1:
-            if line > len(squashed) or squashed[line - 1] != wanted:
+            if line > len(lines) or lines[line - 1] != wanted:
                 return None
-            return self.counts(path, source)[wanted] == 1
+            return self.how_many(wanted) == 1
         # The squashed range is the range's squashed lines joined (whitespace goes per
         # character), so the raw lines are not needed.
-        if "".join(squashed[line - 1 : line - 1 + span]) != wanted:
+        if "".join(lines[line - 1 : line - 1 + span]) != wanted:
             return None
-        text = self.joined(path, source)
+        text = self.joined
         first = text.find(wanted)
         if text.find(wanted, first + 1) == -1:
             return True
         # Said on its lines, but not only there: "False" only where the search of
         # `occurrences` would find it there too (the whole range in the file, starting
         # on a line that is not blank), else the caller takes the long way.
-        inside = line - 1 + span <= len(squashed) and bool(squashed[line - 1])
+        inside = line - 1 + span <= len(lines) and bool(lines[line - 1])
         return False if inside else None
 
-    def occurrences(self, path: str, source: SourceFile, wanted: str, span: int) -> list[int]:
+    def occurrences(self, wanted: str, span: int) -> list[int]:
         """First lines of every window of `span` lines that holds the (squashed) snippet.
 
         A window starts on the line where the snippet's text begins. The text is
@@ -109,11 +99,10 @@ class FileTexts:
         30,000 citations fast. Memories often cite the same line of the same file,
         so each answer is kept for the run.
         """
-        found_here = self._found.setdefault(path, {})
-        known = found_here.get((wanted, span))
+        known = self._found.get((wanted, span))
         if known is not None:
             return known
-        text, starts = self.joined_with_starts(path, source)
+        text, starts = self.joined, self.starts
         total = len(starts)
         found: dict[int, None] = {}
         at = text.find(wanted)
@@ -127,14 +116,31 @@ class FileTexts:
         if span == 1:
             # A line that merely contains the snippet holds it only at token boundaries:
             # `x = 3` is not in `x = 31`, `return x` not in `return xyz`.
-            squashed = self.lines(path, source)
+            squashed, raw = self.lines, self.source.lines
             lines = [
-                n
-                for n in lines
-                if squashed[n - 1] == wanted or _holds_bounded(source.lines[n - 1], wanted)
+                n for n in lines if squashed[n - 1] == wanted or _holds_bounded(raw[n - 1], wanted)
             ]
-        result = found_here[(wanted, span)] = lines
-        return result
+        self._found[(wanted, span)] = lines
+        return lines
+
+
+class FileTexts:
+    """The cited files of a run being worked on, by repository path."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, FileText] = {}
+
+    def get(self, path: str, source: SourceFile, cited: int = 0) -> FileText:
+        """The file's text (worked out on first use); `cited`: how many citations of the
+        run point at it, when known."""
+        found = self._files.get(path)
+        if found is None or found.source is not source:
+            found = self._files[path] = FileText(source, cited)
+        return found
+
+    def forget(self, path: str) -> None:
+        """Drop what was worked out about a file (its citations are judged)."""
+        self._files.pop(path, None)
 
 
 def _holds_bounded(line: str, wanted: str) -> bool:

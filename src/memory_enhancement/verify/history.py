@@ -21,15 +21,16 @@ import json
 import sqlite3
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memory_enhancement.core.model import is_url
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 
 if TYPE_CHECKING:
-    from memory_enhancement.core.verdicts import MemoryVerification
+    from memory_enhancement.core.batch_verdicts import BatchVerdicts, Seen
     from memory_enhancement.store.state import State
 
 RECENT_RUNS = 10
@@ -52,8 +53,7 @@ class Evidence:
 
 def record(
     state: State,
-    results: Sequence[MemoryVerification],
-    ids: Mapping[str, str],
+    results: BatchVerdicts,
     moment: datetime,
     commit: str | None,
     *,
@@ -61,41 +61,38 @@ def record(
 ) -> None:
     """Remember the verdicts of a run, per citation, with the time and the commit.
 
-    `ids` maps each memory's path to its citation ID (the history is kept by ID,
-    so a memory that moves keeps its record). What is written is what changed:
-    one run row, and for each memory only verdicts that differ from its last
-    recorded ones (with its summary). A run over the `whole_store` also vouches
-    for every memory whose verdicts did not change, without a write: readers
-    replay such runs onto each summary (see `_replay`), so a nightly verify-all
-    of an unchanged store costs a run row, not ten thousand.
+    The history is kept by citation ID (the batch's), so a memory that moves keeps its
+    record. What is written is what changed: one run row, and for each memory only
+    verdicts that differ from its last recorded ones (with its summary). A run over
+    the `whole_store` also vouches for every memory whose verdicts did not change,
+    without a write: readers replay such runs onto each summary (see `_replay`), so a
+    nightly verify-all of an unchanged store costs a run row, not ten thousand.
+    Verdicts are compared as the plain values `BatchVerdicts.seen` gives, read from
+    the batch's rows for a memory whose citations all hold (nothing is built).
     """
-    checked = [r for r in results if r.checks]
-    if not checked:
-        return
     stamp = format_timestamp(moment)
     run_id = uuid.uuid4().hex
-    statuses: list[str] = []
-    # cid -> (path, the verdicts as compared, the result, mark)
-    current: dict[str, tuple[str, str, MemoryVerification, str]] = {}
-    for result in checked:
-        cid = ids.get(result.path)
+    days: Counter[str] = Counter()
+    checked = False
+    current: dict[str, tuple[str, list[Seen], str, str]] = {}  # cid -> path, seen, as text, mark
+    ids = results.batch.ids
+    for j, i in enumerate(results.order):
+        seen = results.seen(j)
+        if not seen:
+            continue
+        checked = True
+        cid = ids[i]
         if cid is None:
             continue
-        # What is compared with the last run: each citation and where it stands, as
-        # plain values (`_value_`, not `.value`: the enum property is a Python call).
-        seen = [
-            (c.citation.target, c.citation.line, c.citation.end_line, c.status._value_,
-             c.current_path, c.current_line)
-            for c in result.checks
-        ]  # fmt: skip
         marks = [item[3] for item in seen]
-        statuses += marks
+        days.update(marks)
         kinds = set(marks)
         # Only a run that checked something vouches for the memory: URLs skipped
         # unchecked neither renew it nor count as a clean run.
         mark = "x" if not kinds.isdisjoint(_FAILING) else ("" if kinds == _SKIPPED else ".")
-        current[cid] = (result.path, repr(seen), result, mark)
-    days = Counter(statuses)
+        current[cid] = (results.batch.paths[i], seen, repr(seen), mark)
+    if not checked:
+        return
     with state.connect() as db:
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -121,7 +118,7 @@ def _write(
     run_id: str,
     stamp: str,
     commit: str | None,
-    current: dict[str, tuple[str, str, MemoryVerification, str]],
+    current: dict[str, tuple[str, list[Seen], str, str]],
     whole_store: bool,
 ) -> None:
     """The run row, the verdicts that changed and the summaries that must be rewritten."""
@@ -138,16 +135,13 @@ def _write(
     verdict_rows: list[tuple[str, str, str, str, int]] = []
     rewritten: list[tuple[Any, ...]] = []
     encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
-    for cid, (path, checks, result, mark) in current.items():
+    for cid, (path, seen, checks, mark) in current.items():
         old = summaries.get(cid)
         if whole_store and old is not None and old[8] == checks and old[7] == path:
             continue  # unchanged: this run is replayed onto the summary when it is read
         if old is None or old[8] != checks:
-            listed = [
-                [c.citation.ref, c.status._value_, c.current_path, c.current_line]
-                for c in result.checks
-            ]
-            failing = sum(c.status._value_ in _FAILING for c in result.checks)
+            listed = [[_ref(*item[:3]), item[3], item[4], item[5]] for item in seen]
+            failing = sum(item[3] in _FAILING for item in seen)
             verdict_rows.append((cid, run_id, path, encode(listed), failing))
         recent, verified, valid, runs = _replay(old, full, before=seq)
         if mark:
@@ -174,6 +168,13 @@ def _write(
 
 
 _MARKS = ", ".join("?" * 9)
+
+
+def _ref(target: str, line: int | None, end: int | None) -> str:
+    """A citation's canonical one-line form (`Citation.ref`) from its values."""
+    if line is None or is_url(target):
+        return target
+    return f"{target}:{line}-{end}" if end is not None and end != line else f"{target}:{line}"
 
 
 def _full_runs(db: sqlite3.Connection) -> tuple[list[int], list[str]]:

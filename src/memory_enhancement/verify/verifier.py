@@ -26,7 +26,7 @@ from memory_enhancement.core.batch import CitedBatch, Row
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
-from memory_enhancement.verify.file_text import FileTexts
+from memory_enhancement.verify.file_text import FileText, FileTexts
 from memory_enhancement.verify.git import Git, LineMap
 from memory_enhancement.verify.repo import Repository, SourceFile, SourceStatus
 
@@ -96,11 +96,15 @@ class Verifier:
         checks: dict[int, CitationCheck] = {}
         pending: dict[int, _Pending] = {}
         at_line: list[int] = []
-        for indexes in by_file.values():
+        for target, indexes in by_file.items():
             known = len(self.repo._cache)
             held = False
+            source = self.repo.read(target) if "://" not in target else None
+            text = None
+            if source is not None and source.status is SourceStatus.TEXT:
+                text = self._texts.get(target, source, len(indexes))
             for k in indexes:
-                code = self._row_code(rows[k])
+                code = self._row_code(rows[k], text) if text is not None else 0
                 if code == HERE:
                     valid[k] = 1
                     continue
@@ -131,24 +135,22 @@ class Verifier:
         self._check_urls(checks)
         return valid, checks
 
-    def _row_code(self, row: Row) -> int:
-        """The common cases, judged on the index row: `HERE` (valid on its line), `AT_LINE`
-        (its line holds the text, history must confirm), or 0 (the full way, `_local`)."""
-        target, line, end, snippet = row[0], row[1], row[2], row[3]
-        if line is None or not snippet or "://" in target:
+    def _row_code(self, row: Row, text: FileText) -> int:
+        """The common cases, judged on the index row (its file a readable text file):
+        `HERE` (valid on its line), `AT_LINE` (its line holds the text, history must
+        confirm), or 0 (the full way, `_local`)."""
+        line, end, snippet = row[1], row[2], row[3]
+        if line is None or not snippet:
             return 0
         wanted = "".join(snippet.split())
         if not wanted:
             return 0
-        source = self.repo.read(target)
-        if source.status is not SourceStatus.TEXT:
-            return 0
-        span = 1 if end is None else end - line + 1
-        code, _ = self._on_line(target, source, line, span, wanted, row)
-        return code
+        if end is None and text.only_here(line, 1, wanted):  # the commonest case, at once
+            return HERE
+        return self._on_line(text, line, 1 if end is None else end - line + 1, wanted, row)[0]
 
     def _on_line(
-        self, path: str, source: SourceFile, line: int, span: int, wanted: str, row: Row
+        self, text: FileText, line: int, span: int, wanted: str, row: Row
     ) -> tuple[int, list[int]]:
         """How a citation that names a line stands in its file (not renamed), from the
         file alone: `HERE` when its line says the snippet and no other line does (or when
@@ -156,13 +158,12 @@ class Verifier:
         `AT_LINE` when its line holds the snippet but as part of a longer line or as one
         of several copies, so history must tell whether this line is still the one
         cited; else 0 with the lines holding the snippet elsewhere."""
-        texts = self._texts
-        here = texts.only_here(path, source, line, span, wanted)
+        here = text.only_here(line, span, wanted)
         if here is not None and (here or self._base_of(row) is None):
             return HERE, []
-        candidates = texts.occurrences(path, source, wanted, span)
+        candidates = text.occurrences(wanted, span)
         if line in candidates:
-            window = "".join(texts.lines(path, source)[line - 1 : line - 1 + span])
+            window = "".join(text.lines[line - 1 : line - 1 + span])
             if (len(candidates) == 1 and window == wanted) or self._base_of(row) is None:
                 return HERE, candidates
             return AT_LINE, candidates
@@ -253,15 +254,16 @@ class Verifier:
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
         span = _span(citation)
+        text = self._texts.get(path, source)
         if line is not None and not renamed:
             row = _row_of(citation)
-            code, candidates = self._on_line(path, source, line, span, wanted, row)
+            code, candidates = self._on_line(text, line, span, wanted, row)
             if code == HERE:
                 return CitationCheck(citation, Verdict.VALID, path, line)
             if code == AT_LINE:
                 return _Pending(citation, path, candidates, at_line=True, wanted=wanted)
         else:
-            candidates = self._texts.occurrences(path, source, wanted, span)
+            candidates = text.occurrences(wanted, span)
         if line is None and candidates:
             found = candidates[0]
             reason = f"{where}snippet at line {found}"
