@@ -78,3 +78,9 @@ def test_a_duplicate_line_with_other_spacing_is_still_a_copy(tmp_path: Path) -> 
         text = FileText(repo.read("a.py"), cited)
         assert text.only_here(1, 1, "x=1") is False  # said, but not only there
         assert text.only_here(2, 1, "y=2") is True
+
+
+def test_the_unicode_whitespace_checked_is_all_that_python_calls_whitespace() -> None:
+    from memory_enhancement.verify.repo import _UNICODE_SPACE
+
+    assert sorted(_UNICODE_SPACE) == [ch for ch in SPACES if not ch.isascii()]

@@ -54,6 +54,7 @@ class BatchVerdicts(Sequence[MemoryVerification]):
             if keep_uncited or starts[i] < starts[i + 1] or i in mentions
         ]
         self._tally: Counter[tuple[str, str]] | None = None
+        self._quoted: dict[str, str] = {}  # repr of each cited path, made once
 
     def __len__(self) -> int:
         return len(self.order)
@@ -113,6 +114,28 @@ class BatchVerdicts(Sequence[MemoryVerification]):
                 out.append(_seen(check))
         out.extend(_seen(check) for check in self.mentions.get(i, ()))
         return out
+
+    def has_verdicts(self) -> bool:
+        """Whether any memory got a verdict (a citation or a mention checked)."""
+        starts = self.batch.starts
+        return any(starts[i] < starts[i + 1] or i in self.mentions for i in self.order)
+
+    def compared(self, j: int) -> tuple[str, list[str]]:
+        """The `j`th memory's verdicts as the history compares them, as text (`repr` of
+        `seen(j)`), and their statuses. A memory whose citations all hold is written from
+        its rows, without building the tuples."""
+        rows = self.settled(j)
+        if rows is None:
+            seen = self.seen(j)
+            return repr(seen), [item[3] for item in seen]
+        quoted = self._quoted
+        parts = []
+        for target, line, end, *_ in rows:
+            text = quoted.get(target)
+            if text is None:
+                text = quoted[target] = repr(target)
+            parts.append(f"({text}, {line}, {end}, 'valid', {text}, {line})")
+        return f"[{', '.join(parts)}]", ["valid"] * len(rows)
 
     def tally(self) -> Counter[tuple[str, str]]:
         """How many citations ("c") and mentions ("m") got each verdict."""

@@ -10,7 +10,6 @@ import sqlite3
 from collections.abc import Iterable
 
 from memory_enhancement.core.batch import CitedBatch
-from memory_enhancement.core.batch import Row as CitationRow
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
 
@@ -81,32 +80,21 @@ def verifiable(
 def _verifiable(
     conn: sqlite3.Connection, where: str, args: list[str]
 ) -> tuple[CitedBatch, list[str]]:
-    rows: dict[int, list[CitationRow]] = {}
-    # One string per distinct target and stamp, not one per row: a store cites a few
-    # thousand files with a few hundred stamps, 30,000 times over.
-    shared: dict[str, str] = {}
-    same = shared.setdefault
-    for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
-        "SELECT c.memory_id, c.target, c.line, c.end_line, c.snippet, c.verified, "
-        "c.commit_sha, c.extra, c.file_line FROM citations c "
-        + (f"JOIN memories m ON m.id = c.memory_id {where} " if where else "")
-        + "ORDER BY c.memory_id, c.ord",
+    """One query for the citations, in memory path order and in the order written (the
+    rows as SQLite gives them: no per-row work in Python), one for the memories."""
+    join = "JOIN memories m ON m.id = c.memory_id"
+    filtered = f"{where} AND m.error IS NULL" if where else "WHERE m.error IS NULL"
+    rows = conn.execute(
+        "SELECT c.target, c.line, c.end_line, c.snippet, c.verified, c.commit_sha, c.extra, "
+        f"c.file_line FROM citations c {join} {filtered} ORDER BY m.path, c.ord",
         args,
-    ):
-        if verified is not None:
-            verified = same(verified, verified)
-        row = (same(target, target), line, end, snippet, verified, commit, extra, at)
-        found = rows.get(memory_id)
-        if found is None:
-            rows[memory_id] = [row]
-        else:
-            found.append(row)
-    batch = CitedBatch([], [], [0], [], set())
+    ).fetchall()
+    batch = CitedBatch([], [], [0], rows, set())
     skipped = []
-    nothing: list[CitationRow] = []
-    for memory_id, path, error, cid, mentions in conn.execute(
-        f"SELECT m.id, m.path, m.error, m.citation_id, m.mentions FROM memories m {where} "
-        "ORDER BY m.path",
+    at = 0
+    for path, error, cid, mentions, count in conn.execute(
+        "SELECT m.path, m.error, m.citation_id, m.mentions, m.citation_count FROM memories m "
+        f"{where} ORDER BY m.path",
         args,
     ):
         if error is not None:
@@ -116,8 +104,12 @@ def _verifiable(
             batch.mentionable.add(len(batch.paths))
         batch.paths.append(path)
         batch.ids.append(cid)
-        batch.rows.extend(rows.get(memory_id, nothing))
-        batch.starts.append(len(batch.rows))
+        at += count
+        batch.starts.append(at)
+    if at != len(rows):  # the count kept with each memory is its number of citation rows
+        damaged = sqlite3.DatabaseError(f"{len(rows)} citation rows, but {at} counted")
+        damaged.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
+        raise damaged  # the index is discarded and built again (Index.connect)
     return batch, skipped
 
 

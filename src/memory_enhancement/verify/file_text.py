@@ -88,6 +88,24 @@ class FileText:
         inside = line - 1 + span <= len(lines) and bool(lines[line - 1])
         return False if inside else None
 
+    def starts_on(self, line: int, span: int, wanted: str) -> bool:
+        """Whether `line` is among `occurrences(wanted, span)`, found without looking at
+        the rest of the file: one bounded search from the line's start."""
+        lines = self.lines
+        total = len(lines)
+        if not 0 < line <= total - span + 1:
+            return False
+        if span == 1:
+            here = lines[line - 1]
+            return here == wanted or (
+                wanted in here and _holds_bounded(self.source.lines[line - 1], wanted)
+            )
+        starts = self.starts
+        last = line - 1 + span  # the first line after the window
+        end = starts[last] if last < total else len(self.joined)
+        at = self.joined.find(wanted, starts[line - 1], end)
+        return at != -1 and (line == total or at < starts[line])
+
     def occurrences(self, wanted: str, span: int) -> list[int]:
         """First lines of every window of `span` lines that holds the (squashed) snippet.
 
