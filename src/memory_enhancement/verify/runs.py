@@ -73,7 +73,7 @@ class Runner:
         prefix = _store_prefix(str(self.store.root), str(self.repo.root))
         results = BatchVerdicts(batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited)
         history.record(
-            self.state, results, self.clock(), self.git.head() if self.git else None,
+            self.state, results, self.clock(), self.git.current_commit() if self.git else None,
             whole_store=whole_store,
         )  # fmt: skip
         fixes: list[Fix] = []

@@ -29,6 +29,7 @@ from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, 
 from memory_enhancement.verify.file_text import FileText, FileTexts
 from memory_enhancement.verify.git import Git, LineMap
 from memory_enhancement.verify.repo import Repository, SourceFile, SourceStatus
+from memory_enhancement.verify.unchanged import without_map
 
 if TYPE_CHECKING:
     from memory_enhancement.verify.urls import UrlChecker
@@ -192,6 +193,8 @@ class Verifier:
                     by_base[base].add(item.citation.target)
         if self.git is not None and by_base:
             self.git.will_ask(by_base)
+            for base, paths in without_map(self.git, self.repo, by_base).items():
+                self._maps.setdefault(base, {}).update(dict.fromkeys(paths))
         maps = {base: self._line_maps(base, paths) for base, paths in by_base.items()}
         return [k for k, base in bases.items() if base is None or rows[k][0] not in maps[base]]
 
