@@ -28,8 +28,7 @@ from memory_enhancement.core.errors import (
 )
 from memory_enhancement.core.memory_paths import existing_path_candidates
 from memory_enhancement.core.model import MEMORY_SUFFIX
-from memory_enhancement.store import formats
-from memory_enhancement.store.formats.base import Decoded, Document
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES, Decoded, Document
 from memory_enhancement.store.scan import full_scan
 
 CONFIG_FILE = ".memory-enhancement.yaml"
@@ -119,6 +118,10 @@ class Store:
         return self.parse(path, data, stat, links=links)
 
     def parse(self, path: str, data: bytes, stat: os.stat_result, *, links: bool = True) -> Loaded:
+        # The formats (their parsers, YAML, markdown) are loaded when a file is parsed:
+        # a call whose index is in step parses nothing and need not load them.
+        from memory_enhancement.store import formats
+
         decoded = formats.decode(path, data)
         doc = formats.parse_text(path, decoded.text, links=links)
         return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size, data)
@@ -145,8 +148,8 @@ class Store:
                     raise UnreadableMemoryError(
                         f"{path}: {special_kind(stat.st_mode)}, not a regular file"
                     )
-                if stat.st_size > formats.base.MAX_FILE_BYTES:
-                    data = handle.read(formats.base.MAX_FILE_BYTES + 1)
+                if stat.st_size > MAX_FILE_BYTES:
+                    data = handle.read(MAX_FILE_BYTES + 1)
                 else:
                     data = handle.read()
         except FileNotFoundError:
@@ -268,7 +271,7 @@ class Store:
 
 def check_size(path: str, data: bytes) -> None:
     """Refuse, before writing, a memory too large to be read back."""
-    limit = formats.base.MAX_FILE_BYTES
+    limit = MAX_FILE_BYTES
     if len(data) > limit:
         raise InvalidInputError(
             f"memory {path!r} would be {len(data)} bytes; the limit is {limit} bytes "

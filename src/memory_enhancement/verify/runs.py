@@ -32,7 +32,6 @@ from memory_enhancement.core.verdicts import (
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import confidence, history
-from memory_enhancement.verify.fixes import apply_fixes
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
@@ -79,6 +78,8 @@ class Runner:
         fixes: list[Fix] = []
         kept: Sequence[MemoryVerification] = results
         if options.fix or options.write:
+            from memory_enhancement.verify.fixes import apply_fixes
+
             kept = list(results)
             ids = {path: cid for path, cid in zip(batch.paths, batch.ids, strict=True) if cid}
             fixes = apply_fixes(
