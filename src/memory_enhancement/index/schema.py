@@ -61,6 +61,8 @@ CREATE TABLE memories (
     content TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX memories_expires ON memories(expires_at);
+-- What every sync compares with the files: covered, so the wide rows are not read.
+CREATE INDEX memories_stamp ON memories(path, mtime_ns, size);
 CREATE INDEX memories_name ON memories(name_key);
 CREATE INDEX memories_hash ON memories(hash, error);  -- which texts need vectors (covering)
 

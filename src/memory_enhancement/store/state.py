@@ -120,6 +120,12 @@ MIGRATIONS = [
                 ORDER BY v.id DESC LIMIT 1),
         seq = (SELECT max(rowid) FROM runs);
     """,
+    # A run over the whole store asks which memories it no longer vouches for: the marked
+    # ones it did not see. The summaries are wide (their last verdicts): an index answers
+    # that without reading them.
+    """
+    CREATE INDEX evidence_mark ON evidence(mark);
+    """,
 ]
 
 

@@ -24,23 +24,33 @@ _COUNT_ALL_FROM = 8
 class FileText:
     """One cited file's text, worked out as far as its citations need."""
 
-    __slots__ = ("_counts", "_found", "_joined", "_starts", "cited", "lines", "source")
+    __slots__ = ("_counts", "_found", "_joined", "_lines", "_starts", "cited", "source")
 
     def __init__(self, source: SourceFile, cited: int = 0) -> None:
         self.source = source
         self.cited = cited  # how many citations will ask (a hint: see `how_many`)
-        lines: list[str]
-        if source.squashed is not None:  # squashed in C (see repo.squashed_text)
-            lines = source.squashed.split("\n")
-            if not source.text or source.text.endswith("\n"):
-                lines.pop()  # a final newline ends the last line, not starts one
-        else:
-            lines = [squash(text) for text in source.lines]
-        self.lines = lines  # each line, squashed
+        self._lines: list[str] | None = None
         self._counts: Counter[str] | None = None
         self._joined: str | None = None
         self._starts: list[int] | None = None
         self._found: dict[tuple[str, int], list[int]] = {}
+
+    @property
+    def lines(self) -> list[str]:
+        """Each line, squashed: the whole file at once (in C when the text allows, see
+        repo.squashed_text), on first use; a citation that holds on its line needs only
+        its own line squashed (`Verifier._judge_file`)."""
+        if self._lines is None:
+            source = self.source
+            squashed = source.squashed
+            if squashed is not None:
+                lines = squashed.split("\n")
+                if not source.text or source.text.endswith("\n"):
+                    lines.pop()  # a final newline ends the last line, not starts one
+            else:
+                lines = [squash(text) for text in source.lines]
+            self._lines = lines
+        return self._lines
 
     def how_many(self, wanted: str) -> int:
         """How many lines say exactly this (squashed) text."""
@@ -87,6 +97,24 @@ class FileText:
         # on a line that is not blank), else the caller takes the long way.
         inside = line - 1 + span <= len(lines) and bool(lines[line - 1])
         return False if inside else None
+
+    def holds_at(self, line: int, span: int, wanted: str) -> bool | None:
+        """Whether the cited line(s) hold the snippet as `only_here` and `starts_on` tell
+        it when history cannot tell copies apart (no base commit): True when the line says
+        it or a window of `span` lines starting on it holds it, False when not; None when
+        only the whole file can tell (a range past the end, or starting on a blank line).
+        Only the cited lines are squashed: the common case needs nothing of the rest."""
+        raw = self.source.lines
+        if line > len(raw) or line < 1:
+            return None
+        first = "".join(raw[line - 1].split())
+        if span == 1:
+            return first == wanted or (wanted in first and _holds_bounded(raw[line - 1], wanted))
+        if line - 1 + span > len(raw) or not first:
+            return None
+        window = first + "".join("".join(text.split()) for text in raw[line : line - 1 + span])
+        at = window.find(wanted)  # said on the lines, or starting on the first of them
+        return window == wanted or (at != -1 and at < len(first))
 
     def starts_on(self, line: int, span: int, wanted: str) -> bool:
         """Whether `line` is among `occurrences(wanted, span)`, found without looking at

@@ -46,13 +46,18 @@ class SourceFile:
     status: SourceStatus
     text: str = field(default="", repr=False)
     reason: str = ""
-    # The text with every whitespace character but newlines removed, when that could be
-    # done on the bytes in C (see `squashed_text`); verification compares in that form.
-    squashed: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_text(self) -> bool:
         return self.status is SourceStatus.TEXT
+
+    @cached_property
+    def squashed(self) -> str | None:
+        """The text with every whitespace character but newlines removed, when that can be
+        done on the bytes in C (see `squashed_text`): verification compares in that form.
+        Worked out on first use: a citation that still holds on its line needs only its
+        line squashed, not the whole file."""
+        return squashed_text(self.text.encode("utf-8"), self.text) if self.is_text else None
 
     @cached_property
     def lines(self) -> Sequence[str]:
@@ -158,7 +163,7 @@ class Repository:
         if b"\x00" in data[:_BINARY_PROBE]:
             return SourceFile(rel, SourceStatus.BINARY, reason="binary file")
         text = data.decode("utf-8", errors="replace")
-        return SourceFile(rel, SourceStatus.TEXT, text, squashed=squashed_text(data, text))
+        return SourceFile(rel, SourceStatus.TEXT, text)
 
 
 def squashed_text(data: bytes, text: str) -> str | None:

@@ -155,6 +155,12 @@ class Verifier:
         `AT_LINE` when its line holds the snippet but as part of a longer line or as one
         of several copies, so history must tell whether this line is still the one
         cited; else 0 (the snippet is elsewhere, if anywhere: `text.occurrences`)."""
+        if self._base_of(row) is None:
+            # Copies cannot be told apart: whether the line holds the snippet is all that
+            # matters, and the cited lines alone tell it (most of the time).
+            holds = text.holds_at(line, span, wanted)
+            if holds is not None:
+                return HERE if holds else 0
         if span == 1:
             # Said exactly on its line: the count of copies matters only when history could
             # tell them apart (`only_here` for one line, cheaper in this order).
