@@ -77,13 +77,19 @@ def verify_options(func: F) -> F:
 
 
 def _options(
-    fix: bool, dry_run: bool, mentions: bool, write: bool, urls: bool, timeout: float
+    fix: bool,
+    dry_run: bool,
+    mentions: bool,
+    write: bool,
+    urls: bool,
+    timeout: float,
+    recheck: bool = False,
 ) -> Any:
     from memory_enhancement.core.verdicts import VerifyOptions
 
     if dry_run and not (fix or write):
         raise click.UsageError("--dry-run only applies with --fix or --write")
-    return VerifyOptions(fix, dry_run, mentions, urls, timeout, write)
+    return VerifyOptions(fix, dry_run, mentions, urls, timeout, write, recheck)
 
 
 @click.command(context_settings=CONTEXT)
@@ -128,12 +134,19 @@ def verify(
     show_default=True,
     help="github: GitHub Actions annotations on the memory files.",
 )
+@click.option(
+    "--recheck",
+    is_flag=True,
+    help="Read and judge every cited file, also those whose citations all held at the "
+    "last verify-all and that have not changed since (which are otherwise skipped).",
+)
 @verify_options
 @store_options
 def verify_all(
     category: str | None,
     changed_since: str | None,
     fmt: str,
+    recheck: bool,
     as_json: bool,
     fix: bool,
     dry_run: bool,
@@ -145,7 +158,7 @@ def verify_all(
     url_timeout: float,
 ) -> None:
     """Verify every memory that has citations (optionally under CATEGORY)."""
-    options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
+    options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout, recheck)
     run = app().service().verify_all(category, changed_since=changed_since, options=options)
     warn(run.skipped)
     fmt = "json" if as_json else fmt
@@ -154,7 +167,7 @@ def verify_all(
     elif fmt == "github":
         _print_github(run, strict)
     else:
-        for result in run.results:
+        for result in _not_settled(run.results):
             if _worth_showing(result):
                 print_result(result, verbose=False)
     _print_fixes(run, quiet=fmt == "json")
@@ -162,6 +175,19 @@ def verify_all(
         click.echo(_summary(run))
     if not run.ok(strict=strict):
         raise SystemExit(EXIT_PROBLEMS)
+
+
+def _not_settled(results: Any) -> Any:
+    """The results worth reading for what failed or moved: of a whole-store run's lazy
+    results, a memory whose citations all held on their lines (and has no mention) is
+    passed over without being built."""
+    settled = getattr(results, "settled", None)
+    if settled is None:
+        yield from results
+        return
+    for j in range(len(results)):
+        if settled(j) is None:
+            yield results[j]
 
 
 def _worth_showing(result: Any) -> bool:
@@ -231,7 +257,7 @@ def _print_github(run: Any, strict: bool) -> None:
         title = f"unreadable memory {path}" if path else "unreadable memory file"
         where = f"file={_escape(file, True)}," if file else ""
         click.echo(f"::error {where}title={_escape(title, True)}::{_escape(reason)}")
-    for result in run.results:
+    for result in _not_settled(run.results):
         title = f"memory {result.path}"
         for n, check in enumerate(result.checks):
             status = check.status.value

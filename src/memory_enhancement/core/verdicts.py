@@ -127,6 +127,7 @@ class VerifyOptions:
     check_urls: bool = False
     url_timeout: float = 5.0
     write: bool = False
+    recheck: bool = False  # judge every cited file, even one that held and did not change
 
 
 @dataclass(frozen=True)

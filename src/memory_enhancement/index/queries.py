@@ -113,6 +113,46 @@ def _verifiable(
     return batch, skipped
 
 
+def settled_files(conn: sqlite3.Connection) -> tuple[dict[str, tuple[str, str | None]], str]:
+    """The cited files as the last whole-store verification judged them: per file its stamp
+    and the verdicts that were not "valid on its line" (verify/settled.py), and the count of
+    citation changes they were read at."""
+    found = {target: (stamp, verdicts) for target, stamp, verdicts in conn.execute(
+        "SELECT target, stamp, verdicts FROM settled_files"
+    )}  # fmt: skip
+    changes = conn.execute("SELECT value FROM meta WHERE key = 'citations_changed'").fetchone()
+    return found, str(changes[0]) if changes else ""
+
+
+def settle_files(
+    conn: sqlite3.Connection,
+    found: dict[str, tuple[str, str | None]],
+    known: dict[str, tuple[str, str | None]],
+    changes: str,
+) -> bool:
+    """Record what a whole-store verification learned of the cited files, if no citation
+    changed since it read them (else a record could vouch for a citation it never
+    judged); returns whether it was recorded."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        now = conn.execute("SELECT value FROM meta WHERE key = 'citations_changed'").fetchone()
+        if now is None or str(now[0]) != changes:
+            conn.execute("ROLLBACK")
+            return False
+        conn.executemany(
+            "DELETE FROM settled_files WHERE target = ?", [(t,) for t in known if t not in found]
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO settled_files(target, stamp, verdicts) VALUES (?, ?, ?)",
+            [(t, *record) for t, record in found.items() if known.get(t) != record],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return True
+
+
 def readable(
     conn: sqlite3.Connection, paths: Iterable[str], category: str | None = None
 ) -> list[str]:

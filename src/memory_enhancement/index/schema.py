@@ -158,6 +158,31 @@ CREATE TABLE citations (
 CREATE INDEX citations_target ON citations(target);
 CREATE INDEX citations_memory ON citations(memory_id, ord);  -- also reads them in order, no sort
 
+-- Cited files as the last whole-store verification judged them, with what the verdicts
+-- depended on (the file's stat, HEAD, git's index): a run that finds the same stamp need not
+-- read the file again (verify/settled.py). Any change to a citation of the file forgets it,
+-- so a record never outlives the citations it judged.
+-- `citations_changed` counts changes to citations, so that a run writes what it learned
+-- only if no citation changed while it judged them.
+CREATE TABLE settled_files (
+    target TEXT PRIMARY KEY,
+    stamp TEXT NOT NULL,
+    verdicts TEXT  -- the citations that did not simply hold, by position (NULL: all held)
+) WITHOUT ROWID;
+INSERT INTO meta(key, value) VALUES ('citations_changed', 0);
+CREATE TRIGGER citations_settled_ai AFTER INSERT ON citations BEGIN
+    DELETE FROM settled_files WHERE target = new.target;
+    UPDATE meta SET value = value + 1 WHERE key = 'citations_changed';
+END;
+CREATE TRIGGER citations_settled_ad AFTER DELETE ON citations BEGIN
+    DELETE FROM settled_files WHERE target = old.target;
+    UPDATE meta SET value = value + 1 WHERE key = 'citations_changed';
+END;
+CREATE TRIGGER citations_settled_au AFTER UPDATE ON citations BEGIN
+    DELETE FROM settled_files WHERE target IN (old.target, new.target);
+    UPDATE meta SET value = value + 1 WHERE key = 'citations_changed';
+END;
+
 -- The vectors of the chunks of a memory's text (semantic.py), float16, one after the
 -- other, under the content hash they were made from: a memory is embedded again only
 -- when its text changes, moving or renaming it costs nothing, and a rebuild of the

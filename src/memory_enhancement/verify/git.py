@@ -122,6 +122,7 @@ class Git:
         # play): history is walked back to it, and renames are looked for since then.
         self.horizon: datetime | None = None
         self._walked: tuple[int, tuple[list[int], list[str], str | None]] | None = None
+        self._parsed_head: str | None = None  # HEAD from `rev-parse` ("" when there is none)
 
     @classmethod
     def discover(cls, repo_root: Path) -> Git | None:
@@ -185,14 +186,27 @@ class Git:
             self._walked = (0, (times, shas, None))
 
     def current_commit(self) -> str | None:
-        """HEAD's commit: from the first-parent history once read, else `git rev-parse`."""
+        """HEAD's commit: from the first-parent history once read, else `git rev-parse`
+        (asked once per run)."""
         if self._walked is not None:
             _, (_, shas, before) = self._walked
             return shas[-1] if shas else before
-        try:
-            return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip() or None
-        except GitError:
-            return None
+        if self._parsed_head is None:
+            try:
+                found = self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
+            except GitError:
+                found = ""
+            self._parsed_head = found
+        return self._parsed_head or None
+
+    def git_dir(self) -> Path:
+        """The repository's git folder (`.git`, or where a worktree's `.git` file points)."""
+        dot = self.toplevel / ".git"
+        if dot.is_file():
+            line = dot.read_text(encoding="utf-8", errors="replace").partition("\n")[0]
+            if line.startswith("gitdir:"):
+                return (self.toplevel / line[len("gitdir:") :].strip()).resolve()
+        return dot
 
     def head(self) -> str | None:
         found = self._head

@@ -46,6 +46,9 @@ class SourceFile:
     status: SourceStatus
     text: str = field(default="", repr=False)
     reason: str = ""
+    # The file's stat when it was opened (size, mtime, inode, ctime): a record that the
+    # file's citations held names it (verify/settled.py).
+    stamp: tuple[int, int, int, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_text(self) -> bool:
@@ -123,6 +126,24 @@ class Repository:
             cached = self._cache[rel] = self._read(rel)
         return cached
 
+    def stamp(self, rel: str) -> tuple[int, int, int, int] | None:
+        """The file's stat now, as `SourceFile.stamp` records it; None when it cannot be
+        read as a regular file inside the repository."""
+        file = self._locate(rel)
+        if file is None:
+            return None
+        try:
+            info = os.lstat(file)
+            if stat.S_ISLNK(info.st_mode):
+                if not self._link_inside(file):
+                    return None
+                info = os.stat(file)
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+
     def forget(self, rel: str) -> None:
         """Let go of a file read (a long run keeps only the files it still needs)."""
         self._cache.pop(rel, None)
@@ -163,7 +184,8 @@ class Repository:
         if b"\x00" in data[:_BINARY_PROBE]:
             return SourceFile(rel, SourceStatus.BINARY, reason="binary file")
         text = data.decode("utf-8", errors="replace")
-        return SourceFile(rel, SourceStatus.TEXT, text)
+        stamp = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+        return SourceFile(rel, SourceStatus.TEXT, text, stamp=stamp)
 
 
 def squashed_text(data: bytes, text: str) -> str | None:

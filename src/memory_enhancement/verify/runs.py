@@ -34,6 +34,7 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify import confidence, history
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
+from memory_enhancement.verify.settled import SettledFiles
 from memory_enhancement.verify.verifier import Verifier
 
 
@@ -55,19 +56,21 @@ class Runner:
         skipped: Iterable[str] = (),
         keep_uncited: bool = False,
         whole_store: bool = False,
+        settled: SettledFiles | None = None,
     ) -> VerifyRun:
         """Verify the batch; memories with nothing to check are dropped unless keep_uncited.
 
         `whole_store`: the batch is every memory of the store (verify-all without a
         category or a ref), which lets the history skip what did not change. The
         results are kept as the batch's rows (core/batch_verdicts.py) unless fixes are
-        asked for, which need every result built."""
+        asked for, which need every result built. `settled`: the files whose citations
+        held at the last whole-store run (verify/settled.py), learned anew by this one."""
         urls = None
         if options.check_urls:
             from memory_enhancement.verify.urls import UrlChecker
 
             urls = UrlChecker(timeout=options.url_timeout)
-        valid, checks = Verifier(self.repo, self.git, urls).verify_batch(batch)
+        valid, checks = Verifier(self.repo, self.git, urls).verify_batch(batch, settled)
         mentions = self._mentions(batch) if options.include_mentions else {}
         prefix = _store_prefix(str(self.store.root), str(self.repo.root))
         results = BatchVerdicts(batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited)

@@ -29,6 +29,7 @@ from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, 
 from memory_enhancement.verify.file_text import FileText, FileTexts
 from memory_enhancement.verify.git import Git, LineMap
 from memory_enhancement.verify.repo import Repository, SourceFile, SourceStatus
+from memory_enhancement.verify.settled import SettledFiles, Stamp, recalled
 from memory_enhancement.verify.unchanged import without_map
 
 if TYPE_CHECKING:
@@ -76,7 +77,9 @@ class Verifier:
             )))  # fmt: skip
         return results
 
-    def verify_batch(self, batch: CitedBatch) -> tuple[bytearray, dict[int, CitationCheck]]:
+    def verify_batch(
+        self, batch: CitedBatch, settled: SettledFiles | None = None
+    ) -> tuple[bytearray, dict[int, CitationCheck]]:
         """Verify every citation of a batch in one pass over its cited files.
 
         Returns, per row of the batch, 1 where the citation is valid on its line (the
@@ -86,10 +89,12 @@ class Verifier:
         largest file, not of all of them). A citation whose line holds its text but
         which history must confirm (`AT_LINE`) is valid when git has no change to the
         file since the citation's commit; only the rest go to history, together.
+
+        With `settled` (a run over the whole store), a file that is as it was at the last
+        such run is not read: its citations' verdicts are as recorded then
+        (verify/settled.py); every file judged is recorded there.
         """
         rows = batch.rows
-        if self.git is not None:
-            self.git.horizon = _oldest_stamp({row[4] for row in rows if row[4]})
         by_file: dict[str, list[int]] = {}
         for k, row in enumerate(rows):
             by_file.setdefault(row[0], []).append(k)
@@ -97,10 +102,24 @@ class Verifier:
         checks: dict[int, CitationCheck] = {}
         pending: dict[int, _Pending] = {}
         at_line: list[int] = []
-        for target, indexes in by_file.items():
+        stamps: dict[str, Stamp | None] = {}
+        judged = by_file
+        if settled is not None:
+            judged = {
+                target: indexes
+                for target, indexes in by_file.items()
+                if target not in settled.known
+                or (recorded := settled.recall(target, self.repo.stamp(target))) is None
+                or not _take(recorded, indexes, batch, valid, checks)
+            }
+        if self.git is not None:  # history is read back to the oldest stamp judged
+            stamped = {rows[k][4] for indexes in judged.values() for k in indexes}
+            self.git.horizon = _oldest_stamp(s for s in stamped if s)
+        for target, indexes in judged.items():
             known = len(self.repo._cache)
             held = False
             source = self.repo.read(target) if "://" not in target else None
+            stamps[target] = source.stamp if source is not None else None
             text = None
             if source is not None and source.status is SourceStatus.TEXT:
                 text = self._texts.get(target, source, len(indexes))
@@ -134,6 +153,10 @@ class Verifier:
             assert item.result is not None
             checks[k] = item.result
         self._check_urls(checks)
+        if settled is not None:
+            for target, stamp in stamps.items():
+                said = {n: checks[k] for n, k in enumerate(by_file[target]) if k in checks}
+                settled.record(target, stamp, said)
         return valid, checks
 
     def _row_code(self, row: Row, text: FileText) -> int:
@@ -504,6 +527,31 @@ class Verifier:
             verdict = Verdict(status)
             here = check.citation.target if verdict is Verdict.VALID else None
             checks[k] = CitationCheck(check.citation, verdict, here, reason=reason)
+
+
+def _take(
+    recorded: dict[str, list[object]],
+    indexes: list[int],
+    batch: CitedBatch,
+    valid: bytearray,
+    checks: dict[int, CitationCheck],
+) -> bool:
+    """Give a file's citations (rows `indexes`) the verdicts recorded for them; False, and
+    nothing given, when the record does not fit them (a damaged record)."""
+    if any(not key.isdigit() or int(key) >= len(indexes) for key in recorded):
+        return False
+    given: dict[int, CitationCheck] = {}
+    try:
+        for key, saved in recorded.items():
+            k = indexes[int(key)]
+            given[k] = recalled(batch.citation(k), saved)
+    except (ValueError, TypeError):
+        return False
+    checks.update(given)
+    for k in indexes:
+        if k not in given:
+            valid[k] = 1
+    return True
 
 
 def _oldest_stamp(stamps: Iterable[str]) -> datetime | None:
