@@ -21,6 +21,7 @@ import pytest
 from conftest import RunCli
 from memory_enhancement.cli.fast import answer
 from memory_enhancement.core.model import MEMORY_SUFFIX
+from memory_enhancement.core.timestamps import format_timestamp, now, parse_timestamp
 from memory_enhancement.index import quick
 from memory_enhancement.service import quick as quick_service
 from memory_enhancement.store.homes import cache_dir, data_dir, store_key
@@ -61,6 +62,14 @@ def memories_of(store: Path) -> list[str]:
 
 def test_the_constants_it_copies_to_stay_light_match_their_sources() -> None:
     assert len(MIGRATIONS) == quick_service.STATE_VERSION
+
+
+def test_its_timestamp_is_the_one_the_service_writes() -> None:
+    before = format_timestamp(now())
+    text = quick_service.now_text()
+    after = format_timestamp(now())
+    assert before <= text <= after
+    assert format_timestamp(parse_timestamp(text)) == text
 
 
 def test_quick_answers_equal_the_click_commands_on_the_real_corpus(

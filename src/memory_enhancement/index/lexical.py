@@ -15,9 +15,9 @@ reading the few rows it keeps (`_tier`).
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # sqlite3 without `datetime`: see index/quick.py
 import _thread
 import functools
-import sqlite3
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import cjk
