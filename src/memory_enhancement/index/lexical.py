@@ -246,14 +246,16 @@ def _tier(
     """The first `wanted` memories the table matches that pass `where`, best first, as
     (memory id, row columns..., -score, FTS snippet, text to cut a snippet from) rows.
 
-    Ranked in the FTS table alone first, cut to a window of the best, and only the
-    window's rows read from `memories` (for `where` and the columns) and only the kept
-    ones given a snippet: a common word matches thousands of memories, and reading each
-    one's row and snippet was two thirds of a search. The order is the one a single
-    query joining `memories` gives (`_joined`): SQLite sorts under a LIMIT by score, then
-    by the order rows came in (the FTS table's, by rowid), and taking out the rows
-    `where` rejects keeps that order. When the window holds fewer than `wanted` rows
-    that pass and more matches exist (a narrow filter), `_joined` answers instead.
+    Ranked in the FTS table alone first and cut to a window of the best; then only the
+    rows needed are read from `memories` (for `where` and the columns: the best
+    `wanted`, and the rest of the window only if `where` rejects some), and only the
+    kept ones given a snippet. A common word matches thousands of memories, and reading
+    each one's row (a page read each) and snippet was two thirds of a search. The order
+    is the one a single query joining `memories` gives (`_joined`): SQLite sorts under a
+    LIMIT by score, then by the order rows came in (the FTS table's, by rowid), and
+    taking out the rows `where` rejects keeps that order. When the window holds fewer
+    than `wanted` rows that pass and more matches exist (a narrow filter), `_joined`
+    answers instead.
     """
     window = 2 * wanted + 16
     if window > _WINDOW_MAX:  # one SQL variable a row: a long list is read by the join
@@ -272,14 +274,19 @@ def _tier(
         text = "CASE WHEN m.fts_content IS NOT NULL THEN m.content END" if snippets else "NULL"
     else:
         text = "m.content" if snippets else "NULL"
-    marks = ", ".join("?" * len(top))
-    rows = {
-        row[0]: row
-        for row in conn.execute(
-            f"SELECT m.id, {_COLUMNS}, {text} FROM memories m WHERE m.id IN ({marks}) AND {where}",
-            [rowid for rowid, _ in top] + args,
-        )
-    }
+    ids = [rowid for rowid, _ in top]
+    rows: dict[int, tuple[Any, ...]] = {}
+    for batch in (ids[:wanted], ids[wanted:]):  # the best first: they usually all pass
+        if batch and len(rows) < wanted:
+            marks = ", ".join("?" * len(batch))
+            rows.update(
+                (row[0], row)
+                for row in conn.execute(
+                    f"SELECT m.id, {_COLUMNS}, {text} FROM memories m "
+                    f"WHERE m.id IN ({marks}) AND {where}",
+                    [*batch, *args],
+                )
+            )
     kept = [(rows[rowid], rank) for rowid, rank in top if rowid in rows][:wanted]
     if len(kept) < wanted and len(top) == window:
         return _joined(conn, table, match, where, args, wanted, snippets)
