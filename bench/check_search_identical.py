@@ -3,7 +3,7 @@
     .venv/bin/python bench/check_search_identical.py --baseline OTHER/src [--store PATH ...]
         [--json-out FILE]
 
-Every query of the four sets in bench/queries/*.yaml (254) is searched on the shared
+Every query of the four sets in bench/queries/*.yaml (253) is searched on the shared
 corpus (corpus/ai-agents-memories/, 1,026 memories); the Japanese and the Chinese sets
 also on their own stores (read from the mirrors as datasets.py does, each set's stores
 pooled in one folder); and the corpus and paraphrase sets with the quick-read test's
