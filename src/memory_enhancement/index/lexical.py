@@ -1,6 +1,6 @@
 """Lexical search: the BM25 ranking over the index's FTS5 tables (search.py wraps it).
 
-Kept apart from search.py, with nothing but `sqlite3` and cjk.py, so that a
+Kept apart from search.py, with nothing but sqlite3 (its C module) and cjk.py, so that a
 search in a new process (the quick read path, cli/fast.py) ranks with this very
 code without importing `dataclasses`, `typing` or the semantic side: rows come
 back as tuples, and search.py makes them `Hit`s. See search.py for how a query
