@@ -84,7 +84,7 @@ def apply(
         )  # fmt: skip
         if path not in known:
             added.append((path, outcome.doc, outcome.error))
-    conn.executemany("UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
+    conn.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
     touched = len(restamped)
     children.flush(conn)
     if bulk:
@@ -129,14 +129,24 @@ def _upsert_or_skip(
 
 
 def known_rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:
-    """What the index records (mtime, size, hash) for these paths, where it has them."""
+    """What the index records (mtime, size, hash) for these paths, where it has them: a
+    query per 500 paths, or one scan of the narrow `files` table for many."""
+    if len(paths) > 2000:
+        wanted = set(paths)
+        return {
+            path: (mtime, size, digest)
+            for path, mtime, size, digest in conn.execute(
+                "SELECT path, mtime_ns, size, hash FROM files"
+            )
+            if path in wanted
+        }
     known: dict[str, tuple[int, int, str]] = {}
     for start in range(0, len(paths), 500):
         chunk = paths[start : start + 500]
         known.update(
             (path, (mtime, size, digest))
             for path, mtime, size, digest in conn.execute(
-                "SELECT path, mtime_ns, size, hash FROM memories "
+                "SELECT path, mtime_ns, size, hash FROM files "
                 f"WHERE path IN ({','.join('?' * len(chunk))})",
                 chunk,
             )

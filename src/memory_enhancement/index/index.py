@@ -259,7 +259,9 @@ class Index:
             ready = {path: loaded}
         with self.connect(sync=False) as conn:
             row = conn.execute(
-                "SELECT citation_id, mtime_ns, size FROM memories WHERE path = ?", (path,)
+                "SELECT m.citation_id, f.mtime_ns, f.size FROM memories m "
+                "JOIN files f ON f.path = m.path WHERE m.path = ?",
+                (path,),
             ).fetchone()
             if row is None or row[0] is None or tuple(row[1:]) != current:
                 self.refresh(conn, [path], ready)

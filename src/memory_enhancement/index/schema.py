@@ -61,8 +61,19 @@ CREATE TABLE memories (
     content TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX memories_expires ON memories(expires_at);
--- What every sync compares with the files: covered, so the wide rows are not read.
-CREATE INDEX memories_stamp ON memories(path, mtime_ns, size);
+-- Each memory file as last read: what every sync compares with the files, and what a
+-- file rewritten with the same bytes changes (a checkout, a formatter). Narrow, apart from
+-- the memories' wide rows: a bulk rewrite of 10,000 files restamps a few hundred pages,
+-- not a page per memory. (memories.mtime_ns and size say when its content was read.)
+CREATE TABLE files (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER memories_files_ad AFTER DELETE ON memories BEGIN
+    DELETE FROM files WHERE path = old.path;
+END;
 CREATE INDEX memories_name ON memories(name_key);
 CREATE INDEX memories_hash ON memories(hash, error);  -- which texts need vectors (covering)
 

@@ -133,6 +133,10 @@ def upsert(
         int(mentions and error is None),
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
+    conn.execute(
+        "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash) VALUES (?, ?, ?, ?)",
+        (path, mtime, size, digest),
+    )
     if not fresh:  # a memory seen for the first time has no old rows to clear
         for table in ("tags", "links", "citations"):
             conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
