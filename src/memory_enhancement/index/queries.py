@@ -81,12 +81,13 @@ def _verifiable(
     conn: sqlite3.Connection, where: str, args: list[str]
 ) -> tuple[CitedBatch, list[str]]:
     """One query for the citations, in memory path order and in the order written (the
-    rows as SQLite gives them: no per-row work in Python), one for the memories."""
-    join = "JOIN memories m ON m.id = c.memory_id"
-    filtered = f"{where} AND m.error IS NULL" if where else "WHERE m.error IS NULL"
+    rows as SQLite gives them: no per-row work in Python), one for the memories. Both
+    are answered from indexes (a memory that cannot be read has no citations, so the
+    first need not look at the memories' wide rows)."""
     rows = conn.execute(
         "SELECT c.target, c.line, c.end_line, c.snippet, c.verified, c.commit_sha, c.extra, "
-        f"c.file_line FROM citations c {join} {filtered} ORDER BY m.path, c.ord",
+        f"c.file_line FROM citations c JOIN memories m ON m.id = c.memory_id {where} "
+        "ORDER BY m.path, c.ord",
         args,
     ).fetchall()
     batch = CitedBatch([], [], [0], rows, set())

@@ -24,7 +24,7 @@ from memory_enhancement.store.scan import Snapshot, rescan
 
 # 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart; 12: meta 'instance'
 # (vector_file.py); 13: meta 'texts_generation' (semantic.py). See schema.py.
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -61,6 +61,8 @@ CREATE TABLE memories (
     content TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX memories_expires ON memories(expires_at);
+-- What a verification reads of every memory (index/queries.py), without its wide row.
+CREATE INDEX memories_verify ON memories(path, citation_id, citation_count, mentions, error);
 -- Each memory file as last read: what every sync compares with the files, and what a
 -- file rewritten with the same bytes changes (a checkout, a formatter). Narrow, apart from
 -- the memories' wide rows: a bulk rewrite of 10,000 files restamps a few hundred pages,
