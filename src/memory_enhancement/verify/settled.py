@@ -30,6 +30,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 
+from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.freshness import RACY_NS
@@ -105,6 +106,31 @@ class SettledFiles:
 
     def _text(self, stamp: Stamp) -> str:
         return f"{stamp[0]}:{stamp[1]}:{stamp[2]}:{stamp[3]}|{self.context}"
+
+
+def give(
+    recorded: dict[str, list[object]],
+    indexes: list[int],
+    batch: CitedBatch,
+    valid: bytearray,
+    checks: dict[int, CitationCheck],
+) -> bool:
+    """Give a file's citations (rows `indexes`) the verdicts recorded for them; False, and
+    nothing given, when the record does not fit them (a damaged record)."""
+    if any(not key.isdigit() or int(key) >= len(indexes) for key in recorded):
+        return False
+    given: dict[int, CitationCheck] = {}
+    try:
+        for key, saved in recorded.items():
+            k = indexes[int(key)]
+            given[k] = recalled(batch.citation(k), saved)
+    except (ValueError, TypeError):
+        return False
+    checks.update(given)
+    for k in indexes:
+        if k not in given:
+            valid[k] = 1
+    return True
 
 
 def recalled(citation: Citation, saved: list[object]) -> CitationCheck:

@@ -26,27 +26,15 @@ from memory_enhancement.core.batch import CitedBatch, Row
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
+from memory_enhancement.verify.decisions import Pending, decide, described, span_of, stale
 from memory_enhancement.verify.file_text import FileText, FileTexts
 from memory_enhancement.verify.git import Git, LineMap
 from memory_enhancement.verify.repo import Repository, SourceFile, SourceStatus
-from memory_enhancement.verify.settled import SettledFiles, Stamp, recalled
+from memory_enhancement.verify.settled import SettledFiles, Stamp, give
 from memory_enhancement.verify.unchanged import without_map
 
 if TYPE_CHECKING:
     from memory_enhancement.verify.urls import UrlChecker
-
-
-@dataclass
-class _Pending:
-    """A citation whose verdict needs history: where to look and what was found."""
-
-    citation: Citation
-    path: str  # where the file is now (after a rename)
-    candidates: list[int]
-    renamed_to: str | None = None
-    result: CitationCheck | None = None
-    at_line: bool = False  # the cited line still holds the snippet (maybe as part of more)
-    wanted: str = ""  # the snippet, squashed
 
 
 HERE, AT_LINE = 1, 2  # how a citation stands in its file (see `Verifier._on_line`)
@@ -100,7 +88,7 @@ class Verifier:
             by_file.setdefault(row[0], []).append(k)
         valid = bytearray(len(rows))
         checks: dict[int, CitationCheck] = {}
-        pending: dict[int, _Pending] = {}
+        pending: dict[int, Pending] = {}
         at_line: list[int] = []
         stamps: dict[str, Stamp | None] = {}
         judged = by_file
@@ -110,7 +98,7 @@ class Verifier:
                 for target, indexes in by_file.items()
                 if target not in settled.known
                 or (recorded := settled.recall(target, self.repo.stamp(target))) is None
-                or not _take(recorded, indexes, batch, valid, checks)
+                or not give(recorded, indexes, batch, valid, checks)
             }
         if self.git is not None:  # history is read back to the oldest stamp judged
             stamped = {rows[k][4] for indexes in judged.values() for k in indexes}
@@ -133,7 +121,7 @@ class Verifier:
                     held = True
                     continue
                 outcome = self._local(batch.citation(k))
-                if type(outcome) is _Pending:
+                if type(outcome) is Pending:
                     pending[k] = outcome
                     held = True
                 else:
@@ -143,8 +131,8 @@ class Verifier:
             valid[k] = 1
         for k in at_line:
             if not valid[k]:
-                outcome = self._local(batch.citation(k))  # history decides (a _Pending)
-                if type(outcome) is _Pending:
+                outcome = self._local(batch.citation(k))  # history decides (a Pending)
+                if type(outcome) is Pending:
                     pending[k] = outcome
                 else:
                     checks[k] = outcome  # type: ignore[assignment]
@@ -204,7 +192,7 @@ class Verifier:
         return HERE if len(candidates) == 1 and window == wanted else AT_LINE
 
     def _unchanged_since_base(
-        self, rows: list[Row], at_line: list[int], pending: Iterable[_Pending]
+        self, rows: list[Row], at_line: list[int], pending: Iterable[Pending]
     ) -> list[int]:
         """Those `at_line` rows whose file git has no change for since the row's base
         commit (no line map): their line is still the one cited. The maps are asked once
@@ -255,7 +243,7 @@ class Verifier:
     def check(self, citation: Citation) -> CitationCheck:
         """One citation on its own (mentions, tests)."""
         outcome = self._local(citation)
-        if isinstance(outcome, _Pending):
+        if isinstance(outcome, Pending):
             self._resolve_with_history([outcome])
             assert outcome.result is not None
             return outcome.result
@@ -263,7 +251,7 @@ class Verifier:
 
     # -- pass 1: the files alone ------------------------------------------------
 
-    def _local(self, citation: Citation) -> CitationCheck | _Pending:
+    def _local(self, citation: Citation) -> CitationCheck | Pending:
         if citation.is_url:
             return CitationCheck(citation, Verdict.SKIPPED, reason="URL not checked")
         source = self.repo.read(citation.target)
@@ -275,7 +263,7 @@ class Verifier:
 
     def _in_file(
         self, citation: Citation, source: SourceFile, path: str, renamed: bool = False
-    ) -> CitationCheck | _Pending:
+    ) -> CitationCheck | Pending:
         line, snippet = citation.line, citation.snippet
         moved = Verdict.MOVED if renamed else Verdict.VALID
         where = f"renamed to {path}; " if renamed else ""
@@ -289,7 +277,7 @@ class Verifier:
             last = citation.end_line or line
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
-        span = _span(citation)
+        span = span_of(citation)
         text = self._texts.get(path, source)
         if line is not None and not renamed:
             row = _row_of(citation)
@@ -298,7 +286,7 @@ class Verifier:
                 return CitationCheck(citation, Verdict.VALID, path, line)
             candidates = text.occurrences(wanted, span)
             if code == AT_LINE:
-                return _Pending(citation, path, candidates, at_line=True, wanted=wanted)
+                return Pending(citation, path, candidates, at_line=True, wanted=wanted)
         else:
             candidates = text.occurrences(wanted, span)
         if line is None and candidates:
@@ -307,17 +295,17 @@ class Verifier:
             return CitationCheck(citation, moved, path, found, reason, renamed_to)
         if not candidates:
             if line is not None and not renamed and self._base(citation) is not None:
-                return _Pending(citation, path, [], wanted=wanted)  # stale; history says where
-            return self._stale(citation, source, path, where)
-        return _Pending(citation, path, candidates, renamed_to, wanted=wanted)
+                return Pending(citation, path, [], wanted=wanted)  # stale; history says where
+            return stale(citation, source, path, where)
+        return Pending(citation, path, candidates, renamed_to, wanted=wanted)
 
-    def _missing(self, citation: Citation) -> CitationCheck | _Pending:
+    def _missing(self, citation: Citation) -> CitationCheck | Pending:
         renamed = self.git.renames.get(citation.target) if self.git else None
         if renamed:
             source = self.repo.read(renamed)
             if source.is_text:
                 outcome = self._in_file(citation, source, renamed, renamed=True)
-                if isinstance(outcome, _Pending):
+                if isinstance(outcome, Pending):
                     return outcome
                 if outcome.status in (Verdict.MOVED, Verdict.VALID):
                     return outcome
@@ -329,43 +317,9 @@ class Verifier:
                 )
         return CitationCheck(citation, Verdict.MISSING, reason=f"{citation.target} not found")
 
-    def _stale(
-        self,
-        citation: Citation,
-        source: SourceFile,
-        path: str,
-        where: str,
-        line_map: LineMap | None = None,
-    ) -> CitationCheck:
-        """A stale verdict whose reason quotes what is there now.
-
-        With history, "there" is where git's diff put the cited line: after lines
-        were inserted above an edited line, the cited line number holds some
-        other line, and quoting it would send the reader to the wrong place.
-        """
-        if citation.line is None:
-            return CitationCheck(citation, Verdict.STALE, path, None, f"{where}snippet not in file")
-        start = citation.line
-        if line_map is not None:
-            if citation.end_line is None and line_map.deleted(start):
-                reason = f"{where}line {start} was deleted"
-                return CitationCheck(citation, Verdict.STALE, path, None, reason)
-            start = line_map.expected(start)
-        line = _first_changed(citation, source, start)
-        cited = citation.line + (line - start)
-        if line > len(source.lines):
-            reason = f"line {line} is past the end of {path} ({len(source.lines)} lines)"
-        else:
-            now = source.lines[line - 1].strip()
-            text = f"now reads `{_short(now)}`" if now else "is blank"
-            if line != cited:
-                text = f"changed (line {line} {text.removeprefix('now ')})"
-            reason = f"line {cited} {text}"
-        return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
-
     # -- pass 2: history ------------------------------------------------------
 
-    def _resolve_with_history(self, pending: Sequence[_Pending]) -> None:
+    def _resolve_with_history(self, pending: Sequence[Pending]) -> None:
         """Decide with git's diff from the commit each citation was verified at.
 
         That commit is the one HEAD was at when it was verified; but a citation
@@ -379,11 +333,11 @@ class Verifier:
         self._decide_from(retry, self._next_base, last=True)
 
     def _decide_from(
-        self, pending: Sequence[_Pending], base_of: Callable[[Citation], str | None], *, last: bool
-    ) -> list[_Pending]:
+        self, pending: Sequence[Pending], base_of: Callable[[Citation], str | None], *, last: bool
+    ) -> list[Pending]:
         """Decide each citation with the diff from its base commit; return those that
         commit does not describe (on the last try they are decided without history)."""
-        by_base: dict[str | None, list[_Pending]] = defaultdict(list)
+        by_base: dict[str | None, list[Pending]] = defaultdict(list)
         for item in pending:
             by_base[base_of(item.citation)].append(item)
         if self.git is not None:
@@ -397,12 +351,12 @@ class Verifier:
                 maps = self._line_maps(base, {i.citation.target for i in items})
             for item in items:
                 line_map = maps.get(item.citation.target)
-                if line_map is not None and not _described(item, line_map, self.repo):
+                if line_map is not None and not described(item, line_map, self.repo):
                     if not last:
                         undescribed.append(item)
                         continue
                     line_map = None
-                item.result = self._decide(item, line_map)
+                item.result = decide(item, line_map, self.repo)
         return undescribed
 
     def _next_base(self, citation: Citation) -> str | None:
@@ -436,84 +390,6 @@ class Verifier:
             self._bases[stamp] = self.git.commit_at(moment) if moment else None
         return self._bases[stamp]
 
-    def _decide(self, item: _Pending, line_map: LineMap | None) -> CitationCheck:
-        citation, candidates = item.citation, item.candidates
-        line = citation.line or 1
-        where = f"renamed to {item.path}; " if item.renamed_to else ""
-        if not candidates:
-            usable = line_map if line_map is not None and line_map.new_path == item.path else None
-            return self._stale(citation, self.repo.read(item.path), item.path, where, usable)
-        if item.at_line:
-            return self._at_line(item, line_map)
-        if line_map is None or line_map.new_path != item.path:
-            # No history (no git, no verified stamp, or the file did not change since):
-            # the occurrence nearest to the cited line is the best guess.
-            return self._moved(item, _nearest(candidates, line), where)
-        mapped = line_map.forward(line)
-        if mapped is not None:
-            # The line itself survived; if its text is not there, the citation was
-            # already off when verified, and the nearest occurrence is the best guess.
-            target = mapped if mapped in candidates else _nearest(candidates, mapped)
-            return self._moved(item, target, where)
-        added = [n for n in candidates if line_map.backward(n) is None]
-        source = self.repo.read(item.path)
-        if _was_whole_line(item, line_map.removed.get(line)):
-            # The snippet was the whole cited line: only a line that still says exactly
-            # that is where it moved; a new, longer line merely containing it is a rewrite.
-            wanted = item.wanted
-            added = [n for n in added if squash(source.lines[n - 1]) == wanted]
-        if added:
-            return self._moved(item, _nearest(added, line_map.expected(line)), where)
-        expected = line_map.expected(line)
-        if line_map.deleted(line) or not 0 < expected <= len(source.lines):
-            # A deleted line has no "now": quoting a neighbour would mislead.
-            changed = f"line {line} was deleted"
-        else:
-            now = source.lines[expected - 1].strip()
-            changed = f"line {line} changed (now line {expected}: `{_short(now)}`)"
-        others = ", ".join(str(n) for n in candidates[:3])
-        at = "lines" if len(candidates) > 1 else "line"
-        reason = f"{where}{changed}; the same text at {at} {others} was already there"
-        return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
-
-    def _at_line(self, item: _Pending, line_map: LineMap | None) -> CitationCheck:
-        """The cited line holds the snippet; is it still the line that was cited?
-
-        - The line is unchanged since the citation was verified: valid.
-        - It survived but moved, and another copy of the text took its place: moved.
-        - It was rewritten, the snippet was the whole old line, and it is only part
-          of the new one (`testpaths = [` became `testpaths = ["tests"]`): stale,
-          unless the whole old line was added back elsewhere (a block move).
-        """
-        citation, line = item.citation, item.citation.line or 1
-        valid = CitationCheck(citation, Verdict.VALID, item.path, line)
-        if line_map is None or line_map.new_path != item.path:
-            return valid
-        mapped = line_map.forward(line)
-        if mapped is not None:
-            if mapped != line and mapped in item.candidates:
-                return self._moved(item, mapped, "")
-            return valid
-        if not _was_whole_line(item, line_map.removed.get(line)):
-            return valid  # a partial snippet that still holds, or a range: containment is enough
-        wanted = item.wanted
-        source = self.repo.read(item.path)
-        exact = [n for n in item.candidates if squash(source.lines[n - 1]) == wanted]
-        added = [n for n in exact if line_map.backward(n) is None]
-        if added:
-            return self._moved(item, _nearest(added, line_map.expected(line)), "")
-        if line in exact:
-            return valid
-        now = source.lines[line - 1].strip()
-        reason = f"line {line} was rewritten; it now reads `{_short(now)}`"
-        return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
-
-    def _moved(self, item: _Pending, line: int, where: str) -> CitationCheck:
-        was = item.citation.line
-        verdict = Verdict.MOVED if (line != was or item.renamed_to) else Verdict.VALID
-        reason = f"{where}found at line {line}" + (f" (was {was})" if was else "")
-        return CitationCheck(item.citation, verdict, item.path, line, reason, item.renamed_to)
-
     # -- URLs -------------------------------------------------------------------
 
     def _check_urls(self, checks: dict[int, CitationCheck]) -> None:
@@ -527,31 +403,6 @@ class Verifier:
             verdict = Verdict(status)
             here = check.citation.target if verdict is Verdict.VALID else None
             checks[k] = CitationCheck(check.citation, verdict, here, reason=reason)
-
-
-def _take(
-    recorded: dict[str, list[object]],
-    indexes: list[int],
-    batch: CitedBatch,
-    valid: bytearray,
-    checks: dict[int, CitationCheck],
-) -> bool:
-    """Give a file's citations (rows `indexes`) the verdicts recorded for them; False, and
-    nothing given, when the record does not fit them (a damaged record)."""
-    if any(not key.isdigit() or int(key) >= len(indexes) for key in recorded):
-        return False
-    given: dict[int, CitationCheck] = {}
-    try:
-        for key, saved in recorded.items():
-            k = indexes[int(key)]
-            given[k] = recalled(batch.citation(k), saved)
-    except (ValueError, TypeError):
-        return False
-    checks.update(given)
-    for k in indexes:
-        if k not in given:
-            valid[k] = 1
-    return True
 
 
 def _oldest_stamp(stamps: Iterable[str]) -> datetime | None:
@@ -570,65 +421,3 @@ def _row_of(citation: Citation) -> Row:
     """A citation as an index row (what `_base_of` and `_on_line` read)."""
     c = citation
     return (c.target, c.line, c.end_line, c.snippet, c.verified, c.commit, None, None)
-
-
-def _described(item: _Pending, line_map: LineMap, repo: Repository) -> bool:
-    """Whether the base commit held the snippet at the cited line(s), as far as the diff
-    tells: a changed line's old text is in the diff, an unchanged one is where it went."""
-    citation = item.citation
-    if citation.line is None or not citation.snippet or line_map.new_path != item.path:
-        return True
-    mapped = line_map.forward(citation.line)
-    if mapped is not None and mapped in item.candidates:
-        return True  # the common case, at no cost: the line survived and still says it
-    source = repo.read(item.path)
-    old: list[str] = []
-    for number in range(citation.line, (citation.end_line or citation.line) + 1):
-        text = line_map.removed.get(number)
-        if text is None:
-            now = line_map.forward(number)
-            if now is None or not 0 < now <= len(source.lines):
-                return False  # past the end of the file at that commit
-            text = source.lines[now - 1]
-        old.append(text)
-    return item.wanted in squash("".join(old))
-
-
-def _was_whole_line(item: _Pending, old: str | None) -> bool:
-    """Whether the snippet was the entire cited line when the citation was verified."""
-    if old is None or item.citation.end_line or not item.wanted:
-        return False
-    return squash(old) == item.wanted
-
-
-def _span(citation: Citation) -> int:
-    if citation.line is None or citation.end_line is None:
-        return 1
-    return citation.end_line - citation.line + 1
-
-
-def _first_changed(citation: Citation, source: SourceFile, line: int) -> int:
-    """The line of a cited range (now starting at `line`) to quote: the first that changed.
-
-    Quoting the first line of a range whose third line changed would show text
-    that is still right; when the snippet's lines do not match the range's, the
-    first line is quoted.
-    """
-    parts = (citation.snippet or "").split("\n")
-    if citation.line is None or citation.end_line is None:
-        return line
-    if len(parts) != citation.end_line - citation.line + 1:
-        return line
-    for at, part in enumerate(parts, start=line):
-        if at > len(source.lines) or squash(part) not in squash(source.lines[at - 1]):
-            return at
-    return line
-
-
-def _nearest(lines: Sequence[int], target: int) -> int:
-    return min(lines, key=lambda n: (abs(n - target), n))
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = text.replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
