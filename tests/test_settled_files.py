@@ -178,3 +178,39 @@ def test_nothing_is_recorded_when_a_citation_changed_during_the_run(repo: GitRep
         conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'citations_changed'")
         assert not queries.settle_files(conn, {}, known, changes)  # a stale count: refused
         assert set(queries.settled_files(conn)[0]) == {"src/a.py", "src/b.py", "src/c.py"}
+
+
+def test_runs_that_recall_verdicts_leave_the_history_runs_that_judge_leave(
+    repo: GitRepo,
+) -> None:
+    """A memory whose files were all recalled is vouched for without being compared with
+    its summary (it has the last run's verdicts): the history must come out as if every
+    run had judged and compared everything."""
+    from memory_enhancement.verify import history
+
+    def services(tag: str) -> MemoryService:
+        return MemoryService(
+            Store(repo.store_root), Repository(repo.root),
+            index_path=repo.root / f"index-{tag}.db", state=State(repo.root / f"state-{tag}.db"),
+            clock=lambda: FIXED_NOW,
+        )  # fmt: skip
+
+    def step() -> None:
+        services("recall").verify_all()
+        services("judge").verify_all(options=VerifyOptions(recheck=True))
+
+    step()
+    step()
+    lines = numbered(20, "a")
+    lines[2] = "changed = 3"
+    repo.write_lines("src/a.py", lines)
+    age(repo, "src/a.py")
+    step()
+    step()
+    services("recall").verify("three")  # a run over one memory: the next compares all
+    services("judge").verify("three")
+    step()
+    recall, judge = (State(repo.root / f"state-{tag}.db") for tag in ("recall", "judge"))
+    assert history.evidence(recall) == history.evidence(judge)
+    assert history.verdicts(recall) == history.verdicts(judge)
+    assert history.runs(recall) == history.runs(judge) == 6

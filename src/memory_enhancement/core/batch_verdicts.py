@@ -54,6 +54,9 @@ class BatchVerdicts(Sequence[MemoryVerification]):
             if keep_uncited or starts[i] < starts[i + 1] or i in mentions
         ]
         self._tally: Counter[tuple[str, str]] | None = None
+        # The cited files judged by this run (None: every one was); the others' verdicts
+        # were recalled as recorded (verify/settled.py).
+        self.judged: set[str] | None = None
         self._quoted: dict[str, str] = {}  # repr of each cited path, made once
 
     def __len__(self) -> int:
@@ -136,6 +139,29 @@ class BatchVerdicts(Sequence[MemoryVerification]):
                 text = quoted[target] = repr(target)
             parts.append(f"({text}, {line}, {end}, 'valid', {text}, {line})")
         return f"[{', '.join(parts)}]", ["valid"] * len(rows)
+
+    def as_recorded(self, j: int) -> bool:
+        """Whether the `j`th memory's verdicts all come from the record of its cited files
+        (none of them judged by this run) and it has no mention: then they are the ones
+        the last whole-store run gave it."""
+        i = self.order[j]
+        if self.judged is None or i in self.mentions:
+            return False
+        judged = self.judged
+        rows = self.batch.rows
+        return all(
+            rows[k][0] not in judged for k in range(self.batch.starts[i], self.batch.starts[i + 1])
+        )
+
+    def statuses(self, j: int) -> list[str]:
+        """The `j`th memory's verdicts, as statuses (mentions included)."""
+        i = self.order[j]
+        out = []
+        for k in range(self.batch.starts[i], self.batch.starts[i + 1]):
+            check = self.checks.get(k)
+            out.append("valid" if check is None else check.status._value_)
+        out.extend(check.status._value_ for check in self.mentions.get(i, ()))
+        return out
 
     def tally(self) -> Counter[tuple[str, str]]:
         """How many citations ("c") and mentions ("m") got each verdict."""

@@ -121,8 +121,7 @@ def settled_files(conn: sqlite3.Connection) -> tuple[dict[str, tuple[str, str | 
     found = {target: (stamp, verdicts) for target, stamp, verdicts in conn.execute(
         "SELECT target, stamp, verdicts FROM settled_files"
     )}  # fmt: skip
-    changes = conn.execute("SELECT value FROM meta WHERE key = 'citations_changed'").fetchone()
-    return found, str(changes[0]) if changes else ""
+    return found, _changes(conn)
 
 
 def settle_files(
@@ -136,8 +135,7 @@ def settle_files(
     judged); returns whether it was recorded."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        now = conn.execute("SELECT value FROM meta WHERE key = 'citations_changed'").fetchone()
-        if now is None or str(now[0]) != changes:
+        if _changes(conn) != changes:
             conn.execute("ROLLBACK")
             return False
         conn.executemany(
@@ -152,6 +150,15 @@ def settle_files(
         conn.execute("ROLLBACK")
         raise
     return True
+
+
+def _changes(conn: sqlite3.Connection) -> str:
+    """This index (its instance) and how many citation changes it has seen: equal on two
+    reads when no citation changed in between."""
+    meta = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key IN ('instance', 'citations_changed')")
+    )
+    return f"{meta.get('instance', '')}:{meta.get('citations_changed', '')}"
 
 
 def readable(

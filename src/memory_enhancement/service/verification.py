@@ -77,7 +77,7 @@ class Verification(Memories):
             from memory_enhancement.verify.settled import SettledFiles
 
             known_now = {} if options.recheck else known
-            settled = SettledFiles(known_now, self.git, str(self.repo.root), started)
+            settled = SettledFiles(known_now, self.git, str(self.repo.root), started, changes)
         run = self._runner().run(
             batch, options, skipped=skipped, whole_store=whole, settled=settled
         )

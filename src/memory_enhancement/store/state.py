@@ -126,6 +126,12 @@ MIGRATIONS = [
     """
     CREATE INDEX evidence_mark ON evidence(mark);
     """,
+    # Which index (its instance and count of citation changes) the last whole-store run
+    # read: while they are the same, a memory whose cited files all kept their recorded
+    # verdicts (index `settled_files`) has the verdicts its summary holds (verify/history.py).
+    """
+    CREATE TABLE history_marks (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    """,
 ]
 
 

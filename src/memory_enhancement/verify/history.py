@@ -58,6 +58,7 @@ def record(
     commit: str | None,
     *,
     whole_store: bool = False,
+    mark: str | None = None,
 ) -> None:
     """Remember the verdicts of a run, per citation, with the time and the commit.
 
@@ -70,6 +71,11 @@ def record(
     Memories are compared a chunk at a time against their summaries, in the text
     `BatchVerdicts.compared` gives (written straight from the rows of a memory whose
     citations all hold), so a run over 50,000 memories never holds them all.
+
+    `mark` names the index the run read (its instance and count of citation changes).
+    When the last whole-store run read the same one, no citation changed since, and a
+    memory whose cited files all kept their recorded verdicts (`as_recorded`) has the
+    verdicts that run gave it: it is vouched for without being compared.
     """
     if not results.has_verdicts():
         return
@@ -82,9 +88,18 @@ def record(
         try:
             run = _Run(db, uuid.uuid4().hex, stamp, commit, whole_store)
             vouched: set[str] = set()
+            same_index = whole_store and mark is not None and _last_mark(db) == mark
             for start in range(0, len(results), _CHUNK):
                 current: dict[str, tuple[int, str, str]] = {}  # cid -> j, as compared, mark
                 for j in range(start, min(start + _CHUNK, len(results))):
+                    if same_index and results.as_recorded(j):
+                        statuses = results.statuses(j)
+                        cid = ids[results.order[j]]
+                        if statuses and cid is not None:
+                            checked = True
+                            days.update(statuses)
+                            vouched.add(cid)  # as last run: replayed onto its summary
+                        continue
                     text, statuses = results.compared(j)
                     if not statuses:
                         continue
@@ -103,6 +118,12 @@ def record(
                 run.write(results, current)
             if whole_store:
                 run.forget_others(vouched)
+            if whole_store and mark is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO history_marks(key, value) VALUES ('index', ?)", (mark,)
+                )
+            else:  # a summary may now hold what only this run said (a URL checked, say)
+                db.execute("DELETE FROM history_marks")
             if not checked:
                 db.execute("ROLLBACK")
                 return
@@ -188,6 +209,11 @@ class _Run:
 
 
 _MARKS = ", ".join("?" * 9)
+
+
+def _last_mark(db: sqlite3.Connection) -> str | None:
+    row = db.execute("SELECT value FROM history_marks WHERE key = 'index'").fetchone()
+    return str(row[0]) if row else None
 
 
 def _ref(target: str, line: int | None, end: int | None) -> str:

@@ -70,13 +70,15 @@ class Runner:
             from memory_enhancement.verify.urls import UrlChecker
 
             urls = UrlChecker(timeout=options.url_timeout)
-        valid, checks = Verifier(self.repo, self.git, urls).verify_batch(batch, settled)
+        verifier = Verifier(self.repo, self.git, urls)
+        valid, checks = verifier.verify_batch(batch, settled)
         mentions = self._mentions(batch) if options.include_mentions else {}
         prefix = _store_prefix(str(self.store.root), str(self.repo.root))
         results = BatchVerdicts(batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited)
+        results.judged = verifier.judged
         history.record(
             self.state, results, self.clock(), self.git.current_commit() if self.git else None,
-            whole_store=whole_store,
+            whole_store=whole_store, mark=settled.mark if settled is not None else None,
         )  # fmt: skip
         fixes: list[Fix] = []
         kept: Sequence[MemoryVerification] = results

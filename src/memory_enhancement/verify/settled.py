@@ -49,9 +49,15 @@ class SettledFiles:
     """
 
     def __init__(
-        self, known: Mapping[str, Record], git: Git | None, repo_root: str, started_ns: int
+        self,
+        known: Mapping[str, Record],
+        git: Git | None,
+        repo_root: str,
+        started_ns: int,
+        mark: str = "",
     ) -> None:
         self.known = known
+        self.mark = mark  # the index and its count of citation changes, when `known` was read
         self.found: dict[str, Record] = {}
         self._racy_after = started_ns - RACY_NS
         self._git = git

@@ -50,6 +50,8 @@ class Verifier:
     _texts: FileTexts = field(default_factory=FileTexts, repr=False)
     _bases: dict[str | None, str | None] = field(default_factory=dict, repr=False)
     _maps: dict[str, dict[str, LineMap | None]] = field(default_factory=dict, repr=False)
+    # After a run given a record of the cited files: those it judged (the others recalled).
+    judged: set[str] | None = field(default=None, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
         """Verify a batch of memories (see `verify_batch`), each result in full."""
@@ -100,6 +102,7 @@ class Verifier:
                 or (recorded := settled.recall(target, self.repo.stamp(target))) is None
                 or not give(recorded, indexes, batch, valid, checks)
             }
+        self.judged = set(judged) if settled is not None else None
         if self.git is not None:  # history is read back to the oldest stamp judged
             stamped = {rows[k][4] for indexes in judged.values() for k in indexes}
             self.git.horizon = _oldest_stamp(s for s in stamped if s)
