@@ -260,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default="corpus,paraphrase,ja,zh")
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--embedder", choices=["onnx", "torch"], default="onnx")
+    parser.add_argument(
+        "--model", default=semantic.DEFAULT_MODEL, help="an ONNX model folder (onnx embedder)"
+    )
     parser.add_argument("--cache", type=Path, default=BENCH / "out" / "issue13-cache")
     parser.add_argument("--out", type=Path, default=BENCH / "out" / "issue13-quality.json")
     parser.add_argument("--chunk-words", type=int, default=semantic.CHUNK_WORDS)
@@ -267,9 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     semantic.CHUNK_WORDS, semantic.MAX_CHUNKS = args.chunk_words, args.max_chunks
     names = args.sets.split(",")
-    model: Any = TorchEmbedder() if args.embedder == "torch" else semantic.embedder()
+    model: Any = TorchEmbedder() if args.embedder == "torch" else semantic.embedder(args.model)
     cache = (
-        args.cache / f"{model.name.replace(':', '_')}-c{semantic.CHUNK_WORDS}x{semantic.MAX_CHUNKS}"
+        args.cache / f"{_slug(model.name)}-c{semantic.CHUNK_WORDS}x{semantic.MAX_CHUNKS}"
     )
     qsets = {name: load(name) for name in names}
     lists: dict[str, Lists] = {}
@@ -356,6 +359,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _first(paths: Sequence[str], answers: Sequence[str]) -> int | None:
     return min((r for a in answers if (r := rank_of(paths, a)) is not None), default=None)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^\w.-]", "_", name)
 
 
 def _own(q: Query) -> tuple[str, ...]:
