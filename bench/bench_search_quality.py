@@ -271,9 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     semantic.CHUNK_WORDS, semantic.MAX_CHUNKS = args.chunk_words, args.max_chunks
     names = args.sets.split(",")
     model: Any = TorchEmbedder() if args.embedder == "torch" else semantic.embedder(args.model)
-    cache = (
-        args.cache / f"{_slug(model.name)}-c{semantic.CHUNK_WORDS}x{semantic.MAX_CHUNKS}"
-    )
+    cache = args.cache / f"{_slug(model.name)}-c{semantic.CHUNK_WORDS}x{semantic.MAX_CHUNKS}"
     qsets = {name: load(name) for name in names}
     lists: dict[str, Lists] = {}
     costs: dict[str, dict[str, Any]] = {}
