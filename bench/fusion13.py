@@ -41,7 +41,9 @@ DEPTH = 100
 SETS = ("corpus", "paraphrase", "ja", "zh")
 
 
-def _group(folder: Path, queries: list[Query], model: Any, cache: Path) -> dict[str, Any]:
+def _group(
+    folder: Path, queries: list[Query], model: Any, cache: Path, arrays: dict[str, Any], name: str
+) -> dict[str, Any]:
     import numpy as np
 
     home = Path(tempfile.mkdtemp(prefix="f13-"))
@@ -62,6 +64,11 @@ def _group(folder: Path, queries: list[Query], model: Any, cache: Path) -> dict[
             paths.setdefault(digest, []).append(path)
             info[path] = (title, float(cjk))
         titles = model.encode([info[paths[h][0]][0] or " " for h in matrix.hashes])
+        owners = [paths[h] for h in matrix.hashes]
+        arrays[f"{name}.rows"] = matrix.rows.astype(np.float16)
+        arrays[f"{name}.starts"] = matrix.starts
+        arrays[f"{name}.titles"] = titles.astype(np.float16)
+        arrays[f"{name}.owners"] = np.array(json.dumps(owners))
         ends = [*matrix.starts[1:].tolist(), len(matrix.rows)]
         everything = Filters(include_expired=True, now="")
         for q in queries:
@@ -81,7 +88,9 @@ def _group(folder: Path, queries: list[Query], model: Any, cache: Path) -> dict[
                 for path in paths[digest]:
                     if path in wanted:
                         title_of[path] = float(titles[i] @ vector)
+            arrays[f"q.{q.set}.{q.id}"] = vector.astype(np.float32)
             out[q.id] = {
+                "group": name,
                 "query": q.query,
                 "weight": lexical_weight(q.query),
                 "lex": lex,
@@ -110,25 +119,29 @@ def dump(args: argparse.Namespace) -> int:
     qsets = {name: load(name) for name in SETS}
     data: dict[str, Any] = {"sets": {}, "relevant": {}, "split": {}}
     merged = [q for n in ("corpus", "paraphrase") for q in qsets[n].queries]
+    arrays: dict[str, Any] = {}
     with materialised(qsets["corpus"]) as roots:
         (folder,) = roots.values()
-        found = _group(folder, merged, model, cache)
+        found = _group(folder, merged, model, cache, arrays, "corpus")
     for n in ("corpus", "paraphrase"):
         data["sets"][n] = {q.id: found[q.id] for q in qsets[n].queries}
     with materialised(qsets["ja"]) as roots:
         data["sets"]["ja"] = {}
-        for spec, folder in roots.items():
+        for n, (spec, folder) in enumerate(roots.items()):
             mine = [q for q in qsets["ja"].queries if q.store.spec == spec]
-            data["sets"]["ja"].update(_group(folder, mine, model, cache))
+            data["sets"]["ja"].update(_group(folder, mine, model, cache, arrays, f"ja{n}"))
     with materialised(qsets["zh"]) as roots:
         base = next(iter(roots.values())).parent
-        data["sets"]["zh"] = _group(base, qsets["zh"].queries, model, cache)
+        data["sets"]["zh"] = _group(base, qsets["zh"].queries, model, cache, arrays, "zh")
     for n in SETS:
         for q in qsets[n].queries:
             data["relevant"][f"{n}/{q.id}"] = list(pool_relevant(q) if n == "zh" else q.relevant)
             data["split"][f"{n}/{q.id}"] = q.split
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data))
+    import numpy as np
+
+    np.savez(args.out.with_suffix(".npz"), **arrays)
     print(f"wrote {args.out}")
     return 0
 
@@ -195,6 +208,72 @@ def _weight(d: dict[str, Any], base: float) -> float:
     return base + (1 - base) * share
 
 
+class _Vectors:
+    """The chunk vectors of one group (from the dump's .npz), for variants that look
+    beyond the two 100-deep lists: a second query (feedback) or near-duplicates."""
+
+    def __init__(self, arrays: Any, group: str) -> None:
+        import numpy as np
+
+        self.rows = arrays[f"{group}.rows"].astype(np.float32)
+        self.starts = arrays[f"{group}.starts"]
+        self.owners: list[list[str]] = json.loads(str(arrays[f"{group}.owners"]))
+        self.row_of = {p: i for i, paths in enumerate(self.owners) for p in paths}
+        means = np.add.reduceat(self.rows, self.starts)
+        self.means = means / np.linalg.norm(means, axis=1, keepdims=True)
+
+    def ranked(self, vector: Any, depth: int = FETCH) -> list[list[Any]]:
+        import numpy as np
+
+        best = np.maximum.reduceat(self.rows @ vector, self.starts)
+        return [
+            [p, float(best[i]), None] for i in np.argsort(-best)[:depth].tolist()
+            for p in self.owners[i]
+        ][:depth]  # fmt: skip
+
+
+def feedback(beta: float, k: int) -> Ranker:
+    """Pseudo-relevance feedback: the query vector moved towards the mean vector of the
+    first k fused results, the semantic list searched again and fused again."""
+
+    def rank(d: dict[str, Any]) -> list[str]:
+        import numpy as np
+
+        first = convex()(d)
+        if d["weight"] >= 1.0:
+            return first
+        group = _VECTORS[d["group"]]
+        moved = d["vector"] + beta * np.mean([group.means[group.row_of[p]] for p in first[:k]], 0)
+        again = dict(d, sem=group.ranked(moved / np.linalg.norm(moved)))
+        return convex()(again)
+
+    return rank
+
+
+def duplicates(tau: float, k: int) -> Ranker:
+    """Near-duplicates (mean-vector cosine >= tau) of each of the first k results moved
+    to just after it: the labels count a memory that says the same thing as an answer."""
+
+    def rank(d: dict[str, Any]) -> list[str]:
+        import numpy as np
+
+        out = convex()(d)
+        group = _VECTORS[d["group"]]
+        for top in list(out[:k]):
+            cosines = group.means @ group.means[group.row_of[top]]
+            for i in np.argsort(-cosines)[1:6].tolist():
+                for p in group.owners[i]:
+                    if cosines[i] < tau or p == top or p in out[: out.index(top) + 2]:
+                        continue
+                    if p in out:
+                        out.remove(p)
+                    out.insert(out.index(top) + 1, p)
+        return out
+
+    return rank
+
+
+_VECTORS: dict[str, _Vectors] = {}
 VARIANTS: dict[str, Ranker] = {
     "shipped": convex(),
     "second 0.1": convex(second=0.1),
@@ -203,16 +282,33 @@ VARIANTS: dict[str, Ranker] = {
     "title max": convex(title=-1),
     "title 0.2": convex(title=0.2),
     "title 0.3": convex(title=0.3),
+    "weight 0.45": convex(base=0.45),
+    "weight 0.55": convex(base=0.55),
     "sem depth 100": convex(sem_depth=100),
     "lex depth 100": convex(lex_depth=100),
     "both depth 100": convex(sem_depth=100, lex_depth=100),
     "both depth 30": convex(sem_depth=30, lex_depth=30),
     "both depth 20": convex(sem_depth=20, lex_depth=20),
+    "feedback 0.3 k=1": feedback(0.3, 1),
+    "feedback 0.3 k=3": feedback(0.3, 3),
+    "feedback 1.0 k=1": feedback(1.0, 1),
+    "duplicates 0.9 k=1": duplicates(0.9, 1),
+    "duplicates 0.85 k=1": duplicates(0.85, 1),
+    "duplicates 0.85 k=3": duplicates(0.85, 3),
+    "duplicates 0.8 k=2": duplicates(0.8, 2),
 }
 
 
 def score(args: argparse.Namespace) -> int:
+    import numpy as np
+
     data = json.loads(args.dump.read_text())
+    arrays = np.load(args.dump.with_suffix(".npz"))
+    for name in SETS:
+        for qid, entry in data["sets"][name].items():
+            entry["vector"] = arrays[f"q.{name}.{qid}"]
+            if entry["group"] not in _VECTORS:
+                _VECTORS[entry["group"]] = _Vectors(arrays, entry["group"])
     splits = ["dev", "test"] if args.split == "both" else [args.split]
     for split in splits:
         print(f"== {split}: R@5 / MRR@10 per set; mean of R@5 + MRR@10 over the four")
