@@ -89,6 +89,18 @@ def test_a_refused_copy_is_not_derived_again(isolated_home: Path) -> None:
     assert not target.exists()
 
 
+def test_a_damaged_copy_is_dropped_and_derived_again(isolated_home: Path) -> None:
+    if not int8_model.supported():
+        pytest.skip("this CPU has no VNNI: the copy is never used")
+    target = int8_model.cached_path(shipped(), isolated_home / "cache" / "models")
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"not a model")
+    damaged = embedding.Embedder()
+    assert damaged._int8 is None and not target.exists()
+    assert damaged.encode(["automobile"]).shape == (1, 384)
+    assert embedding.Embedder()._int8 is not None and target.exists()
+
+
 def test_turned_off_or_unwritable_it_falls_back_to_the_shipped_graph(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

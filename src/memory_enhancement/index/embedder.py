@@ -142,9 +142,15 @@ class Embedder:
                 return None
             if not target.exists():
                 int8_model.write(source, target, check=self._agrees, refused=refused)
-            return self._session(target, optimised=True, int8=True) if target.exists() else None
+            if not target.exists():
+                return None
         except (ImportError, OSError, InvalidInputError, ValueError, KeyError):
             return None  # no onnx package, a read-only cache, a model of another shape
+        try:
+            return self._session(target, optimised=True, int8=True)
+        except InvalidInputError:  # damaged since: the next process derives it again
+            target.unlink(missing_ok=True)
+            return None
 
     def _agrees(self, candidate: Path) -> bool:
         """Whether a model file embeds the probe texts as the shipped model does."""
