@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import pytest
 from conftest import RunCli
 from memory_enhancement.cli.fast import answer
 from memory_enhancement.core.model import MEMORY_SUFFIX
+from memory_enhancement.core.timestamps import format_timestamp, now, parse_timestamp
 from memory_enhancement.index import quick
 from memory_enhancement.service import quick as quick_service
 from memory_enhancement.store.homes import cache_dir, data_dir, store_key
@@ -63,6 +66,14 @@ def test_the_constants_it_copies_to_stay_light_match_their_sources() -> None:
     assert len(MIGRATIONS) == quick_service.STATE_VERSION
 
 
+def test_its_timestamp_is_the_one_the_service_writes() -> None:
+    before = format_timestamp(now())
+    text = quick_service.now_text()
+    after = format_timestamp(now())
+    assert before <= text <= after
+    assert format_timestamp(parse_timestamp(text)) == text
+
+
 def test_quick_answers_equal_the_click_commands_on_the_real_corpus(
     corpus_store: Path, quick_limits: None, run_cli: RunCli, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -95,6 +106,33 @@ def test_quick_answers_equal_the_click_commands_on_the_real_corpus(
         else:
             assert out == ""
     assert compared > 100
+
+
+def test_a_process_answered_the_quick_way_ends_with_its_whole_answer(
+    corpus_store: Path, run_cli: RunCli
+) -> None:
+    """main() ends the process as soon as the quick path has answered (no shutdown of the
+    interpreter: no atexit handler runs), with every byte printed and exit code 0."""
+    where = ["--dir", str(corpus_store)]
+    assert run_cli(["list", *where]).exit_code == 0  # builds the index
+    time.sleep(0.05)  # past the timestamp resolution of the folders just written
+    run_cli(["list", *where])
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('shut down', file=sys.stderr))\n"
+        "from memory_enhancement.cli import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    for command in (["list"], ["search", "worktree"], ["search", "worktree", "--json"]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *command, *where],
+            capture_output=True, text=True, env=env, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == run_cli([*command, *where]).output, command
+        quick = "--json" not in command
+        assert done.stderr == ("" if quick else "shut down\n"), command
 
 
 def test_a_citation_id_names_the_memory_as_its_path_does(

@@ -20,7 +20,11 @@ bigrams (so a sentence-long Chinese question still matches the words it shares).
 
 from __future__ import annotations
 
-import re
+import functools
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    import re
 
 RANGES = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -36,23 +40,54 @@ RANGES = (
     "\uff66-\uff9f"  # half-width katakana
     "\U00020000-\U0003134f"  # CJK extensions B-G
 )
-_CJK = re.compile(f"[{RANGES}]+")
-_HIRAGANA = re.compile("[\u3040-\u309f]+")
-_KATAKANA = re.compile("[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]+")
-_WORD = re.compile(r"\w+", re.UNICODE)
+_CJK = f"[{RANGES}]+"
+_CJK_SPLIT = f"([{RANGES}]+)"
+
+
+@functools.cache
+def regex(pattern: str) -> re.Pattern[str]:
+    """A pattern compiled, with `re` imported, on first use.
+
+    A search in a new process (cli/fast.py) costs about three bare Python starts;
+    importing `re` (with `enum`) and compiling these patterns was a fifth of that.
+    An English query needs none of them: ASCII text is split into words by
+    `WORDS` and never holds CJK, so only text that might is handed to `re`.
+    """
+    import re
+
+    return re.compile(pattern)
+
+
+# ASCII punctuation, spaces and controls to a space; letters, digits and `_` kept.
+_APART = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")}
+
+
+class Words:
+    r"""`findall(text)`: the runs of word characters of a text, exactly what
+    `re.findall(r"\w+", text)` returns; ASCII text without `re` (see `regex`)."""
+
+    __slots__ = ()
+
+    def findall(self, text: str) -> list[str]:
+        if text.isascii():
+            return text.translate(_APART).split()
+        return regex(r"\w+").findall(text)
+
+
+WORDS = Words()  # the words of a text, as `\w+` finds them
 
 
 def has_cjk(text: str) -> bool:
     """Whether text holds a CJK character. Asked of every memory a sync writes: ASCII text
     (most English memories) is answered without a scan."""
-    return not text.isascii() and _CJK.search(text) is not None
+    return not text.isascii() and regex(_CJK).search(text) is not None
 
 
 def share(text: str) -> float:
     """The share of a text's letters and digits that are CJK (0 for English, ~1 for Chinese)."""
     if not has_cjk(text):
         return 0.0
-    cjk = sum(len(run) for run in _CJK.findall(text))
+    cjk = sum(len(run) for run in regex(_CJK).findall(text))
     if not cjk:
         return 0.0
     other = sum(1 for c in text if c.isalnum()) - cjk
@@ -73,13 +108,13 @@ def segment(text: str) -> str | None:
     """
     if not has_cjk(text):
         return None
-    return _CJK.sub(lambda match: f" {' '.join(bigrams(match.group()))} ", text)
+    return regex(_CJK).sub(lambda match: f" {' '.join(bigrams(match.group()))} ", text)
 
 
 def _script(char: str) -> str:
-    if _HIRAGANA.fullmatch(char):
+    if "\u3040" <= char <= "\u309f":
         return "hiragana"
-    if _KATAKANA.fullmatch(char):
+    if "\u30a0" <= char <= "\u30ff" or "\u31f0" <= char <= "\u31ff" or "\uff66" <= char <= "\uff9f":
         return "katakana"
     return "other"
 
@@ -112,13 +147,13 @@ def query_terms(word: str) -> list[str]:
     if not has_cjk(lowered):
         return [_phrase([lowered])]
     terms: list[str] = []
-    parts = [p for p in re.split(f"([{RANGES}]+)", lowered) if p]
+    parts = [p for p in regex(_CJK_SPLIT).split(lowered) if p]
     if len(parts) > 1:
-        tokens = [t for p in parts for t in (bigrams(p) if has_cjk(p) else _WORD.findall(p))]
+        tokens = [t for p in parts for t in (bigrams(p) if has_cjk(p) else WORDS.findall(p))]
         terms.append(_phrase(tokens))
     for part in parts:
         if not has_cjk(part):
-            terms += [_phrase([t]) for t in _WORD.findall(part)]
+            terms += [_phrase([t]) for t in WORDS.findall(part)]
             continue
         pieces = _pieces(part)
         if len(parts) > 1 or len(pieces) > 1:  # a lone character among words says little
@@ -152,6 +187,8 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     marked = window
     if found:  # one pass, longest first, so no needle is marked inside another
         longest = sorted({n for _, _, n in found}, key=len, reverse=True)
+        import re
+
         pattern = "|".join(re.escape(n) for n in longest)
         marked = re.sub(f"({pattern})", r"**\1**", window, flags=re.IGNORECASE)
     return ("…" if start > 0 else "") + marked + ("…" if end < len(content) else "")
@@ -160,13 +197,13 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
 def needles(query: str) -> list[str]:
     """What a snippet highlights for a query: its words, and the CJK pieces inside them."""
     found: list[str] = []
-    for word in _WORD.findall(query):
+    for word in WORDS.findall(query):
         if not has_cjk(word):
             found.append(word)
             continue
-        for part in re.split(f"([{RANGES}]+)", word):
+        for part in regex(_CJK_SPLIT).split(word):
             if part and has_cjk(part):
                 found += [p for p in _pieces(part) if len(p) > 1]
             elif part:
-                found += _WORD.findall(part)
+                found += WORDS.findall(part)
     return found

@@ -1,18 +1,23 @@
 """Lexical search: the BM25 ranking over the index's FTS5 tables (search.py wraps it).
 
-Kept apart from search.py, with nothing but `re`, `sqlite3` and cjk.py, so that a
+Kept apart from search.py, with nothing but sqlite3 (its C module) and cjk.py, so that a
 search in a new process (the quick read path, cli/fast.py) ranks with this very
 code without importing `dataclasses`, `typing` or the semantic side: rows come
 back as tuples, and search.py makes them `Hit`s. See search.py for how a query
 becomes FTS5 terms and how the tiers are ranked.
+
+Such a process must cost little more than a bare Python start, so an English
+query imports no `re` (words are split by `cjk.WORDS`; quoted phrases and CJK
+compile their patterns on first use), a word's stem is computed only when a tier
+needs the variants, and a tier ranks the matches in the FTS table alone before
+reading the few rows it keeps (`_tier`).
 """
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # sqlite3 without `datetime`: see index/quick.py
 import _thread
 import functools
-import re
-import sqlite3
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import cjk
@@ -20,6 +25,7 @@ from memory_enhancement.index.columns import ROW_COLUMNS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from typing import Any
 
     Ranked = tuple[tuple[Any, ...], float, str]  # (ROW_COLUMNS values, score, snippet)
@@ -27,8 +33,11 @@ if TYPE_CHECKING:
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
 # column, which may be the tags (joined by an invisible \x1f).
 _SNIPPET_COLUMN = 2
-_PHRASE = re.compile(r'"([^"]+)"')
-_WORD = re.compile(r"\w+", re.UNICODE)
+_SNIPPET = f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16)"
+_PHRASE = r'"([^"]+)"'
+_WORD = cjk.WORDS  # `_WORD.findall(text)`, as `re.findall(r"\w+", text)` (search.py reads it)
+_WINDOW_MAX = 1000  # rows ranked apart before reading theirs (see _tier)
+_COLUMNS = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
 
 # English function words, left out of a question's terms on the lexical side of hybrid
 # search, where the model reads the question whole; measured in docs/benchmarks.md.
@@ -52,27 +61,40 @@ def query_terms(text: str, *, drop_stopwords: bool = False) -> tuple[list[str], 
     `drop_stopwords` leaves English function words out when other words remain.
     InvalidInputError when nothing is searchable.
     """
+    exact, searched, alone = _terms(text, drop_stopwords)
+    return exact, _variants(exact, searched, alone)
+
+
+def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
+    """(the exact terms of query_terms, the words whose stems are variants, the word
+    searched alone as a prefix or ""): what query_terms needs besides the stems."""
     words_as_written: list[str] = []
-    variants: list[str] = []
-    for phrase in _PHRASE.findall(text):
-        words = [w.lower() for w in _WORD.findall(phrase)]
-        if words:
-            words_as_written.append(_phrase_of(words))
-    rest = _PHRASE.sub(" ", text)
+    rest = text
+    if '"' in text:
+        for phrase in cjk.regex(_PHRASE).findall(text):
+            words = [w.lower() for w in _WORD.findall(phrase)]
+            if words:
+                words_as_written.append(_phrase_of(words))
+        rest = cjk.regex(_PHRASE).sub(" ", text)
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(rest)))
     content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
-    for word in content or words:  # a query of only function words is searched as it is
+    searched = content or words  # a query of only function words is searched as it is
+    for word in searched:
         words_as_written += cjk.query_terms(word)
-        stem = _stem(word)
-        if stem is not None:
-            variants.append(f'"{stem}"*')
     alone = words[0] if len(words) == 1 and not words_as_written[1:] else ""
-    if alone.isascii() and len(alone) >= 4 and alone not in STOPWORDS:
-        variants.append(f'"{alone}"*')  # one word alone: also inside longer identifiers
+    if not (alone.isascii() and len(alone) >= 4 and alone not in STOPWORDS):
+        alone = ""
     if not words_as_written:
         raise InvalidInputError(f"query {text!r} has no words to search for")
-    exact = list(dict.fromkeys(words_as_written))
-    return exact, [v for v in dict.fromkeys(variants) if v not in exact]
+    return list(dict.fromkeys(words_as_written)), searched, alone
+
+
+def _variants(exact: list[str], searched: list[str], alone: str) -> list[str]:
+    """The variants of query_terms: the stems of the words searched, the word alone."""
+    variants = [f'"{stem}"*' for stem in map(_stem, searched) if stem is not None]
+    if alone:
+        variants.append(f'"{alone}"*')  # one word alone: also inside longer identifiers
+    return [v for v in dict.fromkeys(variants) if v not in exact]
 
 
 def fts_query(text: str, *, drop_stopwords: bool = False) -> str:
@@ -155,16 +177,19 @@ def ranked(
     words_first: bool = True,
 ) -> list[Ranked]:
     """The hits of search.lexical (see there) as (row values, score, snippet), best first."""
-    exact, variants = query_terms(query, drop_stopwords=drop_stopwords)
-    tiers = [("memories_fts", [*exact, *variants]), ("memories_path_fts", [*exact, *variants])]
-    if words_first and variants:
-        tiers.insert(0, ("memories_fts", exact))
+    exact, searched, alone = _terms(query, drop_stopwords)
+    variants: list[str] | None = None
+
+    def with_variants() -> list[str]:
+        nonlocal variants
+        if variants is None:
+            variants = _variants(exact, searched, alone)
+        return [*exact, *variants]
+
     hits: list[Ranked] = []
     seen: set[int] = set()
     needles: list[str] | None = None
-    for table, terms in tiers:
-        if len(hits) >= limit:
-            break
+    for table, terms in _tiers(exact, with_variants, words_first, lambda: len(hits) >= limit):
         found = _tier(conn, table, " OR ".join(terms), where, args, limit + len(seen), snippets)
         fresh = [values for values in found if values[0] not in seen][: limit - len(hits)]
         if not fresh:
@@ -185,7 +210,98 @@ def ranked(
     return hits
 
 
+def _tiers(
+    exact: list[str],
+    with_variants: Callable[[], list[str]],
+    words_first: bool,
+    full: Callable[[], bool],
+) -> Iterator[tuple[str, list[str]]]:
+    """(table, terms) of each tier in turn, until `full()`. The variants (stems: an FTS5
+    table in memory) are computed only when a tier that needs them is reached: the
+    words alone usually fill the limit."""
+    if full():
+        return
+    if not words_first:
+        yield "memories_fts", with_variants()
+    else:
+        yield "memories_fts", exact
+        if full():
+            return
+        every = with_variants()
+        if len(every) > len(exact):
+            yield "memories_fts", every
+    if not full():
+        yield "memories_path_fts", with_variants()
+
+
 def _tier(
+    conn: sqlite3.Connection,
+    table: str,
+    match: str,
+    where: str,
+    args: list[object],
+    wanted: int,
+    snippets: bool,
+) -> list[tuple[Any, ...]]:
+    """The first `wanted` memories the table matches that pass `where`, best first, as
+    (memory id, row columns..., -score, FTS snippet, text to cut a snippet from) rows.
+
+    Ranked in the FTS table alone first and cut to a window of the best; then only the
+    rows needed are read from `memories` (for `where` and the columns: the best
+    `wanted`, and the rest of the window only if `where` rejects some), and only the
+    kept ones given a snippet. A common word matches thousands of memories, and reading
+    each one's row (a page read each) and snippet was two thirds of a search. The order
+    is the one a single query joining `memories` gives (`_joined`): SQLite sorts under a
+    LIMIT by score, then by the order rows came in (the FTS table's, by rowid), and
+    taking out the rows `where` rejects keeps that order. When the window holds fewer
+    than `wanted` rows that pass and more matches exist (a narrow filter), `_joined`
+    answers instead.
+    """
+    window = 2 * wanted + 16
+    if window > _WINDOW_MAX:  # one SQL variable a row: a long list is read by the join
+        return _joined(conn, table, match, where, args, wanted, snippets)
+    try:
+        top = conn.execute(
+            f"SELECT rowid, bm25({table}) AS rank FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+            (match, window),
+        ).fetchall()
+    except sqlite3.OperationalError as exc:  # pragma: no cover - query_terms quotes everything
+        raise InvalidInputError(f"cannot search for {match!r}: {exc}") from None
+    if not top:
+        return []
+    if table == "memories_fts":
+        text = "CASE WHEN m.fts_content IS NOT NULL THEN m.content END" if snippets else "NULL"
+    else:
+        text = "m.content" if snippets else "NULL"
+    ids = [rowid for rowid, _ in top]
+    rows: dict[int, tuple[Any, ...]] = {}
+    for batch in (ids[:wanted], ids[wanted:]):  # the best first: they usually all pass
+        if batch and len(rows) < wanted:
+            marks = ", ".join("?" * len(batch))
+            rows.update(
+                (row[0], row)
+                for row in conn.execute(
+                    f"SELECT m.id, {_COLUMNS}, {text} FROM memories m "
+                    f"WHERE m.id IN ({marks}) AND {where}",
+                    [*batch, *args],
+                )
+            )
+    kept = [(rows[rowid], rank) for rowid, rank in top if rowid in rows][:wanted]
+    if len(kept) < wanted and len(top) == window:
+        return _joined(conn, table, match, where, args, wanted, snippets)
+    cut: dict[int, str] = {}
+    if snippets and table == "memories_fts":
+        for row, _ in kept:
+            if row[-1] is None:  # CJK text is cut from the original instead (cjk.snippet)
+                cut[row[0]] = conn.execute(
+                    f"SELECT {_SNIPPET} FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?",
+                    (match, row[0]),
+                ).fetchone()[0]
+    return [(*row[:-1], rank, cut.get(row[0], ""), row[-1]) for row, rank in kept]
+
+
+def _joined(
     conn: sqlite3.Connection,
     table: str,
     match: str,
@@ -194,23 +310,16 @@ def _tier(
     limit: int,
     snippets: bool,
 ) -> list[tuple[Any, ...]]:
-    """(memory id, row columns..., -score, FTS snippet, text to cut a snippet from) rows."""
-    columns = ", ".join(f"m.{c.strip()}" for c in ROW_COLUMNS.split(","))
+    """What `_tier` returns, in one query joining every match's `memories` row."""
     if not snippets:
         cut = "'', NULL"
     elif table == "memories_fts":
-        cut = (
-            f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
-            "CASE WHEN m.fts_content IS NOT NULL THEN m.content END"
-        )
+        cut = f"{_SNIPPET}, CASE WHEN m.fts_content IS NOT NULL THEN m.content END"
     else:
         cut = "'', m.content"
     sql = (
-        f"SELECT m.id, {columns}, bm25({table}) AS rank, {cut} "
+        f"SELECT m.id, {_COLUMNS}, bm25({table}) AS rank, {cut} "
         f"FROM {table} JOIN memories m ON m.id = {table}.rowid "
         f"WHERE {table} MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )
-    try:
-        return conn.execute(sql, [match, *args, limit]).fetchall()
-    except sqlite3.OperationalError as exc:  # pragma: no cover - query_terms quotes everything
-        raise InvalidInputError(f"cannot search for {match!r}: {exc}") from None
+    return conn.execute(sql, [match, *args, limit]).fetchall()

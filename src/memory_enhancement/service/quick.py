@@ -12,12 +12,12 @@ caller then takes the ordinary path, which gives the same output, only slower.
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # sqlite3 without `datetime`: see index/quick.py
 import os
-import sqlite3
+import time
 from collections.abc import Sequence
 
 from memory_enhancement.core.files import MEMORY_SUFFIX
-from memory_enhancement.core.timestamps import format_timestamp, now
 from memory_enhancement.index import quick
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
@@ -34,8 +34,7 @@ class QuickReads:
         self.root = root
         self.state_file = state_file
         self.session = session
-        self.moment = now()
-        self.now_text = format_timestamp(self.moment)
+        self.now_text = now_text()
         self.conn = quick.open_settled(index_file, root, time_ns())
 
     def close(self) -> None:
@@ -192,9 +191,18 @@ class Fetched:
 
 
 def time_ns() -> int:
-    import time
-
     return time.time_ns()
+
+
+def now_text() -> str:
+    """`core.timestamps.format_timestamp(now())` (UTC, to the millisecond), without
+    importing `datetime` (see index/quick.py)."""
+    seconds, ns = divmod(time.time_ns(), 1_000_000_000)
+    t = time.gmtime(seconds)
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:"
+        f"{t.tm_sec:02d}.{ns // 1_000_000:03d}Z"
+    )
 
 
 def _stamp(stat: os.stat_result) -> tuple[int, int]:
