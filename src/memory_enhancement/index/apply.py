@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memory_enhancement.core.mentions import may_mention
 from memory_enhancement.index.idassign import assign_ids
 from memory_enhancement.index.linking import resolve_links
-from memory_enhancement.index.reading import read_many
+from memory_enhancement.index.reading import read_many, unchanged
 from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
@@ -66,8 +66,9 @@ def apply(
         if path not in known:
             added.append((path, ready.doc, None))
     digests = {path: row[2] for path, row in known.items()}
-    rest = sorted(p for p in todo if p not in preloaded)
-    restamped: list[tuple[int, int, str]] = []  # same bytes, new stamp: one statement
+    # Same bytes under a new stamp (a checkout, a formatter): restamped in one statement.
+    restamped, rest = unchanged(store, sorted(p for p in todo if p not in preloaded), digests)
+    same.update(path for _, _, path in restamped)
     for outcome in read_many(store, rest, digests):
         path = outcome.path
         if outcome.kind == "gone":

@@ -57,38 +57,45 @@ def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
     return Outcome(path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest, mentions)
 
 
+def unchanged(
+    store: Store, paths: list[str], known: Mapping[str, str]
+) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """Of these paths, (mtime, size, path) of each file the index knows that still holds
+    the bytes it hashed, and the others (changed, new, unreadable: `read_many` them).
+
+    Done first, file after file, with the least work, when many files are to be read: a
+    bulk rewrite of the same bytes (a checkout, a formatter, a sync tool) then costs a
+    read and a hash per file, not a parse or a pool of worker processes. A few are left
+    to `read_one` (which tells "same" too), so that an edited file is read once."""
+    if len(paths) < PARALLEL_FROM:
+        return [], list(paths)
+    same: list[tuple[int, int, str]] = []
+    rest: list[str] = []
+    read, blake2b = store.read_bytes, hashlib.blake2b
+    for path in paths:
+        digest = known.get(path)
+        if digest is not None:
+            try:
+                data, stat = read(path, scanned=True)
+            except MemoryToolError:
+                rest.append(path)  # read_one says what is wrong
+                continue
+            if blake2b(data, digest_size=16).hexdigest() == digest:
+                same.append((stat.st_mtime_ns, stat.st_size, path))
+                continue
+        rest.append(path)
+    return same, rest
+
+
 def read_many(store: Store, paths: list[str], known: Mapping[str, str]) -> Iterator[Outcome]:
-    """Outcomes for paths, in order; known maps path -> the digest indexed before."""
+    """Outcomes for paths, in order; known maps path -> the digest indexed before. Many
+    are parsed in worker processes (see `unchanged` for files that merely were touched)."""
     workers = min(os.cpu_count() or 1, 8)
     if len(paths) < PARALLEL_FROM or workers < 2:
         for path in paths:
             yield read_one(store, path, known.get(path))
         return
-    # Files the index knows are hashed here first: a bulk rewrite of the same bytes (a
-    # checkout, a formatter, a sync tool) then costs a read and a hash per file, not a
-    # pool of worker processes; only what changed is parsed, in parallel when many.
-    same: dict[str, Outcome] = {}
-    for path in paths:
-        digest = known.get(path)
-        if digest is not None:
-            outcome = _unchanged(store, path, digest)
-            if outcome is not None:
-                same[path] = outcome
-    changed = iter(_parsed(store, [p for p in paths if p not in same], known, workers))
-    for path in paths:
-        found = same.get(path)
-        yield found if found is not None else next(changed)
-
-
-def _unchanged(store: Store, path: str, digest: str) -> Outcome | None:
-    """A "same" outcome when the file still hashes to what the index holds, else None."""
-    try:
-        data, stat = store.read_bytes(path, scanned=True)
-    except MemoryToolError:
-        return None  # read_one says what is wrong
-    if hashlib.blake2b(data, digest_size=16).hexdigest() != digest:
-        return None
-    return Outcome(path, "same", mtime=stat.st_mtime_ns, size=stat.st_size, digest=digest)
+    yield from _parsed(store, paths, known, workers)
 
 
 def _parsed(
