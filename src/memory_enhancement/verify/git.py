@@ -184,16 +184,6 @@ class Git:
         if shas and (self._walked is None or self._walked[0] > 0):
             self._walked = (0, (times, shas, None))
 
-    def current_commit(self) -> str | None:
-        """HEAD's commit: from the first-parent history once read, else `git rev-parse`."""
-        if self._walked is not None:
-            _, (_, shas, before) = self._walked
-            return shas[-1] if shas else before
-        try:
-            return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip() or None
-        except GitError:
-            return None
-
     def head(self) -> str | None:
         found = self._head
         return found[1] if found else None

@@ -20,15 +20,16 @@ from typing import TypeGuard
 from memory_enhancement.core.mentions import FileList
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.blame import GitHistory, Tree, blob_hash, run_with_input
-from memory_enhancement.verify.blame import from_git as _from_git
-from memory_enhancement.verify.blame import to_git as _to_git
+from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError, LineMap, _parse_diff
+from memory_enhancement.verify.git_objects import Tree, blob_hash, run_git
+from memory_enhancement.verify.git_objects import from_git as _from_git
+from memory_enhancement.verify.git_objects import to_git as _to_git
 from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.repo import Repository, SourceStatus
 
 _RENAMES = ("--name-status", "-z", "--diff-filter=R")
-MAX_DIFF_BATCHES = 4
+MAX_DIFF_BATCHES = 5
 
 
 def mention_git(
@@ -83,7 +84,7 @@ def mention_git(
 def _renames(git: Git, args: list[str]) -> list[tuple[str, str]]:
     """(old, new) renames `git diff <args>` finds."""
     try:
-        out = git.run("diff", *args)
+        out = run_git(git, "diff", *args)
     except GitError:
         return []
     return _rename_fields(git, out.split("\0"))
@@ -111,12 +112,14 @@ def _exact_renames(
     limited to the gone files and those (a whole-tree diff of an old commit lists
     thousands of changes to find them; limited, git reads only their folders)."""
     commits = sorted(gone)
-    head = history.tree("HEAD:") if commits else None
-    if head is None:
-        return {}
     olds = sorted({path for paths in gone.values() for path in paths})
     if any("\n" in path for path in olds):
         return {}  # not a name the object lookup can ask: git diffs the whole trees
+    history.fetch(["HEAD:", *(f"{c}:" for c in commits)])
+    history.fetch(history.spec(c, p) for c in commits for p in olds)
+    head = history.tree("HEAD:") if commits else None
+    if head is None:
+        return {}
     pairs: dict[str, str] = {}
     for commit in commits:
         then = history.tree(f"{commit}:")
@@ -129,7 +132,7 @@ def _exact_renames(
     if not news:
         return {commit: [] for commit in pairs.values()}
     try:
-        out = run_with_input(
+        out = run_git(
             git, "--literal-pathspecs", "diff-tree", "--stdin", "-r", "-M100%", *_RENAMES,
             "--", *(_to_git(git, p) for p in [*olds, *news]),
             stdin="".join(line + "\n" for line in pairs),
@@ -191,36 +194,42 @@ class MentionGit(Git):
         """Learn at once the line maps of these files (per commit) that are the same in
         the work tree as at HEAD."""
         history, repo = self._history, self._repo
-        trees: dict[str, Tree | None] = {}
-
-        def tree(spec: str) -> Tree | None:
-            if spec not in trees:
-                trees[spec] = history.tree(spec)
-            return trees[spec]
-
+        asked = [
+            (commit, path)
+            for commit, paths in wanted.items()
+            for path in sorted(set(paths))
+            if (commit, path) not in self._known and path not in self.renames and "\n" not in path
+        ]
+        folders = {(commit, _to_git(self, path).rpartition("/")[0]) for commit, path in asked}
+        history.fetch(spec for c, f in folders for spec in (f"HEAD:{f}", f"{c}:{f}"))
         pairs: dict[str, list[tuple[str, str, str]]] = {}  # "old new" -> (commit, path, name)
-        for commit, paths in wanted.items():
-            for path in sorted(set(paths)):
-                if (commit, path) in self._known or path in self.renames or "\n" in path:
-                    continue
-                folder, _, name = _to_git(self, path).rpartition("/")
-                now, then = tree(f"HEAD:{folder}"), tree(f"{commit}:{folder}")
-                if now is None or then is None:
-                    continue
-                at_head, at_commit = now.entries.get(name), then.entries.get(name)
-                if not _plain_file(at_head) or not _plain_file(at_commit):
-                    continue
-                assert at_head is not None and at_commit is not None
-                same = self._same.get(path)
-                if same is None:  # read and hashed once, whatever the commits asked
-                    same = self._same[path] = _same_in_work_tree(repo, path, at_head[1])
-                if not same:
-                    continue  # changed since HEAD: `git diff` from the commit says how
-                if at_commit[1] == at_head[1]:
-                    self._known[(commit, path)] = None  # the same file: nothing moved
-                    continue
-                pairs.setdefault(f"{then.oid} {now.oid}", []).append((commit, path, name))
-        for batch in _batches(pairs):
+        trees: dict[str, tuple[Tree, Tree]] = {}  # "old new" -> the two folders
+        for commit, path in asked:
+            folder, _, name = _to_git(self, path).rpartition("/")
+            now, then = history.tree(f"HEAD:{folder}"), history.tree(f"{commit}:{folder}")
+            if now is None or then is None:
+                continue
+            at_head, at_commit = now.get(name), then.get(name)
+            if not _plain_file(at_head) or not _plain_file(at_commit):
+                continue
+            assert at_head is not None and at_commit is not None
+            same = self._same.get(path)
+            if same is None:  # read and hashed once, whatever the commits asked
+                same = self._same[path] = _same_in_work_tree(repo, path, at_head[1])
+            if not same:
+                continue  # changed since HEAD: `git diff` from the commit says how
+            if at_commit[1] == at_head[1]:
+                self._known[(commit, path)] = None  # the same file: nothing moved
+                continue
+            line = f"{then.oid} {now.oid}"
+            pairs.setdefault(line, []).append((commit, path, name))
+            trees[line] = (then, now)
+        names = {name for asked in pairs.values() for _, _, name in asked}
+        changed = {
+            line: {n for n in names if _differs(then.get(n), now.get(n))}
+            for line, (then, now) in trees.items()
+        }
+        for batch in _batches(pairs, changed):
             self._learn_pairs(batch)
 
     def _learn_pairs(self, pairs: dict[str, list[tuple[str, str, str]]]) -> None:
@@ -228,9 +237,10 @@ class MentionGit(Git):
         names = sorted({name for asked in pairs.values() for _, _, name in asked})
         stdin = "".join(line + "\n" for line in pairs)
         try:
-            out = run_with_input(
+            out = run_git(
                 self, "--literal-pathspecs", "diff-tree", "--stdin", "-p", "-U0",
-                "--no-renames", "--no-color", "--no-ext-diff", "--", *names, stdin=stdin,
+                "--no-renames", "--no-color", "--no-ext-diff", "--diff-filter=M", "--",
+                *names, stdin=stdin,
             )  # fmt: skip
         except GitError:
             return
@@ -258,24 +268,38 @@ class MentionGit(Git):
 
 
 def _batches(
-    pairs: dict[str, list[tuple[str, str, str]]], most: int = MAX_DIFF_BATCHES
+    pairs: dict[str, list[tuple[str, str, str]]],
+    changed: Mapping[str, set[str]],
+    most: int = MAX_DIFF_BATCHES,
 ) -> list[dict[str, list[tuple[str, str, str]]]]:
-    """The pairs split so that one folder's pairs asking for different files go to
-    different processes: git diffs every name asked in a process in every pair of it,
-    and a folder cited at many commits (one file at each) would have each of its cited
-    files diffed at every one of those commits."""
-    sets: dict[str, list[tuple[str, ...]]] = {}  # folder now -> the name sets asked of it
-    batches: list[dict[str, list[tuple[str, str, str]]]] = []
-    for line, asked in pairs.items():
-        kinds = sets.setdefault(line.split(" ", 1)[1], [])
-        names = tuple(sorted({name for _, _, name in asked}))
-        if names not in kinds:
-            kinds.append(names)
-        n = min(kinds.index(names), most - 1)
-        while len(batches) <= n:
-            batches.append({})
-        batches[n][line] = asked
-    return batches
+    """The pairs split so that git diffs no file nobody asked for: git diffs every name
+    asked in a process in every pair of it, and a folder cited at many commits (one file
+    at each) would have each of its cited files diffed at every one of those commits.
+    `changed`: per pair, the names asked anywhere whose file differs between its two
+    folders. A pair goes to the first process where it costs no such diff, else to a
+    new one, else (past `most`) to the one where it costs the fewest."""
+    batches: list[tuple[dict[str, list[tuple[str, str, str]]], set[str]]] = []
+
+    def waste(batch: tuple[dict[str, list[tuple[str, str, str]]], set[str]], line: str) -> int:
+        asked, names = batch
+        mine = {name for _, _, name in pairs[line]}
+        cost = len((names - mine) & changed[line])
+        for other, wanted in asked.items():
+            cost += len((mine - {name for _, _, name in wanted}) & changed[other])
+        return cost
+
+    for line in pairs:
+        costs = [waste(batch, line) for batch in batches]
+        if 0 in costs:
+            n = costs.index(0)
+        elif len(batches) < most:
+            n = len(batches)
+            batches.append(({}, set()))
+        else:
+            n = costs.index(min(costs))
+        batches[n][0][line] = pairs[line]
+        batches[n][1].update(name for _, _, name in pairs[line])
+    return [asked for asked, _ in batches]
 
 
 def _line_at(text: str, line: str) -> int:
@@ -284,6 +308,11 @@ def _line_at(text: str, line: str) -> int:
     while at > 0 and text[at - 1] != "\n":
         at = text.find(line + "\n", at + 1)
     return at
+
+
+def _differs(then: tuple[str, str] | None, now: tuple[str, str] | None) -> bool:
+    """Whether `git diff-tree --diff-filter=M` shows a name that two folders hold."""
+    return then is not None and now is not None and then != now
 
 
 def _plain_file(entry: tuple[str, str] | None) -> bool:

@@ -101,7 +101,11 @@ class HistoryReader:
             return out, fresh
         tracked = self._tracked_memories(wanted)
         wanted = [item for item in wanted if item.file in tracked]  # untracked: no history
-        replayed = line_origins(self.git, {item.file: item.count for item in wanted})
+        replayed = line_origins(
+            self.git,
+            {item.file: item.count for item in wanted},
+            {item.file: item.blob for item in wanted},
+        )
         commits: dict[str, dict[int, str | None] | None] = {}
         for item in wanted:
             lines = replayed.get(item.file)
@@ -126,18 +130,27 @@ class HistoryReader:
     def _prefetch(
         self, wanted: list[Written], commits: Mapping[str, Mapping[int, str | None] | None]
     ) -> None:
-        """The file lists of the commits where a path as written is not a file from the
-        root (a bare name, a partial path), learned at once."""
-        trees, names = set(), set()
+        """Learn at once what the mentions' paths name at their commits: the cited files
+        (one `git cat-file --batch` for all of them), the file lists of the commits where
+        a path as written is not a file from the root (a bare name, a partial path), then
+        the files those lists resolve it to."""
+        history = self.history
+        asked: list[tuple[str, Mention, str, str]] = []  # (commit, mention, folder, path)
         for item in wanted:
             blamed = commits.get(item.file) or {}
             for mention in item.mentions:
                 commit = blamed.get(mention.line)
                 path = normalize(mention.path, item.folder)
-                if commit and path and not self.history.exists(commit, path):
-                    trees.add(commit)
-                    names.add(path.rpartition("/")[2])
-        self.history.prefetch_trees(trees, names)
+                if commit and path:
+                    asked.append((commit, mention, item.folder, path))
+        history.fetch(history.spec(commit, path) for commit, _, _, path in asked)
+        elsewhere = [a for a in asked if not history.exists(a[0], a[3])]
+        history.prefetch_trees(
+            {commit for commit, _, _, _ in elsewhere},
+            {path.rpartition("/")[2] for _, _, _, path in elsewhere},
+        )
+        found = [(c, self._resolve_at(c, m.path, folder)) for c, m, folder, _ in elsewhere]
+        history.fetch(history.spec(c, where.path) for c, where in found if where.path)
 
     def _tracked_memories(self, files: list[Written]) -> set[str]:
         """Which of these memory files git tracks (one `git ls-files` for their folders,

@@ -22,8 +22,8 @@ from memory_enhancement.core.model import Memory
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import blob_hash
 from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.git_objects import blob_hash
 from memory_enhancement.verify.mention_cache import Cached, MentionFree, decode_mention
 from memory_enhancement.verify.mention_history import Written
 from memory_enhancement.verify.repo import Repository

@@ -101,16 +101,9 @@ class MentionChecker:
         found = on_disk.read_all([memory for memory, _, _ in batch], rows)
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
-        head = None
-        if git is not None:
-            # Every file answered from the cache: the run's first-parent history (which
-            # the run reads anyway) names HEAD. Else history is walked for the others,
-            # and that walk reads it: HEAD is asked of git alone, not walked for twice.
-            cached = all(
-                f is None or not f.mentions or ((r := rows.get(f.file)) and r.blob == f.blob)
-                for f in found
-            )
-            head = git.head() if cached else git.current_commit()
+        # HEAD, which the run asks anyway when it records its verdicts (`git log -1`, kept
+        # for the run): asked here first, not once more.
+        head = git.head() if git is not None else None
         kept: dict[int, tuple[CitationCheck, ...]] = {}
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
