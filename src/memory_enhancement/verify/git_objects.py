@@ -59,6 +59,13 @@ class Tree:
 
     def get(self, name: str) -> tuple[str, str] | None:
         """(mode, object id) of the entry of that name (None: no such entry)."""
+        entry = self.entry(name.encode("utf-8", "surrogateescape"))
+        if entry is None:
+            return None
+        return entry[0].decode("ascii").zfill(6), entry[1].hex()
+
+    def entry(self, name: bytes) -> tuple[bytes, bytes] | None:
+        """The entry of that name as git stores it: (mode, object id's bytes)."""
         entries = self._entries
         if entries is None:
             entries = self._entries = {}
@@ -71,10 +78,7 @@ class Tree:
                 at = found.end()
                 entries[found.group(2)] = (found.group(1), data[at : at + width])
                 at += width
-        entry = entries.get(name.encode("utf-8", "surrogateescape"))
-        if entry is None:
-            return None
-        return entry[0].decode("ascii").zfill(6), entry[1].hex()
+        return entries.get(name)
 
 
 def run_git(git: Git, *args: str, stdin: str | None = None) -> str:

@@ -224,9 +224,9 @@ class MentionGit(Git):
             line = f"{then.oid} {now.oid}"
             pairs.setdefault(line, []).append((commit, path, name))
             trees[line] = (then, now)
-        names = {name for asked in pairs.values() for _, _, name in asked}
+        names = {n: n.encode("utf-8", "surrogateescape") for a in pairs.values() for *_, n in a}
         changed = {
-            line: {n for n in names if _differs(then.get(n), now.get(n))}
+            line: {n for n, raw in names.items() if _differs(then.entry(raw), now.entry(raw))}
             for line, (then, now) in trees.items()
         }
         for batch in _batches(pairs, changed):
@@ -310,7 +310,7 @@ def _line_at(text: str, line: str) -> int:
     return at
 
 
-def _differs(then: tuple[str, str] | None, now: tuple[str, str] | None) -> bool:
+def _differs(then: tuple[bytes, bytes] | None, now: tuple[bytes, bytes] | None) -> bool:
     """Whether `git diff-tree --diff-filter=M` shows a name that two folders hold."""
     return then is not None and now is not None and then != now
 
