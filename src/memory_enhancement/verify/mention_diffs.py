@@ -12,8 +12,7 @@ Two things the Verifier cannot know from snippets alone, for mentions:
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TypeGuard
 
@@ -21,15 +20,15 @@ from memory_enhancement.core.mentions import FileList
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.blame import GitHistory
-from memory_enhancement.verify.git import Git, GitError, LineMap, _parse_diff
-from memory_enhancement.verify.git_objects import Tree, blob_hash, run_git
+from memory_enhancement.verify.git import Git, GitError, LineMap
 from memory_enhancement.verify.git_objects import from_git as _from_git
+from memory_enhancement.verify.git_objects import run_git
 from memory_enhancement.verify.git_objects import to_git as _to_git
 from memory_enhancement.verify.mention_history import Ask
+from memory_enhancement.verify.mention_maps import MentionGit
 from memory_enhancement.verify.repo import Repository, SourceStatus
 
 _RENAMES = ("--name-status", "-z", "--diff-filter=R")
-MAX_DIFF_BATCHES = 5
 
 
 def mention_git(
@@ -148,187 +147,6 @@ def _exact_renames(
             field = rest
         current.append(field)
     return {commit: _rename_fields(git, sections.get(commit, [])) for commit in pairs.values()}
-
-
-class MentionGit(Git):
-    """The Git the Verifier asks about mentions: renames since each mention's commit,
-    and line maps from many commits learned at once.
-
-    The Verifier asks `line_maps` once per commit, a `git diff` process each (a
-    store's mentions are written at dozens of commits). Most cited files are the
-    same in the work tree as at HEAD; for those the diff from a commit to the work
-    tree is the diff between two trees, and `git diff-tree --stdin` takes many
-    pairs of trees in one process: each pair is the cited file's folder at the
-    commit and at HEAD, limited to the cited files' names, so git diffs exactly
-    those files and nothing else. A file changed in the work tree, gone, or
-    renamed is left to `git diff` as before.
-    """
-
-    def __init__(
-        self,
-        git: Git,
-        renames: dict[str, str],
-        tracked: frozenset[str] | None,
-        history: GitHistory,
-        repo: Repository,
-    ) -> None:
-        super().__init__(git.toplevel, git.prefix)
-        self._history, self._repo = history, repo
-        self.__dict__["renames"] = renames  # seeds the cached properties (see Git)
-        if tracked is not None:
-            self.__dict__["tracked"] = tracked
-        self._known: dict[tuple[str, str], LineMap | None] = {}
-        self._same: dict[str, bool] = {}  # path -> the work tree's file is HEAD's
-
-    def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
-        wanted = set(paths)
-        if wanted and all((base, p) in self._known for p in wanted):
-            return {p: m for p in wanted if (m := self._known[(base, p)]) is not None}
-        found = super().line_maps(base, wanted)
-        for path in wanted:
-            if path not in self.renames:  # its map does not depend on the other paths
-                self._known[(base, path)] = found.get(path)
-        return found
-
-    def will_ask(self, wanted: Mapping[str, Iterable[str]]) -> None:
-        """Learn at once the line maps of these files (per commit) that are the same in
-        the work tree as at HEAD."""
-        history, repo = self._history, self._repo
-        asked = [
-            (commit, path)
-            for commit, paths in wanted.items()
-            for path in sorted(set(paths))
-            if (commit, path) not in self._known and path not in self.renames and "\n" not in path
-        ]
-        folders = {(commit, _to_git(self, path).rpartition("/")[0]) for commit, path in asked}
-        history.fetch(spec for c, f in folders for spec in (f"HEAD:{f}", f"{c}:{f}"))
-        pairs: dict[str, list[tuple[str, str, str]]] = {}  # "old new" -> (commit, path, name)
-        trees: dict[str, tuple[Tree, Tree]] = {}  # "old new" -> the two folders
-        for commit, path in asked:
-            folder, _, name = _to_git(self, path).rpartition("/")
-            now, then = history.tree(f"HEAD:{folder}"), history.tree(f"{commit}:{folder}")
-            if now is None or then is None:
-                continue
-            at_head, at_commit = now.get(name), then.get(name)
-            if not _plain_file(at_head) or not _plain_file(at_commit):
-                continue
-            assert at_head is not None and at_commit is not None
-            same = self._same.get(path)
-            if same is None:  # read and hashed once, whatever the commits asked
-                same = self._same[path] = _same_in_work_tree(repo, path, at_head[1])
-            if not same:
-                continue  # changed since HEAD: `git diff` from the commit says how
-            if at_commit[1] == at_head[1]:
-                self._known[(commit, path)] = None  # the same file: nothing moved
-                continue
-            line = f"{then.oid} {now.oid}"
-            pairs.setdefault(line, []).append((commit, path, name))
-            trees[line] = (then, now)
-        names = {n: n.encode("utf-8", "surrogateescape") for a in pairs.values() for *_, n in a}
-        changed = {
-            line: {n for n, raw in names.items() if _differs(then.entry(raw), now.entry(raw))}
-            for line, (then, now) in trees.items()
-        }
-        for batch in _batches(pairs, changed):
-            self._learn_pairs(batch)
-
-    def _learn_pairs(self, pairs: dict[str, list[tuple[str, str, str]]]) -> None:
-        """Diff these pairs of folders (limited to the names asked) in one process."""
-        names = sorted({name for asked in pairs.values() for _, _, name in asked})
-        stdin = "".join(line + "\n" for line in pairs)
-        try:
-            out = run_git(
-                self, "--literal-pathspecs", "diff-tree", "--stdin", "-p", "-U0",
-                "--no-renames", "--no-color", "--no-ext-diff", "--diff-filter=M", "--",
-                *names, stdin=stdin,
-            )  # fmt: skip
-        except GitError:
-            return
-        # Git echoes each pair before its diff, which may hold other files of the folder
-        # cited at other commits: only the files asked of this pair are read.
-        starts = sorted((at, line) for line in pairs if (at := _line_at(out, line)) >= 0)
-        sections: dict[str, str] = {}
-        for (at, line), (end, _) in zip(starts, [*starts[1:], (len(out), "")], strict=True):
-            headers = {f"a/{name} b/{name}" for _, _, name in pairs[line]}
-            chunks = ("\n" + out[at + len(line) + 1 : end]).split("\ndiff --git ")
-            sections[line] = "\n".join(
-                "diff --git " + chunk
-                for chunk in chunks[1:]
-                if chunk.partition("\n")[0] in headers or chunk.startswith('"')
-            )  # a quoted name is read to be sure
-        for line, asked in pairs.items():
-            if line not in sections:
-                continue  # not echoed: left to `git diff`
-            maps = {m.old_path: m for m in _parse_diff(sections[line])}
-            for commit, path, name in asked:
-                found = maps.get(name)
-                self._known[(commit, path)] = (
-                    LineMap(path, path, found.hunks, found.removed) if found is not None else None
-                )
-
-
-def _batches(
-    pairs: dict[str, list[tuple[str, str, str]]],
-    changed: Mapping[str, set[str]],
-    most: int = MAX_DIFF_BATCHES,
-) -> list[dict[str, list[tuple[str, str, str]]]]:
-    """The pairs split so that git diffs no file nobody asked for: git diffs every name
-    asked in a process in every pair of it, and a folder cited at many commits (one file
-    at each) would have each of its cited files diffed at every one of those commits.
-    `changed`: per pair, the names asked anywhere whose file differs between its two
-    folders. A pair goes to the first process where it costs no such diff, else to a
-    new one, else (past `most`) to the one where it costs the fewest."""
-    batches: list[tuple[dict[str, list[tuple[str, str, str]]], set[str]]] = []
-
-    def waste(batch: tuple[dict[str, list[tuple[str, str, str]]], set[str]], line: str) -> int:
-        asked, names = batch
-        mine = {name for _, _, name in pairs[line]}
-        cost = len((names - mine) & changed[line])
-        for other, wanted in asked.items():
-            cost += len((mine - {name for _, _, name in wanted}) & changed[other])
-        return cost
-
-    for line in pairs:
-        costs = [waste(batch, line) for batch in batches]
-        if 0 in costs:
-            n = costs.index(0)
-        elif len(batches) < most:
-            n = len(batches)
-            batches.append(({}, set()))
-        else:
-            n = costs.index(min(costs))
-        batches[n][0][line] = pairs[line]
-        batches[n][1].update(name for _, _, name in pairs[line])
-    return [asked for asked, _ in batches]
-
-
-def _line_at(text: str, line: str) -> int:
-    """Where a whole line of the text starts (-1: nowhere)."""
-    at = text.find(line + "\n")
-    while at > 0 and text[at - 1] != "\n":
-        at = text.find(line + "\n", at + 1)
-    return at
-
-
-def _differs(then: tuple[bytes, bytes] | None, now: tuple[bytes, bytes] | None) -> bool:
-    """Whether `git diff-tree --diff-filter=M` shows a name that two folders hold."""
-    return then is not None and now is not None and then != now
-
-
-def _plain_file(entry: tuple[str, str] | None) -> bool:
-    return entry is not None and entry[0] in ("100644", "100755")
-
-
-def _same_in_work_tree(repo: Repository, path: str, oid: str) -> bool:
-    """Whether the work tree's file has exactly the bytes of that blob."""
-    file = repo.resolve(path)
-    if file is None or os.path.islink(file):
-        return False
-    try:
-        with open(file, "rb") as handle:
-            return blob_hash(handle.read()) == oid
-    except OSError:
-        return False
 
 
 def follow_line_maps(
