@@ -108,6 +108,8 @@ def test_files_created_once_and_renames_unchanged_need_no_diff_and_agree_with_bl
     assert patched and all(f"{STORE}/once.md" not in args for args in patched)
     assert all(f"{STORE}/topic/chain.md" not in args for args in patched)
     assert all(f"{STORE}/middle.md" not in args for args in patched)  # the old names too
+    renames = [args for args in asked if "-M" in args and "diff-tree" in args]
+    assert len(renames) == 1  # the renames of every level asked at once, the walk telling which
     pending = [args for args in asked if "diff" in args and "HEAD" in args]
     assert [a[a.index("--") + 1 :] for a in pending] == [(f"{STORE}/dirty.md",)]
 

@@ -38,6 +38,7 @@ class Change(NamedTuple):
     at: int  # the commit's place on the walked line (oldest first)
     status: str  # A, M, D, T
     oid: str  # the file's object id after the change (zeros when deleted)
+    before: str  # its object id before the change (zeros when added)
 
 
 class FolderLog:
@@ -47,7 +48,7 @@ class FolderLog:
         self.git = git
         self.folder = folder
         self._commits: list[tuple[str, str]] | None = None  # (commit, parents), oldest first
-        self._bodies: list[tuple[int, str]] = []  # (commit index, its raw listing)
+        self._bodies: dict[int, str] = {}  # commit index -> its raw listing
         self._changed: dict[str, list[tuple[int, str]]] | None = None  # path -> (at, raw)
         self._at: dict[str, int] | None = None
 
@@ -77,16 +78,17 @@ class FolderLog:
         if changed is None:
             self.commits()
             changed = self._changed = {}
-            for at, body in self._bodies:
+            for at, body in self._bodies.items():
                 fields = body.split("\0")
                 for n in range(0, len(fields) - 1, 2):
                     changed.setdefault(fields[n + 1], []).append((at, fields[n]))
-            self._bodies = []
-        found = []
-        for at, raw in changed.get(path, ()):
-            parts = raw.split(" ")  # ":old_mode new_mode old_id new_id status"
-            found.append(Change(at, parts[-1], parts[3]))
-        return found
+        return [_change(at, raw) for at, raw in changed.get(path, ())]
+
+    def changed_at(self, at: int) -> dict[str, Change]:
+        """What one walked commit changed in the folder, by path."""
+        self.commits()
+        fields = self._bodies.get(at, "").split("\0")
+        return {fields[n + 1]: _change(at, fields[n]) for n in range(0, len(fields) - 1, 2)}
 
     def patches(self, paths: Sequence[str], before: str | None = None) -> str:
         """What `git log --first-parent -m --reverse -p -U0 <before>^ -- <paths>` prints
@@ -153,7 +155,7 @@ class FolderLog:
                 time, _, rest = rest.partition(" ")
                 times.append(int(time))
             if len(body) > 1:
-                bodies.append((len(commits), body.removeprefix("\n")))
+                bodies[len(commits)] = body.removeprefix("\n")
             commits.append((sha, rest.strip()))
         self._commits = commits
         # Every first-parent commit is known now: the run's Git needs no walk of its own
@@ -177,6 +179,11 @@ class FolderLog:
                 times.append(int(time))
                 shas.append(sha)
         self.git.learn_first_parents(times, shas)
+
+
+def _change(at: int, raw: str) -> Change:
+    parts = raw.split(" ")  # ":old_mode new_mode old_id new_id status"
+    return Change(at, parts[-1], parts[3], parts[2])
 
 
 def has_commit_graph(git: Git) -> bool:

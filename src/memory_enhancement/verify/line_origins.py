@@ -65,7 +65,7 @@ def line_origins(
         lines[name] = [(sha, n) for n in range(1, files[name] + 1)]
         created[name] = sha
     _replay(out, lines, created, merges, committed=True)
-    _follow_renames(git, log, lines, created, names, 0)
+    _follow_renames(_Renames(git, log), lines, created, names, 0)
     _replay(pending, lines, {}, merges, committed=False)
     found = {}
     for name in names:
@@ -103,58 +103,118 @@ def _is_head(log: FolderLog, name: str, blob: str | None) -> bool:
     return bool(changes) and changes[-1].status != "D" and changes[-1].oid == blob
 
 
+class _Renames:
+    """What `git diff-tree -M` says each commit renamed, asked once per run.
+
+    Which creations were renames is asked of git for all of them at once; the old
+    names' creations are asked next, then theirs (a memory moved from folder to folder).
+    The walk already shows most of those older commits (a file deleted in the folder by
+    the commit that created one with the same object id), so they are asked in the
+    first process too: one `git diff-tree` instead of one per level."""
+
+    def __init__(self, git: Git, log: FolderLog) -> None:
+        self.git, self.log = git, log
+        self.said: dict[str, list[tuple[str, str, bool]]] = {}  # commit -> (old, new, exact)
+
+    def of(self, commits: list[str], created: Mapping[str, str | None]) -> None:
+        """Ask git about these commits (and the older ones the walk suggests)."""
+        missing = [c for c in commits if c not in self.said]
+        if not missing:
+            return
+        likely = sorted(self._older(created) - set(self.said) - set(missing))
+        if not self._ask(missing + likely) and likely:
+            self._ask(missing)
+
+    def _ask(self, commits: list[str]) -> bool:
+        stdin = "\n".join(commits) + "\n"
+        try:
+            out = run_git(self.git, "diff-tree", "--stdin", "-r", "-M", *_RENAMED, stdin=stdin)
+        except GitError:
+            return False
+        said = self.said
+        for commit in commits:
+            said[commit] = []
+        fields = out.split("\0")
+        commit = ""
+        i = 0
+        while i < len(fields):
+            field = fields[i].strip()
+            if SHA.fullmatch(field):
+                commit, i = field, i + 1
+            elif field.startswith("R") and i + 2 < len(fields):
+                said.setdefault(commit, []).append((fields[i + 1], fields[i + 2], field == "R100"))
+                i += 3
+            else:
+                i += 1
+        return True
+
+    def _older(self, created: Mapping[str, str | None]) -> set[str]:
+        """The commits that created the files these seem renamed from, and so on back:
+        per the walk, a file the creating commit deleted in the folder with the object id
+        the created file had."""
+        log, found = self.log, set[str]()
+        if not log.covers(list(created)):
+            return found
+        commits = log.commits()
+        frontier = [(name, c) for name, c in created.items() if c]
+        for _ in range(MAX_RENAMES - 1):
+            older = []
+            for name, commit in frontier:
+                at = log.index(commit)
+                changed = log.changed_at(at) if at is not None else {}
+                made = changed.get(name)
+                if made is None or made.status != "A":
+                    continue
+                for old, change in changed.items():
+                    if change.status == "D" and change.before == made.oid:
+                        made_old = [
+                            c for c in log.changes(old) if c.at < made.at and c.status == "A"
+                        ]
+                        if made_old:  # its last creation: where its replay starts
+                            sha = commits[made_old[-1].at][0]
+                            found.add(sha)
+                            older.append((old, sha))
+            frontier = older
+        return found
+
+
 def _follow_renames(
-    git: Git,
-    log: FolderLog,
+    renames: _Renames,
     lines: dict[str, list[Origin] | None],
     created: Mapping[str, str | None],
     names: Sequence[str],
     depth: int,
 ) -> None:
     """Give the lines each file had when a rename created it the origins they had
-    under the old name (whose own renames are followed first). Which creations were
-    renames is asked of git once for all of them (`git diff-tree --stdin -M`: a commit
-    that moves hundreds of files costs git more than the rest of the history together,
-    but only git's own rename detection over the whole commit says what it says)."""
+    under the old name (whose own renames are followed first). Only git's own rename
+    detection over the whole commit says what it says, so it is asked (see `_Renames`;
+    a commit that moves hundreds of files costs git more than the rest of the history
+    together)."""
     if depth >= MAX_RENAMES:
         return
     commits = sorted({c for n in names if (c := created.get(n)) and lines.get(n) is not None})
     if not commits:
         return
-    stdin = "\n".join(commits) + "\n"
-    try:
-        out = run_git(git, "diff-tree", "--stdin", "-r", "-M", *_RENAMED, stdin=stdin)
-    except GitError:
-        return
+    renames.of(commits, {n: created.get(n) for n in names} if depth == 0 else {})
     wanted = set(names)
     renamed: dict[str, dict[str, tuple[str, bool]]] = {}
-    fields = out.split("\0")
-    commit = ""
-    i = 0
-    while i < len(fields):
-        field = fields[i].strip()
-        if SHA.fullmatch(field):
-            commit, i = field, i + 1
-        elif field.startswith("R") and i + 2 < len(fields):
-            old, new = fields[i + 1], fields[i + 2]
+    for commit in commits:
+        for old, new, exact in renames.said.get(commit, ()):
             if new in wanted and created.get(new) == commit:
-                renamed.setdefault(commit, {})[new] = (old, field == "R100")
-            i += 3
-        else:
-            i += 1
+                renamed.setdefault(commit, {})[new] = (old, exact)
     for commit, pairs in renamed.items():
-        _before_rename(git, log, lines, commit, pairs, depth)
+        _before_rename(renames, lines, commit, pairs, depth)
 
 
 def _before_rename(
-    git: Git,
-    log: FolderLog,
+    renames: _Renames,
     lines: dict[str, list[Origin] | None],
     commit: str,
     old_of: dict[str, tuple[str, bool]],
     depth: int,
 ) -> None:
     """Map the lines of the files a commit renamed back to their old names' history."""
+    git, log = renames.git, renames.log
     before: dict[str, list[Origin] | None] = {}
     created: dict[str, str | None] = {}
     once = _renamed_unchanged(log, lines, commit, old_of)
@@ -168,7 +228,7 @@ def _before_rename(
     except GitError:
         return
     _replay(out, before, created, set(), committed=True)
-    _follow_renames(git, log, before, created, olds, depth + 1)
+    _follow_renames(renames, before, created, olds, depth + 1)
     for new, (old, exact) in old_of.items():
         maps = None if exact else _rename_map(git, commit, old, new)
         then, now = before.get(old), lines.get(new)
