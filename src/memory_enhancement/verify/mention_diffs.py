@@ -77,7 +77,13 @@ def mention_git(
         if isinstance(listed.files, frozenset)
         else None
     )
-    return MentionGit(git, renames, tracked, history, repo)
+    ours = MentionGit(git, renames, tracked, history, repo)
+    expected: dict[str, set[str]] = {}
+    for ask in asks:
+        if ask.citation.commit and (ask.citation.end_line is not None or _blank(ask)):
+            expected.setdefault(ask.citation.commit, set()).add(ask.citation.target)
+    ours.expect(expected)  # what follow_line_maps will ask, mostly
+    return ours
 
 
 def _renames(git: Git, args: list[str]) -> list[tuple[str, str]]:
@@ -172,7 +178,7 @@ def follow_line_maps(
             if not asks(draft):
                 continue
             check = judged[r][n]
-            blank = not "".join((draft.then.text or "").split())
+            blank = _blank(draft)
             ranged = draft.citation.end_line is not None
             grown = ranged and check.status in (Verdict.STALE, Verdict.MOVED)
             if (blank or grown) and check.status is not Verdict.MISSING:
@@ -226,6 +232,11 @@ def _followed(
     return replace(check, status=Verdict.MOVED, current_path=path, current_line=first,
                    reason=reason, renamed_to=renamed,
                    current_end=last if citation.end_line is not None else None)  # fmt: skip
+
+
+def _blank(ask: Ask) -> bool:
+    """Whether the cited lines were blank when written (a snippet cannot find them)."""
+    return not "".join((ask.then.text or "").split())
 
 
 def _stem(path: str) -> str:

@@ -46,6 +46,13 @@ class MentionGit(Git):
             self.__dict__["tracked"] = tracked
         self._known: dict[tuple[str, str], LineMap | None] = {}
         self._same: dict[str, bool] = {}  # path -> the work tree's file is HEAD's
+        self._expected: dict[str, set[str]] = {}  # maps likely asked later, per commit
+
+    def expect(self, wanted: Mapping[str, Iterable[str]]) -> None:
+        """Line maps likely to be asked after the Verifier's (mention_diffs.follow_line_maps):
+        learned with the Verifier's own, in the same processes."""
+        for commit, paths in wanted.items():
+            self._expected.setdefault(commit, set()).update(paths)
 
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         wanted = set(paths)
@@ -61,10 +68,14 @@ class MentionGit(Git):
         """Learn at once the line maps of these files (per commit) that are the same in
         the work tree as at HEAD."""
         history, repo = self._history, self._repo
+        merged = {c: set(paths) for c, paths in wanted.items()}
+        for commit, paths in self._expected.items():
+            merged.setdefault(commit, set()).update(paths)
+        self._expected = {}
         asked = [
             (commit, path)
-            for commit, paths in wanted.items()
-            for path in sorted(set(paths))
+            for commit, paths in merged.items()
+            for path in sorted(paths)
             if (commit, path) not in self._known and path not in self.renames and "\n" not in path
         ]
         folders = {(commit, _to_git(self, path).rpartition("/")[0]) for commit, path in asked}
