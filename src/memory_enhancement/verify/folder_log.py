@@ -38,7 +38,6 @@ class Change(NamedTuple):
     at: int  # the commit's place on the walked line (oldest first)
     status: str  # A, M, D, T
     oid: str  # the file's object id after the change (zeros when deleted)
-    before: str  # its object id before the change (zeros when added)
 
 
 class FolderLog:
@@ -51,6 +50,7 @@ class FolderLog:
         self._bodies: dict[int, str] = {}  # commit index -> its raw listing
         self._changed: dict[str, list[tuple[int, str]]] | None = None  # path -> (at, raw)
         self._at: dict[str, int] | None = None
+        self._deleted: dict[int, dict[str, list[str]]] = {}
 
     def covers(self, paths: Sequence[str]) -> bool:
         return bool(self.folder) and all(p.startswith(self.folder + "/") for p in paths)
@@ -80,15 +80,21 @@ class FolderLog:
             changed = self._changed = {}
             for at, body in self._bodies.items():
                 fields = body.split("\0")
-                for n in range(0, len(fields) - 1, 2):
-                    changed.setdefault(fields[n + 1], []).append((at, fields[n]))
+                for raw, path in zip(fields[::2], fields[1::2], strict=False):
+                    changed.setdefault(path, []).append((at, raw))
         return [_change(at, raw) for at, raw in changed.get(path, ())]
 
-    def changed_at(self, at: int) -> dict[str, Change]:
-        """What one walked commit changed in the folder, by path."""
-        self.commits()
-        fields = self._bodies.get(at, "").split("\0")
-        return {fields[n + 1]: _change(at, fields[n]) for n in range(0, len(fields) - 1, 2)}
+    def deleted_at(self, at: int) -> dict[str, list[str]]:
+        """The files one walked commit deleted from the folder, by the object id they had."""
+        found = self._deleted.get(at)
+        if found is None:
+            self.commits()
+            found = self._deleted[at] = {}
+            fields = self._bodies.get(at, "").split("\0")
+            for n in range(0, len(fields) - 1, 2):
+                if fields[n].endswith(" D"):  # ":old_mode new_mode old_id new_id D"
+                    found.setdefault(fields[n].split(" ")[2], []).append(fields[n + 1])
+        return found
 
     def patches(self, paths: Sequence[str], before: str | None = None) -> str:
         """What `git log --first-parent -m --reverse -p -U0 <before>^ -- <paths>` prints
@@ -183,7 +189,7 @@ class FolderLog:
 
 def _change(at: int, raw: str) -> Change:
     parts = raw.split(" ")  # ":old_mode new_mode old_id new_id status"
-    return Change(at, parts[-1], parts[3], parts[2])
+    return Change(at, parts[-1], parts[3])
 
 
 def has_commit_graph(git: Git) -> bool:

@@ -161,19 +161,15 @@ class _Renames:
             older = []
             for name, commit in frontier:
                 at = log.index(commit)
-                changed = log.changed_at(at) if at is not None else {}
-                made = changed.get(name)
+                made = next((c for c in log.changes(name) if c.at == at), None)
                 if made is None or made.status != "A":
                     continue
-                for old, change in changed.items():
-                    if change.status == "D" and change.before == made.oid:
-                        made_old = [
-                            c for c in log.changes(old) if c.at < made.at and c.status == "A"
-                        ]
-                        if made_old:  # its last creation: where its replay starts
-                            sha = commits[made_old[-1].at][0]
-                            found.add(sha)
-                            older.append((old, sha))
+                for old in log.deleted_at(made.at).get(made.oid, ()):
+                    made_old = [c for c in log.changes(old) if c.at < made.at and c.status == "A"]
+                    if made_old:  # its last creation: where its replay starts
+                        sha = commits[made_old[-1].at][0]
+                        found.add(sha)
+                        older.append((old, sha))
             frontier = older
         return found
 
