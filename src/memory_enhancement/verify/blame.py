@@ -1,12 +1,13 @@
 """What git remembers about a memory line: who last changed it, and the code then.
 
 A prose mention (`src/app.py:42`) carries no snippet, but git knows the commit
-that last changed the memory line holding it (`git blame`), and that commit's
-tree holds what line 42 said when the mention was written. This module asks
-git those questions, a bounded number of times per run: one `git blame` per
-memory file that has mentions (only the lines holding them), one long-lived
-`git cat-file --batch` for every file read at a commit, at most one `git
-ls-tree` per commit whose tree must be searched for a partial path.
+that last changed the memory line holding it, and that commit's tree holds what
+line 42 said when the mention was written. `GitHistory` asks git what the replay
+of the memory files' history (line_origins.py) cannot tell: `git blame` of a
+memory file whose lines a merge brought in (only the lines holding mentions), the
+files of past commits, for a path written as a bare name or a partial path (the
+work tree's list changed by chained diffs, not one `git ls-tree` per commit), and
+reads files and folders at past commits through git_objects.GitObjects.
 
 The answers do not change while the memory file does not, so
 `mention_cache.MentionCache` keeps them in the state database keyed by the

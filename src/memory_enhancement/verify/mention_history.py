@@ -1,11 +1,13 @@
 """What history says each prose mention cited: the memory line's commit, the file then.
 
-For each memory file with mentions (tracked in the repository it describes),
-`git blame` gives the commit that last changed each line holding one; in that
-commit's tree the path as written is resolved (the file at that path from the
-root, else the one file ending with it, else the candidates; a submodule says
-so) and the cited lines are read. What comes out is a `Then` per mention, kept
-in the state database while the memory file is unchanged (mention_cache.py).
+For each memory file with mentions (tracked in the repository it describes), the
+commit that last changed each line holding one comes from the replay of the memory
+folder's history (line_origins.py; `git blame` where the replay cannot tell); in
+that commit's tree the path as written is resolved (the file at that path from the
+root, else the one file ending with it, else the candidates; a submodule says so)
+and the cited lines are read, all the mentions' files at once. What comes out is a
+`Then` per mention, kept in the state database while the memory file is unchanged
+(mention_cache.py).
 """
 
 from __future__ import annotations
