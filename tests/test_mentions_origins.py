@@ -207,3 +207,25 @@ def test_line_maps_are_batched_so_that_no_process_diffs_a_file_nobody_asked_for(
     assert len(_batches(pairs, changed, most=2)) == 2
     unchanged = {line: {name for *_, name in pairs[line]} for line in pairs}
     assert len(_batches(pairs, unchanged)) == 1  # nothing else changed: one process
+
+
+def test_cited_lines_are_those_of_the_whole_file_read(repo: GitRepo) -> None:
+    """`cited` reads only the lines asked, as `read` reads the whole file: CRLF, invalid
+    UTF-8 and a truncated sequence before a newline, no final newline, an empty file,
+    lines past the end, a binary file."""
+    repo.write("crlf.txt", b"one\r\ntwo\r\nthree\r\n")
+    repo.write("bad.txt", b"ok\n\xe2\x82\nmid \xff end\nlast")
+    repo.write("empty.txt", b"")
+    repo.write("binary.bin", b"a\0b\n")
+    commit = repo.commit("files")
+    with GitObjects(git_of(repo)) as objects:
+        for name in ("crlf.txt", "bad.txt", "empty.txt"):
+            lines = objects.read(commit, name)
+            assert lines is not None
+            for start in range(1, len(lines) + 2):
+                for end in range(start, len(lines) + 3):
+                    expected = "\n".join(lines[start - 1 : end]) if end <= len(lines) else None
+                    assert objects.cited(commit, name, start, end) == (len(lines), expected)
+        assert objects.read(commit, "binary.bin") is None
+        assert objects.cited(commit, "binary.bin", 1, 1) is None
+        assert objects.cited(commit, "missing.txt", 1, 1) is None

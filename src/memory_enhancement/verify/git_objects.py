@@ -205,6 +205,25 @@ class GitObjects:
             return lines
         return [line.rstrip("\r") for line in lines]
 
+    def cited(self, commit: str, path: str, start: int, end: int) -> tuple[int, str | None] | None:
+        """A repository file's number of lines at a commit, and its lines `start` to `end`
+        joined by newlines (None past its end): what `read` gives, without decoding and
+        splitting the whole file (a first run reads a hundred files for a line or two of
+        each). None when it was not a text file there."""
+        data = self._blob(commit, path)
+        if data is None or b"\0" in data[:_BINARY_PROBE]:
+            return None
+        count = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        if end > count:
+            return count, None
+        if start < 1:  # not a line number a mention gives; read as `read` would slice it
+            lines = self.read(commit, path) or []
+            return count, "\n".join(lines[start - 1 : end])
+        # A newline byte is never part of a UTF-8 sequence: decoding line by line gives
+        # what decoding the whole file does, and a "\r" is stripped where `read` strips it.
+        parts = data.split(b"\n", end)[start - 1 : end]
+        return count, "\n".join(p.decode("utf-8", "replace").rstrip("\r") for p in parts)
+
     def spec(self, commit: str, path: str) -> str:
         """How `git cat-file` names a repository file at a commit."""
         return f"{commit}:{to_git(self.git, path)}"

@@ -182,14 +182,14 @@ class HistoryReader:
             return Then(commit, AMBIGUOUS, candidates=where.candidates)
         if where.path is None:
             return Then(commit, ABSENT)
-        lines = history.read(commit, where.path)
-        if lines is None:
-            return Then(commit, UNREADABLE, where.path)
         start, end = span(mention)
-        if end > len(lines):
-            return Then(commit, PAST_END, where.path, lines=len(lines))
-        text = "\n".join(lines[start - 1 : end])
-        return Then(commit, TEXT, where.path, text, len(lines))
+        found = history.cited(commit, where.path, start, end)
+        if found is None:
+            return Then(commit, UNREADABLE, where.path)
+        count, text = found
+        if text is None:
+            return Then(commit, PAST_END, where.path, lines=count)
+        return Then(commit, TEXT, where.path, text, count)
 
     def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
         """The file a path as written named at a commit: that path from the root, else

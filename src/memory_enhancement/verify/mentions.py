@@ -257,17 +257,17 @@ class MentionChecker:
         start, end = span(mention)
         if now.path is not None and history is not None:
             added = history.added_after(commit, now.path)
-            lines = history.read(added, now.path) if added else None
-            if added and lines is not None:
+            found = history.cited(added, now.path, start, end) if added else None
+            if added and found is not None:
                 cited = replace(plain, target=now.path)
-                if end > len(lines):
+                count, text = found
+                if text is None:
                     reason = (
-                        f"line {end} was past the end of {now.path} ({len(lines)} lines) when "
+                        f"line {end} was past the end of {now.path} ({count} lines) when "
                         f"it was added ({added[:7]}), after the memory line ({commit[:7]})"
                     )
                     return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
-                text = "\n".join(lines[start - 1 : end])
-                then = Then(added, TEXT, now.path, text, len(lines))
+                then = Then(added, TEXT, now.path, text, count)
                 prefix = f"file added after the memory line ({added[:7]}); "
                 return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
         reason = (
