@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from memory_enhancement.core.mentions import Mention
@@ -145,18 +144,17 @@ class MentionFree:
                 raise
 
 
-def fingerprint(
-    head: str | None, git_dir: Path | None, repo_root: Path, paths: Iterable[str]
-) -> str:
-    """What a memory's verdicts depend on now: HEAD, git's index, and each named file
-    (its size and modification time, or its absence). Stats only: no file is read."""
-    parts: list[Any] = [VERSION, head, _stat(git_dir / "index") if git_dir else None]
+def fingerprint(head: str | None, index: str | None, repo_root: str, paths: Iterable[str]) -> str:
+    """What a memory's verdicts depend on now: HEAD, git's index (`index`: its file), and
+    each named file (its size and modification time, or its absence). Stats only: no
+    file is read."""
+    parts: list[Any] = [VERSION, head, _stat(index) if index else None]
     for path in sorted(set(paths)):
-        parts.append([path, _stat(repo_root / path)])
+        parts.append([path, _stat(os.path.join(repo_root, path))])
     return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()
 
 
-def _stat(file: Path) -> list[int] | None:
+def _stat(file: str) -> list[int] | None:
     try:
         found = os.stat(file)
     except (OSError, ValueError):

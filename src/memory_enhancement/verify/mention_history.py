@@ -15,15 +15,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.mentions import Mention, Resolution, normalize
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
-from memory_enhancement.verify.line_origins import line_origins
 from memory_enhancement.verify.mention_cache import Cached
+
+if TYPE_CHECKING:  # a rerun answered from the cache needs neither (see mentions.py)
+    from memory_enhancement.verify.blame import GitHistory
 
 CACHE_VERSION = 1
 # What history says a mention cited (`Then.kind`).
@@ -103,6 +104,8 @@ class HistoryReader:
             return out, fresh
         tracked = self._tracked_memories(wanted)
         wanted = [item for item in wanted if item.file in tracked]  # untracked: no history
+        from memory_enhancement.verify.line_origins import line_origins
+
         replayed = line_origins(
             self.git,
             {item.file: item.count for item in wanted},

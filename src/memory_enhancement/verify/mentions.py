@@ -24,10 +24,11 @@ blank line, a range that grew) is mention_diffs.py.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.mentions import (
     URL,
@@ -41,7 +42,6 @@ from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiab
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
@@ -52,7 +52,6 @@ from memory_enhancement.verify.mention_cache import (
     fingerprint,
     named_paths,
 )
-from memory_enhancement.verify.mention_diffs import asks, follow_line_maps, mention_git
 from memory_enhancement.verify.mention_history import (
     ABSENT,
     AMBIGUOUS,
@@ -73,6 +72,12 @@ from memory_enhancement.verify.mention_history import (
 from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
+
+if TYPE_CHECKING:
+    # What only a run that asks git needs is imported when it does: a rerun answered
+    # from the state database loads neither (its time is a run without mentions' plus
+    # a little, and module set-up is a good part of that little).
+    from memory_enhancement.verify.blame import GitHistory
 
 MAX_WALKED_FILES = 50_000
 
@@ -118,6 +123,8 @@ class MentionChecker:
         todo = [None if n in kept else item for n, item in enumerate(found)]
         if not any(item is not None and item.mentions for item in todo):
             return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
+        from memory_enhancement.verify.blame import GitHistory
+
         self._history = GitHistory(git) if git is not None else None
         try:
             fresh: dict[str, Cached] = {}
@@ -165,10 +172,17 @@ class MentionChecker:
         cache.save(out)
 
     def _fingerprint(self, head: str | None, paths: list[str]) -> str:
+        return fingerprint(head, self._index_file, self._root, paths)
+
+    @functools.cached_property
+    def _index_file(self) -> str | None:
+        """Git's index file (None without one): what a fingerprint stats besides the files."""
         git_dir = self.git.toplevel / ".git" if self.git is not None else None
-        if git_dir is not None and not git_dir.is_dir():
-            git_dir = None
-        return fingerprint(head, git_dir, self.repo.root, paths)
+        return str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
+
+    @functools.cached_property
+    def _root(self) -> str:
+        return str(self.repo.root)
 
     # -- history --------------------------------------------------------------------
 
@@ -179,6 +193,8 @@ class MentionChecker:
     ) -> list[tuple[CitationCheck, ...]]:
         """Decide what needs no diff at once; verify the rest together, as citations at
         their commits (so the Verifier asks git one diff per commit, not per mention)."""
+        from memory_enhancement.verify.mention_diffs import asks, follow_line_maps, mention_git
+
         origin = None
         if self._history is not None and any(
             m.form == URL for f in found if f is not None for m in f.mentions
@@ -316,6 +332,8 @@ class MentionChecker:
             if self._history is not None:
                 self._listed = self._history.files_now()
             elif self.git is not None:
+                from memory_enhancement.verify.blame import GitHistory
+
                 self._listed = GitHistory(self.git).files_now()  # no process left to close
             else:
                 self._listed = FileList(_walk(self.repo.root))
