@@ -51,6 +51,7 @@ class FolderLog:
         self._changed: dict[str, list[tuple[int, str]]] | None = None  # path -> (at, raw)
         self._at: dict[str, int] | None = None
         self._deleted: dict[int, dict[str, list[str]]] = {}
+        self._read: dict[str, list[Change]] = {}  # changes() answers, by path
 
     def covers(self, paths: Sequence[str]) -> bool:
         return bool(self.folder) and all(p.startswith(self.folder + "/") for p in paths)
@@ -82,7 +83,10 @@ class FolderLog:
                 fields = body.split("\0")
                 for raw, path in zip(fields[::2], fields[1::2], strict=False):
                     changed.setdefault(path, []).append((at, raw))
-        return [_change(at, raw) for at, raw in changed.get(path, ())]
+        found = self._read.get(path)
+        if found is None:
+            found = self._read[path] = [_change(at, raw) for at, raw in changed.get(path, ())]
+        return found
 
     def deleted_at(self, at: int) -> dict[str, list[str]]:
         """The files one walked commit deleted from the folder, by the object id they had."""

@@ -66,6 +66,10 @@ class Tree:
 
     def entry(self, name: bytes) -> tuple[bytes, bytes] | None:
         """The entry of that name as git stores it: (mode, object id's bytes)."""
+        return self.entries().get(name)
+
+    def entries(self) -> dict[bytes, tuple[bytes, bytes]]:
+        """Every entry, by name as git stores it: (mode, object id's bytes)."""
         entries = self._entries
         if entries is None:
             entries = self._entries = {}
@@ -78,7 +82,7 @@ class Tree:
                 at = found.end()
                 entries[found.group(2)] = (found.group(1), data[at : at + width])
                 at += width
-        return entries.get(name)
+        return entries
 
 
 def run_git(git: Git, *args: str, stdin: str | None = None) -> str:

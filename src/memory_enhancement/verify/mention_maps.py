@@ -102,11 +102,12 @@ class MentionGit(Git):
             line = f"{then.oid} {now.oid}"
             pairs.setdefault(line, []).append((commit, path, name))
             trees[line] = (then, now)
-        names = {n: n.encode("utf-8", "surrogateescape") for a in pairs.values() for *_, n in a}
-        changed = {
-            line: {n for n, raw in names.items() if _differs(then.entry(raw), now.entry(raw))}
-            for line, (then, now) in trees.items()
-        }
+        names = {n.encode("utf-8", "surrogateescape"): n for a in pairs.values() for *_, n in a}
+        changed = {}
+        for line, (then, now) in trees.items():
+            before, after = then.entries(), now.entries()
+            common = before.keys() & after.keys() & names.keys()  # in C: few names are there
+            changed[line] = {names[raw] for raw in common if before[raw] != after[raw]}
         for batch in _batches(pairs, changed):
             self._learn_pairs(batch)
 
@@ -186,11 +187,6 @@ def _line_at(text: str, line: str) -> int:
     while at > 0 and text[at - 1] != "\n":
         at = text.find(line + "\n", at + 1)
     return at
-
-
-def _differs(then: tuple[bytes, bytes] | None, now: tuple[bytes, bytes] | None) -> bool:
-    """Whether `git diff-tree --diff-filter=M` shows a name that two folders hold."""
-    return then is not None and now is not None and then != now
 
 
 def _plain_file(entry: tuple[str, str] | None) -> bool:
