@@ -229,3 +229,28 @@ def test_cited_lines_are_those_of_the_whole_file_read(repo: GitRepo) -> None:
         assert objects.read(commit, "binary.bin") is None
         assert objects.cited(commit, "binary.bin", 1, 1) is None
         assert objects.cited(commit, "missing.txt", 1, 1) is None
+
+
+def test_line_maps_read_by_pattern_are_those_git_diff_gives(repo: GitRepo) -> None:
+    """The hunks of the folders' diffs are read by one pattern, not line by line: removed
+    lines that look like headers (`-- x`, `--- y`, `+++ z`), CRLF lines, a last line
+    without a newline, a file turned binary (no map) read as `Git.line_maps` reads them."""
+    from memory_enhancement.verify.mention_maps import MentionGit
+    from memory_enhancement.verify.repo import Repository
+
+    repo.write("src/sql.txt", b"-- a comment\n--- dashes\n+++ pluses\nkeep\nlast")
+    repo.write("src/crlf.txt", b"one\r\ntwo\r\nthree\r\n")
+    repo.write("src/turns.bin", b"text\n")
+    first = repo.commit("first")
+    repo.write("src/sql.txt", b"new top\n--- dashes\nkeep\nlast, changed")
+    repo.write("src/crlf.txt", b"one\r\n2\r\nthree\r\nfour\r\n")
+    repo.write("src/turns.bin", b"bin\0ary\n")
+    repo.commit("second")
+    paths = {"src/sql.txt", "src/crlf.txt", "src/turns.bin"}
+    plain = git_of(repo)
+    expected = plain.line_maps(first, paths)
+    with GitHistory(plain) as history:
+        learned = MentionGit(plain, {}, None, history, Repository(repo.root))
+        learned.will_ask({first: paths})
+        assert learned.line_maps(first, paths) == expected
+    assert expected["src/sql.txt"].removed  # header-like removed lines were read

@@ -15,15 +15,18 @@ each). A file changed in the work tree, gone, or renamed is left to `git diff`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 
 from memory_enhancement.verify.blame import GitHistory
-from memory_enhancement.verify.git import Git, GitError, LineMap, _parse_diff
+from memory_enhancement.verify.git import Git, GitError, Hunk, LineMap, _parse_diff
 from memory_enhancement.verify.git_objects import Tree, blob_hash, run_git
 from memory_enhancement.verify.git_objects import to_git as _to_git
 from memory_enhancement.verify.repo import Repository
 
 MAX_DIFF_BATCHES = 5
+# In the hunks of a zero-context diff: a hunk's header, or a line it removes.
+_HUNK_OR_REMOVED = re.compile(r"^(?:@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@.*|-(.*))$", re.M)
 
 
 class MentionGit(Git):
@@ -138,12 +141,40 @@ class MentionGit(Git):
         for line, asked in pairs.items():
             if line not in sections:
                 continue  # not echoed: left to `git diff`
-            maps = {m.old_path: m for m in _parse_diff(sections[line])}
+            maps = _read_maps(sections[line])
             for commit, path, name in asked:
                 found = maps.get(name)
                 self._known[(commit, path)] = (
                     LineMap(path, path, found.hunks, found.removed) if found is not None else None
                 )
+
+
+def _read_maps(section: str) -> dict[str, LineMap]:
+    """What `git._parse_diff` reads of these files' diffs, by old path: each file's header
+    read by it, its hunks by one regular expression in C (the lines a diff adds, half of
+    a long diff, are not looked at one by one)."""
+    maps: dict[str, LineMap] = {}
+    for chunk in section.split("\ndiff --git "):
+        header, sep, body = chunk.partition("\n@@ ")
+        found = _parse_diff(header)
+        if not found:
+            continue
+        hunks: list[Hunk] = []
+        removed: dict[int, str] = {}
+        at = 0
+        for match in _HUNK_OR_REMOVED.finditer("@@ " + body if sep else ""):
+            if match.group(5) is None:
+                old_start, old_count, new_start, new_count = match.group(1, 2, 3, 4)
+                hunks.append(
+                    Hunk(int(old_start), int(old_count or 1), int(new_start), int(new_count or 1))
+                )
+                at = hunks[-1].old_start
+            else:
+                removed[at] = match.group(5)
+                at += 1
+        head = found[-1]
+        maps[head.old_path] = LineMap(head.old_path, head.new_path, tuple(hunks), removed)
+    return maps
 
 
 def _batches(

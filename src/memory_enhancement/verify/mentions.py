@@ -212,19 +212,26 @@ class MentionChecker:
                 then = thens.get(item.file, {}).get(key(mention)) if item.file else None
                 row.append(self._decide(mention, then, item.folder))
             drafts.append(row)
+        # The rows with something to verify only (a store's batch is every memory, most
+        # without a mention), each a memory of its own for the Verifier.
+        waiting = [n for n, row in enumerate(drafts) if any(asks(d) for d in row)]
         asked = [
-            Memory(str(n), "", MemoryMeta(citations=tuple(d.citation for d in row if asks(d))))
-            for n, row in enumerate(drafts)
+            Memory(
+                str(n), "", MemoryMeta(citations=tuple(d.citation for d in drafts[n] if asks(d)))
+            )
+            for n in waiting
         ]
         git = None
         if self.git is not None and self._history is not None:
-            pending = [d for row in drafts for d in row if asks(d)]
+            pending = [d for n in waiting for d in drafts[n] if asks(d)]
             git = mention_git(self.git, pending, self.repo, self._files_now, self._history)
         verifier = Verifier(self.repo, git)
-        answers = iter(r.checks for r in verifier.verify_memories(asked))
+        answers = dict(
+            zip(waiting, (r.checks for r in verifier.verify_memories(asked)), strict=True)
+        )
         judged = []
-        for row in drafts:
-            checks = iter(next(answers))
+        for n, row in enumerate(drafts):
+            checks = iter(answers.get(n, ()))
             judged.append(
                 [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
             )
