@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from memory_enhancement.core.mentions import Mention
@@ -142,6 +143,19 @@ class MentionFree:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+
+class Fingerprints:
+    """The fingerprints of one run: where git's index is, worked out once (a run takes one
+    per memory file with mentions, twice), the files stat-ed by string paths."""
+
+    def __init__(self, repo_root: Path, toplevel: Path | None) -> None:
+        self.root = str(repo_root)
+        git_dir = toplevel / ".git" if toplevel is not None else None
+        self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
+
+    def of(self, head: str | None, paths: Iterable[str]) -> str:
+        return fingerprint(head, self.index, self.root, paths)
 
 
 def fingerprint(head: str | None, index: str | None, repo_root: str, paths: Iterable[str]) -> str:

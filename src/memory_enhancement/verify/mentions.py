@@ -24,7 +24,6 @@ blank line, a range that grew) is mention_diffs.py.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -45,11 +44,11 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
+    Fingerprints,
     MentionCache,
     decode_check,
     encode_check,
     encode_mention,
-    fingerprint,
     named_paths,
 )
 from memory_enhancement.verify.mention_history import (
@@ -73,11 +72,8 @@ from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
-if TYPE_CHECKING:
-    # What only a run that asks git needs is imported when it does: a rerun answered
-    # from the state database loads neither (its time is a run without mentions' plus
-    # a little, and module set-up is a good part of that little).
-    from memory_enhancement.verify.blame import GitHistory
+if TYPE_CHECKING:  # what only a run that asks git needs is imported when it does: a rerun
+    from memory_enhancement.verify.blame import GitHistory  # answered from the cache skips it
 
 MAX_WALKED_FILES = 50_000
 
@@ -92,6 +88,7 @@ class MentionChecker:
     state: State
     _history: GitHistory | None = field(default=None, repr=False)
     _listed: FileList | None = field(default=None, repr=False)
+    _prints: Fingerprints | None = field(default=None, repr=False)
 
     def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...]]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
@@ -106,9 +103,7 @@ class MentionChecker:
         found = on_disk.read_all([memory for memory, _, _ in batch], rows)
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
-        # HEAD, which the run asks anyway when it records its verdicts (`git log -1`, kept
-        # for the run): asked here first, not once more.
-        head = git.head() if git is not None else None
+        head = git.head() if git is not None else None  # kept: the run records it too
         kept: dict[int, tuple[CitationCheck, ...]] = {}
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
@@ -172,19 +167,9 @@ class MentionChecker:
         cache.save(out)
 
     def _fingerprint(self, head: str | None, paths: list[str]) -> str:
-        return fingerprint(head, self._index_file, self._root, paths)
-
-    @functools.cached_property
-    def _index_file(self) -> str | None:
-        """Git's index file (None without one): what a fingerprint stats besides the files."""
-        git_dir = self.git.toplevel / ".git" if self.git is not None else None
-        return str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
-
-    @functools.cached_property
-    def _root(self) -> str:
-        return str(self.repo.root)
-
-    # -- history --------------------------------------------------------------------
+        if self._prints is None:
+            self._prints = Fingerprints(self.repo.root, self.git.toplevel if self.git else None)
+        return self._prints.of(head, paths)
 
     # -- verdicts -------------------------------------------------------------------
 
