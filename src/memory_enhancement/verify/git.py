@@ -175,7 +175,7 @@ class Git:
 
     def first_parents(self) -> list[str]:
         """HEAD's whole first-parent history, oldest first (prose mentions need it: their
-        memory files' history is read along it; see verify/blame.py)."""
+        memory files' history is read along it; see verify/line_origins.py)."""
         return self._window(_EPOCH)[1]
 
     def learn_first_parents(self, times: list[int], shas: list[str]) -> None:
@@ -183,16 +183,6 @@ class Git:
         walk of it read it, so that this run does not walk it again."""
         if shas and (self._walked is None or self._walked[0] > 0):
             self._walked = (0, (times, shas, None))
-
-    def current_commit(self) -> str | None:
-        """HEAD's commit: from the first-parent history once read, else `git rev-parse`."""
-        if self._walked is not None:
-            _, (_, shas, before) = self._walked
-            return shas[-1] if shas else before
-        try:
-            return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip() or None
-        except GitError:
-            return None
 
     def head(self) -> str | None:
         found = self._head
@@ -294,7 +284,7 @@ class Git:
 
     def will_ask(self, wanted: Mapping[str, Iterable[str]]) -> None:
         """A hint: the line maps about to be asked (paths per base commit). A Git that
-        can learn many at once does (mention_diffs.MentionGit); this one asks each."""
+        can learn many at once does (mention_maps.MentionGit); this one asks each."""
 
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         """For each path (as at base), how its lines moved from base to the working tree.
