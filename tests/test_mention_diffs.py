@@ -16,7 +16,7 @@ import pytest
 
 from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git
-from memory_enhancement.verify.mention_diffs import MentionGit
+from memory_enhancement.verify.mention_maps import MentionGit
 from memory_enhancement.verify.repo import Repository
 from verify_support import GitRepo
 

@@ -13,7 +13,7 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict, VerifyOptio
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify import blame
+from memory_enhancement.verify import blame, git_objects
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
 from verify_support import FIXED_NOW, STORE, GitRepo
@@ -297,20 +297,25 @@ def test_a_rerun_on_an_unchanged_memory_asks_git_nothing_about_its_history(
     repo.commit("memory")
     move_code(repo)
     asked: list[str] = []
-    real = Git.run
+    real, real_bytes = Git.run, git_objects.run_git_bytes
+    commands = ("log", "blame", "diff", "diff-tree", "ls-files", "ls-tree", "rev-parse")
 
     def counting(self: Git, *args: str) -> str:
-        commands = ("log", "blame", "diff", "ls-files", "ls-tree", "rev-parse")
         asked.append(next((a for a in args if a in commands), args[0]))
         return real(self, *args)
 
-    monkeypatch.setattr(Git, "run", counting)
+    def counting_bytes(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
+        asked.append(next((a for a in args if a in commands), args[0]))
+        return real_bytes(git, *args, stdin=stdin)
+
+    monkeypatch.setattr(Git, "run", counting)  # what the run asks (git.py)
+    monkeypatch.setattr(git_objects, "run_git_bytes", counting_bytes)  # and the mentions
     state = State(repo.root / "state.db")
     first = mentions(repo, state=state)
-    assert "log" in asked and "diff" in asked  # the memory's history, then the code's
+    assert "log" in asked and "diff-tree" in asked  # the memory's history, then the code's
     asked.clear()
     second = mentions(repo, state=state)
-    assert "blame" not in asked and "diff" not in asked  # all from the state database
+    assert {"blame", "diff", "diff-tree"}.isdisjoint(asked)  # all from the state database
     assert {k: (c.status, c.current_line, c.reason) for k, c in first.items()} == {
         k: (c.status, c.current_line, c.reason) for k, c in second.items()
     }
@@ -352,8 +357,9 @@ def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo, g
     """line_origins walks the memory folder once, and the run's Git reuses what it learned
     of every first-parent commit (also those that leave the folder alone): from the walk
     itself, or with a commit-graph from `git rev-list --timestamp`."""
+    from memory_enhancement.verify.folder_log import has_commit_graph
     from memory_enhancement.verify.git import Git as RealGit
-    from memory_enhancement.verify.line_origins import _has_commit_graph, line_origins
+    from memory_enhancement.verify.line_origins import line_origins
 
     note(repo, "first")
     repo.commit("memory")
@@ -363,7 +369,7 @@ def test_the_folder_walk_gives_the_run_its_first_parent_history(repo: GitRepo, g
     repo.commit("code only")  # HEAD leaves the memory folder alone
     if graph:
         repo.git("commit-graph", "write", "--reachable")
-    assert _has_commit_graph(RealGit(repo.root)) is graph
+    assert has_commit_graph(RealGit(repo.root)) is graph
     git = RealGit.discover(repo.root)
     assert git is not None
     notes = f"{STORE}/notes.md"

@@ -176,7 +176,7 @@ class Git:
 
     def first_parents(self) -> list[str]:
         """HEAD's whole first-parent history, oldest first (prose mentions need it: their
-        memory files' history is read along it; see verify/blame.py)."""
+        memory files' history is read along it; see verify/line_origins.py)."""
         return self._window(_EPOCH)[1]
 
     def learn_first_parents(self, times: list[int], shas: list[str]) -> None:
@@ -198,15 +198,6 @@ class Git:
                 found = ""
             self._parsed_head = found
         return self._parsed_head or None
-
-    def git_dir(self) -> Path:
-        """The repository's git folder (`.git`, or where a worktree's `.git` file points)."""
-        dot = self.toplevel / ".git"
-        if dot.is_file():
-            line = dot.read_text(encoding="utf-8", errors="replace").partition("\n")[0]
-            if line.startswith("gitdir:"):
-                return (self.toplevel / line[len("gitdir:") :].strip()).resolve()
-        return dot
 
     def head(self) -> str | None:
         found = self._head
@@ -308,7 +299,7 @@ class Git:
 
     def will_ask(self, wanted: Mapping[str, Iterable[str]]) -> None:
         """A hint: the line maps about to be asked (paths per base commit). A Git that
-        can learn many at once does (mention_diffs.MentionGit); this one asks each."""
+        can learn many at once does (mention_maps.MentionGit); this one asks each."""
 
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         """For each path (as at base), how its lines moved from base to the working tree.

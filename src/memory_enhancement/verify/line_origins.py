@@ -4,12 +4,15 @@
 of a real store (rjmurillo/ai-agents, 2,624 commits) that cost ten times a whole
 verification run. Here the `git log -p -U0` of all those files along the
 first-parent chain, oldest first (read as one walk of their folder and one
-`git diff-tree` of the commits that changed them), is replayed in Python: each hunk gives the
-lines it adds its commit (and their number in that commit's version), then the
-uncommitted diff gives its lines no commit. A file that got its name from a
-rename (memories are reorganized into folders) continues the history of its old
-name: the rename commit's diff maps its unchanged lines back to the old file,
-whose own history is replayed the same way, up to `MAX_RENAMES` renames back.
+`git diff-tree` of the commits that changed them, folder_log.py), is replayed in
+Python: each hunk gives the lines it adds its commit (and their number in that
+commit's version), then the uncommitted diff gives its lines no commit. A file
+created once and never changed since (most memory files) needs no diff: the walk
+names the commit that created it and its object id, and when that is the file on
+disk every line is that commit's. A file that got its name from a rename (memories
+are reorganized into folders) continues the history of its old name: the rename
+commit's diff maps its unchanged lines back to the old file, whose own history is
+replayed the same way, up to `MAX_RENAMES` renames back.
 
 A file the replay cannot account for line by line is left out, and the caller
 blames it alone: a binary diff, a count that does not match the file on disk,
@@ -21,38 +24,48 @@ only). So the replay pays off on linear histories (squash or rebase merges).
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 
-from memory_enhancement.verify.blame import run_with_input
+from memory_enhancement.verify.folder_log import DIFF, QUIET, SHA, FolderLog
 from memory_enhancement.verify.git import Git, GitError, Hunk, LineMap
+from memory_enhancement.verify.git_objects import run_git
 
 MAX_RENAMES = 5
-_QUIET = ("-c", "core.quotePath=false")
-_DIFF = ("-U0", "--no-color", "--no-ext-diff", "--no-renames")
 _RENAMED = ("--name-status", "-z", "--diff-filter=R")
-_SHA = re.compile(r"[0-9a-f]{40}")
 
 Origin = tuple[str | None, int]  # (commit, the line's number in that commit's version)
 
 
-def line_origins(git: Git, files: Mapping[str, int]) -> dict[str, list[str | None]]:
+def line_origins(
+    git: Git, files: Mapping[str, int], blobs: Mapping[str, str] | None = None
+) -> dict[str, list[str | None]]:
     """Per file (a work-tree path, with its number of lines now), the commit that last
-    changed each of its lines as the file is on disk now (None: not committed)."""
+    changed each of its lines as the file is on disk now (None: not committed).
+
+    `blobs`, the object id of each file as it is on disk, spares the diffs git need not
+    print: none for a file created once and unchanged since, no uncommitted diff for a
+    file that is HEAD's."""
     if not files:
         return {}
     names = sorted(files)
-    log = _FolderLog(git, posixpath.commonpath([posixpath.dirname(n) for n in names]))
+    log = FolderLog(git, posixpath.commonpath([posixpath.dirname(n) for n in names]))
+    blobs = blobs or {}
     try:
-        out = log.patches(names)
-        pending = git.run(*_QUIET, "diff", *_DIFF, "HEAD", "--", *names)
+        once = _created_once(log, names, blobs) if log.covers(names) and blobs else {}
+        diffed = [n for n in names if n not in once]
+        out = log.patches(diffed) if diffed else ""
+        edited = [n for n in diffed if not _is_head(log, n, blobs.get(n))]
+        pending = run_git(git, *QUIET, "diff", *DIFF, "HEAD", "--", *edited) if edited else ""
     except GitError:
         return {}
     lines: dict[str, list[Origin] | None] = {}
     created: dict[str, str | None] = {}
     merges: set[str] = set()
+    for name, sha in once.items():
+        lines[name] = [(sha, n) for n in range(1, files[name] + 1)]
+        created[name] = sha
     _replay(out, lines, created, merges, committed=True)
-    _follow_renames(git, log, lines, created, names, 0)
+    _follow_renames(_Renames(git, log), lines, created, names, 0)
     _replay(pending, lines, {}, merges, committed=False)
     found = {}
     for name in names:
@@ -65,208 +78,153 @@ def line_origins(git: Git, files: Mapping[str, int]) -> dict[str, list[str | Non
     return found
 
 
-class _FolderLog:
-    """The first-parent history of the folder holding the memory files, read once.
-
-    `git log -p -- <58 files>` spends most of its time matching each path of each
-    commit against every file named; the same walk limited to one folder costs a
-    third as much. So the walk lists which files each commit changed (`git log
-    --raw` of the folder), and only the commits that changed the wanted files are
-    diffed, in one `git diff-tree --stdin` limited to those files: the same diffs,
-    put back in the order and form `git log -p` gives them. A folder that is the
-    whole repository (memory files with nothing in common) is not worth walking:
-    `git log -p` of the files is asked instead.
-    """
-
-    def __init__(self, git: Git, folder: str) -> None:
-        self.git = git
-        self.folder = folder
-        self._commits: list[tuple[str, str]] | None = None  # (commit, parents), oldest first
-        self._changed: dict[str, list[int]] = {}  # path -> indexes of the commits changing it
-
-    def covers(self, paths: Sequence[str]) -> bool:
-        return bool(self.folder) and all(p.startswith(self.folder + "/") for p in paths)
-
-    def patches(self, paths: Sequence[str], before: str | None = None) -> str:
-        """What `git log --first-parent -m --reverse -p -U0 <before>^ -- <paths>` prints
-        (HEAD when `before` is None), in the form `_replay` reads."""
-        start = "HEAD" if before is None else before + "^"
-        if not self.covers(paths):
-            return self.git.run(*_QUIET, "log", *_LOG, start, "--", *paths)
-        commits = self._walk()
-        end = len(commits)
-        if before is not None:
-            end = next((n for n, (sha, _) in enumerate(commits) if sha == before), -1)
-            if end < 0:  # not on the walked line: ask git the long way
-                return self.git.run(*_QUIET, "log", *_LOG, start, "--", *paths)
-        wanted = sorted({n for p in paths for n in self._changed.get(p, ()) if n < end})
-        if not wanted:
-            return ""
-        stdin = "".join(
-            f"{sha} {parents.split(' ', 1)[0]}\n" if parents else f"{sha}\n"
-            for sha, parents in (commits[n] for n in wanted)
-        )
-        out = run_with_input(
-            self.git, *_QUIET, "diff-tree", "--stdin", "--root", "-p", *_DIFF, "--", *paths,
-            stdin=stdin,
-        )  # fmt: skip
-        shown: dict[str, list[str]] = {}
-        current: list[str] = []
-        for row in out.split("\n"):
-            if _SHA.fullmatch(row):
-                current = shown.setdefault(row, [])  # git names each commit before its diff
-            else:
-                current.append(row)
-        parts = []
-        for sha, parents in (commits[n] for n in wanted):
-            parts.append(f"@@@{sha} {parents}")
-            parts.extend(shown.get(sha, ()))
-        return "\n".join(parts) + "\n"
-
-    def _walk(self) -> list[tuple[str, str]]:
-        """One `git log --raw` of the folder: the commits changing it, and what they changed.
-
-        The run also needs HEAD's whole first-parent history with commit times. Without a
-        commit-graph git parses every commit of the walk anyway, so the walk lists them
-        all (`--sparse`) with their times. With one, printing a commit's time makes git
-        parse the commit it could otherwise skip (0.09 s instead of 0.03 s for 2,624
-        commits): the walk lists only the commits changing the folder, and the times
-        come from `git rev-list --timestamp`, which reads them from the graph."""
-        if self._commits is None:
-            graph = _has_commit_graph(self.git)
-            out = self.git.run(
-                "log", "--first-parent", "-m", "--reverse", *(() if graph else ("--sparse",)),
-                "--raw", "-z", "--no-renames", "--no-abbrev",
-                "--format=@@@%H %P" if graph else "--format=@@@%H %ct %P", "HEAD", "--",
-                self.folder,
-            )  # fmt: skip
-            commits: list[tuple[str, str]] = []
-            times: list[int] = []
-            fields = out.split("\0")
-            changed = self._changed
-            i, count = 0, len(fields)
-            while i < count:
-                field = fields[i]
-                if field[:1] == ":" or field[:2] == "\n:":  # a change, then its path
-                    if commits and i + 1 < count:
-                        changed.setdefault(fields[i + 1], []).append(len(commits) - 1)
-                    i += 2
-                    continue
-                field = field.lstrip("\n")
-                if field.startswith("@@@"):
-                    sha, _, rest = field[3:].partition(" ")
-                    if not graph:
-                        time, _, rest = rest.partition(" ")
-                        times.append(int(time))
-                    commits.append((sha, rest.strip()))
-                i += 1
-            self._commits = commits
-            # Every first-parent commit is known now: the run's Git needs no walk of its
-            # own (Git.first_parents).
-            if graph:
-                self._learn_first_parents()
-            else:
-                self.git.learn_first_parents(times, [sha for sha, _ in commits])
-        return self._commits
-
-    def _learn_first_parents(self) -> None:
-        try:
-            out = self.git.run("rev-list", "--first-parent", "--timestamp", "--reverse", "HEAD")
-        except GitError:
-            return  # the run's Git walks it itself if asked
-        times, shas = [], []
-        for row in out.split("\n"):
-            time, _, sha = row.partition(" ")
-            if sha and time.isdigit():
-                times.append(int(time))
-                shas.append(sha)
-        self.git.learn_first_parents(times, shas)
+def _created_once(log: FolderLog, names: Sequence[str], blobs: Mapping[str, str]) -> dict[str, str]:
+    """The files created by one commit (not a merge) and never changed since, whose object
+    id then is the file on disk: each of their lines is that commit's, no diff needed
+    (the merges a replay would find among their commits: none)."""
+    commits = log.commits()
+    once = {}
+    for name in names:
+        changes = log.changes(name)
+        if len(changes) != 1:
+            continue
+        change = changes[0]
+        if change.status == "A" and change.oid == blobs.get(name) and not log.is_merge(change.at):
+            once[name] = commits[change.at][0]
+    return once
 
 
-def _has_commit_graph(git: Git) -> bool:
-    """Whether git has a commit-graph for the repository (`git gc` writes one): in its
-    object folder or one it borrows from (`objects/info/alternates`). A work tree whose
-    `.git` is a file (a linked worktree, a submodule) is taken as having none."""
-    objects = git.toplevel / ".git" / "objects"
-    if not objects.is_dir():
+def _is_head(log: FolderLog, name: str, blob: str | None) -> bool:
+    """Whether the file on disk is HEAD's (the last change the walk saw left that object),
+    so that `git diff HEAD` has nothing to say about it."""
+    if blob is None or not log.covers([name]):
         return False
-    folders = [objects]
-    try:
-        borrowed = (objects / "info" / "alternates").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        borrowed = ""
-    for line in borrowed.splitlines():
-        if line.strip() and not line.startswith("#"):
-            folders.append((objects / line.strip()).resolve())
-    return any(
-        (folder / "info" / "commit-graph").is_file()
-        or (folder / "info" / "commit-graphs" / "commit-graph-chain").is_file()
-        for folder in folders
-    )
+    changes = log.changes(name)
+    return bool(changes) and changes[-1].status != "D" and changes[-1].oid == blob
 
 
-_LOG = ("--first-parent", "-m", "--reverse", "-p", *_DIFF, "--format=@@@%H %P")
+class _Renames:
+    """What `git diff-tree -M` says each commit renamed, asked once per run.
+
+    Which creations were renames is asked of git for all of them at once; the old
+    names' creations are asked next, then theirs (a memory moved from folder to folder).
+    The walk already shows most of those older commits (a file deleted in the folder by
+    the commit that created one with the same object id), so they are asked in the
+    first process too: one `git diff-tree` instead of one per level."""
+
+    def __init__(self, git: Git, log: FolderLog) -> None:
+        self.git, self.log = git, log
+        self.said: dict[str, list[tuple[str, str, bool]]] = {}  # commit -> (old, new, exact)
+
+    def of(self, commits: list[str], created: Mapping[str, str | None]) -> None:
+        """Ask git about these commits (and the older ones the walk suggests)."""
+        missing = [c for c in commits if c not in self.said]
+        if not missing:
+            return
+        likely = sorted(self._older(created) - set(self.said) - set(missing))
+        if not self._ask(missing + likely) and likely:
+            self._ask(missing)
+
+    def _ask(self, commits: list[str]) -> bool:
+        stdin = "\n".join(commits) + "\n"
+        try:
+            out = run_git(self.git, "diff-tree", "--stdin", "-r", "-M", *_RENAMED, stdin=stdin)
+        except GitError:
+            return False
+        said = self.said
+        for commit in commits:
+            said[commit] = []
+        fields = out.split("\0")
+        commit = ""
+        i = 0
+        while i < len(fields):
+            field = fields[i].strip()
+            if SHA.fullmatch(field):
+                commit, i = field, i + 1
+            elif field.startswith("R") and i + 2 < len(fields):
+                said.setdefault(commit, []).append((fields[i + 1], fields[i + 2], field == "R100"))
+                i += 3
+            else:
+                i += 1
+        return True
+
+    def _older(self, created: Mapping[str, str | None]) -> set[str]:
+        """The commits that created the files these seem renamed from, and so on back:
+        per the walk, a file the creating commit deleted in the folder with the object id
+        the created file had."""
+        log, found = self.log, set[str]()
+        if not log.covers(list(created)):
+            return found
+        commits = log.commits()
+        frontier = [(name, c) for name, c in created.items() if c]
+        for _ in range(MAX_RENAMES - 1):
+            older = []
+            for name, commit in frontier:
+                at = log.index(commit)
+                made = next((c for c in log.changes(name) if c.at == at), None)
+                if made is None or made.status != "A":
+                    continue
+                for old in log.deleted_at(made.at).get(made.oid, ()):
+                    made_old = [c for c in log.changes(old) if c.at < made.at and c.status == "A"]
+                    if made_old:  # its last creation: where its replay starts
+                        sha = commits[made_old[-1].at][0]
+                        found.add(sha)
+                        older.append((old, sha))
+            frontier = older
+        return found
 
 
 def _follow_renames(
-    git: Git,
-    log: _FolderLog,
+    renames: _Renames,
     lines: dict[str, list[Origin] | None],
     created: Mapping[str, str | None],
     names: Sequence[str],
     depth: int,
 ) -> None:
     """Give the lines each file had when a rename created it the origins they had
-    under the old name (whose own renames are followed first). Which creations were
-    renames is asked of git once for all of them (`git diff-tree --stdin`)."""
+    under the old name (whose own renames are followed first). Only git's own rename
+    detection over the whole commit says what it says, so it is asked (see `_Renames`;
+    a commit that moves hundreds of files costs git more than the rest of the history
+    together)."""
     if depth >= MAX_RENAMES:
         return
     commits = sorted({c for n in names if (c := created.get(n)) and lines.get(n) is not None})
     if not commits:
         return
-    stdin = "\n".join(commits) + "\n"
-    try:
-        out = run_with_input(git, "diff-tree", "--stdin", "-r", "-M", *_RENAMED, stdin=stdin)
-    except GitError:
-        return
+    renames.of(commits, {n: created.get(n) for n in names} if depth == 0 else {})
     wanted = set(names)
     renamed: dict[str, dict[str, tuple[str, bool]]] = {}
-    fields = out.split("\0")
-    commit = ""
-    i = 0
-    while i < len(fields):
-        field = fields[i].strip()
-        if _SHA.fullmatch(field):
-            commit, i = field, i + 1
-        elif field.startswith("R") and i + 2 < len(fields):
-            old, new = fields[i + 1], fields[i + 2]
+    for commit in commits:
+        for old, new, exact in renames.said.get(commit, ()):
             if new in wanted and created.get(new) == commit:
-                renamed.setdefault(commit, {})[new] = (old, field == "R100")
-            i += 3
-        else:
-            i += 1
+                renamed.setdefault(commit, {})[new] = (old, exact)
     for commit, pairs in renamed.items():
-        _before_rename(git, log, lines, commit, pairs, depth)
+        _before_rename(renames, lines, commit, pairs, depth)
 
 
 def _before_rename(
-    git: Git,
-    log: _FolderLog,
+    renames: _Renames,
     lines: dict[str, list[Origin] | None],
     commit: str,
     old_of: dict[str, tuple[str, bool]],
     depth: int,
 ) -> None:
     """Map the lines of the files a commit renamed back to their old names' history."""
-    olds = sorted({old for old, _ in old_of.values()})
-    try:
-        out = log.patches(olds, before=commit)
-    except GitError:
-        return
+    git, log = renames.git, renames.log
     before: dict[str, list[Origin] | None] = {}
     created: dict[str, str | None] = {}
+    once = _renamed_unchanged(log, lines, commit, old_of)
+    for old, (sha, size) in once.items():
+        before[old] = [(sha, n) for n in range(1, size + 1)]
+        created[old] = sha
+    olds = sorted({old for old, _ in old_of.values()})
+    rest = [old for old in olds if old not in once]
+    try:
+        out = log.patches(rest, before=commit) if rest else ""
+    except GitError:
+        return
     _replay(out, before, created, set(), committed=True)
-    _follow_renames(git, log, before, created, olds, depth + 1)
+    _follow_renames(renames, before, created, olds, depth + 1)
     for new, (old, exact) in old_of.items():
         maps = None if exact else _rename_map(git, commit, old, new)
         then, now = before.get(old), lines.get(new)
@@ -280,11 +238,35 @@ def _before_rename(
                 now[n] = then[back - 1]
 
 
+def _renamed_unchanged(
+    log: FolderLog,
+    lines: Mapping[str, list[Origin] | None],
+    commit: str,
+    old_of: Mapping[str, tuple[str, bool]],
+) -> dict[str, tuple[str, int]]:
+    """The old names, renamed unchanged at `commit`, that one commit created and nothing
+    changed after it until the rename: their lines are all that commit's, no diff needed.
+    Per old name: (that commit, how many of its lines the new name's lines reach back to;
+    an unchanged rename keeps every line where it was)."""
+    end = log.index(commit) if log.covers([old for old, _ in old_of.values()]) else None
+    if end is None:
+        return {}
+    commits = log.commits()
+    once = {}
+    for new, (old, exact) in old_of.items():
+        changes = [c for c in log.changes(old) if c.at < end]
+        if not exact or len(changes) != 1 or changes[0].status != "A":
+            continue
+        size = max((at for origin, at in lines.get(new) or () if origin == commit), default=0)
+        once[old] = (commits[changes[0].at][0], size)
+    return once
+
+
 def _rename_map(git: Git, commit: str, old: str, new: str) -> LineMap | None:
     """How the lines moved between the old file and the new one in a rename with edits."""
     try:
-        out = git.run(
-            *_QUIET, "diff", "-M", "-U0", "--no-color", commit + "^", commit, "--", old, new
+        out = run_git(
+            git, *QUIET, "diff", "-M", "-U0", "--no-color", commit + "^", commit, "--", old, new
         )
     except GitError:
         return None

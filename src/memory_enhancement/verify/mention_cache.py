@@ -145,18 +145,30 @@ class MentionFree:
                 raise
 
 
-def fingerprint(
-    head: str | None, git_dir: Path | None, repo_root: Path, paths: Iterable[str]
-) -> str:
-    """What a memory's verdicts depend on now: HEAD, git's index, and each named file
-    (its size and modification time, or its absence). Stats only: no file is read."""
-    parts: list[Any] = [VERSION, head, _stat(git_dir / "index") if git_dir else None]
+class Fingerprints:
+    """The fingerprints of one run: where git's index is, worked out once (a run takes one
+    per memory file with mentions, twice), the files stat-ed by string paths."""
+
+    def __init__(self, repo_root: Path, toplevel: Path | None) -> None:
+        self.root = str(repo_root)
+        git_dir = toplevel / ".git" if toplevel is not None else None
+        self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
+
+    def of(self, head: str | None, paths: Iterable[str]) -> str:
+        return fingerprint(head, self.index, self.root, paths)
+
+
+def fingerprint(head: str | None, index: str | None, repo_root: str, paths: Iterable[str]) -> str:
+    """What a memory's verdicts depend on now: HEAD, git's index (`index`: its file), and
+    each named file (its size and modification time, or its absence). Stats only: no
+    file is read."""
+    parts: list[Any] = [VERSION, head, _stat(index) if index else None]
     for path in sorted(set(paths)):
-        parts.append([path, _stat(repo_root / path)])
+        parts.append([path, _stat(os.path.join(repo_root, path))])
     return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()
 
 
-def _stat(file: Path) -> list[int] | None:
+def _stat(file: str) -> list[int] | None:
     try:
         found = os.stat(file)
     except (OSError, ValueError):

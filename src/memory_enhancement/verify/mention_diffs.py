@@ -12,23 +12,23 @@ Two things the Verifier cannot know from snippets alone, for mentions:
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TypeGuard
 
 from memory_enhancement.core.mentions import FileList
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.blame import GitHistory, Tree, blob_hash, run_with_input
-from memory_enhancement.verify.blame import from_git as _from_git
-from memory_enhancement.verify.blame import to_git as _to_git
-from memory_enhancement.verify.git import Git, GitError, LineMap, _parse_diff
+from memory_enhancement.verify.blame import GitHistory
+from memory_enhancement.verify.git import Git, GitError, LineMap
+from memory_enhancement.verify.git_objects import from_git as _from_git
+from memory_enhancement.verify.git_objects import run_git
+from memory_enhancement.verify.git_objects import to_git as _to_git
 from memory_enhancement.verify.mention_history import Ask
+from memory_enhancement.verify.mention_maps import MentionGit
 from memory_enhancement.verify.repo import Repository, SourceStatus
 
 _RENAMES = ("--name-status", "-z", "--diff-filter=R")
-MAX_DIFF_BATCHES = 4
 
 
 def mention_git(
@@ -77,13 +77,19 @@ def mention_git(
         if isinstance(listed.files, frozenset)
         else None
     )
-    return MentionGit(git, renames, tracked, history, repo)
+    ours = MentionGit(git, renames, tracked, history, repo)
+    expected: dict[str, set[str]] = {}
+    for ask in asks:
+        if ask.citation.commit and (ask.citation.end_line is not None or _blank(ask)):
+            expected.setdefault(ask.citation.commit, set()).add(ask.citation.target)
+    ours.expect(expected)  # what follow_line_maps will ask, mostly
+    return ours
 
 
 def _renames(git: Git, args: list[str]) -> list[tuple[str, str]]:
     """(old, new) renames `git diff <args>` finds."""
     try:
-        out = git.run("diff", *args)
+        out = run_git(git, "diff", *args)
     except GitError:
         return []
     return _rename_fields(git, out.split("\0"))
@@ -111,12 +117,14 @@ def _exact_renames(
     limited to the gone files and those (a whole-tree diff of an old commit lists
     thousands of changes to find them; limited, git reads only their folders)."""
     commits = sorted(gone)
-    head = history.tree("HEAD:") if commits else None
-    if head is None:
-        return {}
     olds = sorted({path for paths in gone.values() for path in paths})
     if any("\n" in path for path in olds):
         return {}  # not a name the object lookup can ask: git diffs the whole trees
+    history.fetch(["HEAD:", *(f"{c}:" for c in commits)])
+    history.fetch(history.spec(c, p) for c in commits for p in olds)
+    head = history.tree("HEAD:") if commits else None
+    if head is None:
+        return {}
     pairs: dict[str, str] = {}
     for commit in commits:
         then = history.tree(f"{commit}:")
@@ -129,7 +137,7 @@ def _exact_renames(
     if not news:
         return {commit: [] for commit in pairs.values()}
     try:
-        out = run_with_input(
+        out = run_git(
             git, "--literal-pathspecs", "diff-tree", "--stdin", "-r", "-M100%", *_RENAMES,
             "--", *(_to_git(git, p) for p in [*olds, *news]),
             stdin="".join(line + "\n" for line in pairs),
@@ -145,161 +153,6 @@ def _exact_renames(
             field = rest
         current.append(field)
     return {commit: _rename_fields(git, sections.get(commit, [])) for commit in pairs.values()}
-
-
-class MentionGit(Git):
-    """The Git the Verifier asks about mentions: renames since each mention's commit,
-    and line maps from many commits learned at once.
-
-    The Verifier asks `line_maps` once per commit, a `git diff` process each (a
-    store's mentions are written at dozens of commits). Most cited files are the
-    same in the work tree as at HEAD; for those the diff from a commit to the work
-    tree is the diff between two trees, and `git diff-tree --stdin` takes many
-    pairs of trees in one process: each pair is the cited file's folder at the
-    commit and at HEAD, limited to the cited files' names, so git diffs exactly
-    those files and nothing else. A file changed in the work tree, gone, or
-    renamed is left to `git diff` as before.
-    """
-
-    def __init__(
-        self,
-        git: Git,
-        renames: dict[str, str],
-        tracked: frozenset[str] | None,
-        history: GitHistory,
-        repo: Repository,
-    ) -> None:
-        super().__init__(git.toplevel, git.prefix)
-        self._history, self._repo = history, repo
-        self.__dict__["renames"] = renames  # seeds the cached properties (see Git)
-        if tracked is not None:
-            self.__dict__["tracked"] = tracked
-        self._known: dict[tuple[str, str], LineMap | None] = {}
-        self._same: dict[str, bool] = {}  # path -> the work tree's file is HEAD's
-
-    def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
-        wanted = set(paths)
-        if wanted and all((base, p) in self._known for p in wanted):
-            return {p: m for p in wanted if (m := self._known[(base, p)]) is not None}
-        found = super().line_maps(base, wanted)
-        for path in wanted:
-            if path not in self.renames:  # its map does not depend on the other paths
-                self._known[(base, path)] = found.get(path)
-        return found
-
-    def will_ask(self, wanted: Mapping[str, Iterable[str]]) -> None:
-        """Learn at once the line maps of these files (per commit) that are the same in
-        the work tree as at HEAD."""
-        history, repo = self._history, self._repo
-        trees: dict[str, Tree | None] = {}
-
-        def tree(spec: str) -> Tree | None:
-            if spec not in trees:
-                trees[spec] = history.tree(spec)
-            return trees[spec]
-
-        pairs: dict[str, list[tuple[str, str, str]]] = {}  # "old new" -> (commit, path, name)
-        for commit, paths in wanted.items():
-            for path in sorted(set(paths)):
-                if (commit, path) in self._known or path in self.renames or "\n" in path:
-                    continue
-                folder, _, name = _to_git(self, path).rpartition("/")
-                now, then = tree(f"HEAD:{folder}"), tree(f"{commit}:{folder}")
-                if now is None or then is None:
-                    continue
-                at_head, at_commit = now.entries.get(name), then.entries.get(name)
-                if not _plain_file(at_head) or not _plain_file(at_commit):
-                    continue
-                assert at_head is not None and at_commit is not None
-                same = self._same.get(path)
-                if same is None:  # read and hashed once, whatever the commits asked
-                    same = self._same[path] = _same_in_work_tree(repo, path, at_head[1])
-                if not same:
-                    continue  # changed since HEAD: `git diff` from the commit says how
-                if at_commit[1] == at_head[1]:
-                    self._known[(commit, path)] = None  # the same file: nothing moved
-                    continue
-                pairs.setdefault(f"{then.oid} {now.oid}", []).append((commit, path, name))
-        for batch in _batches(pairs):
-            self._learn_pairs(batch)
-
-    def _learn_pairs(self, pairs: dict[str, list[tuple[str, str, str]]]) -> None:
-        """Diff these pairs of folders (limited to the names asked) in one process."""
-        names = sorted({name for asked in pairs.values() for _, _, name in asked})
-        stdin = "".join(line + "\n" for line in pairs)
-        try:
-            out = run_with_input(
-                self, "--literal-pathspecs", "diff-tree", "--stdin", "-p", "-U0",
-                "--no-renames", "--no-color", "--no-ext-diff", "--", *names, stdin=stdin,
-            )  # fmt: skip
-        except GitError:
-            return
-        # Git echoes each pair before its diff, which may hold other files of the folder
-        # cited at other commits: only the files asked of this pair are read.
-        starts = sorted((at, line) for line in pairs if (at := _line_at(out, line)) >= 0)
-        sections: dict[str, str] = {}
-        for (at, line), (end, _) in zip(starts, [*starts[1:], (len(out), "")], strict=True):
-            headers = {f"a/{name} b/{name}" for _, _, name in pairs[line]}
-            chunks = ("\n" + out[at + len(line) + 1 : end]).split("\ndiff --git ")
-            sections[line] = "\n".join(
-                "diff --git " + chunk
-                for chunk in chunks[1:]
-                if chunk.partition("\n")[0] in headers or chunk.startswith('"')
-            )  # a quoted name is read to be sure
-        for line, asked in pairs.items():
-            if line not in sections:
-                continue  # not echoed: left to `git diff`
-            maps = {m.old_path: m for m in _parse_diff(sections[line])}
-            for commit, path, name in asked:
-                found = maps.get(name)
-                self._known[(commit, path)] = (
-                    LineMap(path, path, found.hunks, found.removed) if found is not None else None
-                )
-
-
-def _batches(
-    pairs: dict[str, list[tuple[str, str, str]]], most: int = MAX_DIFF_BATCHES
-) -> list[dict[str, list[tuple[str, str, str]]]]:
-    """The pairs split so that one folder's pairs asking for different files go to
-    different processes: git diffs every name asked in a process in every pair of it,
-    and a folder cited at many commits (one file at each) would have each of its cited
-    files diffed at every one of those commits."""
-    sets: dict[str, list[tuple[str, ...]]] = {}  # folder now -> the name sets asked of it
-    batches: list[dict[str, list[tuple[str, str, str]]]] = []
-    for line, asked in pairs.items():
-        kinds = sets.setdefault(line.split(" ", 1)[1], [])
-        names = tuple(sorted({name for _, _, name in asked}))
-        if names not in kinds:
-            kinds.append(names)
-        n = min(kinds.index(names), most - 1)
-        while len(batches) <= n:
-            batches.append({})
-        batches[n][line] = asked
-    return batches
-
-
-def _line_at(text: str, line: str) -> int:
-    """Where a whole line of the text starts (-1: nowhere)."""
-    at = text.find(line + "\n")
-    while at > 0 and text[at - 1] != "\n":
-        at = text.find(line + "\n", at + 1)
-    return at
-
-
-def _plain_file(entry: tuple[str, str] | None) -> bool:
-    return entry is not None and entry[0] in ("100644", "100755")
-
-
-def _same_in_work_tree(repo: Repository, path: str, oid: str) -> bool:
-    """Whether the work tree's file has exactly the bytes of that blob."""
-    file = repo.resolve(path)
-    if file is None or os.path.islink(file):
-        return False
-    try:
-        with open(file, "rb") as handle:
-            return blob_hash(handle.read()) == oid
-    except OSError:
-        return False
 
 
 def follow_line_maps(
@@ -325,7 +178,7 @@ def follow_line_maps(
             if not asks(draft):
                 continue
             check = judged[r][n]
-            blank = not "".join((draft.then.text or "").split())
+            blank = _blank(draft)
             ranged = draft.citation.end_line is not None
             grown = ranged and check.status in (Verdict.STALE, Verdict.MOVED)
             if (blank or grown) and check.status is not Verdict.MISSING:
@@ -379,6 +232,11 @@ def _followed(
     return replace(check, status=Verdict.MOVED, current_path=path, current_line=first,
                    reason=reason, renamed_to=renamed,
                    current_end=last if citation.end_line is not None else None)  # fmt: skip
+
+
+def _blank(ask: Ask) -> bool:
+    """Whether the cited lines were blank when written (a snippet cannot find them)."""
+    return not "".join((ask.then.text or "").split())
 
 
 def _stem(path: str) -> str:

@@ -1,11 +1,13 @@
 """What history says each prose mention cited: the memory line's commit, the file then.
 
-For each memory file with mentions (tracked in the repository it describes),
-`git blame` gives the commit that last changed each line holding one; in that
-commit's tree the path as written is resolved (the file at that path from the
-root, else the one file ending with it, else the candidates; a submodule says
-so) and the cited lines are read. What comes out is a `Then` per mention, kept
-in the state database while the memory file is unchanged (mention_cache.py).
+For each memory file with mentions (tracked in the repository it describes), the
+commit that last changed each line holding one comes from the replay of the memory
+folder's history (line_origins.py; `git blame` where the replay cannot tell); in
+that commit's tree the path as written is resolved (the file at that path from the
+root, else the one file ending with it, else the candidates; a submodule says so)
+and the cited lines are read, all the mentions' files at once. What comes out is a
+`Then` per mention, kept in the state database while the memory file is unchanged
+(mention_cache.py).
 """
 
 from __future__ import annotations
@@ -13,15 +15,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.mentions import Mention, Resolution, normalize
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
-from memory_enhancement.verify.line_origins import line_origins
 from memory_enhancement.verify.mention_cache import Cached
+
+if TYPE_CHECKING:  # a rerun answered from the cache needs neither (see mentions.py)
+    from memory_enhancement.verify.blame import GitHistory
 
 CACHE_VERSION = 1
 # What history says a mention cited (`Then.kind`).
@@ -101,7 +104,13 @@ class HistoryReader:
             return out, fresh
         tracked = self._tracked_memories(wanted)
         wanted = [item for item in wanted if item.file in tracked]  # untracked: no history
-        replayed = line_origins(self.git, {item.file: item.count for item in wanted})
+        from memory_enhancement.verify.line_origins import line_origins
+
+        replayed = line_origins(
+            self.git,
+            {item.file: item.count for item in wanted},
+            {item.file: item.blob for item in wanted},
+        )
         commits: dict[str, dict[int, str | None] | None] = {}
         for item in wanted:
             lines = replayed.get(item.file)
@@ -126,18 +135,27 @@ class HistoryReader:
     def _prefetch(
         self, wanted: list[Written], commits: Mapping[str, Mapping[int, str | None] | None]
     ) -> None:
-        """The file lists of the commits where a path as written is not a file from the
-        root (a bare name, a partial path), learned at once."""
-        trees, names = set(), set()
+        """Learn at once what the mentions' paths name at their commits: the cited files
+        (one `git cat-file --batch` for all of them), the file lists of the commits where
+        a path as written is not a file from the root (a bare name, a partial path), then
+        the files those lists resolve it to."""
+        history = self.history
+        asked: list[tuple[str, Mention, str, str]] = []  # (commit, mention, folder, path)
         for item in wanted:
             blamed = commits.get(item.file) or {}
             for mention in item.mentions:
                 commit = blamed.get(mention.line)
                 path = normalize(mention.path, item.folder)
-                if commit and path and not self.history.exists(commit, path):
-                    trees.add(commit)
-                    names.add(path.rpartition("/")[2])
-        self.history.prefetch_trees(trees, names)
+                if commit and path:
+                    asked.append((commit, mention, item.folder, path))
+        history.fetch(history.spec(commit, path) for commit, _, _, path in asked)
+        elsewhere = [a for a in asked if not history.exists(a[0], a[3])]
+        history.prefetch_trees(
+            {commit for commit, _, _, _ in elsewhere},
+            {path.rpartition("/")[2] for _, _, _, path in elsewhere},
+        )
+        found = [(c, self._resolve_at(c, m.path, folder)) for c, m, folder, _ in elsewhere]
+        history.fetch(history.spec(c, where.path) for c, where in found if where.path)
 
     def _tracked_memories(self, files: list[Written]) -> set[str]:
         """Which of these memory files git tracks (one `git ls-files` for their folders,
@@ -167,14 +185,14 @@ class HistoryReader:
             return Then(commit, AMBIGUOUS, candidates=where.candidates)
         if where.path is None:
             return Then(commit, ABSENT)
-        lines = history.read(commit, where.path)
-        if lines is None:
-            return Then(commit, UNREADABLE, where.path)
         start, end = span(mention)
-        if end > len(lines):
-            return Then(commit, PAST_END, where.path, lines=len(lines))
-        text = "\n".join(lines[start - 1 : end])
-        return Then(commit, TEXT, where.path, text, len(lines))
+        found = history.cited(commit, where.path, start, end)
+        if found is None:
+            return Then(commit, UNREADABLE, where.path)
+        count, text = found
+        if text is None:
+            return Then(commit, PAST_END, where.path, lines=count)
+        return Then(commit, TEXT, where.path, text, count)
 
     def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
         """The file a path as written named at a commit: that path from the root, else

@@ -22,7 +22,6 @@ from memory_enhancement.core.model import Memory
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import blob_hash
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import Cached, MentionFree, decode_mention
 from memory_enhancement.verify.mention_history import Written
@@ -48,10 +47,11 @@ class MentionReader:
         quiet: dict[str, tuple[int, int]] = {}
         noisy: list[str] = []
         found: list[Written | None] = []
+        root = self._root + os.sep  # joined by hand: 1,000 memories are stat-ed per run
         for memory in memories:
             name = memory.path + ".md"
             try:
-                seen = os.lstat(os.path.join(self._root, name))
+                seen = os.lstat(root + name)
             except OSError:
                 found.append(None)
                 continue
@@ -86,6 +86,8 @@ class MentionReader:
         mentions = [m for m in found if m.ref_text not in declared]
         inside, folder = self._places(memory)
         count = text.count("\n") + (not text.endswith("\n") and bool(text))
+        from memory_enhancement.verify.git_objects import blob_hash  # not on a rerun
+
         return Written(memory, mentions, inside, folder, blob_hash(data), count, stamp)
 
     def _as_read(
@@ -109,15 +111,25 @@ class MentionReader:
 
     def _places(self, memory: Memory) -> tuple[str, str]:
         """The memory file's path in the git work tree ("" outside it), and its folder
-        relative to the repository root (for `../` paths)."""
-        file = os.path.abspath(self.store.root / (memory.path + ".md"))
-        folder = os.path.relpath(os.path.dirname(file), self.repo.root).replace(os.sep, "/")
+        relative to the repository root (for `../` paths). Lexical, from where the store
+        lies, worked out once (a memory path is a clean relative path)."""
+        to_repo, to_top = self._store_places
+        folder = os.path.normpath(os.path.join(to_repo, os.path.dirname(memory.path)))
+        folder = folder.replace(os.sep, "/")
         folder = "" if folder == "." or folder.startswith("..") else folder
         inside = ""
-        if self.git is not None:
-            rel = os.path.relpath(file, self.git.toplevel)
+        if to_top is not None:
+            rel = os.path.normpath(os.path.join(to_top, memory.path + ".md"))
             inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
         return inside, folder
+
+    @functools.cached_property
+    def _store_places(self) -> tuple[str, str | None]:
+        """The store folder relative to the repository root, and to the git work tree
+        (None without git)."""
+        store = os.path.abspath(self.store.root)
+        to_top = os.path.relpath(store, self.git.toplevel) if self.git is not None else None
+        return os.path.relpath(store, self.repo.root), to_top
 
     def _bytes(self, path: str) -> bytes | None:
         """A memory file's bytes, None when it cannot be read now (the index reports it).

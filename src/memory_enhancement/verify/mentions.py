@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.mentions import (
     URL,
@@ -41,18 +41,16 @@ from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiab
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
+    Fingerprints,
     MentionCache,
     decode_check,
     encode_check,
     encode_mention,
-    fingerprint,
     named_paths,
 )
-from memory_enhancement.verify.mention_diffs import asks, follow_line_maps, mention_git
 from memory_enhancement.verify.mention_history import (
     ABSENT,
     AMBIGUOUS,
@@ -74,6 +72,9 @@ from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.verifier import Verifier
 
+if TYPE_CHECKING:  # what only a run that asks git needs is imported when it does: a rerun
+    from memory_enhancement.verify.blame import GitHistory  # answered from the cache skips it
+
 MAX_WALKED_FILES = 50_000
 
 
@@ -87,6 +88,7 @@ class MentionChecker:
     state: State
     _history: GitHistory | None = field(default=None, repr=False)
     _listed: FileList | None = field(default=None, repr=False)
+    _prints: Fingerprints | None = field(default=None, repr=False)
 
     def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...]]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
@@ -101,16 +103,7 @@ class MentionChecker:
         found = on_disk.read_all([memory for memory, _, _ in batch], rows)
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
-        head = None
-        if git is not None:
-            # Every file answered from the cache: the run's first-parent history (which
-            # the run reads anyway) names HEAD. Else history is walked for the others,
-            # and that walk reads it: HEAD is asked of git alone, not walked for twice.
-            cached = all(
-                f is None or not f.mentions or ((r := rows.get(f.file)) and r.blob == f.blob)
-                for f in found
-            )
-            head = git.head() if cached else git.current_commit()
+        head = git.head() if git is not None else None  # kept: the run records it too
         kept: dict[int, tuple[CitationCheck, ...]] = {}
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
@@ -125,6 +118,8 @@ class MentionChecker:
         todo = [None if n in kept else item for n, item in enumerate(found)]
         if not any(item is not None and item.mentions for item in todo):
             return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
+        from memory_enhancement.verify.blame import GitHistory
+
         self._history = GitHistory(git) if git is not None else None
         try:
             fresh: dict[str, Cached] = {}
@@ -172,12 +167,9 @@ class MentionChecker:
         cache.save(out)
 
     def _fingerprint(self, head: str | None, paths: list[str]) -> str:
-        git_dir = self.git.toplevel / ".git" if self.git is not None else None
-        if git_dir is not None and not git_dir.is_dir():
-            git_dir = None
-        return fingerprint(head, git_dir, self.repo.root, paths)
-
-    # -- history --------------------------------------------------------------------
+        if self._prints is None:
+            self._prints = Fingerprints(self.repo.root, self.git.toplevel if self.git else None)
+        return self._prints.of(head, paths)
 
     # -- verdicts -------------------------------------------------------------------
 
@@ -186,6 +178,8 @@ class MentionChecker:
     ) -> list[tuple[CitationCheck, ...]]:
         """Decide what needs no diff at once; verify the rest together, as citations at
         their commits (so the Verifier asks git one diff per commit, not per mention)."""
+        from memory_enhancement.verify.mention_diffs import asks, follow_line_maps, mention_git
+
         origin = None
         if self._history is not None and any(
             m.form == URL for f in found if f is not None for m in f.mentions
@@ -203,19 +197,26 @@ class MentionChecker:
                 then = thens.get(item.file, {}).get(key(mention)) if item.file else None
                 row.append(self._decide(mention, then, item.folder))
             drafts.append(row)
+        # The rows with something to verify only (a store's batch is every memory, most
+        # without a mention), each a memory of its own for the Verifier.
+        waiting = [n for n, row in enumerate(drafts) if any(asks(d) for d in row)]
         asked = [
-            Memory(str(n), "", MemoryMeta(citations=tuple(d.citation for d in row if asks(d))))
-            for n, row in enumerate(drafts)
+            Memory(
+                str(n), "", MemoryMeta(citations=tuple(d.citation for d in drafts[n] if asks(d)))
+            )
+            for n in waiting
         ]
         git = None
         if self.git is not None and self._history is not None:
-            pending = [d for row in drafts for d in row if asks(d)]
+            pending = [d for n in waiting for d in drafts[n] if asks(d)]
             git = mention_git(self.git, pending, self.repo, self._files_now, self._history)
         verifier = Verifier(self.repo, git)
-        answers = iter(r.checks for r in verifier.verify_memories(asked))
+        answers = dict(
+            zip(waiting, (r.checks for r in verifier.verify_memories(asked)), strict=True)
+        )
         judged = []
-        for row in drafts:
-            checks = iter(next(answers))
+        for n, row in enumerate(drafts):
+            checks = iter(answers.get(n, ()))
             judged.append(
                 [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
             )
@@ -264,17 +265,17 @@ class MentionChecker:
         start, end = span(mention)
         if now.path is not None and history is not None:
             added = history.added_after(commit, now.path)
-            lines = history.read(added, now.path) if added else None
-            if added and lines is not None:
+            found = history.cited(added, now.path, start, end) if added else None
+            if added and found is not None:
                 cited = replace(plain, target=now.path)
-                if end > len(lines):
+                count, text = found
+                if text is None:
                     reason = (
-                        f"line {end} was past the end of {now.path} ({len(lines)} lines) when "
+                        f"line {end} was past the end of {now.path} ({count} lines) when "
                         f"it was added ({added[:7]}), after the memory line ({commit[:7]})"
                     )
                     return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
-                text = "\n".join(lines[start - 1 : end])
-                then = Then(added, TEXT, now.path, text, len(lines))
+                then = Then(added, TEXT, now.path, text, count)
                 prefix = f"file added after the memory line ({added[:7]}); "
                 return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
         reason = (
@@ -323,6 +324,8 @@ class MentionChecker:
             if self._history is not None:
                 self._listed = self._history.files_now()
             elif self.git is not None:
+                from memory_enhancement.verify.blame import GitHistory
+
                 self._listed = GitHistory(self.git).files_now()  # no process left to close
             else:
                 self._listed = FileList(_walk(self.repo.root))

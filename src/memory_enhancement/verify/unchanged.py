@@ -15,12 +15,11 @@ The hash is of the bytes as they are on disk: where git would first convert them
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 
-from memory_enhancement.verify.blame import run_with_input
 from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.git_objects import blob_hash, run_git
 from memory_enhancement.verify.repo import Repository
 
 MAX_HASHED_BYTES = 20 * 1024 * 1024  # as `repo.MAX_SOURCE_BYTES`: bigger files take the diff
@@ -38,7 +37,7 @@ def without_map(
         return {}
     request = "".join(f"{base}:{git._to_git(path)}\n" for base, path in pairs)
     try:
-        answer = run_with_input(git, "cat-file", "--batch-check", stdin=request).split("\n")
+        answer = run_git(git, "cat-file", "--batch-check", stdin=request).split("\n")
     except GitError:
         return {}
     found: dict[str, set[str]] = {}
@@ -69,4 +68,4 @@ def _blob_hash(repo: Repository, path: str) -> str | None:
             data = handle.read()
     except OSError:
         return None
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    return blob_hash(data)
