@@ -197,6 +197,11 @@ def bench_verify(
         name: tool(src, homes[name], "verify-all", *where, "--json")
         for name, src in versions.items()
     }
+    # Every cited file read and judged again, as on a first run or after a new commit
+    # (the plain run takes an unchanged file's verdicts from the last one).
+    cases["current --recheck"] = tool(
+        versions["current"], homes["current"], "verify-all", *where, "--json", "--recheck"
+    )
     plain = {**os.environ}
     cases["seed"] = (
         [PYTHON, str(BENCH / "seed_baseline.py"), "verify-all", *where, "--json"],
@@ -292,7 +297,11 @@ from memory_enhancement.cli.app import App
 app = App()
 app.options = {"dir": sys.argv[1], "repo_root": sys.argv[2]}
 service = app.service()
-service.verify_all()
+if sys.argv[3:] == ["--recheck"]:  # every file judged, with git's history (not recalled)
+    from memory_enhancement.core.verdicts import VerifyOptions
+    service.verify_all(options=VerifyOptions(recheck=True))
+else:
+    service.verify_all()
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 calls = service.git.calls if service.git is not None else 0
 print(usage.ru_utime + usage.ru_stime, calls)
@@ -304,10 +313,12 @@ def bench_git(
 ) -> dict[str, dict[str, float]]:
     """CPU of git per verify-all run (the driver's waited-for children), per repository."""
     out: dict[str, dict[str, float]] = {}
-    for name, src in versions.items():
+    variants = [(name, src, []) for name, src in versions.items()]
+    variants.append(("current --recheck", versions["current"], ["--recheck"]))
+    for name, src, extra in variants:
         for label, repo in repos.items():
             env = version_env(src, work / f"git-{name}-{label}")
-            cmd = [PYTHON, "-c", DRIVER, str(store), str(repo)]
+            cmd = [PYTHON, "-c", DRIVER, str(store), str(repo), *extra]
             samples = []
             calls = 0.0
             for n in range(runs + 1):

@@ -465,20 +465,34 @@ def test_a_renamed_file_that_lost_the_cited_text_is_stale_not_missing(repo: GitR
     assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")
 
 
-def test_a_memory_without_mentions_is_not_read_again_until_it_changes(repo: GitRepo) -> None:
+def test_a_memory_without_mentions_is_not_read_for_them_until_it_changes(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index knows from the bytes it read whether a memory file may mention code, so
+    a verify-all reads for mentions only the files that may hold some; once a file
+    changes the index reads it again, and a mention written into it is seen."""
+    from memory_enhancement.verify.mention_reading import MentionReader
+
     note(repo, "nothing cited here", name="plain")
     note(repo, "src/app.py:10")
     repo.commit("memories")
     state = State(repo.root / "state.db")
-    service(repo, state=state).verify_all()
-    with state.connect() as db:
-        assert [r[0] for r in db.execute("SELECT path FROM mention_free")] == ["plain.md"]
+    read: list[str] = []
+    real = MentionReader._bytes
+
+    def counting(self: MentionReader, path: str) -> bytes | None:
+        read.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(MentionReader, "_bytes", counting)
+    first = service(repo, state=state).verify_all()
+    assert read == ["notes"]
+    assert [r.path for r in first.results if r.mentions] == ["notes"]
     note(repo, "now it cites src/app.py:12 and more text", name="plain")
     run = service(repo, state=state).verify_all()
     mentions = {r.path: [c.mention.text for c in r.mentions if c.mention] for r in run.results}
     assert mentions["plain"] == ["src/app.py:12"]
-    with state.connect() as db:
-        assert list(db.execute("SELECT path FROM mention_free")) == []
+    assert "plain" in read
 
 
 def test_a_memory_with_mentions_is_not_read_again_until_it_changes(

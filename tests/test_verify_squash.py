@@ -15,6 +15,7 @@ import pytest
 
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation
+from memory_enhancement.verify.file_text import FileText
 from memory_enhancement.verify.repo import Repository, squashed_text
 from memory_enhancement.verify.verifier import Verifier
 
@@ -33,7 +34,7 @@ def via_repo(tmp_path: Path, data: bytes) -> list[str]:
     (tmp_path / "f.txt").write_bytes(data)
     repo = Repository(tmp_path)
     source = repo.read("f.txt")
-    return Verifier(repo)._squashed_lines("f.txt", source)
+    return FileText(source).lines
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -73,5 +74,13 @@ def test_a_duplicate_line_with_other_spacing_is_still_a_copy(tmp_path: Path) -> 
     repo = Repository(tmp_path)
     check = Verifier(repo).check(Citation("a.py", 1, snippet="x = 1"))
     assert check.status.value == "valid"
-    assert Verifier(repo)._settled(Citation("a.py", 1, snippet="x = 1")) is None  # not unique
-    assert Verifier(repo)._settled(Citation("a.py", 2, snippet="y=2")) is not None
+    for cited in (1, 100):  # lines counted one question at a time, or all at once
+        text = FileText(repo.read("a.py"), cited)
+        assert text.only_here(1, 1, "x=1") is False  # said, but not only there
+        assert text.only_here(2, 1, "y=2") is True
+
+
+def test_the_unicode_whitespace_checked_is_all_that_python_calls_whitespace() -> None:
+    from memory_enhancement.verify.repo import _UNICODE_SPACE
+
+    assert sorted(_UNICODE_SPACE) == [ch for ch in SPACES if not ch.isascii()]

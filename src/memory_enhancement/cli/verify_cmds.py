@@ -6,9 +6,10 @@ moved citations fail too), 2 on usage errors.
 
 from __future__ import annotations
 
+import itertools
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, AnyStr, TypeVar
 
 import click
 
@@ -76,13 +77,19 @@ def verify_options(func: F) -> F:
 
 
 def _options(
-    fix: bool, dry_run: bool, mentions: bool, write: bool, urls: bool, timeout: float
+    fix: bool,
+    dry_run: bool,
+    mentions: bool,
+    write: bool,
+    urls: bool,
+    timeout: float,
+    recheck: bool = False,
 ) -> Any:
     from memory_enhancement.core.verdicts import VerifyOptions
 
     if dry_run and not (fix or write):
         raise click.UsageError("--dry-run only applies with --fix or --write")
-    return VerifyOptions(fix, dry_run, mentions, urls, timeout, write)
+    return VerifyOptions(fix, dry_run, mentions, urls, timeout, write, recheck)
 
 
 @click.command(context_settings=CONTEXT)
@@ -127,12 +134,19 @@ def verify(
     show_default=True,
     help="github: GitHub Actions annotations on the memory files.",
 )
+@click.option(
+    "--recheck",
+    is_flag=True,
+    help="Read and judge every cited file, also those whose citations all held at the "
+    "last verify-all and that have not changed since (which are otherwise skipped).",
+)
 @verify_options
 @store_options
 def verify_all(
     category: str | None,
     changed_since: str | None,
     fmt: str,
+    recheck: bool,
     as_json: bool,
     fix: bool,
     dry_run: bool,
@@ -144,7 +158,7 @@ def verify_all(
     url_timeout: float,
 ) -> None:
     """Verify every memory that has citations (optionally under CATEGORY)."""
-    options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
+    options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout, recheck)
     run = app().service().verify_all(category, changed_since=changed_since, options=options)
     warn(run.skipped)
     fmt = "json" if as_json else fmt
@@ -153,7 +167,7 @@ def verify_all(
     elif fmt == "github":
         _print_github(run, strict)
     else:
-        for result in run.results:
+        for result in _not_settled(run.results):
             if _worth_showing(result):
                 print_result(result, verbose=False)
     _print_fixes(run, quiet=fmt == "json")
@@ -161,6 +175,19 @@ def verify_all(
         click.echo(_summary(run))
     if not run.ok(strict=strict):
         raise SystemExit(EXIT_PROBLEMS)
+
+
+def _not_settled(results: Any) -> Any:
+    """The results worth reading for what failed or moved: of a whole-store run's lazy
+    results, a memory whose citations all held on their lines (and has no mention) is
+    passed over without being built."""
+    settled = getattr(results, "settled", None)
+    if settled is None:
+        yield from results
+        return
+    for j in range(len(results)):
+        if settled(j) is None:
+            yield results[j]
 
 
 def _worth_showing(result: Any) -> bool:
@@ -230,7 +257,7 @@ def _print_github(run: Any, strict: bool) -> None:
         title = f"unreadable memory {path}" if path else "unreadable memory file"
         where = f"file={_escape(file, True)}," if file else ""
         click.echo(f"::error {where}title={_escape(title, True)}::{_escape(reason)}")
-    for result in run.results:
+    for result in _not_settled(run.results):
         title = f"memory {result.path}"
         for n, check in enumerate(result.checks):
             status = check.status.value
@@ -282,7 +309,7 @@ def _with_fixes(run: Any) -> list[dict[str, Any]]:
 def _emit_results(run: Any) -> None:
     """verify-all's JSON list, one memory per line; a fixed memory carries its fix, and
     each unreadable memory file is listed with the reason (`"unreadable"`)."""
-    from memory_enhancement.service.serialize import verification_json
+    from memory_enhancement.service.serialize import verifications_json
 
     unreadable = [
         {
@@ -301,17 +328,37 @@ def _emit_results(run: Any) -> None:
     import json
 
     # Streamed a thousand memories at a time: the whole text at 50,000 memories is tens
-    # of megabytes, held twice while joined.
+    # of megabytes, held twice while joined. Each memory is encoded on its own: one
+    # non-ASCII snippet would otherwise make a whole chunk wide text, encoded character
+    # by character, where ASCII text is encoded at the speed of a copy.
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    results, write = run.results, sys.stdout.write
-    write("[\n")
-    for start in range(0, len(results), 1000):
-        chunk = ",\n".join(map(verification_json, results[start : start + 1000]))
-        write(chunk if start == 0 else ",\n" + chunk)
-    if unreadable:
-        write(",\n" + ",\n".join(map(encode, unreadable)))
-    write("\n]\n")
-    sys.stdout.flush()
+    tail = ",\n" + ",\n".join(map(encode, unreadable)) if unreadable else ""
+    texts = verifications_json(run.results)
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if raw is None:  # a text-only stream (a test's capture)
+        _stream(out.write, texts, ",\n", "[\n", tail + "\n]\n")
+        return
+    out.flush()
+    codec, errors = out.encoding or "utf-8", out.errors or "strict"
+    parts = (text.encode(codec, errors) for text in texts)
+    _stream(raw.write, parts, b",\n", b"[\n", (tail + "\n]\n").encode(codec, errors))
+    raw.flush()
+
+
+def _stream(
+    write: Callable[[AnyStr], object], parts: Iterator[AnyStr], sep: AnyStr, head: AnyStr,
+    tail: AnyStr,
+) -> None:  # fmt: skip
+    """Write head, the parts joined by sep a thousand at a time, and tail."""
+    write(head)
+    chunk = sep.join(itertools.islice(parts, 1000))
+    first = True
+    while chunk:
+        write(chunk if first else sep + chunk)
+        first = False
+        chunk = sep.join(itertools.islice(parts, 1000))
+    write(tail)
 
 
 def _print_fixes(run: Any, *, quiet: bool) -> None:

@@ -8,6 +8,8 @@ the verifier that produces them.
 from __future__ import annotations
 
 import enum
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from memory_enhancement.core.mentions import Mention
@@ -125,34 +127,53 @@ class VerifyOptions:
     check_urls: bool = False
     url_timeout: float = 5.0
     write: bool = False
+    recheck: bool = False  # judge every cited file, even one that held and did not change
 
 
 @dataclass(frozen=True)
 class VerifyRun:
-    results: list[MemoryVerification]
+    """What a run verified, fixed and could not read.
+
+    `results` is a list, or the lazy `core.batch_verdicts.BatchVerdicts` of a run over
+    a whole store: the counts below are then read from its tally, without building a
+    result per memory."""
+
+    results: Sequence[MemoryVerification]
     fixes: list[Fix] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     # Per unreadable memory file: (its path in the store, its file as annotations name
     # it, the reason), for reports that point at it.
     unreadable: list[tuple[str, str, str]] = field(default_factory=list)
 
+    def _tally(self) -> Counter[tuple[str, str]]:
+        """How many citations ("c") and mentions ("m") got each verdict."""
+        tally = getattr(self.results, "tally", None)
+        if tally is not None:
+            counted: Counter[tuple[str, str]] = tally()
+            return counted
+        counts: Counter[tuple[str, str]] = Counter()
+        for result in self.results:
+            counts.update(("c", check.status._value_) for check in result.checks)
+            counts.update(("m", check.status._value_) for check in result.mentions)
+        return counts
+
     @property
     def citations(self) -> int:
-        return sum(len(r.checks) for r in self.results)
+        return sum(n for (kind, _), n in self._tally().items() if kind == "c")
 
     @property
     def mentions(self) -> int:
-        return sum(len(r.mentions) for r in self.results)
+        return sum(n for (kind, _), n in self._tally().items() if kind == "m")
 
     def count_mentions(self, status: Verdict) -> int:
-        return sum(m.status is status for r in self.results for m in r.mentions)
+        return self._tally()["m", status._value_]
 
     def count(self, status: Verdict) -> int:
-        return sum(r.count(status) for r in self.results)
+        return self._tally()["c", status._value_]
 
     def ok(self, *, strict: bool = False) -> bool:
-        """No failing citation and no unreadable memory file; with strict, no moved
-        citation either. A memory that cannot be read cannot be vouched for."""
-        if self.skipped or any(not r.valid for r in self.results):
+        """No failing citation or mention and no unreadable memory file; with strict, no
+        moved citation either. A memory that cannot be read cannot be vouched for."""
+        if self.skipped or any(status in _FAILING for _, status in +self._tally()):
             return False
         return not (strict and self.count(Verdict.MOVED))

@@ -12,7 +12,6 @@ from nothing. One connection per call: the MCP server runs tools in threads.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
@@ -20,14 +19,13 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
 from memory_enhancement.core.ids import ID_LENGTH
 from memory_enhancement.core.links import RepoView
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import schema
-from memory_enhancement.index.idassign import assign_ids
-from memory_enhancement.index.linking import resolve_links
 from memory_enhancement.index.quick import (
     FULL_CHECK_INTERVAL,
     FULL_CHECK_LIMIT,
@@ -35,11 +33,8 @@ from memory_enhancement.index.quick import (
     files_due,
     folders_settled,
 )
-from memory_enhancement.index.reading import read_many
 from memory_enhancement.index.rows import SyncStats
-from memory_enhancement.index.writer import Children, UnindexableError, upsert
 from memory_enhancement.store.disk import Loaded, Store
-from memory_enhancement.store.formats.base import Document
 from memory_enhancement.store.state import ConnectionPool, State
 
 
@@ -198,8 +193,10 @@ class Index:
             # so the ID an add had returned changed under the agent (MCP parallel adds).
             # Only the rows of the paths at hand matter, and reading just those keeps a
             # small change cheap in a big store.
-            known = _known(conn, [*todo, *gone])
-            stats = self._apply(conn, todo, gone, known)
+            from memory_enhancement.index.apply import apply, known_rows
+
+            known = known_rows(conn, [*todo, *gone])
+            stats = apply(conn, todo, gone, known, **self._parts())
             values: dict[str, object] = {
                 "synced_at_ns": now_ns,
                 "dirs": json.dumps(disk.dirs),
@@ -230,82 +227,20 @@ class Index:
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Read under the write lock, as sync does, so a concurrent writer's rows count.
-            known = _known(conn, paths)
+            from memory_enhancement.index.apply import apply, known_rows
+
+            known = known_rows(conn, paths)
             gone = [p for p in paths if p in known and p not in present]
-            self._apply(conn, present, gone, known, loaded or {})
+            apply(conn, present, gone, known, loaded or {}, **self._parts())
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
 
-    def _apply(
-        self,
-        conn: sqlite3.Connection,
-        todo: list[str],
-        gone: list[str],
-        known: dict[str, tuple[int, int, str]],
-        loaded: Mapping[str, Loaded] | None = None,
-    ) -> tuple[int, int, int, int]:
-        gone_ids = [
-            row[0]
-            for p in gone
-            for row in conn.execute("SELECT citation_id FROM memories WHERE path = ?", (p,))
-        ]
-        conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
-        added: list[tuple[str, Document | None, str | None]] = []
-        updated = 0
-        same: set[str] = set()
-        children = Children()
-        # A cold build: the full-text index is built once at the end.
-        bulk = len(todo) > 100 and not conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
-        if bulk:
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('bulk', '1')")
-        preloaded = {p: r for p, r in (loaded or {}).items() if r.doc.memory.links is not None}
-        for path, ready in sorted(preloaded.items()):
-            digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
-            updated += path in known
-            _upsert_or_skip(
-                conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
-                fresh=path not in known, children=children,
-            )  # fmt: skip
-            if path not in known:
-                added.append((path, ready.doc, None))
-        digests = {path: row[2] for path, row in known.items()}
-        rest = sorted(p for p in todo if p not in preloaded)
-        restamped: list[tuple[int, int, str]] = []  # same bytes, new stamp: one statement
-        for outcome in read_many(self.store, rest, digests):
-            path = outcome.path
-            if outcome.kind == "gone":
-                continue
-            if outcome.kind == "same":
-                same.add(path)
-                restamped.append((outcome.mtime, outcome.size, path))
-                continue
-            updated += path in known
-            _upsert_or_skip(
-                conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
-                outcome.digest, fresh=path not in known, children=children,
-            )  # fmt: skip
-            if path not in known:
-                added.append((path, outcome.doc, outcome.error))
-        conn.executemany("UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
-        touched = len(restamped)
-        children.flush(conn)
-        if bulk:
-            conn.execute("DELETE FROM meta WHERE key = 'bulk'")
-            conn.execute(  # the triggers stood aside (schema.py)
-                "UPDATE meta SET value = value + 1 WHERE key = 'texts_generation'"
-            )
-            conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
-            conn.execute("INSERT INTO memories_path_fts(memories_path_fts) VALUES ('rebuild')")
-        assign_ids(conn, self.state, added, self.id_length)
-        appeared = [path for path, _, _ in added]
-        # A file touched without a change (same bytes, new mtime) keeps its links: only the
-        # memories read anew have theirs resolved again (a bulk rewrite of a store would
-        # otherwise resolve every link of it).
-        reread = [p for p in todo if p not in same] if same else todo
-        resolve_links(conn, self.store.name, reread, [*appeared, *gone], gone_ids, self.repo)
-        return len(added), updated, len(gone), touched
+    def _parts(self) -> dict[str, Any]:
+        """What writing a sync's changes needs besides the connection (index/apply.py)."""
+        return {"store": self.store, "state": self.state, "repo": self.repo,
+                "id_length": self.id_length}  # fmt: skip
 
     # -- citation IDs and links of single memories ------------------------------
 
@@ -324,7 +259,9 @@ class Index:
             ready = {path: loaded}
         with self.connect(sync=False) as conn:
             row = conn.execute(
-                "SELECT citation_id, mtime_ns, size FROM memories WHERE path = ?", (path,)
+                "SELECT m.citation_id, f.mtime_ns, f.size FROM memories m "
+                "JOIN files f ON f.path = m.path WHERE m.path = ?",
+                (path,),
             ).fetchone()
             if row is None or row[0] is None or tuple(row[1:]) != current:
                 self.refresh(conn, [path], ready)
@@ -368,42 +305,6 @@ class Index:
                 (path,),
             ).fetchall()
         return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
-
-
-def _upsert_or_skip(
-    conn: sqlite3.Connection,
-    path: str,
-    doc: Document | None,
-    error: str | None,
-    mtime: int,
-    size: int,
-    digest: str,
-    *,
-    fresh: bool,
-    children: Children,
-) -> None:
-    """Index one memory; one the index cannot hold is recorded as unreadable (and so
-    reported and skipped by every listing) instead of failing the whole sync."""
-    try:
-        upsert(conn, path, doc, error, mtime, size, digest, fresh=fresh, children=children)
-    except UnindexableError as exc:
-        upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
-
-
-def _known(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:
-    """What the index records (mtime, size, hash) for these paths, where it has them."""
-    known: dict[str, tuple[int, int, str]] = {}
-    for start in range(0, len(paths), 500):
-        chunk = paths[start : start + 500]
-        known.update(
-            (path, (mtime, size, digest))
-            for path, mtime, size, digest in conn.execute(
-                "SELECT path, mtime_ns, size, hash FROM memories "
-                f"WHERE path IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-        )
-    return known
 
 
 def _saved_vectors(conn: sqlite3.Connection) -> list[tuple[object, ...]]:

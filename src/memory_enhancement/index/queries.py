@@ -6,11 +6,10 @@ already holds one asks several questions in the same snapshot.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 
-from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
+from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
 
 
@@ -59,71 +58,107 @@ def path_of(conn: sqlite3.Connection, bare_id: str) -> str | None:
 
 
 def verifiable(
-    conn: sqlite3.Connection,
-    paths: Iterable[str] | None = None,
-    *,
-    content: bool = True,
-) -> tuple[list[Verifiable], list[str]]:
-    """Memories with citations, rebuilt from the index (no file is parsed), and the
-    reasons unreadable ones among `paths` were skipped.
-
-    Each memory carries its content and citations only, which is what
-    verification needs (the content only when asked: only prose mentions need it,
-    and it is most of what the index holds); its second element gives each
-    citation's line in the file, and the third its citation ID.
-    """
+    conn: sqlite3.Connection, paths: Iterable[str] | None = None
+) -> tuple[CitedBatch, list[str]]:
+    """Memories to verify, as the index holds them (no file is parsed, no citation
+    object made: see core/batch.py), and the reasons unreadable ones among `paths`
+    (all memories when None) were skipped. Memories come in path order, each with its
+    citations in the order written."""
     if paths is None:
-        return _verifiable(conn, "", [], content)
+        return _verifiable(conn, "", [])
     wanted = sorted(set(paths))
-    found: list[Verifiable] = []
+    found = CitedBatch([], [], [0], [], set())
     skipped: list[str] = []
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
-        more, errors = _verifiable(
-            conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk, content
-        )
+        more, errors = _verifiable(conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk)
         found.extend(more)
         skipped.extend(errors)
     return found, skipped
 
 
 def _verifiable(
-    conn: sqlite3.Connection, where: str, args: list[str], content: bool
-) -> tuple[list[Verifiable], list[str]]:
-    citations: dict[int, tuple[list[Citation], list[int | None]]] = {}
-    # One string per distinct target and stamp, not one per row: a store cites a few
-    # thousand files with a few hundred stamps, 30,000 times over.
-    shared: dict[str, str] = {}
-    same = shared.setdefault
-    for memory_id, target, line, end, snippet, verified, commit, extra, at in conn.execute(
-        "SELECT c.memory_id, c.target, c.line, c.end_line, c.snippet, c.verified, "
-        "c.commit_sha, c.extra, c.file_line FROM citations c "
-        + (f"JOIN memories m ON m.id = c.memory_id {where} " if where else "")
-        + "ORDER BY c.memory_id, c.ord",
+    conn: sqlite3.Connection, where: str, args: list[str]
+) -> tuple[CitedBatch, list[str]]:
+    """One query for the citations, in memory path order and in the order written (the
+    rows as SQLite gives them: no per-row work in Python), one for the memories. Both
+    are answered from indexes (a memory that cannot be read has no citations, so the
+    first need not look at the memories' wide rows)."""
+    rows = conn.execute(
+        "SELECT c.target, c.line, c.end_line, c.snippet, c.verified, c.commit_sha, c.extra, "
+        f"c.file_line FROM citations c JOIN memories m ON m.id = c.memory_id {where} "
+        "ORDER BY m.path, c.ord",
         args,
-    ):
-        fields = tuple(tuple(pair) for pair in json.loads(extra)) if extra else ()
-        if verified is not None:
-            verified = same(verified, verified)
-        citation = Citation(same(target, target), line, end, snippet, verified, commit, fields)
-        cited, lines = citations.setdefault(memory_id, ([], []))
-        cited.append(citation)
-        lines.append(at)
-    found, skipped = [], []
-    nothing: tuple[list[Citation], list[int | None]] = ([], [])
-    text = "m.content" if content else "''"
-    for memory_id, path, body, error, cid in conn.execute(
-        f"SELECT m.id, m.path, {text}, m.error, m.citation_id FROM memories m {where} "
-        "ORDER BY m.path",
+    ).fetchall()
+    batch = CitedBatch([], [], [0], rows, set())
+    skipped = []
+    at = 0
+    for path, error, cid, mentions, count in conn.execute(
+        "SELECT m.path, m.error, m.citation_id, m.mentions, m.citation_count FROM memories m "
+        f"{where} ORDER BY m.path",
         args,
     ):
         if error is not None:
             skipped.append(str(error))
             continue
-        cited, lines = citations.get(memory_id, nothing)
-        meta = MemoryMeta(citations=tuple(cited))
-        found.append((Memory(path, body, meta, None), tuple(lines), cid))
-    return found, skipped
+        if mentions:
+            batch.mentionable.add(len(batch.paths))
+        batch.paths.append(path)
+        batch.ids.append(cid)
+        at += count
+        batch.starts.append(at)
+    if at != len(rows):  # the count kept with each memory is its number of citation rows
+        damaged = sqlite3.DatabaseError(f"{len(rows)} citation rows, but {at} counted")
+        damaged.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
+        raise damaged  # the index is discarded and built again (Index.connect)
+    return batch, skipped
+
+
+def settled_files(conn: sqlite3.Connection) -> tuple[dict[str, tuple[str, str | None]], str]:
+    """The cited files as the last whole-store verification judged them: per file its stamp
+    and the verdicts that were not "valid on its line" (verify/settled.py), and the count of
+    citation changes they were read at."""
+    found = {target: (stamp, verdicts) for target, stamp, verdicts in conn.execute(
+        "SELECT target, stamp, verdicts FROM settled_files"
+    )}  # fmt: skip
+    return found, _changes(conn)
+
+
+def settle_files(
+    conn: sqlite3.Connection,
+    found: dict[str, tuple[str, str | None]],
+    known: dict[str, tuple[str, str | None]],
+    changes: str,
+) -> bool:
+    """Record what a whole-store verification learned of the cited files, if no citation
+    changed since it read them (else a record could vouch for a citation it never
+    judged); returns whether it was recorded."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _changes(conn) != changes:
+            conn.execute("ROLLBACK")
+            return False
+        conn.executemany(
+            "DELETE FROM settled_files WHERE target = ?", [(t,) for t in known if t not in found]
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO settled_files(target, stamp, verdicts) VALUES (?, ?, ?)",
+            [(t, *record) for t, record in found.items() if known.get(t) != record],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return True
+
+
+def _changes(conn: sqlite3.Connection) -> str:
+    """This index (its instance) and how many citation changes it has seen: equal on two
+    reads when no citation changed in between."""
+    meta = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key IN ('instance', 'citations_changed')")
+    )
+    return f"{meta.get('instance', '')}:{meta.get('citations_changed', '')}"
 
 
 def readable(

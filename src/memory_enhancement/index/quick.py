@@ -24,7 +24,7 @@ from memory_enhancement.store.scan import Snapshot, rescan
 
 # 10: CJK text segmented for FTS, chunked embeddings; 11: path FTS apart; 12: meta 'instance'
 # (vector_file.py); 13: meta 'texts_generation' (semantic.py). See schema.py.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 16
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 
@@ -99,7 +99,7 @@ def changes(
     window = racy_window(recorded.values()) if recorded else RACY_NS
     indexed: dict[str, tuple[int, int]] = {
         path: (mtime, size)
-        for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM memories")
+        for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM files")
     }
     previous = Snapshot(indexed, recorded) if recorded is not None else None
     disk = rescan(root, previous, check_files=check_files, synced_at_ns=synced_at, window_ns=window)
@@ -162,15 +162,16 @@ def open_settled(
 # -- rows ---------------------------------------------------------------------------------
 
 MEMORY_COLUMNS = (
-    "id, path, title, tags, format, created_at, updated_at, expires_at, source, "
-    "citation_id, mtime_ns, size, error, problems, content"
+    "m.id, m.path, m.title, m.tags, m.format, m.created_at, m.updated_at, m.expires_at, "
+    "m.source, m.citation_id, f.mtime_ns, f.size, m.error, m.problems, m.content"
 )
 
 
 def memory_row(conn: sqlite3.Connection, path: str) -> tuple[object, ...] | None:
-    """The memory's row (MEMORY_COLUMNS), or None."""
+    """The memory's row (MEMORY_COLUMNS: its file's stamp as last read), or None."""
     found: tuple[object, ...] | None = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE path = ?", (path,)
+        f"SELECT {MEMORY_COLUMNS} FROM memories m JOIN files f ON f.path = m.path WHERE m.path = ?",
+        (path,),
     ).fetchone()
     return found
 

@@ -12,10 +12,11 @@ import hashlib
 import os
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
+from memory_enhancement.core.mentions import may_mention
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import Document
 
@@ -23,9 +24,9 @@ PARALLEL_FROM = 2000  # files; below this, starting workers costs more than it s
 _CHUNK = 250
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What reading one file gave: a parsed document, an error, or nothing new."""
+class Outcome(NamedTuple):
+    """What reading one file gave: a parsed document, an error, or nothing new. (A named
+    tuple: a bulk rewrite of a store makes one per file, and a tuple is made fastest.)"""
 
     path: str
     kind: str  # "doc" (doc or error set), "same" (content unchanged), "gone"
@@ -34,6 +35,7 @@ class Outcome:
     mtime: int = 0
     size: int = 0
     digest: str = ""
+    mentions: bool = False  # the bytes may mention code in prose (core.mentions.may_mention)
 
 
 def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
@@ -51,41 +53,49 @@ def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
         error = None
     except MemoryToolError as exc:
         doc, error = None, str(exc)
-    return Outcome(path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest)
+    mentions = may_mention(data)
+    return Outcome(path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest, mentions)
+
+
+def unchanged(
+    store: Store, paths: list[str], known: Mapping[str, str]
+) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """Of these paths, (mtime, size, path) of each file the index knows that still holds
+    the bytes it hashed, and the others (changed, new, unreadable: `read_many` them).
+
+    Done first, file after file, with the least work, when many files are to be read: a
+    bulk rewrite of the same bytes (a checkout, a formatter, a sync tool) then costs a
+    read and a hash per file, not a parse or a pool of worker processes. A few are left
+    to `read_one` (which tells "same" too), so that an edited file is read once."""
+    if len(paths) < PARALLEL_FROM:
+        return [], list(paths)
+    same: list[tuple[int, int, str]] = []
+    rest: list[str] = []
+    read, blake2b = store.read_bytes, hashlib.blake2b
+    for path in paths:
+        digest = known.get(path)
+        if digest is not None:
+            try:
+                data, stat = read(path, scanned=True)
+            except MemoryToolError:
+                rest.append(path)  # read_one says what is wrong
+                continue
+            if blake2b(data, digest_size=16).hexdigest() == digest:
+                same.append((stat.st_mtime_ns, stat.st_size, path))
+                continue
+        rest.append(path)
+    return same, rest
 
 
 def read_many(store: Store, paths: list[str], known: Mapping[str, str]) -> Iterator[Outcome]:
-    """Outcomes for paths, in order; known maps path -> the digest indexed before."""
+    """Outcomes for paths, in order; known maps path -> the digest indexed before. Many
+    are parsed in worker processes (see `unchanged` for files that merely were touched)."""
     workers = min(os.cpu_count() or 1, 8)
     if len(paths) < PARALLEL_FROM or workers < 2:
         for path in paths:
             yield read_one(store, path, known.get(path))
         return
-    # Files the index knows are hashed here first: a bulk rewrite of the same bytes (a
-    # checkout, a formatter, a sync tool) then costs a read and a hash per file, not a
-    # pool of worker processes; only what changed is parsed, in parallel when many.
-    same: dict[str, Outcome] = {}
-    for path in paths:
-        digest = known.get(path)
-        if digest is not None:
-            outcome = _unchanged(store, path, digest)
-            if outcome is not None:
-                same[path] = outcome
-    changed = iter(_parsed(store, [p for p in paths if p not in same], known, workers))
-    for path in paths:
-        found = same.get(path)
-        yield found if found is not None else next(changed)
-
-
-def _unchanged(store: Store, path: str, digest: str) -> Outcome | None:
-    """A "same" outcome when the file still hashes to what the index holds, else None."""
-    try:
-        data, stat = store.read_bytes(path, scanned=True)
-    except MemoryToolError:
-        return None  # read_one says what is wrong
-    if hashlib.blake2b(data, digest_size=16).hexdigest() != digest:
-        return None
-    return Outcome(path, "same", mtime=stat.st_mtime_ns, size=stat.st_size, digest=digest)
+    yield from _parsed(store, paths, known, workers)
 
 
 def _parsed(
@@ -122,6 +132,6 @@ def _work(root: str, paths: list[str], known: dict[str, str]) -> list[Outcome]:
         if doc is not None:  # send back what the index keeps, not the whole document
             light = Document(doc.memory, "", doc.problems, doc.citation_lines)
             outcome = Outcome(path, outcome.kind, light, None, outcome.mtime, outcome.size,
-                              outcome.digest)  # fmt: skip
+                              outcome.digest, outcome.mentions)  # fmt: skip
         outcomes.append(outcome)
     return outcomes

@@ -53,11 +53,29 @@ CREATE TABLE memories (
     fts_path TEXT,
     fts_content TEXT,
     cjk REAL NOT NULL DEFAULT 0,  -- the share of the text that is CJK (hybrid fusion)
+    -- 1 when the file's bytes may mention code in prose (`src/app.py:42`): a verification
+    -- run reads only those files again for their mentions (verify/mention_reading.py).
+    mentions INTEGER NOT NULL DEFAULT 0,
     -- Last: a row's columns are read in order, and the content, often larger than a
     -- page, would otherwise be walked through to reach the small ones after it.
     content TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX memories_expires ON memories(expires_at);
+-- What a verification reads of every memory (index/queries.py), without its wide row.
+CREATE INDEX memories_verify ON memories(path, citation_id, citation_count, mentions, error);
+-- Each memory file as last read: what every sync compares with the files, and what a
+-- file rewritten with the same bytes changes (a checkout, a formatter). Narrow, apart from
+-- the memories' wide rows: a bulk rewrite of 10,000 files restamps a few hundred pages,
+-- not a page per memory. (memories.mtime_ns and size say when its content was read.)
+CREATE TABLE files (
+    path TEXT PRIMARY KEY,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER memories_files_ad AFTER DELETE ON memories BEGIN
+    DELETE FROM files WHERE path = old.path;
+END;
 CREATE INDEX memories_name ON memories(name_key);
 CREATE INDEX memories_hash ON memories(hash, error);  -- which texts need vectors (covering)
 
@@ -152,6 +170,31 @@ CREATE TABLE citations (
 );
 CREATE INDEX citations_target ON citations(target);
 CREATE INDEX citations_memory ON citations(memory_id, ord);  -- also reads them in order, no sort
+
+-- Cited files as the last whole-store verification judged them, with what the verdicts
+-- depended on (the file's stat, HEAD, git's index): a run that finds the same stamp need not
+-- read the file again (verify/settled.py). Any change to a citation of the file forgets it,
+-- so a record never outlives the citations it judged.
+-- `citations_changed` counts changes to citations, so that a run writes what it learned
+-- only if no citation changed while it judged them.
+CREATE TABLE settled_files (
+    target TEXT PRIMARY KEY,
+    stamp TEXT NOT NULL,
+    verdicts TEXT  -- the citations that did not simply hold, by position (NULL: all held)
+) WITHOUT ROWID;
+INSERT INTO meta(key, value) VALUES ('citations_changed', 0);
+CREATE TRIGGER citations_settled_ai AFTER INSERT ON citations BEGIN
+    DELETE FROM settled_files WHERE target = new.target;
+    UPDATE meta SET value = value + 1 WHERE key = 'citations_changed';
+END;
+CREATE TRIGGER citations_settled_ad AFTER DELETE ON citations BEGIN
+    DELETE FROM settled_files WHERE target = old.target;
+    UPDATE meta SET value = value + 1 WHERE key = 'citations_changed';
+END;
+CREATE TRIGGER citations_settled_au AFTER UPDATE ON citations BEGIN
+    DELETE FROM settled_files WHERE target IN (old.target, new.target);
+    UPDATE meta SET value = value + 1 WHERE key = 'citations_changed';
+END;
 
 -- The vectors of the chunks of a memory's text (semantic.py), float16, one after the
 -- other, under the content hash they were made from: a memory is embedded again only

@@ -69,7 +69,7 @@ _COLUMNS = (
     "path", "name_key", "title", "tags", "content", "format", "created_at", "updated_at",
     "expires_at", "source", "confidence", "last_verified", "citation_count", "declared_id",
     "mtime_ns", "size", "hash", "error", "problems", "fts_title", "fts_tags", "fts_path",
-    "fts_content", "cjk",
+    "fts_content", "cjk", "mentions",
 )  # fmt: skip
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
@@ -90,9 +90,12 @@ def upsert(
     *,
     fresh: bool = False,
     children: Children | None = None,
+    mentions: bool = False,
 ) -> None:
     """Write one memory's row; its tags, links and citations go to `children`
-    (inserted at once by the caller), or are inserted now when none is given."""
+    (inserted at once by the caller), or are inserted now when none is given.
+    `mentions`: the file's bytes may mention code in prose (only those files are read
+    again for their mentions by a verification run)."""
     memory = doc.memory if doc else None
     meta = memory.meta if memory else None
     title = memory.title if memory else ""  # a property that reads the content: once
@@ -127,8 +130,13 @@ def upsert(
         segment(path),
         fts_content,
         cjk,
+        int(mentions and error is None),
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
+    conn.execute(
+        "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash) VALUES (?, ?, ?, ?)",
+        (path, mtime, size, digest),
+    )
     if not fresh:  # a memory seen for the first time has no old rows to clear
         for table in ("tags", "links", "citations"):
             conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))

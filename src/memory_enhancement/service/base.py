@@ -21,7 +21,6 @@ from memory_enhancement.core.timestamps import format_timestamp, now
 from memory_enhancement.index.index import Index
 from memory_enhancement.service.inputs import prepare_citations
 from memory_enhancement.service.results import WriteResult
-from memory_enhancement.store import formats
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.repofiles import RepoFiles
 from memory_enhancement.store.state import State
@@ -104,6 +103,8 @@ class ServiceBase:
         return self._written(target, warnings)
 
     def _write(self, loaded: Loaded, memory: Memory) -> None:
+        from memory_enhancement.store import formats
+
         fmt = formats.by_name(loaded.doc.memory.format)
         text = fmt.render(loaded.doc, memory)
         if text != loaded.decoded.text:

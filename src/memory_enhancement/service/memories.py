@@ -32,7 +32,6 @@ from memory_enhancement.service.inputs import (
     parse_links,
 )
 from memory_enhancement.service.results import Fetched, Listing, Summary, WriteResult
-from memory_enhancement.store import formats
 
 
 class Memories(ServiceBase):
@@ -128,6 +127,8 @@ class Memories(ServiceBase):
             citations=tuple(prepared),
         )
         with self.store.lock():
+            from memory_enhancement.store import formats
+
             fmt = formats.by_name(self.store.default_format())
             memory = Memory(target, content, meta, tuple(parse_links(links)), fmt.name)
             decoded = formats.Decoded(fmt.render(None, memory))

@@ -7,12 +7,13 @@ Timestamps are ISO 8601 UTC strings (`2026-01-31T12:00:00.000Z`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 from json.encoder import encode_basestring as _str  # C; the encoder's own, ensure_ascii=False
 from typing import TYPE_CHECKING, Any
 
+from memory_enhancement.core.batch_verdicts import BatchVerdicts
 from memory_enhancement.core.model import Citation, Link, Memory
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.service.results import Summary
@@ -203,6 +204,35 @@ def verification_json(result: MemoryVerification) -> str:
         encode = json.JSONEncoder(ensure_ascii=False).encode
         head += f', "mentions": [{", ".join(encode(mention_dict(c)) for c in result.mentions)}]'
     return head + "}"
+
+
+def verifications_json(results: Sequence[MemoryVerification]) -> Iterator[str]:
+    """`verification_json` of each result in turn. Of a whole-store run's lazy results
+    (`BatchVerdicts`), a memory whose citations all hold on their lines is written
+    straight from its index rows, the same text without building its result."""
+    if not isinstance(results, BatchVerdicts):
+        yield from map(verification_json, results)
+        return
+    targets: dict[str, str] = {}  # each cited path encoded once
+    for j in range(len(results)):
+        rows = results.settled(j)
+        if rows is None:
+            yield verification_json(results[j])
+            continue
+        parts = []
+        for target, line, end, snippet, *_ in rows:
+            path = targets.get(target)
+            if path is None:
+                path = targets[target] = _str(target)
+            parts.append(
+                f'{{"path": {path}, "line": {line}, "end_line": {_int(end)}, '
+                f'"snippet": {_opt(snippet)}, "status": "valid", "current_path": {path}, '
+                f'"current_line": {line}, "reason": "", "anchored": true, "renamed_to": null}}'
+            )
+        yield (
+            f'{{"memory_id": {_str(results.path(j))}, "valid": true, "confidence": 1.0, '
+            f'"stale_citations": [], "citations": [{", ".join(parts)}]}}'
+        )
 
 
 def _check_json(check: CitationCheck) -> str:

@@ -7,8 +7,10 @@ ref touches) and reads them; `verify.runs.Runner` verifies, records and fixes.
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING
 
+from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.memory_paths import normalize_category
 from memory_enhancement.index import queries
@@ -36,7 +38,7 @@ class Verification(Memories):
             from memory_enhancement.core.verdicts import VerifyOptions
 
             options = VerifyOptions()
-        return self._runner().run(batch, options, keep_uncited=True)
+        return self._runner().run(CitedBatch.of(batch), options, keep_uncited=True)
 
     def verify_all(
         self,
@@ -61,10 +63,28 @@ class Verification(Memories):
     def _verify_paths(self, paths: list[str] | None, options: VerifyOptions) -> VerifyRun:
         """A batch (all memories when paths is None) as the index knows them: the index
         is in step with the files (it syncs first), so nothing is parsed again;
-        unreadable memory files are reported as skipped."""
+        unreadable memory files are reported as skipped. A run over the whole store
+        skips the cited files that held at the last one and did not change since
+        (verify/settled.py), unless asked to recheck them."""
+        whole = paths is None
+        settled = None
+        started = time.time_ns()
         with self.index.connect() as conn:
-            batch, skipped = queries.verifiable(conn, paths, content=False)  # mentions read files
-        return self._runner().run(batch, options, skipped=skipped, whole_store=paths is None)
+            batch, skipped = queries.verifiable(conn, paths)
+            if whole:
+                known, changes = queries.settled_files(conn)
+        if whole:
+            from memory_enhancement.verify.settled import SettledFiles
+
+            known_now = {} if options.recheck else known
+            settled = SettledFiles(known_now, self.git, str(self.repo.root), started, changes)
+        run = self._runner().run(
+            batch, options, skipped=skipped, whole_store=whole, settled=settled
+        )
+        if settled is not None and settled.changed:
+            with self.index.connect(sync=False) as conn:
+                queries.settle_files(conn, settled.found, known, changes)
+        return run
 
     def _changed_paths(self, ref: str, category: str | None) -> list[str]:
         """Memories citing a file changed since ref, or whose own file changed (PR fast path)."""

@@ -9,6 +9,7 @@ Every path is checked to stay inside the store, symlinks included.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
@@ -28,8 +29,7 @@ from memory_enhancement.core.errors import (
 )
 from memory_enhancement.core.memory_paths import existing_path_candidates
 from memory_enhancement.core.model import MEMORY_SUFFIX
-from memory_enhancement.store import formats
-from memory_enhancement.store.formats.base import Decoded, Document
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES, Decoded, Document
 from memory_enhancement.store.scan import full_scan
 
 CONFIG_FILE = ".memory-enhancement.yaml"
@@ -119,6 +119,10 @@ class Store:
         return self.parse(path, data, stat, links=links)
 
     def parse(self, path: str, data: bytes, stat: os.stat_result, *, links: bool = True) -> Loaded:
+        # The formats (their parsers, YAML, markdown) are loaded when a file is parsed:
+        # a call whose index is in step parses nothing and need not load them.
+        from memory_enhancement.store import formats
+
         decoded = formats.decode(path, data)
         doc = formats.parse_text(path, decoded.text, links=links)
         return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size, data)
@@ -130,9 +134,11 @@ class Store:
         symlinked folder; only a symlinked file can then point out, so the full
         real-path check is made for those alone (it is the dearest part of a read).
         """
-        file: str | Path = os.path.join(self.root, path + MEMORY_SUFFIX)  # no Path: 10k reads
-        if not scanned or os.path.islink(file):
-            file = self.file_for(path)
+        if scanned:
+            quick = self._read_plain(path)
+            if quick is not None:
+                return quick
+        file: str | Path = self.file_for(path)
         try:
             # Non-blocking, and only a regular file is read: a FIFO named `x.md` would
             # otherwise hang every listing (and a sync holds the index's write lock).
@@ -145,8 +151,8 @@ class Store:
                     raise UnreadableMemoryError(
                         f"{path}: {special_kind(stat.st_mode)}, not a regular file"
                     )
-                if stat.st_size > formats.base.MAX_FILE_BYTES:
-                    data = handle.read(formats.base.MAX_FILE_BYTES + 1)
+                if stat.st_size > MAX_FILE_BYTES:
+                    data = handle.read(MAX_FILE_BYTES + 1)
                 else:
                     data = handle.read()
         except FileNotFoundError:
@@ -156,6 +162,39 @@ class Store:
         except OSError as exc:
             raise UnreadableMemoryError(f"{path}: cannot read file: {exc.strerror}") from None
         return data, stat
+
+    def _read_plain(self, path: str) -> tuple[bytes, os.stat_result] | None:
+        """`read_bytes` of a scanned path that names a plain file, with the fewest calls
+        (a bulk rewrite of a store re-reads every file): None for anything else (a
+        symlink, a FIFO, an error), which then takes the full way and its messages."""
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(f"{self._root_text}{path}{MEMORY_SUFFIX}", flags)
+        except OSError:
+            return None
+        try:
+            stat = os.fstat(fd)
+            if not S_ISREG(stat.st_mode):
+                return None
+            # The whole file, or one byte past the limit (the caller tells it too large).
+            want = MAX_FILE_BYTES + 1 if stat.st_size > MAX_FILE_BYTES else stat.st_size
+            chunks: list[bytes] = []
+            got = 0
+            while got < want:
+                chunk = os.read(fd, want - got)
+                if not chunk:
+                    break  # shorter than its stat said: truncated while read
+                chunks.append(chunk)
+                got += len(chunk)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), stat
+
+    @functools.cached_property
+    def _root_text(self) -> str:
+        return os.path.join(str(self.root), "")
 
     def default_format(self) -> str:
         """The format of new memories: configured, else what the store already holds."""
@@ -268,7 +307,7 @@ class Store:
 
 def check_size(path: str, data: bytes) -> None:
     """Refuse, before writing, a memory too large to be read back."""
-    limit = formats.base.MAX_FILE_BYTES
+    limit = MAX_FILE_BYTES
     if len(data) > limit:
         raise InvalidInputError(
             f"memory {path!r} would be {len(data)} bytes; the limit is {limit} bytes "

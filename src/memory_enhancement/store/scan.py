@@ -72,12 +72,14 @@ def rescan(
             _list(root, folder, files, stack)
             continue
         stack.extend(subdirs.get(folder, ()))
-        for path in by_dir.get(folder, ()):
-            if not check_files:
+        if not check_files:
+            for path in by_dir.get(folder, ()):
                 files[path] = old.files[path]
-                continue
+            continue
+        head = root if root.endswith(os.sep) else root + os.sep  # joined by hand: 10k files
+        for path in by_dir.get(folder, ()):
             try:
-                stat = os.stat(os.path.join(root, path + MEMORY_SUFFIX))
+                stat = os.stat(head + path + MEMORY_SUFFIX)
             except OSError:
                 continue  # deleted in place (the folder mtime would normally say so)
             files[path] = (stat.st_mtime_ns, stat.st_size)

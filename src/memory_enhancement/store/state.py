@@ -120,6 +120,18 @@ MIGRATIONS = [
                 ORDER BY v.id DESC LIMIT 1),
         seq = (SELECT max(rowid) FROM runs);
     """,
+    # A run over the whole store asks which memories it no longer vouches for: the marked
+    # ones it did not see. The summaries are wide (their last verdicts): an index answers
+    # that without reading them.
+    """
+    CREATE INDEX evidence_mark ON evidence(mark);
+    """,
+    # Which index (its instance and count of citation changes) the last whole-store run
+    # read: while they are the same, a memory whose cited files all kept their recorded
+    # verdicts (index `settled_files`) has the verdicts its summary holds (verify/history.py).
+    """
+    CREATE TABLE history_marks (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    """,
 ]
 
 

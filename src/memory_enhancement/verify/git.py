@@ -122,6 +122,7 @@ class Git:
         # play): history is walked back to it, and renames are looked for since then.
         self.horizon: datetime | None = None
         self._walked: tuple[int, tuple[list[int], list[str], str | None]] | None = None
+        self._parsed_head: str | None = None  # HEAD from `rev-parse` ("" when there is none)
 
     @classmethod
     def discover(cls, repo_root: Path) -> Git | None:
@@ -183,6 +184,20 @@ class Git:
         walk of it read it, so that this run does not walk it again."""
         if shas and (self._walked is None or self._walked[0] > 0):
             self._walked = (0, (times, shas, None))
+
+    def current_commit(self) -> str | None:
+        """HEAD's commit: from the first-parent history once read, else `git rev-parse`
+        (asked once per run)."""
+        if self._walked is not None:
+            _, (_, shas, before) = self._walked
+            return shas[-1] if shas else before
+        if self._parsed_head is None:
+            try:
+                found = self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
+            except GitError:
+                found = ""
+            self._parsed_head = found
+        return self._parsed_head or None
 
     def head(self) -> str | None:
         found = self._head

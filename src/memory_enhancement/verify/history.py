@@ -21,15 +21,16 @@ import json
 import sqlite3
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from memory_enhancement.core.model import is_url
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 
 if TYPE_CHECKING:
-    from memory_enhancement.core.verdicts import MemoryVerification
+    from memory_enhancement.core.batch_verdicts import BatchVerdicts
     from memory_enhancement.store.state import State
 
 RECENT_RUNS = 10
@@ -52,54 +53,80 @@ class Evidence:
 
 def record(
     state: State,
-    results: Sequence[MemoryVerification],
-    ids: Mapping[str, str],
+    results: BatchVerdicts,
     moment: datetime,
     commit: str | None,
     *,
     whole_store: bool = False,
+    mark: str | None = None,
 ) -> None:
     """Remember the verdicts of a run, per citation, with the time and the commit.
 
-    `ids` maps each memory's path to its citation ID (the history is kept by ID,
-    so a memory that moves keeps its record). What is written is what changed:
-    one run row, and for each memory only verdicts that differ from its last
-    recorded ones (with its summary). A run over the `whole_store` also vouches
-    for every memory whose verdicts did not change, without a write: readers
-    replay such runs onto each summary (see `_replay`), so a nightly verify-all
-    of an unchanged store costs a run row, not ten thousand.
+    The history is kept by citation ID (the batch's), so a memory that moves keeps its
+    record. What is written is what changed: one run row, and for each memory only
+    verdicts that differ from its last recorded ones (with its summary). A run over
+    the `whole_store` also vouches for every memory whose verdicts did not change,
+    without a write: readers replay such runs onto each summary (see `_replay`), so a
+    nightly verify-all of an unchanged store costs a run row, not ten thousand.
+    Memories are compared a chunk at a time against their summaries, in the text
+    `BatchVerdicts.compared` gives (written straight from the rows of a memory whose
+    citations all hold), so a run over 50,000 memories never holds them all.
+
+    `mark` names the index the run read (its instance and count of citation changes).
+    When the last whole-store run read the same one, no citation changed since, and a
+    memory whose cited files all kept their recorded verdicts (`as_recorded`) has the
+    verdicts that run gave it: it is vouched for without being compared.
     """
-    checked = [r for r in results if r.checks]
-    if not checked:
+    if not results.has_verdicts():
         return
+    ids = results.batch.ids
     stamp = format_timestamp(moment)
-    run_id = uuid.uuid4().hex
-    statuses: list[str] = []
-    # cid -> (path, the verdicts as compared, the result, mark)
-    current: dict[str, tuple[str, str, MemoryVerification, str]] = {}
-    for result in checked:
-        cid = ids.get(result.path)
-        if cid is None:
-            continue
-        # What is compared with the last run: each citation and where it stands, as
-        # plain values (`_value_`, not `.value`: the enum property is a Python call).
-        seen = [
-            (c.citation.target, c.citation.line, c.citation.end_line, c.status._value_,
-             c.current_path, c.current_line)
-            for c in result.checks
-        ]  # fmt: skip
-        marks = [item[3] for item in seen]
-        statuses += marks
-        kinds = set(marks)
-        # Only a run that checked something vouches for the memory: URLs skipped
-        # unchecked neither renew it nor count as a clean run.
-        mark = "x" if not kinds.isdisjoint(_FAILING) else ("" if kinds == _SKIPPED else ".")
-        current[cid] = (result.path, repr(seen), result, mark)
-    days = Counter(statuses)
+    days: Counter[str] = Counter()
+    checked = False
     with state.connect() as db:
         db.execute("BEGIN IMMEDIATE")
         try:
-            _write(db, run_id, stamp, commit, current, whole_store)
+            run = _Run(db, uuid.uuid4().hex, stamp, commit, whole_store)
+            vouched: set[str] = set()
+            same_index = whole_store and mark is not None and _last_mark(db) == mark
+            for start in range(0, len(results), _CHUNK):
+                current: dict[str, tuple[int, str, str]] = {}  # cid -> j, as compared, mark
+                for j in range(start, min(start + _CHUNK, len(results))):
+                    if same_index and results.as_recorded(j):
+                        statuses = results.statuses(j)
+                        cid = ids[results.order[j]]
+                        if statuses and cid is not None:
+                            checked = True
+                            days.update(statuses)
+                            vouched.add(cid)  # as last run: replayed onto its summary
+                        continue
+                    text, statuses = results.compared(j)
+                    if not statuses:
+                        continue
+                    checked = True
+                    cid = ids[results.order[j]]
+                    if cid is None:
+                        continue
+                    days.update(statuses)
+                    kinds = set(statuses)
+                    # Only a run that checked something vouches for the memory: URLs
+                    # skipped unchecked neither renew it nor count as a clean run.
+                    failing = not kinds.isdisjoint(_FAILING)
+                    mark = "x" if failing else ("" if kinds == _SKIPPED else ".")
+                    current[cid] = (j, text, mark)
+                vouched.update(current)
+                run.write(results, current)
+            if whole_store:
+                run.forget_others(vouched)
+            if whole_store and mark is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO history_marks(key, value) VALUES ('index', ?)", (mark,)
+                )
+            else:  # a summary may now hold what only this run said (a URL checked, say)
+                db.execute("DELETE FROM history_marks")
+            if not checked:
+                db.execute("ROLLBACK")
+                return
             db.executemany(
                 "INSERT INTO verdict_days(day, status, count) VALUES (?, ?, ?) "
                 "ON CONFLICT(day, status) DO UPDATE SET count = count + excluded.count",
@@ -114,66 +141,86 @@ def record(
 _FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
 _SKIPPED = {"skipped"}
 _SUMMARY = "citation_id, recent, last_verified, last_valid, mark, seq, runs, path, checks"
+_CHUNK = 2000  # memories compared and written at a time
 
 
-def _write(
-    db: sqlite3.Connection,
-    run_id: str,
-    stamp: str,
-    commit: str | None,
-    current: dict[str, tuple[str, str, MemoryVerification, str]],
-    whole_store: bool,
-) -> None:
-    """The run row, the verdicts that changed and the summaries that must be rewritten."""
-    cursor = db.execute(
-        "INSERT INTO runs(run_id, verified_at, commit_sha, scope) VALUES (?, ?, ?, ?)",
-        (run_id, stamp, commit, "all" if whole_store else None),
-    )
-    seq = cursor.lastrowid or 0
-    full = _full_runs(db)
-    if whole_store:
-        summaries = {row[0]: row for row in db.execute(f"SELECT {_SUMMARY} FROM evidence")}
-    else:
+class _Run:
+    """One run being written: its row, then the verdicts that changed, chunk by chunk."""
+
+    def __init__(
+        self, db: sqlite3.Connection, run_id: str, stamp: str, commit: str | None, whole: bool
+    ) -> None:
+        self.db, self.run_id, self.stamp, self.whole = db, run_id, stamp, whole
+        cursor = db.execute(
+            "INSERT INTO runs(run_id, verified_at, commit_sha, scope) VALUES (?, ?, ?, ?)",
+            (run_id, stamp, commit, "all" if whole else None),
+        )
+        self.seq = cursor.lastrowid or 0
+        self.full = _full_runs(db)
+        self.encode = json.JSONEncoder(separators=(",", ":")).encode
+
+    def write(self, results: BatchVerdicts, current: dict[str, tuple[int, str, str]]) -> None:
+        """The verdicts and summaries of one chunk of memories that must be written."""
+        db, seq = self.db, self.seq
         summaries = _summaries_of(db, list(current))
-    verdict_rows: list[tuple[str, str, str, str, int]] = []
-    rewritten: list[tuple[Any, ...]] = []
-    encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps makes one per call
-    for cid, (path, checks, result, mark) in current.items():
-        old = summaries.get(cid)
-        if whole_store and old is not None and old[8] == checks and old[7] == path:
-            continue  # unchanged: this run is replayed onto the summary when it is read
-        if old is None or old[8] != checks:
-            listed = [
-                [c.citation.ref, c.status._value_, c.current_path, c.current_line]
-                for c in result.checks
-            ]
-            failing = sum(c.status._value_ in _FAILING for c in result.checks)
-            verdict_rows.append((cid, run_id, path, encode(listed), failing))
-        recent, verified, valid, runs = _replay(old, full, before=seq)
-        if mark:
-            recent = (mark + recent)[:RECENT_RUNS]
-            verified = stamp
-            valid = stamp if mark == "." else valid
-            runs += 1
-        # A memory never vouched for has no last verification ("" reads as none).
-        rewritten.append((cid, recent, verified or "", valid, mark, seq, runs, path, checks))
-    if whole_store:
-        # Memories the whole store no longer vouches for (deleted, uncited): their summary
-        # stops collecting this and later runs.
-        for cid, row in summaries.items():
-            if cid not in current and row[4]:
-                recent, verified, valid, runs = _replay(row, full, before=seq)
-                rewritten.append((cid, recent, verified, valid, "", seq, runs, row[7], row[8]))
-    db.executemany(
-        "INSERT INTO verdicts(citation_id, run_id, path, checks, failing) VALUES (?, ?, ?, ?, ?)",
-        verdict_rows,
-    )
-    db.executemany(f"INSERT OR REPLACE INTO evidence({_SUMMARY}) VALUES ({_MARKS})", rewritten)
-    for cid, *_ in verdict_rows:
-        _prune(db, cid)
+        verdict_rows: list[tuple[str, str, str, str, int]] = []
+        rewritten: list[tuple[Any, ...]] = []
+        for cid, (j, checks, mark) in current.items():
+            path = results.path(j)
+            old = summaries.get(cid)
+            if self.whole and old is not None and old[8] == checks and old[7] == path:
+                continue  # unchanged: this run is replayed onto the summary when it is read
+            if old is None or old[8] != checks:
+                seen = results.seen(j)
+                listed = [[_ref(*item[:3]), item[3], item[4], item[5]] for item in seen]
+                failing = sum(item[3] in _FAILING for item in seen)
+                verdict_rows.append((cid, self.run_id, path, self.encode(listed), failing))
+            recent, verified, valid, runs = _replay(old, self.full, before=seq)
+            if mark:
+                recent = (mark + recent)[:RECENT_RUNS]
+                verified = self.stamp
+                valid = self.stamp if mark == "." else valid
+                runs += 1
+            # A memory never vouched for has no last verification ("" reads as none).
+            rewritten.append((cid, recent, verified or "", valid, mark, seq, runs, path, checks))
+        db.executemany(
+            "INSERT INTO verdicts(citation_id, run_id, path, checks, failing) "
+            "VALUES (?, ?, ?, ?, ?)",
+            verdict_rows,
+        )
+        db.executemany(f"INSERT OR REPLACE INTO evidence({_SUMMARY}) VALUES ({_MARKS})", rewritten)
+        for cid, *_ in verdict_rows:
+            _prune(db, cid)
+
+    def forget_others(self, vouched: set[str]) -> None:
+        """Memories the whole store no longer vouches for (deleted, uncited): their summary
+        stops collecting this and later runs."""
+        db, seq = self.db, self.seq
+        others = [
+            cid
+            for (cid,) in db.execute("SELECT citation_id FROM evidence WHERE mark != ''")
+            if cid not in vouched
+        ]
+        rewritten = []
+        for row in _summaries_of(db, others).values():
+            recent, verified, valid, runs = _replay(row, self.full, before=seq)
+            rewritten.append((row[0], recent, verified, valid, "", seq, runs, row[7], row[8]))
+        db.executemany(f"INSERT OR REPLACE INTO evidence({_SUMMARY}) VALUES ({_MARKS})", rewritten)
 
 
 _MARKS = ", ".join("?" * 9)
+
+
+def _last_mark(db: sqlite3.Connection) -> str | None:
+    row = db.execute("SELECT value FROM history_marks WHERE key = 'index'").fetchone()
+    return str(row[0]) if row else None
+
+
+def _ref(target: str, line: int | None, end: int | None) -> str:
+    """A citation's canonical one-line form (`Citation.ref`) from its values."""
+    if line is None or is_url(target):
+        return target
+    return f"{target}:{line}-{end}" if end is not None and end != line else f"{target}:{line}"
 
 
 def _full_runs(db: sqlite3.Connection) -> tuple[list[int], list[str]]:

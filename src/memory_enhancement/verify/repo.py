@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import os
-import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,8 +23,10 @@ _BINARY_PROBE = 8192
 # What str.split() counts as whitespace: the ASCII ones but the newline, deleted from the
 # bytes in C, and the others as UTF-8 (a file holding any takes the slow way).
 _ASCII_SPACE = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
-_UNICODE_SPACE = re.compile(
-    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80"
+# Every character past ASCII that `str.isspace` calls whitespace (one `in` each on the
+# decoded text: faster than a regex over the bytes).
+_UNICODE_SPACE = "\x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(
+    map(chr, range(0x2000, 0x200B))
 )
 
 
@@ -45,13 +46,21 @@ class SourceFile:
     status: SourceStatus
     text: str = field(default="", repr=False)
     reason: str = ""
-    # The text with every whitespace character but newlines removed, when that could be
-    # done on the bytes in C (see `squashed_text`); verification compares in that form.
-    squashed: str | None = field(default=None, repr=False, compare=False)
+    # The file's stat when it was opened (size, mtime, inode, ctime): a record that the
+    # file's citations held names it (verify/settled.py).
+    stamp: tuple[int, int, int, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_text(self) -> bool:
         return self.status is SourceStatus.TEXT
+
+    @cached_property
+    def squashed(self) -> str | None:
+        """The text with every whitespace character but newlines removed, when that can be
+        done on the bytes in C (see `squashed_text`): verification compares in that form.
+        Worked out on first use: a citation that still holds on its line needs only its
+        line squashed, not the whole file."""
+        return squashed_text(self.text.encode("utf-8"), self.text) if self.is_text else None
 
     @cached_property
     def lines(self) -> Sequence[str]:
@@ -74,30 +83,41 @@ class Repository:
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.abspath(self.root))
+        self._root = str(self.root)
         self._real_root = os.path.realpath(self.root)
-        self._real_dirs: dict[str, str] = {}
+        self._inside_dirs: dict[str, bool] = {}
 
     def resolve(self, rel: str) -> Path | None:
         """The file a repository-relative path names, or None when it would leave the root."""
+        found = self._locate(rel)
+        if found is None or (os.path.islink(found) and not self._link_inside(found)):
+            return None
+        return Path(found)
+
+    def _link_inside(self, file: str) -> bool:
+        return _within(os.path.realpath(file), self._real_root)
+
+    def _locate(self, rel: str) -> str | None:
+        """The file a path names, unless the path or a folder on the way (a symlink) leads
+        out of the root; the file itself may still be a symlink (the caller checks)."""
         if not rel or os.path.isabs(rel) or "\x00" in rel or rel.startswith("\\"):
             return None
-        candidate = os.path.normpath(os.path.join(self.root, rel))
-        if not _within(candidate, str(self.root)):
-            return None
-        if not _within(self._realpath(candidate), self._real_root):
-            return None
-        return Path(candidate)
+        if "//" in rel or "/." in "/" + rel or rel.endswith("/"):
+            candidate = os.path.normpath(os.path.join(self._root, rel))
+            if not _within(candidate, self._root):
+                return None
+        else:  # a plain relative path (most are): nothing to normalize
+            candidate = os.path.join(self._root, rel)
+        return candidate if self._folder_inside(os.path.dirname(candidate)) else None
 
-    def _realpath(self, path: str) -> str:
-        """os.path.realpath, with each folder's resolved once per run (a run resolves
-        thousands of files in a few hundred folders; realpath stats every component)."""
-        if os.path.islink(path):
-            return os.path.realpath(path)
-        folder, name = os.path.split(path)
-        real = self._real_dirs.get(folder)
-        if real is None:
-            real = self._real_dirs[folder] = os.path.realpath(folder)
-        return os.path.join(real, name)
+    def _folder_inside(self, folder: str) -> bool:
+        """Whether a folder, symlinks resolved, is inside the root: once per folder per run
+        (a run reads thousands of files in a few hundred folders; realpath stats every
+        component of the path)."""
+        inside = self._inside_dirs.get(folder)
+        if inside is None:
+            inside = self._inside_dirs[folder] = _within(os.path.realpath(folder), self._real_root)
+        return inside
 
     def read(self, rel: str) -> SourceFile:
         """The cited file's lines, read once and cached."""
@@ -106,20 +126,44 @@ class Repository:
             cached = self._cache[rel] = self._read(rel)
         return cached
 
+    def stamp(self, rel: str) -> tuple[int, int, int, int] | None:
+        """The file's stat now, as `SourceFile.stamp` records it; None when it cannot be
+        read as a regular file inside the repository."""
+        file = self._locate(rel)
+        if file is None:
+            return None
+        try:
+            info = os.lstat(file)
+            if stat.S_ISLNK(info.st_mode):
+                if not self._link_inside(file):
+                    return None
+                info = os.stat(file)
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+
     def forget(self, rel: str) -> None:
         """Let go of a file read (a long run keeps only the files it still needs)."""
         self._cache.pop(rel, None)
 
     def _read(self, rel: str) -> SourceFile:
-        file = self.resolve(rel)
+        file = self._locate(rel)
         if file is None:
-            return SourceFile(rel, SourceStatus.OUTSIDE, reason="path leaves the repository root")
+            return _outside(rel)
         try:
             # Only regular files are opened: opening a FIFO blocks until a writer
             # comes (under the store's write lock, for `citation add`), and a
             # device may act on being opened. The stat decides before any open;
-            # O_NONBLOCK and a second look cover a file swapped in between.
-            refused = _not_regular(rel, os.stat(file).st_mode)
+            # O_NONBLOCK and a second look cover a file swapped in between. A symlink
+            # is followed only when it stays inside the repository.
+            mode = os.lstat(file).st_mode
+            if stat.S_ISLNK(mode):
+                if not self._link_inside(file):
+                    return _outside(rel)
+                mode = os.stat(file).st_mode
+            refused = _not_regular(rel, mode)
             if refused is not None:
                 return refused
             fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -140,7 +184,8 @@ class Repository:
         if b"\x00" in data[:_BINARY_PROBE]:
             return SourceFile(rel, SourceStatus.BINARY, reason="binary file")
         text = data.decode("utf-8", errors="replace")
-        return SourceFile(rel, SourceStatus.TEXT, text, squashed=squashed_text(data, text))
+        stamp = (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+        return SourceFile(rel, SourceStatus.TEXT, text, stamp=stamp)
 
 
 def squashed_text(data: bytes, text: str) -> str | None:
@@ -148,9 +193,13 @@ def squashed_text(data: bytes, text: str) -> str | None:
     line by line it equals `squash(line)`, at a fraction of the cost of squashing each of
     a big file's lines. None when the file holds invalid UTF-8 or non-ASCII whitespace
     (then the caller squashes line by line)."""
-    if not data.isascii() and ("\ufffd" in text or _UNICODE_SPACE.search(data)):
+    if not data.isascii() and ("\ufffd" in text or any(ch in text for ch in _UNICODE_SPACE)):
         return None
     return data.translate(None, _ASCII_SPACE).decode("utf-8")
+
+
+def _outside(rel: str) -> SourceFile:
+    return SourceFile(rel, SourceStatus.OUTSIDE, reason="path leaves the repository root")
 
 
 def _not_regular(rel: str, mode: int) -> SourceFile | None:

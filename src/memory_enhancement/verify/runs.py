@@ -13,14 +13,17 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memory_enhancement.core.model import Fix, Verifiable
+from memory_enhancement.core.batch import CitedBatch
+from memory_enhancement.core.batch_verdicts import BatchVerdicts
+from memory_enhancement.core.model import Fix
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.core.verdicts import (
     UNCOUNTED,
+    CitationCheck,
     MemoryVerification,
     Verdict,
     VerifyOptions,
@@ -29,9 +32,9 @@ from memory_enhancement.core.verdicts import (
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import confidence, history
-from memory_enhancement.verify.fixes import apply_fixes
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
+from memory_enhancement.verify.settled import SettledFiles
 from memory_enhancement.verify.verifier import Verifier
 
 
@@ -47,41 +50,43 @@ class Runner:
 
     def run(
         self,
-        batch: Sequence[Verifiable],
+        batch: CitedBatch,
         options: VerifyOptions,
         *,
         skipped: Iterable[str] = (),
         keep_uncited: bool = False,
         whole_store: bool = False,
+        settled: SettledFiles | None = None,
     ) -> VerifyRun:
         """Verify the batch; memories with nothing to check are dropped unless keep_uncited.
 
         `whole_store`: the batch is every memory of the store (verify-all without a
-        category or a ref), which lets the history skip what did not change."""
-        memories = [memory for memory, _, _ in batch]
-        ids = {memory.path: cid for memory, _, cid in batch if cid}
+        category or a ref), which lets the history skip what did not change. The
+        results are kept as the batch's rows (core/batch_verdicts.py) unless fixes are
+        asked for, which need every result built. `settled`: the files whose citations
+        held at the last whole-store run (verify/settled.py), learned anew by this one."""
         urls = None
         if options.check_urls:
             from memory_enhancement.verify.urls import UrlChecker
 
             urls = UrlChecker(timeout=options.url_timeout)
         verifier = Verifier(self.repo, self.git, urls)
-        results = verifier.verify_memories(memories)
-        if options.include_mentions:
-            results = self._with_mentions(batch, results)
-        recorded = [replace(r, checks=r.everything) if r.mentions else r for r in results]
+        valid, checks = verifier.verify_batch(batch, settled)
+        mentions = self._mentions(batch) if options.include_mentions else {}
+        prefix = _store_prefix(str(self.store.root), str(self.repo.root))
+        results = BatchVerdicts(batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited)
+        results.judged = verifier.judged
         history.record(
-            self.state, recorded, ids, self.clock(), self.git.head() if self.git else None,
-            whole_store=whole_store,
+            self.state, results, self.clock(), self.git.current_commit() if self.git else None,
+            whole_store=whole_store, mark=settled.mark if settled is not None else None,
         )  # fmt: skip
-        lines = {memory.path: tuple(at) for memory, at, _ in batch}
-        decorated = [
-            MemoryVerification(r.path, r.checks, r.mentions, self._file(r.path), lines[r.path])
-            for r in results
-        ]
-        kept = [r for r in decorated if keep_uncited or r.checks or r.mentions]
         fixes: list[Fix] = []
+        kept: Sequence[MemoryVerification] = results
         if options.fix or options.write:
+            from memory_enhancement.verify.fixes import apply_fixes
+
+            kept = list(results)
+            ids = {path: cid for path, cid in zip(batch.paths, batch.ids, strict=True) if cid}
             fixes = apply_fixes(
                 self.store, self.repo, kept, self._states(kept, ids),
                 stamp=format_timestamp(self.clock()), fix=options.fix, write=options.write,
@@ -90,18 +95,20 @@ class Runner:
         skipped = list(skipped)
         return VerifyRun(kept, fixes, skipped, [self._unreadable(reason) for reason in skipped])
 
-    def _with_mentions(
-        self, batch: Sequence[Verifiable], results: list[MemoryVerification]
-    ) -> list[MemoryVerification]:
-        """Prose mentions, verified from history as citations (verify/mentions.py)."""
+    def _mentions(self, batch: CitedBatch) -> dict[int, tuple[CitationCheck, ...]]:
+        """Prose mentions, verified from history as citations (verify/mentions.py), of the
+        memories whose files may mention code (the index read every file's bytes)."""
+        which = sorted(batch.mentionable)
+        if not which:
+            return {}
         from memory_enhancement.verify.mentions import MentionChecker
 
         checker = MentionChecker(self.store, self.repo, self.git, self.state)
-        found = checker.check(batch)
-        return [replace(r, mentions=m) if m else r for r, m in zip(results, found, strict=True)]
+        found = checker.check([batch.verifiable(i) for i in which])
+        return {i: checks for i, checks in zip(which, found, strict=True) if checks}
 
     def _states(
-        self, results: list[MemoryVerification], ids: dict[str, str]
+        self, results: Sequence[MemoryVerification], ids: dict[str, str]
     ) -> dict[str, tuple[float, datetime]]:
         """Per memory, its confidence now (see confidence.py) and the time of this verification."""
         now = self.clock()

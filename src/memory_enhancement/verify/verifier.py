@@ -16,38 +16,28 @@ the files alone, then the undecided ones are resolved with history together.
 
 from __future__ import annotations
 
-import bisect
-import itertools
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memory_enhancement.core.batch import CitedBatch, Row
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
+from memory_enhancement.verify.decisions import Pending, decide, described, span_of, stale
+from memory_enhancement.verify.file_text import FileText, FileTexts
 from memory_enhancement.verify.git import Git, LineMap
 from memory_enhancement.verify.repo import Repository, SourceFile, SourceStatus
+from memory_enhancement.verify.settled import SettledFiles, Stamp, give
+from memory_enhancement.verify.unchanged import without_map
 
 if TYPE_CHECKING:
     from memory_enhancement.verify.urls import UrlChecker
 
 
-@dataclass
-class _Pending:
-    """A citation whose verdict needs history: where to look and what was found."""
-
-    citation: Citation
-    path: str  # where the file is now (after a rename)
-    candidates: list[int]
-    renamed_to: str | None = None
-    result: CitationCheck | None = None
-    at_line: bool = False  # the cited line still holds the snippet (maybe as part of more)
-    wanted: str = ""  # the snippet, squashed
-
-
-_UNSET: Any = None
+HERE, AT_LINE = 1, 2  # how a citation stands in its file (see `Verifier._on_line`)
 
 
 @dataclass
@@ -57,91 +47,198 @@ class Verifier:
     repo: Repository
     git: Git | None = None
     urls: UrlChecker | None = None
-    _squashed: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _texts: FileTexts = field(default_factory=FileTexts, repr=False)
     _bases: dict[str | None, str | None] = field(default_factory=dict, repr=False)
-    _counts: dict[str, Counter[str]] = field(default_factory=dict, repr=False)
-    _joined_texts: dict[str, str] = field(default_factory=dict, repr=False)
-    _starts: dict[str, list[int]] = field(default_factory=dict, repr=False)
-    _found: dict[str, dict[tuple[str, int], list[int]]] = field(default_factory=dict, repr=False)
+    _maps: dict[str, dict[str, LineMap | None]] = field(default_factory=dict, repr=False)
+    # After a run given a record of the cited files: those it judged (the others recalled).
+    judged: set[str] | None = field(default=None, repr=False)
 
     def verify_memories(self, memories: Iterable[Memory]) -> list[MemoryVerification]:
-        """Verify a batch in one pass over its cited files: each file's citations are
-        judged together and the file's working copies are dropped after it (a run's
-        memory stays that of the largest file, not of all of them); only memories with
-        a citation left for history (or a URL to fetch) are completed after the batch."""
+        """Verify a batch of memories (see `verify_batch`), each result in full."""
         memories = list(memories)
-        if self.git is not None:
-            self.git.horizon = _oldest_stamp(memories)
-        cited: list[Citation] = []
+        batch = CitedBatch.of([(memory, (), None) for memory in memories])
+        _, checks = self.verify_batch(batch)
+        results = []
+        for i, memory in enumerate(memories):
+            rows = range(batch.starts[i], batch.starts[i + 1])
+            results.append(MemoryVerification(memory.path, tuple(
+                checks[k] if k in checks else self._valid_here(batch.citation(k))
+                for k in rows
+            )))  # fmt: skip
+        return results
+
+    def verify_batch(
+        self, batch: CitedBatch, settled: SettledFiles | None = None
+    ) -> tuple[bytearray, dict[int, CitationCheck]]:
+        """Verify every citation of a batch in one pass over its cited files.
+
+        Returns, per row of the batch, 1 where the citation is valid on its line (the
+        common case, judged on the row itself: no `Citation` is made for it), and the
+        verdict on each other row. Each file's citations are judged together and the
+        file's working copies are dropped after it (a run's memory stays that of the
+        largest file, not of all of them). A citation whose line holds its text but
+        which history must confirm (`AT_LINE`) is valid when git has no change to the
+        file since the citation's commit; only the rest go to history, together.
+
+        With `settled` (a run over the whole store), a file that is as it was at the last
+        such run is not read: its citations' verdicts are as recorded then
+        (verify/settled.py); every file judged is recorded there.
+        """
+        rows = batch.rows
         by_file: dict[str, list[int]] = {}
-        for memory in memories:
-            for citation in memory.meta.citations:
-                by_file.setdefault(citation.target, []).append(len(cited))
-                cited.append(citation)
-        outcomes: list[CitationCheck | _Pending] = [_UNSET] * len(cited)
-        waiting = bytearray(len(cited))
-        pending: list[_Pending] = []
-        settle, local = self._settled, self._local
-        for indexes in by_file.values():
+        for k, row in enumerate(rows):
+            by_file.setdefault(row[0], []).append(k)
+        valid = bytearray(len(rows))
+        checks: dict[int, CitationCheck] = {}
+        pending: dict[int, Pending] = {}
+        at_line: list[int] = []
+        stamps: dict[str, Stamp | None] = {}
+        judged = by_file
+        if settled is not None:
+            judged = {
+                target: indexes
+                for target, indexes in by_file.items()
+                if target not in settled.known
+                or (recorded := settled.recall(target, self.repo.stamp(target))) is None
+                or not give(recorded, indexes, batch, valid, checks)
+            }
+        self.judged = set(judged) if settled is not None else None
+        if self.git is not None:  # history is read back to the oldest stamp judged
+            stamped = {rows[k][4] for indexes in judged.values() for k in indexes}
+            self.git.horizon = _oldest_stamp(s for s in stamped if s)
+        for target, indexes in judged.items():
             known = len(self.repo._cache)
             held = False
+            source = self.repo.read(target) if "://" not in target else None
+            stamps[target] = source.stamp if source is not None else None
+            text = None
+            if source is not None and source.status is SourceStatus.TEXT:
+                text = self._texts.get(target, source, len(indexes))
             for k in indexes:
-                outcome = settle(cited[k]) or local(cited[k])
-                if type(outcome) is _Pending:
-                    pending.append(outcome)
-                    waiting[k] = held = True
-                outcomes[k] = outcome
+                code = self._row_code(rows[k], text) if text is not None else 0
+                if code == HERE:
+                    valid[k] = 1
+                    continue
+                if code == AT_LINE:
+                    at_line.append(k)
+                    held = True
+                    continue
+                outcome = self._local(batch.citation(k))
+                if type(outcome) is Pending:
+                    pending[k] = outcome
+                    held = True
+                else:
+                    checks[k] = outcome  # type: ignore[assignment]
             self._forget(list(self.repo._cache)[known:], keep_source=held)
-        results: list[MemoryVerification] = []
-        unfinished: list[tuple[int, str, list[CitationCheck | _Pending]]] = []
-        start = 0
-        for memory in memories:
-            end = start + len(memory.meta.citations)
-            row = outcomes[start:end]
-            if self.urls is not None or waiting.find(1, start, end) != -1:
-                unfinished.append((len(results), memory.path, row))
-            results.append(MemoryVerification(memory.path, tuple(row)))  # type: ignore[arg-type]
-            start = end
-        self._resolve_with_history(pending)
-        self._check_urls([row for _, _, row in unfinished])
-        for at, path, row in unfinished:
-            checks = tuple(item.result if isinstance(item, _Pending) else item for item in row)
-            results[at] = MemoryVerification(path, checks)  # type: ignore[arg-type]
-        return results
+        for k in self._unchanged_since_base(rows, at_line, pending.values()):
+            valid[k] = 1
+        for k in at_line:
+            if not valid[k]:
+                outcome = self._local(batch.citation(k))  # history decides (a Pending)
+                if type(outcome) is Pending:
+                    pending[k] = outcome
+                else:
+                    checks[k] = outcome  # type: ignore[assignment]
+        self._resolve_with_history(list(pending.values()))
+        for k, item in pending.items():
+            assert item.result is not None
+            checks[k] = item.result
+        self._check_urls(checks)
+        if settled is not None:
+            for target, stamp in stamps.items():
+                said = {n: checks[k] for n, k in enumerate(by_file[target]) if k in checks}
+                settled.record(target, stamp, said)
+        return valid, checks
+
+    def _row_code(self, row: Row, text: FileText) -> int:
+        """The common cases, judged on the index row (its file a readable text file):
+        `HERE` (valid on its line), `AT_LINE` (its line holds the text, history must
+        confirm), or 0 (the full way, `_local`)."""
+        line, end, snippet = row[1], row[2], row[3]
+        if line is None or not snippet:
+            return 0
+        wanted = "".join(snippet.split())
+        if not wanted:
+            return 0
+        return self._on_line(text, line, 1 if end is None else end - line + 1, wanted, row)
+
+    def _on_line(self, text: FileText, line: int, span: int, wanted: str, row: Row) -> int:
+        """How a citation that names a line stands in its file (not renamed), from the
+        file alone: `HERE` when its line says the snippet and no other line does (or when
+        history cannot tell the copies apart, which is what the search ends in);
+        `AT_LINE` when its line holds the snippet but as part of a longer line or as one
+        of several copies, so history must tell whether this line is still the one
+        cited; else 0 (the snippet is elsewhere, if anywhere: `text.occurrences`)."""
+        if self._base_of(row) is None:
+            # Copies cannot be told apart: whether the line holds the snippet is all that
+            # matters, and the cited lines alone tell it (most of the time).
+            holds = text.holds_at(line, span, wanted)
+            if holds is not None:
+                return HERE if holds else 0
+        if span == 1:
+            # Said exactly on its line: the count of copies matters only when history could
+            # tell them apart (`only_here` for one line, cheaper in this order).
+            lines = text.lines
+            said = line <= len(lines) and lines[line - 1] == wanted
+            if said and (self._base_of(row) is None or text.how_many(wanted) == 1):
+                return HERE
+        else:
+            here = text.only_here(line, span, wanted)
+            if here is not None and (here or self._base_of(row) is None):
+                return HERE
+        if not text.starts_on(line, span, wanted):
+            return 0
+        if self._base_of(row) is None:
+            return HERE
+        candidates = text.occurrences(wanted, span)
+        window = "".join(text.lines[line - 1 : line - 1 + span])
+        return HERE if len(candidates) == 1 and window == wanted else AT_LINE
+
+    def _unchanged_since_base(
+        self, rows: list[Row], at_line: list[int], pending: Iterable[Pending]
+    ) -> list[int]:
+        """Those `at_line` rows whose file git has no change for since the row's base
+        commit (no line map): their line is still the one cited. The maps are asked once
+        per base, for these files and those of the citations already waiting for history,
+        and kept for the history pass."""
+        bases = {k: self._base_of(rows[k]) for k in at_line}
+        by_base: dict[str, set[str]] = defaultdict(set)
+        for k, base in bases.items():
+            if base is not None:
+                by_base[base].add(rows[k][0])
+        if by_base:
+            for item in pending:
+                base = self._base(item.citation)
+                if base is not None:
+                    by_base[base].add(item.citation.target)
+        if self.git is not None and by_base:
+            self.git.will_ask(by_base)
+            for base, paths in without_map(self.git, self.repo, by_base).items():
+                self._maps.setdefault(base, {}).update(dict.fromkeys(paths))
+        maps = {base: self._line_maps(base, paths) for base, paths in by_base.items()}
+        return [k for k, base in bases.items() if base is None or rows[k][0] not in maps[base]]
+
+    def _line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
+        """git's line maps from a base commit, each (base, path) asked once per run."""
+        known = self._maps.setdefault(base, {})
+        ask = {p for p in paths if p not in known}
+        if ask and self.git is not None:
+            found = self.git.line_maps(base, ask)
+            for path in ask:
+                known[path] = found.get(path)
+        return {p: m for p in paths if (m := known.get(p)) is not None}
 
     def _forget(self, paths: list[str], *, keep_source: bool) -> None:
         """Drop what was worked out about these files (their citations are judged); their
         text too unless a citation waits for history, which reads it again."""
         for path in paths:
-            self._squashed.pop(path, None)
-            self._counts.pop(path, None)
-            self._joined_texts.pop(path, None)
-            self._starts.pop(path, None)
-            self._found.pop(path, None)
+            self._texts.forget(path)
             if not keep_source:
                 self.repo.forget(path)
 
-    def _settled(self, citation: Citation) -> CitationCheck | None:
-        """The common case, settled with the least work: a one-line citation whose line
-        still says exactly its snippet (whitespace aside), and no other line does.
-        Everything else (None) takes the full way through `_local`."""
-        line, snippet = citation.line, citation.snippet
-        if line is None or not snippet or citation.end_line is not None:
-            return None
-        target = citation.target
-        source = self.repo.read(target)
-        if source.status is not SourceStatus.TEXT or "://" in target:
-            return None
-        squashed = self._squashed.get(target) or self._squashed_lines(target, source)
-        if line > len(squashed):
-            return None
-        wanted = squashed[line - 1]
-        if wanted != "".join(snippet.split()) or not wanted:
-            return None
-        counts = self._counts.get(target) or self._line_counts(target, squashed)
-        if counts[wanted] != 1:
-            return None
-        return CitationCheck(citation, Verdict.VALID, target, line)
+    @staticmethod
+    def _valid_here(citation: Citation) -> CitationCheck:
+        return CitationCheck(citation, Verdict.VALID, citation.target, citation.line)
 
     def verify(self, memory: Memory) -> MemoryVerification:
         return self.verify_memories([memory])[0]
@@ -149,7 +246,7 @@ class Verifier:
     def check(self, citation: Citation) -> CitationCheck:
         """One citation on its own (mentions, tests)."""
         outcome = self._local(citation)
-        if isinstance(outcome, _Pending):
+        if isinstance(outcome, Pending):
             self._resolve_with_history([outcome])
             assert outcome.result is not None
             return outcome.result
@@ -157,7 +254,7 @@ class Verifier:
 
     # -- pass 1: the files alone ------------------------------------------------
 
-    def _local(self, citation: Citation) -> CitationCheck | _Pending:
+    def _local(self, citation: Citation) -> CitationCheck | Pending:
         if citation.is_url:
             return CitationCheck(citation, Verdict.SKIPPED, reason="URL not checked")
         source = self.repo.read(citation.target)
@@ -169,7 +266,7 @@ class Verifier:
 
     def _in_file(
         self, citation: Citation, source: SourceFile, path: str, renamed: bool = False
-    ) -> CitationCheck | _Pending:
+    ) -> CitationCheck | Pending:
         line, snippet = citation.line, citation.snippet
         moved = Verdict.MOVED if renamed else Verdict.VALID
         where = f"renamed to {path}; " if renamed else ""
@@ -183,39 +280,35 @@ class Verifier:
             last = citation.end_line or line
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
+        span = span_of(citation)
+        text = self._texts.get(path, source)
         if line is not None and not renamed:
-            here = self._only_here(path, source, citation, wanted)
-            if here is not None and (here or self._base(citation) is None):
-                # Said exactly on its line: valid when no other line says it, or when
-                # history cannot tell the copies apart (what the search below ends in).
+            row = _row_of(citation)
+            code = self._on_line(text, line, span, wanted, row)
+            if code == HERE:
                 return CitationCheck(citation, Verdict.VALID, path, line)
-        candidates = self._occurrences(path, source, wanted, _span(citation))
-        if line is not None and line in candidates and not renamed:
-            window = "".join(source.lines[line - 1 : line - 1 + _span(citation)])
-            if len(candidates) == 1 and squash(window) == wanted:
-                return CitationCheck(citation, Verdict.VALID, path, line)
-            if self._base(citation) is None:
-                return CitationCheck(citation, Verdict.VALID, path, line)
-            # The text is on its line, but as part of a longer line or as one of several
-            # copies: history tells whether this line is still the one that was cited.
-            return _Pending(citation, path, candidates, at_line=True, wanted=wanted)
+            candidates = text.occurrences(wanted, span)
+            if code == AT_LINE:
+                return Pending(citation, path, candidates, at_line=True, wanted=wanted)
+        else:
+            candidates = text.occurrences(wanted, span)
         if line is None and candidates:
             found = candidates[0]
             reason = f"{where}snippet at line {found}"
             return CitationCheck(citation, moved, path, found, reason, renamed_to)
         if not candidates:
             if line is not None and not renamed and self._base(citation) is not None:
-                return _Pending(citation, path, [], wanted=wanted)  # stale; history says where
-            return self._stale(citation, source, path, where)
-        return _Pending(citation, path, candidates, renamed_to, wanted=wanted)
+                return Pending(citation, path, [], wanted=wanted)  # stale; history says where
+            return stale(citation, source, path, where)
+        return Pending(citation, path, candidates, renamed_to, wanted=wanted)
 
-    def _missing(self, citation: Citation) -> CitationCheck | _Pending:
+    def _missing(self, citation: Citation) -> CitationCheck | Pending:
         renamed = self.git.renames.get(citation.target) if self.git else None
         if renamed:
             source = self.repo.read(renamed)
             if source.is_text:
                 outcome = self._in_file(citation, source, renamed, renamed=True)
-                if isinstance(outcome, _Pending):
+                if isinstance(outcome, Pending):
                     return outcome
                 if outcome.status in (Verdict.MOVED, Verdict.VALID):
                     return outcome
@@ -227,143 +320,9 @@ class Verifier:
                 )
         return CitationCheck(citation, Verdict.MISSING, reason=f"{citation.target} not found")
 
-    def _stale(
-        self,
-        citation: Citation,
-        source: SourceFile,
-        path: str,
-        where: str,
-        line_map: LineMap | None = None,
-    ) -> CitationCheck:
-        """A stale verdict whose reason quotes what is there now.
-
-        With history, "there" is where git's diff put the cited line: after lines
-        were inserted above an edited line, the cited line number holds some
-        other line, and quoting it would send the reader to the wrong place.
-        """
-        if citation.line is None:
-            return CitationCheck(citation, Verdict.STALE, path, None, f"{where}snippet not in file")
-        start = citation.line
-        if line_map is not None:
-            if citation.end_line is None and line_map.deleted(start):
-                reason = f"{where}line {start} was deleted"
-                return CitationCheck(citation, Verdict.STALE, path, None, reason)
-            start = line_map.expected(start)
-        line = _first_changed(citation, source, start)
-        cited = citation.line + (line - start)
-        if line > len(source.lines):
-            reason = f"line {line} is past the end of {path} ({len(source.lines)} lines)"
-        else:
-            now = source.lines[line - 1].strip()
-            text = f"now reads `{_short(now)}`" if now else "is blank"
-            if line != cited:
-                text = f"changed (line {line} {text.removeprefix('now ')})"
-            reason = f"line {cited} {text}"
-        return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
-
-    def _only_here(
-        self, path: str, source: SourceFile, citation: Citation, wanted: str
-    ) -> bool | None:
-        """The common case, decided at once: True when the cited line says exactly the
-        snippet and no other line of the file says the same (a line merely containing it
-        is not a copy of it); False when it says it but so do others; None when it does
-        not say it. A range is checked with two searches of the whole file."""
-        line = citation.line or 1
-        span = _span(citation)
-        squashed = self._squashed_lines(path, source)
-        if span == 1:
-            if line > len(squashed) or squashed[line - 1] != wanted:
-                return None
-            return self._line_counts(path, squashed)[wanted] == 1
-        # The squashed range is the range's squashed lines joined (whitespace goes per
-        # character), so the raw lines are not needed.
-        if "".join(squashed[line - 1 : line - 1 + span]) != wanted:
-            return None
-        text = self._joined(path, source)
-        first = text.find(wanted)
-        if text.find(wanted, first + 1) == -1:
-            return True
-        # Said on its lines, but not only there: "False" only where the search of
-        # _occurrences would find it there too (the whole range in the file, starting
-        # on a line that is not blank), else the caller takes the long way.
-        inside = line - 1 + span <= len(squashed) and bool(squashed[line - 1])
-        return False if inside else None
-
-    def _squashed_lines(self, path: str, source: SourceFile) -> list[str]:
-        lines = self._squashed.get(path)
-        if lines is None:
-            if source.squashed is not None:  # squashed in C (see repo.squashed_text)
-                lines = source.squashed.split("\n")
-                if not source.text or source.text.endswith("\n"):
-                    lines.pop()  # a final newline ends the last line, not starts one
-            else:
-                lines = [squash(text) for text in source.lines]
-            self._squashed[path] = lines
-        return lines
-
-    def _line_counts(self, path: str, squashed: list[str]) -> Counter[str]:
-        counts = self._counts.get(path)
-        if counts is None:
-            counts = self._counts[path] = Counter(squashed)
-        return counts
-
-    def _joined_text(self, path: str, source: SourceFile) -> tuple[str, list[int]]:
-        """The file squashed into one string, and where each line starts in it."""
-        starts = self._starts.get(path)
-        if starts is None:
-            lines = self._squashed_lines(path, source)
-            starts = list(itertools.accumulate(map(len, lines[:-1]), initial=0))
-            self._starts[path] = starts
-        return self._joined(path, source), starts
-
-    def _joined(self, path: str, source: SourceFile) -> str:
-        """The file squashed into one string (the common case needs no line starts)."""
-        joined = self._joined_texts.get(path)
-        if joined is None:
-            joined = self._joined_texts[path] = "".join(self._squashed_lines(path, source))
-        return joined
-
-    def _occurrences(self, path: str, source: SourceFile, wanted: str, span: int) -> list[int]:
-        """First lines of every window of `span` lines that holds the (squashed) snippet.
-
-        A window starts on the line where the snippet's text begins. The text is
-        matched across line breaks in the squashed file, not line by line: a
-        serena table cell cannot hold a newline, so a range's snippet is often
-        written on one line (`def f(): return 1` for two lines of code). It is also
-        one `str.find` over the whole file per citation, in C, which is what keeps
-        30,000 citations fast. Memories often cite the same line of the same file,
-        so each answer is kept for the run.
-        """
-        found_here = self._found.setdefault(path, {})
-        known = found_here.get((wanted, span))
-        if known is not None:
-            return known
-        text, starts = self._joined_text(path, source)
-        total = len(starts)
-        found: dict[int, None] = {}
-        at = text.find(wanted)
-        while at != -1:
-            first = bisect.bisect_right(starts, at) - 1
-            last = bisect.bisect_right(starts, at + len(wanted) - 1) - 1
-            if last - first < span and first + span <= total:
-                found[first + 1] = None
-            at = text.find(wanted, at + 1)
-        lines = list(found)
-        if span == 1:
-            # A line that merely contains the snippet holds it only at token boundaries:
-            # `x = 3` is not in `x = 31`, `return x` not in `return xyz`.
-            squashed = self._squashed_lines(path, source)
-            lines = [
-                n
-                for n in lines
-                if squashed[n - 1] == wanted or _holds_bounded(source.lines[n - 1], wanted)
-            ]
-        result = found_here[(wanted, span)] = lines
-        return result
-
     # -- pass 2: history ------------------------------------------------------
 
-    def _resolve_with_history(self, pending: Sequence[_Pending]) -> None:
+    def _resolve_with_history(self, pending: Sequence[Pending]) -> None:
         """Decide with git's diff from the commit each citation was verified at.
 
         That commit is the one HEAD was at when it was verified; but a citation
@@ -377,11 +336,11 @@ class Verifier:
         self._decide_from(retry, self._next_base, last=True)
 
     def _decide_from(
-        self, pending: Sequence[_Pending], base_of: Callable[[Citation], str | None], *, last: bool
-    ) -> list[_Pending]:
+        self, pending: Sequence[Pending], base_of: Callable[[Citation], str | None], *, last: bool
+    ) -> list[Pending]:
         """Decide each citation with the diff from its base commit; return those that
         commit does not describe (on the last try they are decided without history)."""
-        by_base: dict[str | None, list[_Pending]] = defaultdict(list)
+        by_base: dict[str | None, list[Pending]] = defaultdict(list)
         for item in pending:
             by_base[base_of(item.citation)].append(item)
         if self.git is not None:
@@ -392,15 +351,15 @@ class Verifier:
         for base, items in by_base.items():
             maps: dict[str, LineMap] = {}
             if base is not None and self.git is not None:
-                maps = self.git.line_maps(base, {i.citation.target for i in items})
+                maps = self._line_maps(base, {i.citation.target for i in items})
             for item in items:
                 line_map = maps.get(item.citation.target)
-                if line_map is not None and not _described(item, line_map, self.repo):
+                if line_map is not None and not described(item, line_map, self.repo):
                     if not last:
                         undescribed.append(item)
                         continue
                     line_map = None
-                item.result = self._decide(item, line_map)
+                item.result = decide(item, line_map, self.repo)
         return undescribed
 
     def _next_base(self, citation: Citation) -> str | None:
@@ -412,213 +371,56 @@ class Verifier:
 
     def _base(self, citation: Citation) -> str | None:
         """The commit at which the citation was last verified, when history can tell."""
-        if self.git is None or citation.line is None:
+        return self._base_of(_row_of(citation))
+
+    def _base_of(self, row: Row) -> str | None:
+        """`_base` of a citation as an index row: (target, line, end, snippet, verified,
+        commit, ...)."""
+        if self.git is None or row[1] is None:
             return None
-        target = citation.target
+        target = row[0]
         if target not in self.git.tracked and (
             # Renames are asked for only when the cited file is gone.
             self.repo.read(target).status is not SourceStatus.MISSING
             or target not in self.git.renames
         ):
             return None
-        if citation.commit:
-            return citation.commit
-        stamp = citation.verified
+        if row[5]:
+            return row[5]
+        stamp = row[4]
         if stamp not in self._bases:  # many citations share a stamp: look each up once
-            moment = citation.verified_at
+            moment = _moment(stamp)
             self._bases[stamp] = self.git.commit_at(moment) if moment else None
         return self._bases[stamp]
 
-    def _decide(self, item: _Pending, line_map: LineMap | None) -> CitationCheck:
-        citation, candidates = item.citation, item.candidates
-        line = citation.line or 1
-        where = f"renamed to {item.path}; " if item.renamed_to else ""
-        if not candidates:
-            usable = line_map if line_map is not None and line_map.new_path == item.path else None
-            return self._stale(citation, self.repo.read(item.path), item.path, where, usable)
-        if item.at_line:
-            return self._at_line(item, line_map)
-        if line_map is None or line_map.new_path != item.path:
-            # No history (no git, no verified stamp, or the file did not change since):
-            # the occurrence nearest to the cited line is the best guess.
-            return self._moved(item, _nearest(candidates, line), where)
-        mapped = line_map.forward(line)
-        if mapped is not None:
-            # The line itself survived; if its text is not there, the citation was
-            # already off when verified, and the nearest occurrence is the best guess.
-            target = mapped if mapped in candidates else _nearest(candidates, mapped)
-            return self._moved(item, target, where)
-        added = [n for n in candidates if line_map.backward(n) is None]
-        source = self.repo.read(item.path)
-        if _was_whole_line(item, line_map.removed.get(line)):
-            # The snippet was the whole cited line: only a line that still says exactly
-            # that is where it moved; a new, longer line merely containing it is a rewrite.
-            wanted = item.wanted
-            added = [n for n in added if squash(source.lines[n - 1]) == wanted]
-        if added:
-            return self._moved(item, _nearest(added, line_map.expected(line)), where)
-        expected = line_map.expected(line)
-        if line_map.deleted(line) or not 0 < expected <= len(source.lines):
-            # A deleted line has no "now": quoting a neighbour would mislead.
-            changed = f"line {line} was deleted"
-        else:
-            now = source.lines[expected - 1].strip()
-            changed = f"line {line} changed (now line {expected}: `{_short(now)}`)"
-        others = ", ".join(str(n) for n in candidates[:3])
-        at = "lines" if len(candidates) > 1 else "line"
-        reason = f"{where}{changed}; the same text at {at} {others} was already there"
-        return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
-
-    def _at_line(self, item: _Pending, line_map: LineMap | None) -> CitationCheck:
-        """The cited line holds the snippet; is it still the line that was cited?
-
-        - The line is unchanged since the citation was verified: valid.
-        - It survived but moved, and another copy of the text took its place: moved.
-        - It was rewritten, the snippet was the whole old line, and it is only part
-          of the new one (`testpaths = [` became `testpaths = ["tests"]`): stale,
-          unless the whole old line was added back elsewhere (a block move).
-        """
-        citation, line = item.citation, item.citation.line or 1
-        valid = CitationCheck(citation, Verdict.VALID, item.path, line)
-        if line_map is None or line_map.new_path != item.path:
-            return valid
-        mapped = line_map.forward(line)
-        if mapped is not None:
-            if mapped != line and mapped in item.candidates:
-                return self._moved(item, mapped, "")
-            return valid
-        if not _was_whole_line(item, line_map.removed.get(line)):
-            return valid  # a partial snippet that still holds, or a range: containment is enough
-        wanted = item.wanted
-        source = self.repo.read(item.path)
-        exact = [n for n in item.candidates if squash(source.lines[n - 1]) == wanted]
-        added = [n for n in exact if line_map.backward(n) is None]
-        if added:
-            return self._moved(item, _nearest(added, line_map.expected(line)), "")
-        if line in exact:
-            return valid
-        now = source.lines[line - 1].strip()
-        reason = f"line {line} was rewritten; it now reads `{_short(now)}`"
-        return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
-
-    def _moved(self, item: _Pending, line: int, where: str) -> CitationCheck:
-        was = item.citation.line
-        verdict = Verdict.MOVED if (line != was or item.renamed_to) else Verdict.VALID
-        reason = f"{where}found at line {line}" + (f" (was {was})" if was else "")
-        return CitationCheck(item.citation, verdict, item.path, line, reason, item.renamed_to)
-
     # -- URLs -------------------------------------------------------------------
 
-    def _check_urls(self, drafts: list[list[CitationCheck | _Pending]]) -> None:
+    def _check_urls(self, checks: dict[int, CitationCheck]) -> None:
+        """Fetch the URLs the run was asked to check (their checks say skipped until then)."""
         if self.urls is None:
             return
-        urls = [
-            item.citation.target
-            for row in drafts
-            for item in row
-            if isinstance(item, CitationCheck) and item.status is Verdict.SKIPPED
-        ]
-        outcomes = self.urls.check_all(urls)
-        for row in drafts:
-            for n, item in enumerate(row):
-                if isinstance(item, CitationCheck) and item.status is Verdict.SKIPPED:
-                    status, reason = outcomes[item.citation.target]
-                    verdict = Verdict(status)
-                    here = item.citation.target if verdict is Verdict.VALID else None
-                    row[n] = CitationCheck(item.citation, verdict, here, reason=reason)
+        skipped = {k: c for k, c in checks.items() if c.status is Verdict.SKIPPED}
+        outcomes = self.urls.check_all([c.citation.target for c in skipped.values()])
+        for k, check in skipped.items():
+            status, reason = outcomes[check.citation.target]
+            verdict = Verdict(status)
+            here = check.citation.target if verdict is Verdict.VALID else None
+            checks[k] = CitationCheck(check.citation, verdict, here, reason=reason)
 
 
-def _oldest_stamp(memories: Sequence[Memory]) -> datetime | None:
-    """The oldest verified stamp among the memories' citations (each distinct stamp parsed
-    once): how far back history is read in this run."""
-    stamps = {c.verified for m in memories for c in m.meta.citations if c.verified}
-    moments = [Citation("", verified=stamp).verified_at for stamp in stamps]
-    known = [moment for moment in moments if moment is not None]
+def _oldest_stamp(stamps: Iterable[str]) -> datetime | None:
+    """The oldest of the verified stamps in play (each distinct stamp parsed once): how
+    far back history is read in this run."""
+    known = [moment for moment in map(_moment, stamps) if moment is not None]
     return min(known) if known else None
 
 
-def _holds_bounded(line: str, wanted: str) -> bool:
-    """Whether the line holds the squashed snippet with any whitespace between its
-    characters and no word character running on from either of its word-character ends.
-
-    Done by hand on the line's non-space characters rather than with a regex per
-    snippet: compiling thousands of one-off patterns cost more than the whole check.
-    """
-    where = [i for i, ch in enumerate(line) if not ch.isspace()]
-    squashed = "".join(line[i] for i in where)
-    head, tail = _is_word(wanted[0]), _is_word(wanted[-1])
-    at = squashed.find(wanted)
-    while at != -1:
-        start, end = where[at], where[at + len(wanted) - 1]
-        if not (head and start > 0 and _is_word(line[start - 1])) and not (
-            tail and end + 1 < len(line) and _is_word(line[end + 1])
-        ):
-            return True
-        at = squashed.find(wanted, at + 1)
-    return False
+def _moment(stamp: str | None) -> datetime | None:
+    """A verified stamp as a time, None when absent or unreadable (`Citation.verified_at`)."""
+    return Citation("", verified=stamp).verified_at if stamp else None
 
 
-def _is_word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-def _described(item: _Pending, line_map: LineMap, repo: Repository) -> bool:
-    """Whether the base commit held the snippet at the cited line(s), as far as the diff
-    tells: a changed line's old text is in the diff, an unchanged one is where it went."""
-    citation = item.citation
-    if citation.line is None or not citation.snippet or line_map.new_path != item.path:
-        return True
-    mapped = line_map.forward(citation.line)
-    if mapped is not None and mapped in item.candidates:
-        return True  # the common case, at no cost: the line survived and still says it
-    source = repo.read(item.path)
-    old: list[str] = []
-    for number in range(citation.line, (citation.end_line or citation.line) + 1):
-        text = line_map.removed.get(number)
-        if text is None:
-            now = line_map.forward(number)
-            if now is None or not 0 < now <= len(source.lines):
-                return False  # past the end of the file at that commit
-            text = source.lines[now - 1]
-        old.append(text)
-    return item.wanted in squash("".join(old))
-
-
-def _was_whole_line(item: _Pending, old: str | None) -> bool:
-    """Whether the snippet was the entire cited line when the citation was verified."""
-    if old is None or item.citation.end_line or not item.wanted:
-        return False
-    return squash(old) == item.wanted
-
-
-def _span(citation: Citation) -> int:
-    if citation.line is None or citation.end_line is None:
-        return 1
-    return citation.end_line - citation.line + 1
-
-
-def _first_changed(citation: Citation, source: SourceFile, line: int) -> int:
-    """The line of a cited range (now starting at `line`) to quote: the first that changed.
-
-    Quoting the first line of a range whose third line changed would show text
-    that is still right; when the snippet's lines do not match the range's, the
-    first line is quoted.
-    """
-    parts = (citation.snippet or "").split("\n")
-    if citation.line is None or citation.end_line is None:
-        return line
-    if len(parts) != citation.end_line - citation.line + 1:
-        return line
-    for at, part in enumerate(parts, start=line):
-        if at > len(source.lines) or squash(part) not in squash(source.lines[at - 1]):
-            return at
-    return line
-
-
-def _nearest(lines: Sequence[int], target: int) -> int:
-    return min(lines, key=lambda n: (abs(n - target), n))
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = text.replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _row_of(citation: Citation) -> Row:
+    """A citation as an index row (what `_base_of` and `_on_line` read)."""
+    c = citation
+    return (c.target, c.line, c.end_line, c.snippet, c.verified, c.commit, None, None)

@@ -1,20 +1,35 @@
 """Memory file formats, one module each, detected per file.
 
 The registry is a plain list tried in order: frontmatter first (a file that
-opens with a YAML block), serena last (any other markdown file).
+opens with a YAML block), serena last (any other markdown file). It is built on first
+use: a call that parses no memory file (a verification of an unchanged store) then
+never loads the parsers, and importing `formats.base` for its values stays light.
 """
 
 from __future__ import annotations
 
-from memory_enhancement.store.formats.base import Decoded, Document, Format, decode
-from memory_enhancement.store.formats.frontmatter import FrontmatterFormat
-from memory_enhancement.store.formats.serena import SerenaFormat
+import functools
+from typing import Any
 
-FORMATS: list[Format] = [FrontmatterFormat(), SerenaFormat()]
+from memory_enhancement.store.formats.base import Decoded, Document, Format, decode
+
+
+@functools.cache
+def registry() -> list[Format]:
+    from memory_enhancement.store.formats.frontmatter import FrontmatterFormat
+    from memory_enhancement.store.formats.serena import SerenaFormat
+
+    return [FrontmatterFormat(), SerenaFormat()]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FORMATS":  # the registry, as a module attribute
+        return registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def by_name(name: str) -> Format:
-    for fmt in FORMATS:
+    for fmt in registry():
         if fmt.name == name:
             return fmt
     raise KeyError(name)
@@ -22,14 +37,15 @@ def by_name(name: str) -> Format:
 
 def detect(text: str) -> Format:
     """The format a file's text is written in."""
-    for fmt in FORMATS:
+    formats = registry()
+    for fmt in formats:
         if fmt.detect(text):
             return fmt
-    return FORMATS[-1]
+    return formats[-1]
 
 
 def parse_text(path: str, text: str, *, links: bool = True) -> Document:
     return detect(text).parse(path, text, links=links)
 
 
-__all__ = ["FORMATS", "Decoded", "Document", "Format", "by_name", "decode", "detect", "parse_text"]
+__all__ = ["Decoded", "Document", "Format", "by_name", "decode", "detect", "parse_text", "registry"]
