@@ -181,12 +181,22 @@ def test_nothing_is_recorded_when_a_citation_changed_during_the_run(repo: GitRep
 
 
 def test_runs_that_recall_verdicts_leave_the_history_runs_that_judge_leave(
-    repo: GitRepo,
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A memory whose files were all recalled is vouched for without being compared with
     its summary (it has the last run's verdicts): the history must come out as if every
     run had judged and compared everything."""
+    from memory_enhancement.core.batch_verdicts import BatchVerdicts
     from memory_enhancement.verify import history
+
+    compared: list[str] = []
+    real = BatchVerdicts.compared
+
+    def counting(self: BatchVerdicts, j: int) -> tuple[str, list[str]]:
+        compared.append(self.path(j))
+        return real(self, j)
+
+    monkeypatch.setattr(BatchVerdicts, "compared", counting)
 
     def services(tag: str) -> MemoryService:
         return MemoryService(
@@ -200,7 +210,11 @@ def test_runs_that_recall_verdicts_leave_the_history_runs_that_judge_leave(
         services("judge").verify_all(options=VerifyOptions(recheck=True))
 
     step()
-    step()
+    compared.clear()
+    services("recall").verify_all()  # the same index as the last run: nothing compared
+    assert compared == []
+    services("judge").verify_all(options=VerifyOptions(recheck=True))
+    assert sorted(compared) == ["one", "three", "two"]
     lines = numbered(20, "a")
     lines[2] = "changed = 3"
     repo.write_lines("src/a.py", lines)

@@ -112,8 +112,8 @@ def record(
                     # Only a run that checked something vouches for the memory: URLs
                     # skipped unchecked neither renew it nor count as a clean run.
                     failing = not kinds.isdisjoint(_FAILING)
-                    mark = "x" if failing else ("" if kinds == _SKIPPED else ".")
-                    current[cid] = (j, text, mark)
+                    flag = "x" if failing else ("" if kinds == _SKIPPED else ".")
+                    current[cid] = (j, text, flag)
                 vouched.update(current)
                 run.write(results, current)
             if whole_store:
