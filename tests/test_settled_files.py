@@ -243,3 +243,17 @@ def test_a_recalled_record_the_run_does_not_take_is_not_kept() -> None:
     assert settled.recall("a.py", stamp) == {"9": []}
     settled.record("a.py", (10, now, 1, now), {})  # read again: written just now
     assert "a.py" not in settled.found and settled.changed
+
+
+def test_an_index_whose_citation_counts_disagree_with_its_rows_is_rebuilt(repo: GitRepo) -> None:
+    """verify-all reads a memory's citations by the count kept with it; an index where
+    the two disagree (damaged, tampered with) is reported and built again, never read
+    with citations given to the wrong memory."""
+    from memory_enhancement.index.index import IndexCorruptError
+
+    first = verdicts(service(repo).verify_all())
+    with sqlite3.connect(repo.root / "index.db") as db:
+        db.execute("UPDATE memories SET citation_count = citation_count + 1 WHERE path = 'one'")
+    with pytest.raises(IndexCorruptError, match="citation rows"):
+        service(repo).verify_all()
+    assert verdicts(service(repo).verify_all()) == first  # rebuilt from the files

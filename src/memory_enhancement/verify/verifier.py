@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.batch import CitedBatch, Row
+from memory_enhancement.core.batch_verdicts import held
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.model import Citation, Memory
@@ -64,7 +65,7 @@ class Verifier:
         for i, memory in enumerate(memories):
             rows = range(batch.starts[i], batch.starts[i + 1])
             results.append(MemoryVerification(memory.path, tuple(
-                checks[k] if k in checks else self._valid_here(batch.citation(k))
+                checks[k] if k in checks else held(batch.citation(k))
                 for k in rows
             )))  # fmt: skip
         return results
@@ -238,10 +239,6 @@ class Verifier:
             self._texts.forget(path)
             if not keep_source:
                 self.repo.forget(path)
-
-    @staticmethod
-    def _valid_here(citation: Citation) -> CitationCheck:
-        return CitationCheck(citation, Verdict.VALID, citation.target, citation.line)
 
     def verify(self, memory: Memory) -> MemoryVerification:
         return self.verify_memories([memory])[0]
