@@ -10,7 +10,7 @@ import pytest
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.verify.git import Git, Hunk, LineMap, _parse_diff
-from verify_support import GitRepo, numbered
+from verify_support import GitRepo, git_of, numbered
 
 
 def mapped(*hunks: Hunk) -> LineMap:
@@ -198,12 +198,6 @@ def repo(tmp_path: Path) -> GitRepo:
     repo.write_lines("src/café.py", numbered(5))
     repo.commit("initial")
     return repo
-
-
-def git_of(repo: GitRepo) -> Git:
-    git = Git.discover(repo.root)
-    assert git is not None
-    return git
 
 
 def test_line_maps_come_from_one_git_diff_for_all_paths(repo: GitRepo) -> None:

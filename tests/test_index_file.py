@@ -269,3 +269,20 @@ def _race_to_create(index: Path, count: int) -> list[BaseException]:
     for thread in threads:
         thread.join()
     return errors
+
+
+def test_a_memory_the_index_cannot_hold_is_recorded_as_unreadable() -> None:
+    """A line number SQLite cannot store (the grammar refuses it; this is the last guard)
+    makes that one memory an unreadable row, with the reason, not a failed sync."""
+    from memory_enhancement.core.model import Citation, Memory, MemoryMeta
+    from memory_enhancement.index.writer import upsert
+    from memory_enhancement.store.formats.base import Document
+
+    conn = schema.connect(None)
+    huge = Citation("a.py", 2**63, snippet="x")
+    memory = Memory("notes/huge", "# Huge\n", MemoryMeta(citations=(huge,)), ())
+    upsert(conn, "notes/huge", Document(memory, "", [], [3]), None, 1, 10, "h", fresh=True)
+    error, count = conn.execute("SELECT error, citation_count FROM memories").fetchone()
+    assert "64-bit number does not fit the index" in error and count == 0
+    assert conn.execute("SELECT count(*) FROM citations").fetchone()[0] == 0
+    assert conn.execute("SELECT path FROM files").fetchall() == [("notes/huge",)]

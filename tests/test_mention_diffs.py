@@ -18,7 +18,7 @@ from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_maps import MentionGit
 from memory_enhancement.verify.repo import Repository
-from verify_support import GitRepo
+from verify_support import GitRepo, git_of
 
 
 def numbered(count: int, tag: str = "line") -> list[str]:
@@ -28,12 +28,6 @@ def numbered(count: int, tag: str = "line") -> list[str]:
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
     return GitRepo(tmp_path / "repo")
-
-
-def git_of(repo: GitRepo) -> Git:
-    git = Git.discover(repo.root)
-    assert git is not None
-    return git
 
 
 def test_line_maps_learned_together_are_git_diffs_own(repo: GitRepo) -> None:

@@ -22,18 +22,12 @@ from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import GitObjects, blob_hash, run_git
 from memory_enhancement.verify.line_origins import line_origins
 from memory_enhancement.verify.mention_maps import _batches
-from verify_support import STORE, GitRepo
+from verify_support import STORE, GitRepo, git_of
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
     return GitRepo(tmp_path / "project")
-
-
-def git_of(repo: GitRepo) -> Git:
-    git = Git.discover(repo.root)
-    assert git is not None
-    return git
 
 
 def on_disk(repo: GitRepo, names: list[str]) -> tuple[dict[str, int], dict[str, str]]:

@@ -228,3 +228,32 @@ def test_runs_that_recall_verdicts_leave_the_history_runs_that_judge_leave(
     assert history.evidence(recall) == history.evidence(judge)
     assert history.verdicts(recall) == history.verdicts(judge)
     assert history.runs(recall) == history.runs(judge) == 6
+
+
+def test_a_recalled_record_the_run_does_not_take_is_not_kept() -> None:
+    """A record recalled but then not taken (it did not fit the file's citations) while
+    the file, judged again, is too recent to record: the run keeps no record of it, rather
+    than writing the unusable one back."""
+    from memory_enhancement.verify.settled import SettledFiles
+
+    now = 10**18
+    settled = SettledFiles({}, None, "/repo", now)
+    stamp = (10, now - 10**12, 1, now - 10**12)
+    settled.known = {"a.py": (settled._text(stamp), '{"9": []}')}
+    assert settled.recall("a.py", stamp) == {"9": []}
+    settled.record("a.py", (10, now, 1, now), {})  # read again: written just now
+    assert "a.py" not in settled.found and settled.changed
+
+
+def test_an_index_whose_citation_counts_disagree_with_its_rows_is_rebuilt(repo: GitRepo) -> None:
+    """verify-all reads a memory's citations by the count kept with it; an index where
+    the two disagree (damaged, tampered with) is reported and built again, never read
+    with citations given to the wrong memory."""
+    from memory_enhancement.index.index import IndexCorruptError
+
+    first = verdicts(service(repo).verify_all())
+    with sqlite3.connect(repo.root / "index.db") as db:
+        db.execute("UPDATE memories SET citation_count = citation_count + 1 WHERE path = 'one'")
+    with pytest.raises(IndexCorruptError, match="citation rows"):
+        service(repo).verify_all()
+    assert verdicts(service(repo).verify_all()) == first  # rebuilt from the files

@@ -76,8 +76,8 @@ def test_a_duplicate_line_with_other_spacing_is_still_a_copy(tmp_path: Path) -> 
     assert check.status.value == "valid"
     for cited in (1, 100):  # lines counted one question at a time, or all at once
         text = FileText(repo.read("a.py"), cited)
-        assert text.only_here(1, 1, "x=1") is False  # said, but not only there
-        assert text.only_here(2, 1, "y=2") is True
+        assert text.how_many("x=1") == 2  # said on line 1, and on line 3 with other spacing
+        assert text.how_many("y=2") == 1
 
 
 def test_the_unicode_whitespace_checked_is_all_that_python_calls_whitespace() -> None:

@@ -20,6 +20,7 @@ from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store import formats
 from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
 
 START = 1_767_225_600  # 2026-01-01T00:00:00Z
@@ -147,3 +148,10 @@ class GitRepo:
     ) -> MemoryVerification:
         self.memory(name, citations)
         return self.service().verify(name).results[0]
+
+
+def git_of(repo: GitRepo) -> Git:
+    """The repository's Git (the test made it one)."""
+    git = Git.discover(repo.root)
+    assert git is not None
+    return git

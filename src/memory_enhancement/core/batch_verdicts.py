@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from memory_enhancement.core.batch import CitedBatch, Row
+from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 
 # A verdict as the history compares it: (target, line, end_line, status, current path,
@@ -80,13 +81,9 @@ class BatchVerdicts(Sequence[MemoryVerification]):
         batch = self.batch
         path = batch.paths[i]
         rows = range(batch.starts[i], batch.starts[i + 1])
-        checks = tuple(self.checks.get(k) or self._valid(k) for k in rows)
+        checks = tuple(self.checks.get(k) or held(batch.citation(k)) for k in rows)
         file = self.file_prefix + path + ".md"
         return MemoryVerification(path, checks, self.mentions.get(i, ()), file, batch.lines_of(i))
-
-    def _valid(self, k: int) -> CitationCheck:
-        citation = self.batch.citation(k)
-        return CitationCheck(citation, Verdict.VALID, citation.target, citation.line)
 
     # -- read without building --------------------------------------------------------
 
@@ -182,6 +179,11 @@ class BatchVerdicts(Sequence[MemoryVerification]):
                     tally["m", mention.status._value_] += 1
             self._tally = tally
         return self._tally
+
+
+def held(citation: Citation) -> CitationCheck:
+    """The verdict of a citation that holds on its line (a row the batch marks valid)."""
+    return CitationCheck(citation, Verdict.VALID, citation.target, citation.line)
 
 
 def _seen(check: CitationCheck) -> Seen:

@@ -16,7 +16,7 @@ from memory_enhancement.core.mentions import may_mention
 from memory_enhancement.index.idassign import assign_ids
 from memory_enhancement.index.linking import resolve_links
 from memory_enhancement.index.reading import read_many, unchanged
-from memory_enhancement.index.writer import Children, UnindexableError, upsert
+from memory_enhancement.index.writer import Children, upsert
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.formats.base import Document
 
@@ -59,7 +59,7 @@ def apply(
     for path, ready in sorted(preloaded.items()):
         digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
         updated += path in known
-        _upsert_or_skip(
+        upsert(
             conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
             fresh=path not in known, children=children, mentions=may_mention(ready.data),
         )  # fmt: skip
@@ -78,7 +78,7 @@ def apply(
             restamped.append((outcome.mtime, outcome.size, path))
             continue
         updated += path in known
-        _upsert_or_skip(
+        upsert(
             conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
             outcome.digest, fresh=path not in known, children=children,
             mentions=outcome.mentions,
@@ -103,30 +103,6 @@ def apply(
     reread = [p for p in todo if p not in same] if same else todo
     resolve_links(conn, store.name, reread, [*appeared, *gone], gone_ids, repo)
     return len(added), updated, len(gone), touched
-
-
-def _upsert_or_skip(
-    conn: sqlite3.Connection,
-    path: str,
-    doc: Document | None,
-    error: str | None,
-    mtime: int,
-    size: int,
-    digest: str,
-    *,
-    fresh: bool,
-    children: Children,
-    mentions: bool = False,
-) -> None:
-    """Index one memory; one the index cannot hold is recorded as unreadable (and so
-    reported and skipped by every listing) instead of failing the whole sync."""
-    try:
-        upsert(
-            conn, path, doc, error, mtime, size, digest, fresh=fresh, children=children,
-            mentions=mentions,
-        )  # fmt: skip
-    except UnindexableError as exc:
-        upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
 
 
 def known_rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:

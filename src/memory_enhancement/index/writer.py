@@ -172,7 +172,13 @@ def upsert(
         )
         for n, c in enumerate(meta.citations)
     ]
-    _check_integers(path, [row[5] for row in links], [n for r in citations for n in r[3:5]])
+    try:
+        _check_integers(path, [row[5] for row in links], [n for r in citations for n in r[3:5]])
+    except UnindexableError as exc:
+        # One memory the index cannot hold is recorded as unreadable (and so reported and
+        # skipped by every listing) instead of failing the whole sync.
+        upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
+        return
     rows = children or Children()
     rows.tags.extend((memory_id, t) for t in meta.tags)
     rows.links.extend(links)

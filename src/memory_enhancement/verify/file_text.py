@@ -75,15 +75,11 @@ class FileText:
         return self._starts
 
     def only_here(self, line: int, span: int, wanted: str) -> bool | None:
-        """The common case, decided at once: True when the cited line says exactly the
-        snippet and no other line of the file says the same (a line merely containing it
-        is not a copy of it); False when it says it but so do others; None when it does
-        not say it. A range is checked with two searches of the whole file."""
+        """A cited range (`span` > 1; one line is `how_many`), decided at once: True when
+        its lines say exactly the snippet and nothing else in the file does; False when
+        they say it but so does more of the file; None when they do not say it. Two
+        searches of the whole file."""
         lines = self.lines
-        if span == 1:
-            if line > len(lines) or lines[line - 1] != wanted:
-                return None
-            return self.how_many(wanted) == 1
         # The squashed range is the range's squashed lines joined (whitespace goes per
         # character), so the raw lines are not needed.
         if "".join(lines[line - 1 : line - 1 + span]) != wanted:
@@ -109,7 +105,7 @@ class FileText:
             return None
         first = "".join(raw[line - 1].split())
         if span == 1:
-            return first == wanted or (wanted in first and _holds_bounded(raw[line - 1], wanted))
+            return _line_holds(first, raw[line - 1], wanted)
         if line - 1 + span > len(raw) or not first:
             return None
         window = first + "".join("".join(text.split()) for text in raw[line : line - 1 + span])
@@ -124,10 +120,7 @@ class FileText:
         if not 0 < line <= total - span + 1:
             return False
         if span == 1:
-            here = lines[line - 1]
-            return here == wanted or (
-                wanted in here and _holds_bounded(self.source.lines[line - 1], wanted)
-            )
+            return _line_holds(lines[line - 1], self.source.lines[line - 1], wanted)
         starts = self.starts
         last = line - 1 + span  # the first line after the window
         end = starts[last] if last < total else len(self.joined)
@@ -160,12 +153,8 @@ class FileText:
             at = text.find(wanted, at + 1)
         lines = list(found)
         if span == 1:
-            # A line that merely contains the snippet holds it only at token boundaries:
-            # `x = 3` is not in `x = 31`, `return x` not in `return xyz`.
             squashed, raw = self.lines, self.source.lines
-            lines = [
-                n for n in lines if squashed[n - 1] == wanted or _holds_bounded(raw[n - 1], wanted)
-            ]
+            lines = [n for n in lines if _line_holds(squashed[n - 1], raw[n - 1], wanted)]
         self._found[(wanted, span)] = lines
         return lines
 
@@ -187,6 +176,13 @@ class FileTexts:
     def forget(self, path: str) -> None:
         """Drop what was worked out about a file (its citations are judged)."""
         self._files.pop(path, None)
+
+
+def _line_holds(squashed: str, line: str, wanted: str) -> bool:
+    """Whether one line (`squashed`, and as written) holds the squashed snippet: says
+    exactly it, or contains it at token boundaries (`x = 3` is not in `x = 31`, `return x`
+    not in `return xyz`)."""
+    return squashed == wanted or (wanted in squashed and _holds_bounded(line, wanted))
 
 
 def _holds_bounded(line: str, wanted: str) -> bool:

@@ -130,19 +130,21 @@ class Repository:
         """The file's stat now, as `SourceFile.stamp` records it; None when it cannot be
         read as a regular file inside the repository."""
         file = self._locate(rel)
-        if file is None:
-            return None
         try:
-            info = os.lstat(file)
-            if stat.S_ISLNK(info.st_mode):
-                if not self._link_inside(file):
-                    return None
-                info = os.stat(file)
+            info = self._stat(file) if file is not None else None
         except OSError:
             return None
-        if not stat.S_ISREG(info.st_mode):
+        if info is None or not stat.S_ISREG(info.st_mode):
             return None
         return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns)
+
+    def _stat(self, file: str) -> os.stat_result | None:
+        """The file's stat, a symlink followed only when it stays inside the repository
+        (None when it leads out)."""
+        info = os.lstat(file)
+        if stat.S_ISLNK(info.st_mode):
+            return os.stat(file) if self._link_inside(file) else None
+        return info
 
     def forget(self, rel: str) -> None:
         """Let go of a file read (a long run keeps only the files it still needs)."""
@@ -158,12 +160,10 @@ class Repository:
             # device may act on being opened. The stat decides before any open;
             # O_NONBLOCK and a second look cover a file swapped in between. A symlink
             # is followed only when it stays inside the repository.
-            mode = os.lstat(file).st_mode
-            if stat.S_ISLNK(mode):
-                if not self._link_inside(file):
-                    return _outside(rel)
-                mode = os.stat(file).st_mode
-            refused = _not_regular(rel, mode)
+            found = self._stat(file)
+            if found is None:
+                return _outside(rel)
+            refused = _not_regular(rel, found.st_mode)
             if refused is not None:
                 return refused
             fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))

@@ -84,6 +84,7 @@ class SettledFiles:
         that are not "valid on its line", by position (unless the file was written too
         recently for its stat to tell a later write apart)."""
         if stamp is None or stamp[1] >= self._racy_after:
+            self.found.pop(target, None)  # a record recalled but not taken: let it go
             return
         verdicts = {str(n): _encode(check) for n, check in checks.items()}
         self.found[target] = (self._text(stamp), json.dumps(verdicts) if verdicts else None)

@@ -23,8 +23,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.batch import CitedBatch, Row
+from memory_enhancement.core.batch_verdicts import held
 from memory_enhancement.core.citations import squash
+from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.model import Citation, Memory
+from memory_enhancement.core.timestamps import maybe_timestamp
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.verify.decisions import Pending, decide, described, span_of, stale
 from memory_enhancement.verify.file_text import FileText, FileTexts
@@ -62,7 +65,7 @@ class Verifier:
         for i, memory in enumerate(memories):
             rows = range(batch.starts[i], batch.starts[i + 1])
             results.append(MemoryVerification(memory.path, tuple(
-                checks[k] if k in checks else self._valid_here(batch.citation(k))
+                checks[k] if k in checks else held(batch.citation(k))
                 for k in rows
             )))  # fmt: skip
         return results
@@ -169,26 +172,27 @@ class Verifier:
         `AT_LINE` when its line holds the snippet but as part of a longer line or as one
         of several copies, so history must tell whether this line is still the one
         cited; else 0 (the snippet is elsewhere, if anywhere: `text.occurrences`)."""
-        if self._base_of(row) is None:
-            # Copies cannot be told apart: whether the line holds the snippet is all that
-            # matters, and the cited lines alone tell it (most of the time).
+        blind = self._base_of(row) is None  # no history to tell copies of the line apart
+        if blind:
+            # Whether the line holds the snippet is all that matters, and the cited lines
+            # alone tell it (most of the time).
             holds = text.holds_at(line, span, wanted)
             if holds is not None:
                 return HERE if holds else 0
         if span == 1:
-            # Said exactly on its line: the count of copies matters only when history could
-            # tell them apart (`only_here` for one line, cheaper in this order).
+            # Said exactly on its line, and no other line says it (or copies cannot be
+            # told apart).
             lines = text.lines
             said = line <= len(lines) and lines[line - 1] == wanted
-            if said and (self._base_of(row) is None or text.how_many(wanted) == 1):
+            if said and (blind or text.how_many(wanted) == 1):
                 return HERE
         else:
             here = text.only_here(line, span, wanted)
-            if here is not None and (here or self._base_of(row) is None):
+            if here is not None and (here or blind):
                 return HERE
         if not text.starts_on(line, span, wanted):
             return 0
-        if self._base_of(row) is None:
+        if blind:
             return HERE
         candidates = text.occurrences(wanted, span)
         window = "".join(text.lines[line - 1 : line - 1 + span])
@@ -235,10 +239,6 @@ class Verifier:
             self._texts.forget(path)
             if not keep_source:
                 self.repo.forget(path)
-
-    @staticmethod
-    def _valid_here(citation: Citation) -> CitationCheck:
-        return CitationCheck(citation, Verdict.VALID, citation.target, citation.line)
 
     def verify(self, memory: Memory) -> MemoryVerification:
         return self.verify_memories([memory])[0]
@@ -417,7 +417,10 @@ def _oldest_stamp(stamps: Iterable[str]) -> datetime | None:
 
 def _moment(stamp: str | None) -> datetime | None:
     """A verified stamp as a time, None when absent or unreadable (`Citation.verified_at`)."""
-    return Citation("", verified=stamp).verified_at if stamp else None
+    try:
+        return maybe_timestamp(stamp)
+    except InvalidInputError:
+        return None
 
 
 def _row_of(citation: Citation) -> Row:
