@@ -13,6 +13,7 @@ import functools
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from memory_enhancement.store.scan import full_scan
 
 CONFIG_FILE = ".memory-enhancement.yaml"
 _SAMPLE = 64
+_CLEAN_EVERY = 10.0  # seconds between two looks for leftovers in one folder
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class Store:
     def __init__(self, root: Path, name: str | None = None) -> None:
         self.root = Path(os.path.abspath(root))
         self.name = name or self.root.name
+        self._cleaned: dict[Path, float] = {}  # folder -> when its leftovers were removed
+        self._unsynced: set[Path] | None = None  # folders to fsync when a batch ends
 
     @property
     def _real_root(self) -> str:
@@ -267,16 +271,50 @@ class Store:
         if os.path.lexists(file):
             raise AlreadyExistsError(f"memory already exists: {path!r}")
         file.parent.mkdir(parents=True, exist_ok=True)
-        clean_stale_temporaries(file.parent)
-        atomic_write(file, data, mode=None)
+        self._clean(file.parent)
+        atomic_write(file, data, mode=None, sync_folder=self._folder_synced(file.parent))
 
     def replace(self, path: str, data: bytes) -> None:
         """Rewrite an existing memory atomically, keeping its permissions; the caller
         holds the lock."""
         file = self.file_for(path)
         check_size(path, data)
-        clean_stale_temporaries(file.parent)
-        atomic_write(file, data, mode=os.stat(file).st_mode & 0o7777)
+        self._clean(file.parent)
+        mode = os.stat(file).st_mode & 0o7777
+        atomic_write(file, data, mode=mode, sync_folder=self._folder_synced(file.parent))
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many writes in a row (`verify-all --fix` or `--write`): each file is written
+        as always (its data synced, then renamed into place), but each folder is synced
+        once, when the batch ends, instead of after every file in it (half the fsyncs of
+        a bulk rewrite). A crash in between leaves every file whole, old or new."""
+        if self._unsynced is not None:
+            yield
+            return
+        self._unsynced = set()
+        try:
+            yield
+        finally:
+            folders, self._unsynced = self._unsynced, None
+            for folder in sorted(folders):
+                _fsync_dir(folder)
+
+    def _folder_synced(self, folder: Path) -> bool:
+        """Whether a write into folder syncs it now (False: the batch will)."""
+        if self._unsynced is None:
+            return True
+        self._unsynced.add(folder)
+        return False
+
+    def _clean(self, folder: Path) -> None:
+        """Remove a killed writer's leftovers from folder before writing there, at most
+        once every few seconds per folder: listing a folder of a few hundred memories
+        for each of its files made a bulk rewrite (`verify-all --write`) quadratic."""
+        now = time.monotonic()
+        if now - self._cleaned.get(folder, -_CLEAN_EVERY) >= _CLEAN_EVERY:
+            clean_stale_temporaries(folder)
+            self._cleaned[folder] = now
 
     def delete(self, path: str) -> None:
         file = self.file_for(path)
@@ -352,7 +390,7 @@ def special_kind(mode: int) -> str:
     return "a special file"
 
 
-def atomic_write(file: Path, data: bytes, mode: int | None) -> None:
+def atomic_write(file: Path, data: bytes, mode: int | None, *, sync_folder: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -369,7 +407,8 @@ def atomic_write(file: Path, data: bytes, mode: int | None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(file.parent)
+    if sync_folder:
+        _fsync_dir(file.parent)
 
 
 def _fsync_dir(folder: Path) -> None:
