@@ -16,7 +16,7 @@ import pytest
 from mcp_support import child_env
 from memory_enhancement.core.model import Citation
 from memory_enhancement.index.index import Index
-from memory_enhancement.store import disk
+from memory_enhancement.store import atomic
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from verify_support import GitRepo, numbered
@@ -60,7 +60,7 @@ def test_a_batch_syncs_each_folder_once_when_it_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     synced: list[str] = []
-    monkeypatch.setattr(disk, "_fsync_dir", lambda folder: synced.append(folder.name))
+    monkeypatch.setattr(atomic, "fsync_folder", lambda folder: synced.append(folder.name))
     store = Store(tmp_path / "store")
     with store.lock():
         for path in ("a/x", "a/y", "b/z"):
