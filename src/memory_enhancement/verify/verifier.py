@@ -31,7 +31,8 @@ from memory_enhancement.core.timestamps import maybe_timestamp
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.verify.decisions import Pending, decide, described, span_of, stale
 from memory_enhancement.verify.file_text import FileText, FileTexts
-from memory_enhancement.verify.git import Git, LineMap
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.line_maps import LineMap
 from memory_enhancement.verify.repo import Repository, SourceFile, SourceStatus
 from memory_enhancement.verify.settled import SettledFiles, Stamp, give
 from memory_enhancement.verify.unchanged import without_map
