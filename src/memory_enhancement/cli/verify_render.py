@@ -29,6 +29,9 @@ _MARK = {
 }
 
 
+_UNDECIDED = ("ambiguous", "unchecked", "in_submodule")
+
+
 def not_settled(results: Any) -> Any:
     """The results worth reading for what failed or moved: of a whole-store run's lazy
     results, a memory whose citations all held on their lines (and has no mention) is
@@ -60,6 +63,10 @@ def print_result(result: Any, *, verbose: bool) -> None:
     n = len(checked)
     what = "citations and mentions" if mentions else "citations" if n != 1 else "citation"
     figure = f"{held} of {n} {what} hold{'s' * (n == 1 and not mentions)}"
+    # Neither held nor failed: said, so that `valid (0 of 1 ... hold)` does not puzzle.
+    undecided = [c.status.value for c in checked if c.status.value in _UNDECIDED]
+    for kind in sorted(set(undecided)):
+        figure += f", {undecided.count(kind)} {kind.replace('_', ' ')}"
     state = "valid" if result.valid else "INVALID"
     click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
     for check in result.checks:
