@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_issue15.py --baseline OTHER/src [--runs 7]
         [--sizes 10000,50000] [--repo PATH] [--long-repo PATH] [--state-runs 100]
-        [--only verify,bulk,state,git,reads,serve] [--json-out FILE]
+        [--only verify,bulk,toolwrite,state,git,reads,serve] [--json-out FILE]
 
 What is measured (CPU time: user + system of the process and of the children it
 waited for, git included; medians; every case of a table alternated run by run):
@@ -15,6 +15,9 @@ waited for, git included; medians; every case of a table alternated run by run):
 - **after a bulk write**: every memory file rewritten with the same bytes through a
   temporary file and a rename (as a checkout or an editor does), then the first
   `verify-all`, then a second one: each against a warm run.
+- **after a bulk write through the tool**: `verify-all --write` (every memory file
+  rewritten with its confidence and Last Verified), its own cost, then the first and
+  the second `verify-all` after it, against warm runs; each version on its own copy.
 - **max RSS** of verify-all (from the warm runs).
 - **state database growth**: a fresh tool home, `verify-all` of the 10k store run
   100 times with nothing changed; the state file (with its WAL) after 10 and after 100.
@@ -265,6 +268,44 @@ def bench_bulk(
     return out
 
 
+def bench_tool_write(
+    versions: dict[str, Path], store: Path, repo: Path, runs: int, work: Path
+) -> dict[str, dict[str, float]]:
+    """Per version, on its own copy of the store: `verify-all --write` (the tool rewrites
+    every memory file, recording confidence and Last Verified), then the first and the
+    second `verify-all` after it, against warm runs."""
+    cases: dict[str, dict[str, tuple[list[str], dict[str, str]]]] = {}
+    for name, src in versions.items():
+        copy = work / f"toolwrite-{name}"
+        if not copy.exists():
+            shutil.copytree(store, copy)
+        home = work / f"toolwrite-home-{name}"
+        where = ["--dir", str(copy), "--repo-root", str(repo)]
+        cases[name] = {
+            "plain": tool(src, home, "verify-all", *where, "--json"),
+            "write": tool(src, home, "verify-all", *where, "--write"),
+        }
+        run_once(*cases[name]["plain"])
+    times: dict[str, dict[str, list[float]]] = {
+        name: {"warm": [], "write": [], "first": [], "second": []} for name in versions
+    }
+    for _ in range(runs):
+        for name in versions:
+            for _ in range(2):
+                times[name]["warm"].append(run_once(*cases[name]["plain"])[0])
+        for name in versions:
+            times[name]["write"].append(run_once(*cases[name]["write"])[0])
+        time.sleep(1.0)
+        for name in versions:
+            times[name]["first"].append(run_once(*cases[name]["plain"])[0])
+        for name in versions:
+            times[name]["second"].append(run_once(*cases[name]["plain"])[0])
+    return {
+        name: {f"{kind}_ms": statistics.median(values) * 1000 for kind, values in kinds.items()}
+        for name, kinds in times.items()
+    }
+
+
 def state_size(home: Path) -> int:
     return sum(
         f.stat().st_size for f in (home / "data" / "state").glob("*.db*") if f.is_file()
@@ -452,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--sizes", default="10000,50000")
     parser.add_argument("--state-runs", type=int, default=100)
-    parser.add_argument("--only", default="verify,bulk,state,git,reads,serve")
+    parser.add_argument("--only", default="verify,bulk,toolwrite,state,git,reads,serve")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -484,6 +525,10 @@ def main(argv: list[str] | None = None) -> int:
             if "bulk" in only:
                 report[f"bulk {size}"] = bench_bulk(versions, homes, store, repo, max(3, runs // 2))
                 print(f"bulk {size}", json.dumps(report[f"bulk {size}"]), flush=True)
+            if "toolwrite" in only:
+                found = bench_tool_write(versions, store, repo, max(3, runs // 2), work)
+                report[f"toolwrite {size}"] = found
+                print(f"toolwrite {size}", json.dumps(found), flush=True)
             if size != sizes[0]:
                 continue
             if "state" in only:

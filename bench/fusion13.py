@@ -199,6 +199,21 @@ def convex(
     return rank
 
 
+def gated(low: float, high: float) -> Ranker:
+    """The shipped mix, but the semantic side's share scaled by how sure the model is: its
+    best cosine for the query, from `low` (no share) to `high` (the full share). MiniLM's
+    cosines are absolute: a best of 0.35 means no memory is much like the question."""
+    shipped = convex()
+
+    def rank(d: dict[str, Any]) -> list[str]:
+        top = max((first for _, first, _ in d["sem"]), default=0.0)
+        sure = min(max((top - low) / (high - low), 0.0), 1.0)
+        weight = d["weight"]
+        return shipped({**d, "weight": 1.0 - (1.0 - weight) * sure})
+
+    return rank
+
+
 def _weight(d: dict[str, Any], base: float) -> float:
     shipped = d["weight"]
     if shipped == 1.0:
@@ -296,6 +311,7 @@ VARIANTS: dict[str, Ranker] = {
     "duplicates 0.85 k=1": duplicates(0.85, 1),
     "duplicates 0.85 k=3": duplicates(0.85, 3),
     "duplicates 0.8 k=2": duplicates(0.8, 2),
+    **{f"gated {lo}-{hi}": gated(lo, hi) for lo in (0.25, 0.3, 0.35) for hi in (0.45, 0.5, 0.6)},
 }
 
 

@@ -477,6 +477,22 @@ def test_list_of_an_empty_store_says_so(run_cli: RunCli, store: Path) -> None:
     assert as_json(ok(run_cli(["--dir", store, "list", "--json"])).stdout) == []
 
 
+def test_list_lines_up_titles_after_chinese_and_japanese_names(tmp_path: Path) -> None:
+    """A wide character takes two columns (Meng-Fei/PyFstat names its memories 代码规范)."""
+    store = tmp_path / "memories"
+    store.mkdir()
+    titles = {"代码规范": "代码规范", "task_completion": "Done", "設計メモ": "設計"}
+    for name, title in titles.items():
+        (store / f"{name}.md").write_text(f"# {title}\n", encoding="utf-8")
+    listed = subprocess.run(
+        [sys.executable, "-m", "memory_enhancement", "--dir", str(store), "list"],
+        capture_output=True, text=True, env=_env(), cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    lines = [line.partition("]  ")[2] for line in listed.stdout.splitlines()]
+    assert lines == ["task_completion  Done", "代码规范         代码规范", "設計メモ         設計"]
+
+
 def test_recent_lists_newest_first_with_a_limit(run_cli: RunCli, several: Path) -> None:
     ok(run_cli(["--dir", several, "update", "projects/alpha/setup", "-t", "touched"]))
     result = ok(run_cli(["--dir", several, "recent", "--limit", "2"]))

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from memory_enhancement.core.errors import InvalidInputError
-from memory_enhancement.verify.git import Git, Hunk, LineMap, _parse_diff
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.line_maps import Hunk, LineMap, parse_diff
 from verify_support import GitRepo, git_of, numbered
 
 
@@ -161,7 +162,7 @@ def test_hunk_headers_are_parsed_with_and_without_counts() -> None:
         "-x\n"
         "-y\n"
     )
-    [line_map] = _parse_diff(out)
+    [line_map] = parse_diff(out)
     assert (line_map.old_path, line_map.new_path) == ("f.py", "f.py")
     assert line_map.hunks == (Hunk(0, 0, 1, 2), Hunk(3, 1, 5, 1), Hunk(7, 2, 8, 0))
 
@@ -180,7 +181,7 @@ def test_changed_lines_that_look_like_headers_are_not_read_as_headers() -> None:
         "@@ -2,0 +3 @@\n"
         "+rename to elsewhere\n"
     )
-    maps = _parse_diff(out)
+    maps = parse_diff(out)
     assert [(m.old_path, m.new_path, m.hunks) for m in maps] == [
         ("q.sql", "q.sql", (Hunk(1, 1, 1, 1),)),
         ("r.lua", "r.lua", (Hunk(2, 0, 3, 1),)),

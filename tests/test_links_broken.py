@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -395,6 +397,32 @@ def test_links_fix_dry_run_prints_the_diff_and_writes_nothing(
     assert "--- a/.memories/notes/b.md\n+++ b/.memories/notes/b.md\n" in out
     assert "fixed" not in out
     assert out.endswith("8 broken links (6 dangling, 2 ambiguous), 7 with a fix\n")
+
+
+def test_a_dry_run_diff_of_a_file_without_a_final_newline_is_a_patch_git_applies(
+    memories: Path, git_repo: Path, tmp_path: Path
+) -> None:
+    """Many Serena memories end without a newline (ssaattww/cdr_cs: all 36): the diff marks
+    it as git does, so the next text printed does not run on from the last `+` line."""
+    write_all(memories, {"ops/deploy-rollback": "# R\n"})
+    (memories / "a.md").write_bytes("2025-09-14: 手順は [[deploy-rollbak]] を参照。".encode())
+    commit(git_repo)
+    src = Path(__file__).resolve().parents[1] / "src"
+    result = subprocess.run(
+        [sys.executable, "-m", "memory_enhancement", "links", "--fix", "--dry-run"],
+        capture_output=True, text=True, cwd=git_repo,
+        env={**os.environ, "PYTHONPATH": str(src), "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "h")},
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.endswith(
+        "-2025-09-14: 手順は [[deploy-rollbak]] を参照。\n\\ No newline at end of file\n"
+        "+2025-09-14: 手順は [[ops/deploy-rollback]] を参照。\n\\ No newline at end of file\n"
+        "1 broken link (1 dangling, 0 ambiguous), 1 with a fix\n"
+    )
+    patch = tmp_path / "fix.diff"
+    patch.write_text(result.stdout.rpartition("1 broken link")[0], encoding="utf-8")
+    git(git_repo, "apply", "--check", str(patch))
+    assert (memories / "a.md").read_bytes().endswith("を参照。".encode())  # nothing written
 
 
 def test_links_exits_0_once_every_broken_link_is_fixed(

@@ -53,6 +53,10 @@ def _targets(service: MemoryService, source: str = "source") -> list[str]:
         "* alpha_notes",
         "1. `alpha_notes` (the why in parentheses)",
         "- [ ] alpha_notes",
+        # A full-width colon, as Japanese and Chinese stores write the why (NEXTAltair/LoRAIro).
+        "- `alpha_notes`：カスタムウィジェット初期化エラー調査",
+        "- **alpha_notes**：Phase 2 全体のまとめ",
+        "- alpha_notes：代码规范",
     ],
 )
 def test_a_list_item_starting_with_a_memory_name_is_a_link_under_any_heading(
@@ -135,6 +139,11 @@ def test_an_index_table_row_naming_a_memory_is_a_link(
         "See `alpha_notes` for the background.",
         "Recorded in `.serena/memories/alpha_notes.md` last week.",
         "詳細は `alpha_notes` を参照。",
+        # Japanese "memo"/"memory" before the name (ssaattww/cdr_cs, NEXTAltair/LoRAIro).
+        "タスクリストは Serena メモ `alpha_notes` で管理。",
+        "**計画の意図** (メモリー `alpha_notes`):",
+        "Serenaメモリ `alpha_notes` に以下の内容を記録：",
+        "この計画はSerena Memory `alpha_notes` を精査・修正したもの。",
         "See `mem:alpha_notes` for the background.",
         "See mem:alpha_notes for the background.",
         "See mem:alpha_notes.md.",

@@ -7,6 +7,10 @@ traversal, the backlinks of the target, the broken-link report.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,8 @@ from graph_support import broken, out_links, write, write_all
 from memory_enhancement.core.links import LinkStatus, Resolver
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
 
 # -- markdown links -------------------------------------------------------------------
 
@@ -321,6 +327,91 @@ def test_a_link_into_another_store_is_external_not_dangling(
     assert broken(service) == []
 
 
+# -- paths from the repository root into the store (`.serena/memories/x.md`) ------------
+#
+# Shaped on real stores: NEXTAltair/LoRAIro moved 42 memories into `archived/dataset_builder/`
+# and their `- **設計計画**: `.serena/memories/x.md`` bullets kept the old path; rjmurillo/
+# ai-agents lists `.claude-mem/memories/README.md`, a file of another folder of the
+# repository, next to a store that has a memory called README.
+
+
+@pytest.fixture
+def serena(git_repo: Path) -> Path:
+    """The Serena store of the test repository, and another `memories/` folder beside it."""
+    other = git_repo / ".claude-mem" / "memories" / "README.md"
+    other.parent.mkdir(parents=True)
+    other.write_text("# Export workflow\n", encoding="utf-8")
+    return git_repo / ".serena" / "memories"
+
+
+def test_a_store_path_to_a_memory_moved_into_a_folder_finds_it_by_its_unique_name(
+    git_repo: Path, serena: Path
+) -> None:
+    write_all(
+        serena,
+        {
+            "archived/plan/design_plan_2025_12_13": "# Design plan\n",
+            "archived/plan/phase0_completion": (
+                "# Phase 0\n\n"
+                "**成果物**:\n- `.serena/memories/design_plan_2025_12_13.md` - 完全統合版\n\n"
+                "## 参照ドキュメント\n\n"
+                "- **設計計画**: `.serena/memories/design_plan_2025_12_13.md`\n"
+            ),
+        },
+    )
+    service = MemoryService(Store(serena), Repository(git_repo))
+    assert out_links(service, "archived/plan/phase0_completion") == [
+        ("archived/plan/design_plan_2025_12_13", "link")
+    ]
+    backlinks = service.related("archived/plan/design_plan_2025_12_13")
+    assert [(b.source, b.line) for b in backlinks] == [
+        ("archived/plan/phase0_completion", 4),
+        ("archived/plan/phase0_completion", 8),
+    ]
+    assert broken(service) == []
+
+
+def test_a_path_into_another_memories_folder_of_the_repository_is_not_a_memory_link(
+    git_repo: Path, serena: Path
+) -> None:
+    write_all(
+        serena,
+        {
+            "README": "# This store's own README\n",
+            "claude/export": (
+                "# Export\n\n## Related Files\n\n"
+                "- `.claude-mem/memories/README.md` - Detailed workflow\n"
+                "- `.serena/memories/README.md` - the store's own\n"
+            ),
+        },
+    )
+    service = MemoryService(Store(serena), Repository(git_repo))
+    assert [(b.source, b.line) for b in service.related("README")] == [("claude/export", 6)]
+    assert broken(service) == []
+
+
+def test_related_on_the_command_line_lists_a_moved_memorys_backlinks(
+    git_repo: Path, serena: Path, tmp_path: Path
+) -> None:
+    write_all(
+        serena,
+        {
+            "archived/x/alpha_notes": "# Alpha\n",
+            "index_notes": "# Index\n\nRecorded in `.serena/memories/alpha_notes.md` last week.\n",
+        },
+    )
+    src = Path(__file__).resolve().parents[1] / "src"
+    result = subprocess.run(
+        [sys.executable, "-m", "memory_enhancement", "--dir", str(serena), "--repo-root",
+         str(git_repo), "related", "archived/x/alpha_notes", "--json"],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(src), "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "h")},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    related = json.loads(result.stdout)["related"]
+    assert [(r["path"], r["line"]) for r in related] == [("index_notes", 3)]
+
+
 # -- type and line ---------------------------------------------------------------------
 
 
@@ -392,6 +483,9 @@ def test_line_numbers_count_crlf_files_and_serena_bodies_like_an_editor(
         ("x", Link("mem:abc123", kind=LinkKind.MEM_ID), LinkStatus.RESOLVED, "c"),
         ("x", Link("mem:zzz999", kind=LinkKind.MEM_ID), LinkStatus.DANGLING, None),
         ("x", Link("c.md", kind=LinkKind.FRONTMATTER), LinkStatus.RESOLVED, "c"),
+        # A store path whose memory moved into a folder: by its unique name, as a bare name.
+        ("x", Link(".serena/memories/b.md", kind=LinkKind.NAMED), LinkStatus.RESOLVED, "notes/b"),
+        ("x", Link(".serena/memories/gone.md", kind=LinkKind.ITEM), LinkStatus.UNMATCHED, None),
     ],
 )
 def test_the_resolver_applies_each_styles_rules(

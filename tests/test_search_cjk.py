@@ -102,6 +102,13 @@ def test_chinese_words_and_questions(service: MemoryService) -> None:
     assert paths(service.search("菜单", mode="lexical")) == ["ui/menu"]
 
 
+def test_words_that_touch_in_the_text_are_one_bold_run() -> None:
+    text = "古いブランチ削除の手順。ブランチは残す。"
+    marked = cjk.snippet(text, cjk.needles("ブランチ 削除"))
+    assert "**ブランチ削除**" in marked and "****" not in marked
+    assert "**ブランチ**は残す" in marked
+
+
 def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:
     (hit,) = [r.hit for r in service.search("一意制約", mode="lexical")]
     assert "**一意制約**" in hit.snippet

@@ -34,7 +34,11 @@ def age(repo: GitRepo, *paths: str) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
-    repo = GitRepo(tmp_path / "project")
+    return project(tmp_path / "project")
+
+
+def project(root: Path, fmt: str = "frontmatter") -> GitRepo:
+    repo = GitRepo(root)
     repo.write_lines("src/a.py", numbered(20, "a"))
     repo.write_lines("src/b.py", numbered(20, "b"))
     repo.write_lines("src/c.py", numbered(20, "c"))
@@ -42,11 +46,15 @@ def repo(tmp_path: Path) -> GitRepo:
     stamp = repo.stamp()
     a, b = numbered(20, "a"), numbered(20, "b")
     gone = "not in the file"
-    repo.memory("one", [Citation("src/a.py", 3, snippet=a[2], verified=stamp),
-                        Citation("src/b.py", 5, snippet=gone, verified=stamp)])  # fmt: skip
-    repo.memory("two", [Citation("src/a.py", 7, snippet=a[6], verified=stamp),
-                        Citation("src/b.py", 9, snippet=b[8], verified=stamp)])  # fmt: skip
-    repo.memory("three", [Citation("src/c.py", 2, snippet="c_2 = 2", verified=stamp)])
+    cited = {
+        "one": [Citation("src/a.py", 3, snippet=a[2], verified=stamp),
+                Citation("src/b.py", 5, snippet=gone, verified=stamp)],
+        "two": [Citation("src/a.py", 7, snippet=a[6], verified=stamp),
+                Citation("src/b.py", 9, snippet=b[8], verified=stamp)],
+        "three": [Citation("src/c.py", 2, snippet="c_2 = 2", verified=stamp)],
+    }  # fmt: skip
+    for name, citations in cited.items():
+        repo.memory(name, citations, fmt=fmt)
     age(repo, "src/a.py", "src/b.py", "src/c.py")
     return repo
 
@@ -150,6 +158,31 @@ def test_a_file_written_within_the_timestamp_resolution_is_not_recorded(
     reads.clear()
     service(repo).verify_all()
     assert reads == ["src/b.py"]  # a second write in the same tick would not show
+
+
+@pytest.mark.parametrize("fmt", ["frontmatter", "serena"])
+def test_a_bulk_write_by_verify_all_leaves_the_index_in_step_and_the_files_recalled(
+    tmp_path: Path, reads: list[str], fmt: str
+) -> None:
+    """`verify-all --write` rewrites every memory (its confidence and Last Verified) and
+    brings the index in step at once: the next call finds every file as indexed, with
+    nothing to parse again, and, their citations being the same, recalls every cited
+    file instead of judging them all again."""
+    repo = project(tmp_path / "project", fmt)
+    first = verdicts(service(repo).verify_all())
+    written = service(repo).verify_all(options=VerifyOptions(write=True))
+    assert sorted(fix.path for fix in written.fixes if fix.written) == ["one", "three", "two"]
+    with service(repo).index.connect(sync=False) as conn:
+        stamps = {p: (m, s) for p, m, s in conn.execute("SELECT path, mtime_ns, size FROM files")}
+        recorded = conn.execute("SELECT count(*) FROM memories WHERE last_verified IS NULL")
+        assert recorded.fetchone()[0] == 0  # the rows hold what was written
+        assert {target for (target,) in conn.execute("SELECT target FROM settled_files")} == {
+            "src/a.py", "src/b.py", "src/c.py"
+        }  # fmt: skip
+    assert stamps == Store(repo.store_root).scan()
+    reads.clear()
+    assert verdicts(service(repo).verify_all()) == first
+    assert reads == []
 
 
 def test_recheck_reads_every_file(repo: GitRepo, reads: list[str]) -> None:

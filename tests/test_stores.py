@@ -208,13 +208,13 @@ def test_the_store_configuration_file_is_not_a_memory(tmp_path: Path) -> None:
 
 
 def test_a_new_store_file_gets_ordinary_permissions(tmp_path: Path) -> None:
-    from memory_enhancement.store.disk import atomic_write
+    from memory_enhancement.store.atomic import write_file
 
     root = tmp_path / "store"
     root.mkdir()
     old = os.umask(0o022)
     try:
-        atomic_write(root / "x.md", b"x", mode=None)
+        write_file(root / "x.md", b"x", mode=None)
     finally:
         os.umask(old)
     assert (root / "x.md").stat().st_mode & 0o777 == 0o644

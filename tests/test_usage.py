@@ -328,6 +328,7 @@ def test_stats_popular_and_graduation_from_the_cli(run_cli: RunCli, store: Path)
     assert [p["path"] for p in limited] == ["notes/deploy"]
     text = run_cli(["stats", "popular", "--dir", store]).output
     assert text.splitlines()[0] == f"    4  [{deploy_id}]  notes/deploy  (2 sessions)"
+    assert text.splitlines()[1] == f"    1  [{caching_id}]  notes/caching  (1 session)"
 
     candidates = run_cli(["stats", "graduation", "--min-uses", "4", "--json", "--dir", store])
     assert [p["path"] for p in json.loads(candidates.output)] == ["notes/deploy"]

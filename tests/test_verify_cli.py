@@ -497,6 +497,20 @@ def test_mentions_in_prose_are_verified_by_default_and_count_like_citations(
     ]
 
 
+def test_a_memory_whose_only_mention_is_undecided_says_so_on_its_line(
+    project: GitRepo, cli: Any
+) -> None:
+    project.write_lines("pkg/a/main.py", ["a = 1"])
+    project.write_lines("pkg/b/main.py", ["b = 1"])
+    project.commit("two mains")
+    project.memory("notes", [], content="# Note\n\nThe entry point is main.py:1.\n")
+    project.commit("memory")
+    result = cli("verify-all")
+    assert result.exit_code == 0  # ambiguous is no failure
+    line = result.stdout.splitlines()[0]
+    assert line == "valid    notes  (0 of 1 citations and mentions hold, 1 ambiguous)"
+
+
 def test_failing_mentions_make_the_memory_invalid_in_verify_all_text(
     project: GitRepo, cli: Any
 ) -> None:

@@ -227,7 +227,9 @@ def _print_popular(items: list[Any]) -> None:
         click.echo("no usage recorded yet")
     for p in items:
         where = p.path or "(removed)"
-        click.echo(f"{p.uses:>5}  [mem:{p.citation_id}]  {where}  ({p.sessions} sessions)")
+        click.echo(
+            f"{p.uses:>5}  [mem:{p.citation_id}]  {where}  ({plural(p.sessions, 'session')})"
+        )
 
 
 @stats.command("popular", context_settings=CONTEXT)

@@ -134,7 +134,7 @@ def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
         return
     print_memory(fetched.memory, fetched.citation_id)
     if result is not None:
-        from memory_enhancement.cli.verify_cmds import print_result
+        from memory_enhancement.cli.verify_render import print_result
 
         click.echo("")
         print_result(result, verbose=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import click
@@ -40,6 +41,14 @@ def print_memory(memory: Memory, citation_id: str = "") -> None:
     click.echo(memory.content)
 
 
+def display_width(text: str) -> int:
+    """The columns text takes on a terminal: two for each wide (CJK) character, so the
+    titles of `代码规范` and `project_overview` start in the same column."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def print_listing(listing: Any, as_json: bool) -> None:
     from memory_enhancement.service.serialize import summary_dict
 
@@ -49,10 +58,11 @@ def print_listing(listing: Any, as_json: bool) -> None:
     elif not listing.memories:
         click.echo("no memories")
     else:
-        width = min(max(len(s.path) for s in listing.memories), 60)
+        width = min(max(display_width(s.path) for s in listing.memories), 60)
         for summary in listing.memories:
             tags = "  " + " ".join(f"#{t}" for t in summary.meta.tags) if summary.meta.tags else ""
             expired = "  (expired)" if summary.expired else ""
             cid = f"[mem:{summary.citation_id}]  " if summary.citation_id else ""
-            click.echo(f"{cid}{summary.path:<{width}}  {summary.title}{tags}{expired}")
+            pad = " " * max(width - display_width(summary.path), 0)
+            click.echo(f"{cid}{summary.path}{pad}  {summary.title}{tags}{expired}")
     exit_if_skipped(listing.skipped)

@@ -1,7 +1,8 @@
 """`verify` and `verify-all`: are these memories' citations still true?
 
 Exit codes: 0 when every memory is valid, 1 when any is not (with --strict,
-moved citations fail too), 2 on usage errors.
+moved citations fail too), 2 on usage errors. What the commands print as text (and as
+GitHub annotations) is verify_render.py; their JSON is here.
 """
 
 from __future__ import annotations
@@ -13,30 +14,17 @@ from typing import Any, AnyStr, TypeVar
 
 import click
 
-from memory_enhancement.cli.app import (
-    CONTEXT,
-    EXIT_PROBLEMS,
-    app,
-    emit_json,
-    plural,
-    store_options,
-    warn,
+from memory_enhancement.cli.app import CONTEXT, EXIT_PROBLEMS, app, emit_json, store_options, warn
+from memory_enhancement.cli.verify_render import (
+    not_settled,
+    print_fixes,
+    print_github,
+    print_result,
+    summary,
+    worth_showing,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_MARK = {
-    "valid": "ok",
-    "moved": "moved",
-    "stale": "STALE",
-    "missing": "MISSING",
-    "out_of_range": "OUT OF RANGE",
-    "skipped": "skipped",
-    "invalid": "INVALID",
-    "ambiguous": "AMBIGUOUS",
-    "in_submodule": "in submodule",
-    "unchecked": "unchecked",
-}
 
 
 def verify_options(func: F) -> F:
@@ -116,7 +104,7 @@ def verify(
         emit_json(_with_fixes(run)[0])
     else:
         print_result(result, verbose=True)
-    _print_fixes(run, quiet=as_json)
+    print_fixes(run, quiet=as_json)
     if not run.ok(strict=strict):
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -165,129 +153,16 @@ def verify_all(
     if fmt == "json":
         _emit_results(run)
     elif fmt == "github":
-        _print_github(run, strict)
+        print_github(run, strict)
     else:
-        for result in _not_settled(run.results):
-            if _worth_showing(result):
+        for result in not_settled(run.results):
+            if worth_showing(result):
                 print_result(result, verbose=False)
-    _print_fixes(run, quiet=fmt == "json")
+    print_fixes(run, quiet=fmt == "json")
     if fmt != "json":
-        click.echo(_summary(run))
+        click.echo(summary(run))
     if not run.ok(strict=strict):
         raise SystemExit(EXIT_PROBLEMS)
-
-
-def _not_settled(results: Any) -> Any:
-    """The results worth reading for what failed or moved: of a whole-store run's lazy
-    results, a memory whose citations all held on their lines (and has no mention) is
-    passed over without being built."""
-    settled = getattr(results, "settled", None)
-    if settled is None:
-        yield from results
-        return
-    for j in range(len(results)):
-        if settled(j) is None:
-            yield results[j]
-
-
-def _worth_showing(result: Any) -> bool:
-    """verify-all text lists only memories with something to look at."""
-    moved = any(c.status.value == "moved" for c in result.checks)
-    return not result.valid or moved or any(m.status.value != "valid" for m in result.mentions)
-
-
-def print_result(result: Any, *, verbose: bool) -> None:
-    """A memory's line (`valid` only when no citation and no mention fails), then its
-    citations and mentions (all of them when verbose, else those that are not valid).
-
-    The figure is this run's (how many checked citations hold), not the confidence
-    `health` computes and `--write` records: that one says so itself."""
-    mentions = list(getattr(result, "mentions", ()) or ())
-    checked = [c for c in (*result.checks, *mentions) if c.status.value != "skipped"]
-    held = sum(1 for c in checked if c.status.value in ("valid", "moved"))
-    n = len(checked)
-    what = "citations and mentions" if mentions else "citations" if n != 1 else "citation"
-    figure = f"{held} of {n} {what} hold{'s' * (n == 1 and not mentions)}"
-    state = "valid" if result.valid else "INVALID"
-    click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
-    for check in result.checks:
-        if verbose or check.status.value != "valid":
-            click.echo(_check_line(check))
-    for check in result.mentions:
-        if verbose or check.status.value != "valid":
-            click.echo(_mention_line(check))
-
-
-def _check_line(check: Any, prefix: str = "") -> str:
-    ref = check.citation.ref
-    if check.status.value == "moved" and check.current_path:
-        where = check.current_path
-        if check.current_line:
-            where += f":{check.current_line}"
-            end = check.current_end_line
-            if end is not None and end != check.current_line:
-                where += f"-{end}"
-        ref = f"{ref} -> {where}"
-    reason = f"  {check.reason}" if check.reason else ""
-    unanchored = "" if check.anchored else "  (no snippet)"
-    return f"  {prefix}{_MARK[check.status.value]:<12} {ref}{reason}{unanchored}"
-
-
-def _mention_line(check: Any) -> str:
-    """A mention as written, where it is in the memory, and what became of it."""
-    mention = check.mention
-    mark = "RENAMED" if check.renamed_to else _MARK[check.status.value]
-    written = mention.text if mention is not None else check.citation.ref
-    if mention is not None and mention.form == "list":
-        written = f"{mention.path}:{written}"
-    where = f" (line {mention.line})" if mention is not None else ""
-    target = ""
-    if check.status.value == "moved" and check.current_path:
-        end = check.current_end_line
-        target = f" -> {check.current_path}:{check.current_line}" + (f"-{end}" if end else "")
-    reason = f"  {check.reason}" if check.reason else ""
-    return f"  mention {mark:<12} {written}{where}{target}{reason}"
-
-
-def _print_github(run: Any, strict: bool) -> None:
-    """GitHub Actions annotations, each on the line of the memory file holding the citation
-    or mention: a warning for what fails, a notice for a mention that moved or that nothing
-    could vouch for, an error for a memory file that could not be read."""
-    for path, file, reason in run.unreadable:
-        title = f"unreadable memory {path}" if path else "unreadable memory file"
-        where = f"file={_escape(file, True)}," if file else ""
-        click.echo(f"::error {where}title={_escape(title, True)}::{_escape(reason)}")
-    for result in _not_settled(run.results):
-        title = f"memory {result.path}"
-        for n, check in enumerate(result.checks):
-            status = check.status.value
-            if not (check.status.failing or (strict and status == "moved")):
-                continue
-            line = result.lines[n] if n < len(result.lines) and result.lines[n] else 1
-            message = f"{status} citation {check.citation.ref}: {check.reason}"
-            _annotate("warning", result.file, line, title, message)
-        for check in result.mentions:
-            status = "renamed" if check.renamed_to else check.status.value
-            if status == "valid":
-                continue
-            failing = check.status.failing or (strict and status in ("moved", "renamed"))
-            kind = "warning" if failing else "notice"
-            mention = check.mention
-            written = mention.text if mention is not None else check.citation.ref
-            message = f"{status} mention {written}: {check.reason}"
-            _annotate(kind, result.file, mention.line if mention else 1, title, message)
-
-
-def _annotate(kind: str, file: str, line: int, title: str, message: str) -> None:
-    click.echo(
-        f"::{kind} file={_escape(file, True)},line={line},"
-        f"title={_escape(title, True)}::{_escape(message)}"
-    )
-
-
-def _escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
 def _with_fixes(run: Any) -> list[dict[str, Any]]:
@@ -360,48 +235,5 @@ def _stream(
         chunk = sep.join(itertools.islice(parts, 1000))
     write(tail)
 
-
-def _print_fixes(run: Any, *, quiet: bool) -> None:
-    if quiet:
-        return
-    for fix in run.fixes:
-        if not fix.written:
-            click.echo(fix.diff, nl=False)
-            continue
-        done = []
-        fixed = [
-            plural(count, what)
-            for count, what in ((fix.citations_fixed, "citation"), (fix.mentions_fixed, "mention"))
-            if count
-        ]
-        if fixed:
-            done.append(f"fixed {' and '.join(fixed)}")
-        if fix.confidence is not None:
-            done.append(f"recorded confidence {fix.confidence:.4g}")
-        what = " and ".join(done) or "recorded the verification time"
-        click.echo(f"{what} in {fix.path}")
-
-
-def _summary(run: Any) -> str:
-    from memory_enhancement.core.verdicts import Verdict
-
-    parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
-    shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
-    head = (
-        f"{plural(len(run.results), 'memory', 'memories')}, {plural(run.citations, 'citation')}: "
-    )
-    text = head + ", ".join(shown)
-    if run.mentions:
-        said = [
-            f"{run.count_mentions(v)} {v.value.replace('_', ' ')}"
-            for v in Verdict
-            if run.count_mentions(v)
-        ]
-        text += f"; {plural(run.mentions, 'mention')}: " + ", ".join(said)
-    tail = f", {plural(len(run.skipped), 'unreadable memory file')}" if run.skipped else ""
-    return text + tail
-
-
-_ALWAYS = ("valid", "moved", "stale", "missing")
 
 COMMANDS = [verify, verify_all]

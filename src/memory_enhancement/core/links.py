@@ -15,7 +15,9 @@ the way its authors meant it:
 - candidates (a list item's lead, a name in related material; see
   store/formats/links.py) by path or unique name like the rest, but a
   candidate that names no memory is simply not a link (UNMATCHED); a plain
-  word matches only a memory of exactly that name, never another case.
+  word matches only a memory of exactly that name, never another case. A
+  path into the store's own folder (`.serena/memories/x.md`) reads as the name
+  `x`; one into another `memories/` folder of the repository is that folder's.
 
 A target that is a file of the repository, not a memory (`[README](README.md)`,
 `- docs/guide.md`), is a repository link: REPOSITORY when the file is there,
@@ -140,7 +142,12 @@ class Resolver:
         if named is not None:
             return Resolution(LinkStatus.RESOLVED, named)
         if link.kind.candidate and "/" in target:
-            return _DANGLING  # `docs/x.md` names a place: only its path (above) can match
+            inside = self._in_store(strip_md(target.lstrip("/")))
+            if inside is None or "/" in inside:
+                return _DANGLING  # `docs/x.md` names a place: only its path (above) can match
+            # `.serena/memories/x.md` names the store's own folder, where `x` was: a memory
+            # since moved into a folder is found by its unique name, as `x` would be.
+            return self._by_name(inside, strict=True)
         if link.kind is not LinkKind.MARKDOWN:
             by_name = self._by_name(strip_md(target.lstrip("/")), strict=link.kind.candidate)
             if by_name.status is LinkStatus.DANGLING and link.kind is LinkKind.MEM_REF:
@@ -183,11 +190,22 @@ class Resolver:
             found = _join(source, path)
         if found in paths:
             return found
+        inside = self._in_store(path)  # `.serena/memories/beta.md`
+        return inside if inside in paths else None
+
+    def _in_store(self, path: str) -> str | None:
+        """The store path a path from the repository root names (`.serena/memories/x` ->
+        `x`), None when it does not enter the store: no `memories/` in it, or one that is
+        another folder of the repository than the store's (`.claude-mem/memories/x`)."""
         head, marker, rest = path.rpartition(_STORE_MARK)
-        if marker and (not head or head.endswith("/") or head.endswith(".")):
-            found = posixpath.normpath(rest or ".")  # `.serena/memories/beta.md`
-            return found if found in paths else None
-        return None
+        if not marker or not (not head or head.endswith("/") or head.endswith(".")):
+            return None
+        store_at = self.repo.store_at if self.repo is not None else None
+        if head and store_at not in (None, "", "."):
+            written = posixpath.normpath(head + _STORE_MARK)
+            if written != store_at and not written.endswith(f"/{store_at}"):
+                return None
+        return posixpath.normpath(rest or ".")
 
     def _into_store(self, link: Link) -> bool:
         """`global:notes/x`: a link into another store (markdown links never are)."""

@@ -13,6 +13,7 @@ Forms, each with or without backticks:
     path:L   path:L-E   path:L–E   path:L:C   path:LL   path:L1,L2-E2 (a list)
     path#LL  path#LL-LE  path#LLCc-LECc        (markdown links, GitHub anchors)
     https://github.com/OWNER/NAME/blob/REF/path#LL-LE   (GitLab: /-/blob/)
+    `path` lines L-E, path (L12), Line L of `path`, path（行L-E）  (core/prose_mentions.py)
 
 A path is `/`-joined ASCII segments whose last one has an extension. What comes
 before it must not continue a path or a word in ASCII, so CJK text may touch it
@@ -27,6 +28,8 @@ import posixpath
 import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
+
+from memory_enhancement.core import prose_mentions as prose
 
 # The forms, as `Mention.form` names them.
 COLON, RANGE, COLUMN, ANCHOR, ANCHOR_RANGE, LIST, URL = (
@@ -107,7 +110,7 @@ class Mention:
 def may_mention(data: bytes) -> bool:
     """Whether a memory file's bytes may hold a mention at all (checked before decoding:
     most memories mention nothing, and a verify-all reads them all)."""
-    return _HINT_BYTES.search(data) is not None
+    return _HINT_BYTES.search(data) is not None or any(h.search(data) for h in prose.HINTS_BYTES)
 
 
 def find_mentions(text: str) -> list[Mention]:
@@ -120,6 +123,7 @@ def find_mentions(text: str) -> list[Mention]:
     those are parsed; a verify-all reads every memory of the store.
     """
     hits = [m.start() for m in _HINT.finditer(text)]
+    hits = sorted(hits + [m.start() for h in prose.HINTS for m in h.finditer(text)])
     if not hits:
         return []
     starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
@@ -160,6 +164,10 @@ def _in_line(raw: str, number: int, in_code: bool) -> list[Mention]:
         if not _is_file(path):
             continue
         found.extend(_colon_or_anchor(m, number, in_code))
+    taken = [(f.column, f.column + len(f.text)) for f in found] + urls
+    for f in prose.find_in_line(raw, _is_file):  # not `(line 10)` again after `x.py:10`
+        if not any(x < f[0] + len(f[1]) and f[0] < y for x, y in taken):
+            found.append(Mention(number, *f, in_code=in_code))
     found.sort(key=lambda mention: mention.column)
     return found
 

@@ -145,7 +145,10 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
         lines += [f"| `{f}` | {n} | {m} |" for f, n, m in report.broken_files[:10]]
         lines.append("")
     if report.skipped:
-        lines.append(f"{len(report.skipped)} memory files could not be read (see `list`).")
+        files = (
+            "1 memory file" if len(report.skipped) == 1 else f"{len(report.skipped)} memory files"
+        )
+        lines.append(f"{files} could not be read (see `list`).")
         lines.append("")
     lines.append(f"<sub>memory-enhancement health, {report.generated_at}</sub>")
     return "\n".join(lines) + "\n"

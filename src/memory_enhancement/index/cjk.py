@@ -189,8 +189,10 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
         longest = sorted({n for _, _, n in found}, key=len, reverse=True)
         import re
 
+        # Needles that touch (`ブランチ` `削除` in `ブランチ削除`) are one bold run, not
+        # `**ブランチ****削除**`, which markdown shows with its asterisks.
         pattern = "|".join(re.escape(n) for n in longest)
-        marked = re.sub(f"({pattern})", r"**\1**", window, flags=re.IGNORECASE)
+        marked = re.sub(f"((?:{pattern})+)", r"**\1**", window, flags=re.IGNORECASE)
     return ("…" if start > 0 else "") + marked + ("…" if end < len(content) else "")
 
 

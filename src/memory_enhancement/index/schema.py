@@ -3,6 +3,10 @@
 The index is a cache: everything in it is derived from the memory files. So a
 missing, corrupt or older-version database is not repaired, it is deleted and
 rebuilt from the files. The schema version lives in `PRAGMA user_version`.
+
+An older version whose tables are the same and whose rows only need reading again
+(`IN_PLACE`) is brought up to date where it stands instead: a rebuild would also drop
+the embeddings, which take minutes to make again.
 """
 
 from __future__ import annotations
@@ -242,6 +246,17 @@ END;
 """
 
 
+# From an older version, the SQL that makes it this one with the same tables. 16 -> 17:
+# the mention grammar reads more forms (core/prose_mentions.py), so each memory's
+# `mentions` flag must be read again from its file: every file is made to look changed (a
+# size and a hash no file has) and every folder unrecorded, so the next sync reads and
+# parses them all again, as a rebuild would, but keeps the rows the files do not give (the
+# embeddings).
+IN_PLACE: dict[int, tuple[str, ...]] = {
+    16: ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'"),
+}
+
+
 def connect(path: Path | None) -> sqlite3.Connection:
     """Open (creating or rebuilding as needed) the index database at path; None = in memory."""
     if path is None:
@@ -275,6 +290,9 @@ def _open_existing(path: Path) -> sqlite3.Connection:
         ).fetchone()
         if version == SCHEMA_VERSION:
             conn.execute("SELECT count(*) FROM meta").fetchone()
+            return conn
+        if version in IN_PLACE:
+            _migrate(conn, version)
             return conn
         if version == 0 and tables == 0:
             # A new, empty file, perhaps being created by another process right now:
@@ -336,6 +354,22 @@ def _create(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             raise
+
+
+def _migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Bring an index of an older version up to this one in place (see IN_PLACE), in one
+    transaction; another process that got there first leaves nothing to do."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == version:
+            for statement in IN_PLACE[version]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _discard(path: Path) -> None:

@@ -137,10 +137,10 @@ def upsert(
         "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash) VALUES (?, ?, ?, ?)",
         (path, mtime, size, digest),
     )
-    if not fresh:  # a memory seen for the first time has no old rows to clear
-        for table in ("tags", "links", "citations"):
-            conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
     if memory is None or meta is None:
+        if not fresh:
+            for table in ("tags", "links", "citations"):
+                conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
         return
     links = [
         (
@@ -179,12 +179,35 @@ def upsert(
         # skipped by every listing) instead of failing the whole sync.
         upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
         return
+    if not fresh:  # a memory seen for the first time has no old rows to clear
+        conn.execute("DELETE FROM tags WHERE memory_id = ?", (memory_id,))
+        conn.execute("DELETE FROM links WHERE memory_id = ?", (memory_id,))
+        if _same_citations(conn, memory_id, citations):
+            citations = []  # kept as they are: see _same_citations
+        else:
+            conn.execute("DELETE FROM citations WHERE memory_id = ?", (memory_id,))
     rows = children or Children()
     rows.tags.extend((memory_id, t) for t in meta.tags)
     rows.links.extend(links)
     rows.citations.extend(citations)
     if children is None:
         rows.flush(conn)
+
+
+def _same_citations(conn: sqlite3.Connection, memory_id: int, rows: list[tuple[Any, ...]]) -> bool:
+    """Whether the memory's citation rows are already exactly these.
+
+    A memory rewritten without touching its citations (its text edited, `verify-all
+    --write` recording confidence) keeps its rows: replacing them would fire the
+    triggers that forget what the last verification learned of every file they cite
+    (`settled_files`, schema.py), and the next run would read and judge them all again.
+    """
+    found = conn.execute(
+        "SELECT memory_id, ord, target, line, end_line, snippet, verified, commit_sha, extra, "
+        "file_line, is_url FROM citations WHERE memory_id = ? ORDER BY ord",
+        (memory_id,),
+    ).fetchall()
+    return found == rows
 
 
 class UnindexableError(ValueError):

@@ -38,7 +38,9 @@ class Verification(Memories):
             from memory_enhancement.core.verdicts import VerifyOptions
 
             options = VerifyOptions()
-        return self._runner().run(CitedBatch.of(batch), options, keep_uncited=True)
+        run = self._runner().run(CitedBatch.of(batch), options, keep_uncited=True)
+        self._after_writes(run)
+        return run
 
     def verify_all(
         self,
@@ -84,7 +86,21 @@ class Verification(Memories):
         if settled is not None and settled.changed:
             with self.index.connect(sync=False) as conn:
                 queries.settle_files(conn, settled.found, known, changes)
+        self._after_writes(run)
         return run
+
+    def _after_writes(self, run: VerifyRun) -> None:
+        """Bring the index in step with the memory files a run rewrote (`--fix`,
+        `--write`), now rather than at the next call.
+
+        The next call would find every rewritten file changed and read and parse them
+        all again: after `verify-all --write` of a big store, a run as dear as building
+        the index. Synced now, the writes are behind the sync's start by more than the
+        filesystem's timestamp resolution (except the last few), so the next call finds
+        the files as indexed and is a warm run."""
+        if any(fix.written for fix in run.fixes):
+            with self.index.connect():
+                pass  # connecting syncs
 
     def _changed_paths(self, ref: str, category: str | None) -> list[str]:
         """Memories citing a file changed since ref, or whose own file changed (PR fast path)."""

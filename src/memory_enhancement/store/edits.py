@@ -32,14 +32,25 @@ def rewrite(
         text = change(loaded)
         if text is None or text == loaded.decoded.text:
             return None
-        diff = "".join(
-            difflib.unified_diff(
-                loaded.decoded.text.splitlines(keepends=True),
-                text.splitlines(keepends=True),
-                f"a/{name}",
-                f"b/{name}",
-            )
-        )
+        diff = unified_diff(loaded.decoded.text, text, name)
         if not dry_run:
             store.replace(path, loaded.decoded.encode(text))
     return Fix(path, diff, written=not dry_run)
+
+
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    """The unified diff of a file's text, as git writes it: lines end at `\\n` only (not
+    at the other breaks str.splitlines knows, such as U+2028), and a last line without a
+    newline (many Serena memories end so) is followed by git's `\\ No newline at end of
+    file` marker, so the diff stays one line per line and applies with `git apply`."""
+    lines = difflib.unified_diff(_lines(before), _lines(after), f"a/{name}", f"b/{name}")
+    return "".join(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE}" for line in lines)
+
+
+def _lines(text: str) -> list[str]:
+    lines = [f"{line}\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]

@@ -222,8 +222,8 @@ class Registry:
     def _save(self, stores: dict[str, str]) -> None:
         import yaml
 
-        from memory_enhancement.store.disk import atomic_write
+        from memory_enhancement.store.atomic import write_file
 
         self.file.parent.mkdir(parents=True, exist_ok=True)
         text = yaml.safe_dump({"stores": dict(sorted(stores.items()))}, sort_keys=False)
-        atomic_write(self.file, text.encode("utf-8"), mode=0o644)
+        write_file(self.file, text.encode("utf-8"), mode=0o644)

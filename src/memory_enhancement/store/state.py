@@ -132,6 +132,13 @@ MIGRATIONS = [
     """
     CREATE TABLE history_marks (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     """,
+    # The mention grammar reads more forms (core/prose_mentions.py: `x.go` lines 28-76):
+    # the memory files it found no mention in, and the mentions kept as read, are read
+    # again (both are caches, rebuilt by the next run).
+    """
+    DELETE FROM mention_free;
+    DELETE FROM mention_history;
+    """,
 ]
 
 

@@ -4,7 +4,7 @@ somebody else's, what the line says now when it changed.
 
 `Verifier` (verifier.py) finds, per citation, the lines that hold its snippet now and
 waits (`Pending`) for git; these decisions then take the line map of the citation's file
-(`git.LineMap`: how lines moved from the base commit to the work tree) or no map at all.
+(`line_maps.LineMap`: how lines moved from the base commit to the work tree) or no map at all.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.git import LineMap
+from memory_enhancement.verify.line_maps import LineMap
 from memory_enhancement.verify.repo import Repository, SourceFile
 
 

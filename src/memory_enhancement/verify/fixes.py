@@ -61,18 +61,19 @@ def apply_fixes(
     """--fix rewrites moved citations; --write (and --fix, on what it fixes) records the
     confidence and verification time in `states` (per memory path) in the file."""
     fixes = []
-    for result in results:
-        current = tuple(c.citation for c in result.checks)
-        wanted = fixed_citations(result.checks, repo, stamp) if fix else current
-        edits = mention_edits(result.mentions) if fix else []
-        if wanted == current and not write and not edits:
-            continue
-        done = _fix_one(
-            store, result, wanted, states.get(result.path), dry_run=dry_run,
-            only_recorded=not write, edits=edits,
-        )  # fmt: skip
-        if done is not None:
-            fixes.append(done)
+    with store.batch():
+        for result in results:
+            current = tuple(c.citation for c in result.checks)
+            wanted = fixed_citations(result.checks, repo, stamp) if fix else current
+            edits = mention_edits(result.mentions) if fix else []
+            if wanted == current and not write and not edits:
+                continue
+            done = _fix_one(
+                store, result, wanted, states.get(result.path), dry_run=dry_run,
+                only_recorded=not write, edits=edits,
+            )  # fmt: skip
+            if done is not None:
+                fixes.append(done)
     return fixes
 
 

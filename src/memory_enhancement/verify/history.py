@@ -12,43 +12,51 @@ rewritten only when its verdicts change or a partial run verifies it; the runs
 over the whole store since it was written are replayed onto it when it is
 read (they vouched for it, unchanged). So a nightly verify-all of an unchanged
 store writes one run row, and the database stays the same size run after run.
+This module writes the history; history_reading.py reads it back (its names are
+importable from here too).
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import sqlite3
 import uuid
-from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.model import is_url
-from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
+from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.verify.history_reading import (
+    RECENT_RUNS,
+    SUMMARY,
+    Evidence,
+    evidence,
+    full_runs,
+    replay,
+    runs,
+    verdict_days,
+    verdicts,
+)
 
 if TYPE_CHECKING:
     from memory_enhancement.core.batch_verdicts import BatchVerdicts
     from memory_enhancement.store.state import State
 
-RECENT_RUNS = 10
+__all__ = [
+    "KEPT_RUNS",
+    "RECENT_RUNS",
+    "Evidence",
+    "evidence",
+    "mark_policy_expiry",
+    "policy_expiry",
+    "record",
+    "reinforce",
+    "runs",
+    "verdict_days",
+    "verdicts",
+]
 KEPT_RUNS = 10  # per memory, the runs whose verdicts are kept in full (see _prune)
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What history says about one memory."""
-
-    runs: int = 0  # recent runs that verified it (at most RECENT_RUNS)
-    failed_runs: int = 0  # of those, runs in which a citation failed
-    last_verified: datetime | None = None
-    last_valid: datetime | None = None  # last run in which no citation failed
-    reinforcements: int = 0
-    uses: int = 0
-    last_used: datetime | None = None
-    last_reinforced: datetime | None = None  # a confirmation renews, as the expiry policy says
 
 
 def record(
@@ -66,7 +74,7 @@ def record(
     record. What is written is what changed: one run row, and for each memory only
     verdicts that differ from its last recorded ones (with its summary). A run over
     the `whole_store` also vouches for every memory whose verdicts did not change,
-    without a write: readers replay such runs onto each summary (see `_replay`), so a
+    without a write: readers replay such runs onto each summary (see `history_reading.replay`), so a
     nightly verify-all of an unchanged store costs a run row, not ten thousand.
     Memories are compared a chunk at a time against their summaries, in the text
     `BatchVerdicts.compared` gives (written straight from the rows of a memory whose
@@ -140,7 +148,6 @@ def record(
 
 _FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
 _SKIPPED = {"skipped"}
-_SUMMARY = "citation_id, recent, last_verified, last_valid, mark, seq, runs, path, checks"
 _CHUNK = 2000  # memories compared and written at a time
 
 
@@ -156,7 +163,7 @@ class _Run:
             (run_id, stamp, commit, "all" if whole else None),
         )
         self.seq = cursor.lastrowid or 0
-        self.full = _full_runs(db)
+        self.full = full_runs(db)
         self.encode = json.JSONEncoder(separators=(",", ":")).encode
 
     def write(self, results: BatchVerdicts, current: dict[str, tuple[int, str, str]]) -> None:
@@ -175,7 +182,7 @@ class _Run:
                 listed = [[_ref(*item[:3]), item[3], item[4], item[5]] for item in seen]
                 failing = sum(item[3] in _FAILING for item in seen)
                 verdict_rows.append((cid, self.run_id, path, self.encode(listed), failing))
-            recent, verified, valid, runs = _replay(old, self.full, before=seq)
+            recent, verified, valid, runs = replay(old, self.full, before=seq)
             if mark:
                 recent = (mark + recent)[:RECENT_RUNS]
                 verified = self.stamp
@@ -188,7 +195,7 @@ class _Run:
             "VALUES (?, ?, ?, ?, ?)",
             verdict_rows,
         )
-        db.executemany(f"INSERT OR REPLACE INTO evidence({_SUMMARY}) VALUES ({_MARKS})", rewritten)
+        db.executemany(f"INSERT OR REPLACE INTO evidence({SUMMARY}) VALUES ({_MARKS})", rewritten)
         for cid, *_ in verdict_rows:
             _prune(db, cid)
 
@@ -203,9 +210,9 @@ class _Run:
         ]
         rewritten = []
         for row in _summaries_of(db, others).values():
-            recent, verified, valid, runs = _replay(row, self.full, before=seq)
+            recent, verified, valid, runs = replay(row, self.full, before=seq)
             rewritten.append((row[0], recent, verified, valid, "", seq, runs, row[7], row[8]))
-        db.executemany(f"INSERT OR REPLACE INTO evidence({_SUMMARY}) VALUES ({_MARKS})", rewritten)
+        db.executemany(f"INSERT OR REPLACE INTO evidence({SUMMARY}) VALUES ({_MARKS})", rewritten)
 
 
 _MARKS = ", ".join("?" * 9)
@@ -223,39 +230,6 @@ def _ref(target: str, line: int | None, end: int | None) -> str:
     return f"{target}:{line}-{end}" if end is not None and end != line else f"{target}:{line}"
 
 
-def _full_runs(db: sqlite3.Connection) -> tuple[list[int], list[str]]:
-    """The runs over the whole store, oldest first: (their sequence numbers, times)."""
-    rows = db.execute("SELECT rowid, verified_at FROM runs WHERE scope = 'all' ORDER BY rowid")
-    seqs: list[int] = []
-    times: list[str] = []
-    for seq, moment in rows:
-        seqs.append(seq)
-        times.append(moment)
-    return seqs, times
-
-
-def _replay(
-    row: tuple[Any, ...] | None, full: tuple[list[int], list[str]], *, before: int | None = None
-) -> tuple[str, str | None, str | None, int]:
-    """A summary brought up to date: the runs over the whole store made after it was
-    written (and before `before`) vouched for the memory with its mark, unchanged.
-    Returns (recent marks, last verified, last valid, runs)."""
-    if row is None:
-        return "", None, None, 0
-    _, recent, verified, valid, mark, seq, runs, *_ = row
-    if mark:
-        seqs, times = full
-        first = bisect.bisect_right(seqs, seq)
-        last = bisect.bisect_left(seqs, before) if before is not None else len(seqs)
-        count = last - first
-        if count > 0:
-            recent = (mark * min(count, RECENT_RUNS) + recent)[:RECENT_RUNS]
-            verified = times[last - 1]
-            valid = verified if mark == "." else valid
-            runs += count
-    return recent, verified, valid, int(runs)
-
-
 def _summaries_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[Any, ...]]:
     found: dict[str, tuple[Any, ...]] = {}
     for start in range(0, len(ids), 500):
@@ -263,7 +237,7 @@ def _summaries_of(db: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[Any
         found.update(
             (row[0], row)
             for row in db.execute(
-                f"SELECT {_SUMMARY} FROM evidence "
+                f"SELECT {SUMMARY} FROM evidence "
                 f"WHERE citation_id IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
@@ -284,35 +258,6 @@ def _prune(db: sqlite3.Connection, citation_id: str) -> None:
     )
 
 
-def verdicts(state: State, path: str | None = None) -> list[tuple[Any, ...]]:
-    """Every recorded citation verdict, oldest first:
-    (verified_at, commit, memory path, citation index, citation, verdict)."""
-    out = []
-    with state.connect() as db:
-        rows = db.execute(
-            "SELECT r.verified_at, r.commit_sha, v.path, v.checks FROM verdicts v "
-            "JOIN runs r ON r.run_id = v.run_id "
-            + ("WHERE v.path = ? " if path else "")
-            + "ORDER BY r.verified_at, v.id",
-            (path,) if path else (),
-        ).fetchall()
-    for verified_at, commit, memory, checks in rows:
-        for n, (ref, status, *_) in enumerate(json.loads(checks)):
-            out.append((verified_at, commit, memory, n, ref, status))
-    return out
-
-
-def runs(state: State, path: str | None = None) -> int:
-    """How many verification runs were recorded (that verified this memory, with a path)."""
-    with state.connect() as db:
-        if path is None:
-            row = db.execute("SELECT count(*) FROM runs").fetchone()
-            return int(row[0])
-        rows = db.execute(f"SELECT {_SUMMARY} FROM evidence WHERE path = ?", (path,)).fetchall()
-        full = _full_runs(db) if rows else ([], [])
-    return sum(_replay(row, full)[3] for row in rows)
-
-
 def reinforce(
     state: State, citation_id: str, path: str, *, session: str, moment: datetime, note: str | None
 ) -> int:
@@ -328,56 +273,6 @@ def reinforce(
             "SELECT count(*) FROM reinforcements WHERE citation_id = ?", (citation_id,)
         ).fetchone()
     return int(row[0])
-
-
-def evidence(state: State, ids: Iterable[str] | None = None) -> dict[str, Evidence]:
-    """Evidence per citation ID (all memories with any history when ids is None)."""
-    with state.connect() as db:
-        full = _full_runs(db)
-        summaries = {
-            row[0]: _replay(row, full)[:3] for row in db.execute(f"SELECT {_SUMMARY} FROM evidence")
-        }
-        reinforced = {
-            cid: (count, last)
-            for cid, count, last in db.execute(
-                "SELECT citation_id, count(*), max(reinforced_at) FROM reinforcements "
-                "GROUP BY citation_id"
-            )
-        }
-        used = {
-            cid: (count, last)
-            for cid, count, last in db.execute(
-                "SELECT citation_id, count(*), max(used_at) FROM usage GROUP BY citation_id"
-            )
-        }
-    keys = set(ids) if ids is not None else {*summaries, *reinforced, *used}
-    out = {}
-    for cid in keys:
-        recent, last_verified, last_valid = summaries.get(cid, ("", None, None))
-        count, last_use = used.get(cid, (0, None))
-        confirmations, last_confirmed = reinforced.get(cid, (0, None))
-        out[cid] = Evidence(
-            runs=len(recent),
-            failed_runs=recent.count("x"),
-            last_verified=maybe_timestamp(last_verified),
-            last_valid=maybe_timestamp(last_valid),
-            reinforcements=int(confirmations),
-            uses=int(count),
-            last_used=maybe_timestamp(last_use),
-            last_reinforced=maybe_timestamp(last_confirmed),
-        )
-    return out
-
-
-def verdict_days(state: State, days: int = 90) -> list[tuple[str, dict[str, int]]]:
-    """Verdict counts per day, oldest first (the "verdicts over time" chart)."""
-    per_day: dict[str, dict[str, int]] = defaultdict(dict)
-    with state.connect() as db:
-        for day, status, count in db.execute(
-            "SELECT day, status, count FROM verdict_days ORDER BY day DESC LIMIT ?", (days * 8,)
-        ):
-            per_day[day][status] = int(count)
-    return sorted(per_day.items())[-days:]
 
 
 def mark_policy_expiry(

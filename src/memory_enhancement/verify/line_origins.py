@@ -27,8 +27,9 @@ import posixpath
 from collections.abc import Mapping, Sequence
 
 from memory_enhancement.verify.folder_log import DIFF, QUIET, SHA, FolderLog
-from memory_enhancement.verify.git import Git, GitError, Hunk, LineMap
+from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import run_git
+from memory_enhancement.verify.line_maps import Hunk, LineMap
 
 MAX_RENAMES = 5
 _RENAMED = ("--name-status", "-z", "--diff-filter=R")

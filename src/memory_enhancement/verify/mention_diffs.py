@@ -20,10 +20,11 @@ from memory_enhancement.core.mentions import FileList
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.blame import GitHistory
-from memory_enhancement.verify.git import Git, GitError, LineMap
+from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git as _from_git
 from memory_enhancement.verify.git_objects import run_git
 from memory_enhancement.verify.git_objects import to_git as _to_git
+from memory_enhancement.verify.line_maps import LineMap
 from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.mention_maps import MentionGit
 from memory_enhancement.verify.repo import Repository, SourceStatus

@@ -19,9 +19,10 @@ import re
 from collections.abc import Iterable, Mapping
 
 from memory_enhancement.verify.blame import GitHistory
-from memory_enhancement.verify.git import Git, GitError, Hunk, LineMap, _parse_diff
+from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import Tree, blob_hash, run_git
 from memory_enhancement.verify.git_objects import to_git as _to_git
+from memory_enhancement.verify.line_maps import Hunk, LineMap, parse_diff
 from memory_enhancement.verify.repo import Repository
 
 MAX_DIFF_BATCHES = 5
@@ -150,13 +151,13 @@ class MentionGit(Git):
 
 
 def _read_maps(section: str) -> dict[str, LineMap]:
-    """What `git._parse_diff` reads of these files' diffs, by old path: each file's header
+    """What `line_maps.parse_diff` reads of these files' diffs, by old path: each file's header
     read by it, its hunks by one regular expression in C (the lines a diff adds, half of
     a long diff, are not looked at one by one)."""
     maps: dict[str, LineMap] = {}
     for chunk in section.split("\ndiff --git "):
         header, sep, body = chunk.partition("\n@@ ")
-        found = _parse_diff(header)
+        found = parse_diff(header)
         if not found:
             continue
         hunks: list[Hunk] = []

@@ -51,14 +51,15 @@ NAME = r"[\w@][\w.@/-]*"
 LEAD_NAME = r"(?>[\w@](?:[\w.@/]|-(?!>))*)"
 LEAD = re.compile(
     rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{LEAD_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
-    r"(?P<rest>$|\s*:(?:\s|$)|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
+    r"(?P<rest>$|\s*:(?:\s|$)|\s*：|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
 )
 # A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
-# "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録".
+# "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録", "メモ `x`", "メモリー `x`".
 PROSE_REF = re.compile(
     r"`(?P<name>(?:[\w.@-]+/)*memories/[\w.@/-]+)`"
-    r"|(?:(?<![\w])(?:[Ss]ee|memory|memories|[Mm]emory:)\s+)`(?=[\w@])(?P<after>[\w.@/-]+)`"
-    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモリ|を参照|に記録|参照)"
+    r"|(?:(?<![\w])(?:[Ss]ee|[Mm]emory|[Mm]emories|[Mm]emory:)\s+|(?:メモリー?|メモ)\s*)"
+    r"`(?=[\w@])(?P<after>[\w.@/-]+)`"
+    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモ|を参照|に記録|参照)"
 )
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
 NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")

@@ -127,7 +127,7 @@ def _may_refer(line: str) -> bool:
         or "ee `" in line
         or "参照" in line
         or "に記録" in line
-        or "メモリ" in line
+        or "メモ" in line
     )
 
 

@@ -1,0 +1,193 @@
+"""What `verify` and `verify-all` print for people and for GitHub Actions (not JSON).
+
+A memory's line and the lines of its citations and mentions (also under `get --verify`),
+the annotations GitHub shows on the memory files, what `--fix` and `--write` did, and
+verify-all's closing count. The commands (verify_cmds.py) parse, call the service and
+choose a rendering; the JSON is theirs and the service's (`serialize`). `get --verify`
+imports this module alone, not the verify commands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from memory_enhancement.cli.app import plural
+
+_MARK = {
+    "valid": "ok",
+    "moved": "moved",
+    "stale": "STALE",
+    "missing": "MISSING",
+    "out_of_range": "OUT OF RANGE",
+    "skipped": "skipped",
+    "invalid": "INVALID",
+    "ambiguous": "AMBIGUOUS",
+    "in_submodule": "in submodule",
+    "unchecked": "unchecked",
+}
+
+
+_UNDECIDED = ("ambiguous", "unchecked", "in_submodule")
+
+
+def not_settled(results: Any) -> Any:
+    """The results worth reading for what failed or moved: of a whole-store run's lazy
+    results, a memory whose citations all held on their lines (and has no mention) is
+    passed over without being built."""
+    settled = getattr(results, "settled", None)
+    if settled is None:
+        yield from results
+        return
+    for j in range(len(results)):
+        if settled(j) is None:
+            yield results[j]
+
+
+def worth_showing(result: Any) -> bool:
+    """verify-all text lists only memories with something to look at."""
+    moved = any(c.status.value == "moved" for c in result.checks)
+    return not result.valid or moved or any(m.status.value != "valid" for m in result.mentions)
+
+
+def print_result(result: Any, *, verbose: bool) -> None:
+    """A memory's line (`valid` only when no citation and no mention fails), then its
+    citations and mentions (all of them when verbose, else those that are not valid).
+
+    The figure is this run's (how many checked citations hold), not the confidence
+    `health` computes and `--write` records: that one says so itself."""
+    mentions = list(getattr(result, "mentions", ()) or ())
+    checked = [c for c in (*result.checks, *mentions) if c.status.value != "skipped"]
+    held = sum(1 for c in checked if c.status.value in ("valid", "moved"))
+    n = len(checked)
+    what = "citations and mentions" if mentions else "citations" if n != 1 else "citation"
+    figure = f"{held} of {n} {what} hold{'s' * (n == 1 and not mentions)}"
+    # Neither held nor failed: said, so that `valid (0 of 1 ... hold)` does not puzzle.
+    undecided = [c.status.value for c in checked if c.status.value in _UNDECIDED]
+    for kind in sorted(set(undecided)):
+        figure += f", {undecided.count(kind)} {kind.replace('_', ' ')}"
+    state = "valid" if result.valid else "INVALID"
+    click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
+    for check in result.checks:
+        if verbose or check.status.value != "valid":
+            click.echo(_check_line(check))
+    for check in result.mentions:
+        if verbose or check.status.value != "valid":
+            click.echo(_mention_line(check))
+
+
+def _check_line(check: Any, prefix: str = "") -> str:
+    ref = check.citation.ref
+    if check.status.value == "moved" and check.current_path:
+        where = check.current_path
+        if check.current_line:
+            where += f":{check.current_line}"
+            end = check.current_end_line
+            if end is not None and end != check.current_line:
+                where += f"-{end}"
+        ref = f"{ref} -> {where}"
+    reason = f"  {check.reason}" if check.reason else ""
+    unanchored = "" if check.anchored else "  (no snippet)"
+    return f"  {prefix}{_MARK[check.status.value]:<12} {ref}{reason}{unanchored}"
+
+
+def _mention_line(check: Any) -> str:
+    """A mention as written, where it is in the memory, and what became of it."""
+    mention = check.mention
+    mark = "RENAMED" if check.renamed_to else _MARK[check.status.value]
+    written = mention.text if mention is not None else check.citation.ref
+    if mention is not None and mention.form == "list":
+        written = f"{mention.path}:{written}"
+    where = f" (line {mention.line})" if mention is not None else ""
+    target = ""
+    if check.status.value == "moved" and check.current_path:
+        end = check.current_end_line
+        target = f" -> {check.current_path}:{check.current_line}" + (f"-{end}" if end else "")
+    reason = f"  {check.reason}" if check.reason else ""
+    return f"  mention {mark:<12} {written}{where}{target}{reason}"
+
+
+def print_github(run: Any, strict: bool) -> None:
+    """GitHub Actions annotations, each on the line of the memory file holding the citation
+    or mention: a warning for what fails, a notice for a mention that moved or that nothing
+    could vouch for, an error for a memory file that could not be read."""
+    for path, file, reason in run.unreadable:
+        title = f"unreadable memory {path}" if path else "unreadable memory file"
+        where = f"file={_escape(file, True)}," if file else ""
+        click.echo(f"::error {where}title={_escape(title, True)}::{_escape(reason)}")
+    for result in not_settled(run.results):
+        title = f"memory {result.path}"
+        for n, check in enumerate(result.checks):
+            status = check.status.value
+            if not (check.status.failing or (strict and status == "moved")):
+                continue
+            line = result.lines[n] if n < len(result.lines) and result.lines[n] else 1
+            message = f"{status} citation {check.citation.ref}: {check.reason}"
+            _annotate("warning", result.file, line, title, message)
+        for check in result.mentions:
+            status = "renamed" if check.renamed_to else check.status.value
+            if status == "valid":
+                continue
+            failing = check.status.failing or (strict and status in ("moved", "renamed"))
+            kind = "warning" if failing else "notice"
+            mention = check.mention
+            written = mention.text if mention is not None else check.citation.ref
+            message = f"{status} mention {written}: {check.reason}"
+            _annotate(kind, result.file, mention.line if mention else 1, title, message)
+
+
+def _annotate(kind: str, file: str, line: int, title: str, message: str) -> None:
+    click.echo(
+        f"::{kind} file={_escape(file, True)},line={line},"
+        f"title={_escape(title, True)}::{_escape(message)}"
+    )
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def print_fixes(run: Any, *, quiet: bool) -> None:
+    if quiet:
+        return
+    for fix in run.fixes:
+        if not fix.written:
+            click.echo(fix.diff, nl=False)
+            continue
+        done = []
+        fixed = [
+            plural(count, what)
+            for count, what in ((fix.citations_fixed, "citation"), (fix.mentions_fixed, "mention"))
+            if count
+        ]
+        if fixed:
+            done.append(f"fixed {' and '.join(fixed)}")
+        if fix.confidence is not None:
+            done.append(f"recorded confidence {fix.confidence:.4g}")
+        what = " and ".join(done) or "recorded the verification time"
+        click.echo(f"{what} in {fix.path}")
+
+
+def summary(run: Any) -> str:
+    from memory_enhancement.core.verdicts import Verdict
+
+    parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
+    shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
+    head = (
+        f"{plural(len(run.results), 'memory', 'memories')}, {plural(run.citations, 'citation')}: "
+    )
+    text = head + ", ".join(shown)
+    if run.mentions:
+        said = [
+            f"{run.count_mentions(v)} {v.value.replace('_', ' ')}"
+            for v in Verdict
+            if run.count_mentions(v)
+        ]
+        text += f"; {plural(run.mentions, 'mention')}: " + ", ".join(said)
+    tail = f", {plural(len(run.skipped), 'unreadable memory file')}" if run.skipped else ""
+    return text + tail
+
+
+_ALWAYS = ("valid", "moved", "stale", "missing")

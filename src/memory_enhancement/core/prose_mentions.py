@@ -1,0 +1,124 @@
+"""Mentions that name their line in words: `` `app.go` lines 28-76 ``, `app.py (L12)`.
+
+A sibling of core/mentions.py (the `path:L` grammar), kept apart because that
+module is near its size limit and because these forms need guards of their own:
+prose is full of numbers that are not line numbers. Only forms found in real
+Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
+
+    `path` lines 28-76    path (line 5)    path: Lines 1-3, 9    path (lines 13-14, 95-97)
+    path L112-113         path (L125-155)  path L676, L732
+    Line 316 of `path`    lines 695-718 in `path`
+    `path`（行1258-1298付近）               path: 3行目に
+
+The path comes first, closed by a backtick or `**` at most, then a space, a colon,
+a comma or an opening parenthesis, then the words; or the words come first and
+`of` / `in` joins them to the path. Nothing else may stand between. So `app.py
+(120 lines)`, `3 lines`, "lines of code", "Line 115: `x.py` → `y.py`" (a line of
+some other file) are not mentions, and neither is Japanese `app.py（394行）` or
+`app.py の359行` (a length, not a line) nor `N-M行` alone (also used for sizes:
+`（新規、200-300行）`). An `L12` directly followed by a word (`cache.py L2 cache`)
+is not taken either. Chinese `第N行` was found only on lines of its own, away
+from the path it belongs to, so it is not read.
+
+Each mention records where its digits are, as core/mentions.py does, so `--fix`
+rewrites the numbers and leaves the words alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_SEGMENT = r"[A-Za-z0-9_.@~+-]+"
+_PATH = (
+    rf"(?P<path>(?:\.{{1,2}}/|/)?(?:{_SEGMENT}/)*[A-Za-z0-9_.@~+-]*\.[A-Za-z][A-Za-z0-9]{{0,9}})"
+    r"(?![A-Za-z0-9_/@~+-])"
+)
+_BEFORE_PATH = r"(?<![A-Za-z0-9_./@~+\\-])"
+_DASH = r"[ \t]?[-–][ \t]?"
+_WORD = r"[Ll]ines?[ \t]+"
+# A number ends where no digit, letter or decimal part goes on.
+_ENDS = r"(?![0-9A-Za-z_]|\.[0-9])"
+# Further items of a list: `, 95-97`, ` and 272` (`, L104` after an `L` number); an
+# item followed by a word is prose (`line 64, 3 tests`), not an item.
+_ITEMS = rf"(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*"
+_AND = rf"(?:,?[ \t]and[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))?"
+_MORE = rf"(?P<more_w>{_ITEMS}{_AND})"
+_MORE_L = rf"(?P<more_l>(?:,[ \t]?L\d{{1,7}}(?:[-–]L?\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*)"
+
+_AFTER = re.compile(
+    _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
+    r"(?:"
+    rf"{_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}{_MORE}"
+    r"|"
+    rf"L(?P<l1>\d{{1,7}})(?:[-–]L?(?P<l2>\d{{1,7}}))?{_ENDS}(?![ \t]*[A-Za-z]){_MORE_L}"
+    r"|"
+    r"行[ \t]?(?P<j1>\d{1,7})(?:[-–~〜](?P<j2>\d{1,7}))?(?![0-9])"
+    r"|"
+    r"(?P<k1>\d{1,7})(?:[-–~〜](?P<k2>\d{1,7}))?[ \t]?行目"
+    r")"
+)
+_BEFORE = re.compile(
+    rf"(?<![A-Za-z0-9_]){_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"(?P<more_w>(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS})*{_AND})"
+    rf"[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
+)
+_ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
+
+# Where such a mention may be (a line is parsed only when one of these finds something in
+# it). Each starts with a literal, which the regex engine scans for fast: one pattern with
+# alternatives tried at every character cost a verify-all of 1,000 memories 80 ms.
+HINTS = tuple(re.compile(p) for p in (r"ines?[ \t]+\d", r"L\d", r"行(?:[ \t]?\d|目)"))
+HINTS_BYTES = tuple(re.compile(p.pattern.encode()) for p in HINTS)
+
+# The forms, as `Mention.form` names them.
+WORDS, L_NUMBER, CJK_WORDS = "words", "l_number", "cjk_words"
+
+Span = tuple[int, int]
+# Mention's fields after `line`: (column, text, path, start, end, form, path_at, start_at,
+# end_at); path_at is None for a list item (`, 95-97`), which names no path.
+Found = tuple[int, str, str, int, int | None, str, Span | None, Span, Span | None]
+
+
+def find_in_line(raw: str, is_file: Callable[[str], bool]) -> list[Found]:
+    """The word-form mentions of one line of a memory, in order."""
+    found: list[Found] = []
+    for pattern in (_AFTER, _BEFORE):
+        for m in pattern.finditer(raw):
+            if is_file(m["path"]) and "..." not in m["path"]:  # `base...HEAD` is a git range
+                found.extend(_mention(m))
+    found.sort(key=lambda f: f[0])
+    return found
+
+
+def _mention(m: re.Match[str]) -> list[Found]:
+    key = next(k for k in ("w", "l", "j", "k") if m.groupdict().get(k + "1"))
+    first, last = key + "1", key + "2"
+    form = {"w": WORDS, "l": L_NUMBER}.get(key, CJK_WORDS)
+    base = m.start()
+    start = int(m[first])
+    end = int(m[last]) if m[last] and int(m[last]) != start else None
+    more = m.groupdict().get("more_" + key)
+    text = m.group(0)
+    if more and m.end("more_" + key) == m.end():  # words before the path come after a list
+        text = text[: m.start("more_" + key) - base]
+    out: list[Found] = [
+        (
+            base, text, m["path"], start, end, form, _rel(m.span("path"), base),
+            _rel(m.span(first), base), _rel(m.span(last), base) if m[last] else None,
+        )
+    ]  # fmt: skip
+    if more:
+        at = m.start("more_" + key)
+        for item in _ITEM.finditer(more):
+            a = int(item.group(1))
+            b = int(item.group(2)) if item.group(2) and int(item.group(2)) != a else None
+            column = at + item.start(1)
+            ends = _rel(item.span(2), item.start(1)) if item.group(2) else None
+            text = more[item.start(1) : item.end()]
+            out.append((column, text, m["path"], a, b, "list", None, (0, len(item.group(1))), ends))
+    return out
+
+
+def _rel(span: Span, base: int) -> Span:
+    return span[0] - base, span[1] - base
