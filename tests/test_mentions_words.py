@@ -20,13 +20,7 @@ from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo
-
-
-def code(name: str, count: int) -> list[str]:
-    stem = name.replace("/", "_").replace(".", "_")
-    return [f"{stem}_{n} = {n}" for n in range(1, count + 1)]
-
+from verify_support import FIXED_NOW, STORE, GitRepo, code, coded
 
 # -- the grammar ------------------------------------------------------------------------------
 
@@ -147,11 +141,7 @@ def test_a_word_form_touching_a_colon_mention_is_not_counted_twice() -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
-    repo = GitRepo(tmp_path / "project")
-    repo.write_lines("src/app.py", code("src/app.py", 30))
-    repo.write_lines("lib/old.py", code("lib/old.py", 10))
-    repo.commit("code")
-    return repo
+    return coded(tmp_path / "project", {"src/app.py": 30, "lib/old.py": 10})
 
 
 NOTE = [
