@@ -6,8 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pytest
+
+from memory_enhancement.store import atomic
+from memory_enhancement.store.disk import Store
 from verify_support import STORE, GitRepo
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -40,3 +45,44 @@ def test_fix_moves_both_numbers_of_a_list_written_before_its_path(
     done = cli(repo, tmp_path / "home", "verify", "notes", "--fix")
     assert done.returncode in (0, 1), done.stderr
     assert memory.read_text(encoding="utf-8").splitlines()[2] == "- Lines 12, 22 of `src/app.py`"
+
+
+def test_a_write_by_another_thread_during_a_batch_syncs_its_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server shares one Store between its worker threads: a `verify --fix` batch
+    in one must not take over the folder syncs of an `update` in another (that update's
+    rename was left unsynced until the batch ended, or for good when the batch ended
+    between the update's choice and its rename)."""
+    store = Store(tmp_path / "store")
+    with store.lock():
+        store.create("a/one", b"# One\n")
+        store.create("b/two", b"# Two\n")
+    synced: list[Path] = []
+    real = atomic.fsync_folder
+
+    def recording(folder: Path) -> None:
+        synced.append(folder)
+        real(folder)
+
+    monkeypatch.setattr(atomic, "fsync_folder", recording)
+    inside, leave = threading.Event(), threading.Event()
+
+    def batch() -> None:
+        with store.batch():
+            with store.lock():
+                store.replace("a/one", b"# One, fixed\n")
+            inside.set()
+            leave.wait(10)
+
+    worker = threading.Thread(target=batch)
+    worker.start()
+    try:
+        assert inside.wait(10)
+        with store.lock():
+            store.replace("b/two", b"# Two, updated\n")
+        assert synced == [store.root / "b"]  # synced by the write itself, not by the batch
+    finally:
+        leave.set()
+        worker.join(10)
+    assert synced == [store.root / "b", store.root / "a"]
