@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from graph_support import out_links, write_all
+from memory_enhancement.service import MemoryService
 from memory_enhancement.store import atomic
 from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
 from verify_support import STORE, GitRepo
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -86,3 +89,25 @@ def test_a_write_by_another_thread_during_a_batch_syncs_its_own_folder(
         leave.set()
         worker.join(10)
     assert synced == [store.root / "b", store.root / "a"]
+
+
+def test_a_path_to_a_file_of_the_repository_is_not_taken_for_a_moved_memory(
+    git_repo: Path,
+) -> None:
+    """`memories/README.md` from the repository root is the file there, not the store's
+    `archived/README` found by its name: the unique-name fallback for store paths must
+    not take a link to a file that exists."""
+    other = git_repo / "memories" / "README.md"
+    other.parent.mkdir(parents=True)
+    other.write_text("# Another tool's memories\n", encoding="utf-8")
+    serena = git_repo / ".serena" / "memories"
+    write_all(
+        serena,
+        {
+            "archived/README": "# This store's README, moved\n",
+            "export": "# Export\n\n## Related Files\n\n- `memories/README.md` - the workflow\n",
+        },
+    )
+    service = MemoryService(Store(serena), Repository(git_repo))
+    assert out_links(service, "export") == []
+    assert service.related("archived/README") == []
