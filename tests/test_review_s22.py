@@ -41,7 +41,9 @@ def test_fix_moves_both_numbers_of_a_list_written_before_its_path(
     repo = GitRepo(tmp_path / "project")
     repo.write_lines("src/app.py", code(30))
     repo.commit("code")
-    memory = repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "- Lines 10, 20 of `src/app.py`"])
+    memory = repo.write_lines(
+        f"{STORE}/notes.md", ["# Notes", "", "- Lines 10, 20 of `src/app.py`"]
+    )
     repo.commit("memory")
     repo.write_lines("src/app.py", ["# a", "# b", *code(30)])
     repo.commit("two lines on top")
