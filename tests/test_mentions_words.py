@@ -245,3 +245,17 @@ def test_verify_all_reports_a_store_whose_only_mentions_are_in_words(
     assert [(m["mention"], m["status"], m["form"]) for m in checks] == [
         ("src/app.py` lines 28-30", "valid", "words")
     ]
+
+
+def test_fix_moves_both_numbers_of_a_list_written_before_its_path(repo: GitRepo, cli: Any) -> None:
+    """`Lines 10, 20 of `app.py``: the first mention's text spans the list item `20`, so
+    the item's edit and the first one's overlapped and one of them was dropped."""
+    memory = repo.write_lines(
+        f"{STORE}/notes.md", ["# Notes", "", "- Lines 10, 20 of `src/app.py`"]
+    )
+    repo.commit("memory")
+    repo.write_lines("src/app.py", ["# a", "# b", *code("src/app.py", 30)])
+    repo.commit("two lines on top")
+    done = cli("verify", "notes", "--fix")
+    assert done.exit_code in (0, 1), done.output
+    assert memory.read_text(encoding="utf-8").splitlines()[2] == "- Lines 12, 22 of `src/app.py`"
