@@ -83,13 +83,18 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             list[str] | None,
             Field(description="Replaces the citations; [] clears them; omitted keeps them."),
         ] = None,
+        links: Annotated[
+            list[str] | None,
+            Field(description="Links to add: 'path' or 'type:path' (existing links stay)."),
+        ] = None,
         store: Store = None,
     ) -> MemoryOut:
-        """Change a memory: what is given replaces, what is omitted is kept."""
+        """Change a memory: what is given replaces (links are added), what is omitted is
+        kept."""
         with tool_errors():
             result = service(ctx, store).update(
                 path, content=content, tags=tags, expires_at=expires_at,
-                clear_expiry=clear_expiry, citations=citations,
+                clear_expiry=clear_expiry, citations=citations, links=links or (),
             )  # fmt: skip
             return written(result)
 

@@ -157,6 +157,8 @@ class VerifySummaryOut(TypedDict):
     memories: int
     citations: int
     counts: dict[str, int]
+    mentions: int
+    mention_counts: dict[str, int]
     valid: bool
     invalid: list[VerificationOut]
     skipped: list[str]
