@@ -365,10 +365,10 @@ async def test_prune_memories_dry_run_lists_and_prune_removes_only_expired_ones(
     await add(agent, "notes/live", "Still true.")
     await add(agent, "notes/gone", "Expired.", expires_at="2020-01-01")
     dry = await agent.call("prune_memories", dry_run=True)
-    assert dry == {"dry_run": True, "removed": ["notes/gone"], "skipped": []}
+    assert dry == {"dry_run": True, "removed": [], "would_remove": ["notes/gone"], "skipped": []}
     await agent.call("get_memory", path="notes/gone", include_expired=True)  # still there
     done = await agent.call("prune_memories")
-    assert done == {"dry_run": False, "removed": ["notes/gone"], "skipped": []}
+    assert done == {"dry_run": False, "removed": ["notes/gone"], "would_remove": [], "skipped": []}
     assert "not found" in await agent.fail("get_memory", path="notes/gone", include_expired=True)
     await agent.call("get_memory", path="notes/live")
 

@@ -64,6 +64,11 @@ def test_a_trailing_md_suffix_is_not_part_of_the_path() -> None:
     assert normalize_new_path("notes/todo.md") == "notes/todo"
 
 
+def test_a_flat_store_takes_a_lone_slug() -> None:
+    assert normalize_new_path("Tech_Stack", flat=True) == "tech_stack"
+    assert normalize_new_path("notes/Tech Stack", flat=True) == "notes/tech-stack"
+
+
 def test_a_new_memory_needs_a_category_and_a_slug() -> None:
     with pytest.raises(InvalidPathError) as info:
         normalize_new_path("lonely")

@@ -75,15 +75,17 @@ def split_path(path: str) -> list[str]:
     return segments
 
 
-def normalize_new_path(path: str) -> str:
-    """The normalized path of a memory about to be created (category + slug at least)."""
+def normalize_new_path(path: str, *, flat: bool = False) -> str:
+    """The normalized path of a memory about to be created: category + slug at least, or a
+    lone slug in a `flat` store (Serena's `.serena/memories/` keeps every memory at its
+    top level, and its users name new ones so)."""
     segments = [normalize_segment(s) for s in split_path(path)]
     _check_lengths(path, segments, MAX_NEW_SEGMENT)
     if any(not s for s in segments):
         raise InvalidPathError(
             f"invalid memory path {path!r}: a segment is empty after normalization"
         )
-    if len(segments) < 2:
+    if len(segments) < 2 and not flat:
         raise InvalidPathError(
             f"invalid memory path {path!r}: a new memory needs a category and a slug "
             "(e.g. 'decisions/use-sqlite')"

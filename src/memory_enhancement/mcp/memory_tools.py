@@ -43,7 +43,8 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         ] = None,
         store: Store = None,
     ) -> MemoryOut:
-        """Save a new memory (creating its store and category). Refuses an existing path."""
+        """Save a new memory (creating its store and category). Refuses an existing path. A
+        path is category/slug; in a Serena store (.serena/memories) a bare name will do."""
         with tool_errors():
             result = service(ctx, store, create=True).add(
                 path, content, tags=tags or (), expires_at=expires_at,
@@ -142,11 +143,17 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def prune_memories(ctx: Context, dry_run: bool = False, store: Store = None) -> PruneOut:
-        """Remove expired memories (dry_run: only list them)."""
+        """Remove expired memories (dry_run: only list them, under `would_remove`)."""
         with tool_errors():
             listing = service(ctx, store).prune(dry_run=dry_run)
             paths = [s.path for s in listing.memories]
-            return {"dry_run": dry_run, "removed": paths, "skipped": listing.skipped}
+            # As `prune --json` says it: a dry run removed nothing, whatever it lists.
+            return {
+                "dry_run": dry_run,
+                "removed": [] if dry_run else paths,
+                "would_remove": paths if dry_run else [],
+                "skipped": listing.skipped,
+            }
 
 
 def _listing(listing: Any) -> ListingOut:

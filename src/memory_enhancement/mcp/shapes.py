@@ -127,6 +127,7 @@ class RemovedOut(TypedDict):
 class PruneOut(TypedDict):
     dry_run: bool
     removed: list[str]
+    would_remove: list[str]
     skipped: list[str]
 
 
