@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,47 @@ def test_a_batch_syncs_each_folder_once_when_it_ends(
     with store.lock():
         store.replace("a/x", b"# Three\n")  # after the batch: synced at once again
     assert synced == ["a"]
+
+
+def test_a_write_by_another_thread_during_a_batch_syncs_its_own_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server shares one Store between its worker threads: a `verify --fix` batch
+    in one must not take over the folder syncs of an `update` in another (that update's
+    rename was left unsynced until the batch ended, or for good when the batch ended
+    between the update's choice and its rename)."""
+    store = Store(tmp_path / "store")
+    with store.lock():
+        store.create("a/one", b"# One\n")
+        store.create("b/two", b"# Two\n")
+    synced: list[Path] = []
+    real = atomic.fsync_folder
+
+    def recording(folder: Path) -> None:
+        synced.append(folder)
+        real(folder)
+
+    monkeypatch.setattr(atomic, "fsync_folder", recording)
+    inside, leave = threading.Event(), threading.Event()
+
+    def batch() -> None:
+        with store.batch():
+            with store.lock():
+                store.replace("a/one", b"# One, fixed\n")
+            inside.set()
+            leave.wait(10)
+
+    worker = threading.Thread(target=batch)
+    worker.start()
+    try:
+        assert inside.wait(10)
+        with store.lock():
+            store.replace("b/two", b"# Two, updated\n")
+        assert synced == [store.root / "b"]  # synced by the write itself, not by the batch
+    finally:
+        leave.set()
+        worker.join(10)
+    assert synced == [store.root / "b", store.root / "a"]
 
 
 def test_a_bulk_write_killed_half_way_leaves_every_memory_whole(

@@ -642,6 +642,21 @@ def test_store_init_can_choose_the_serena_format(run_cli: RunCli, tmp_path: Path
     assert (target / "notes" / "s.md").read_text().startswith("# S\n")
 
 
+def test_a_serena_store_takes_new_memories_at_its_top_level(
+    run_cli: RunCli, git_repo: Path
+) -> None:
+    """Serena keeps every memory at the top of `.serena/memories/`: a new one, or a rename,
+    needs no category there (a store of categories still asks for one)."""
+    store = git_repo / ".serena" / "memories"
+    store.mkdir(parents=True)
+    (store / "project_overview.md").write_text("# Project overview\n\nA tool.\n")
+    ok(run_cli(["--dir", store, "add", "Tech_Stack", "-c", "# Tech stack\n\nPython."]))
+    assert (store / "tech_stack.md").read_text().startswith("# Tech stack\n")
+    ok(run_cli(["--dir", store, "move", "tech_stack", "tech-stack"]))
+    assert sorted(p.name for p in store.iterdir()) == ["project_overview.md", "tech-stack.md"]
+    usage_error(run_cli(["--dir", git_repo / "notes", "add", "lonely", "-c", "x"]), "category")
+
+
 def test_store_init_on_a_file_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     usage_error(run_cli(["store", "init", str(tmp_path / "file")]), "it is a file")

@@ -548,3 +548,25 @@ def test_links_resolved_after_each_change_match_a_full_rebuild(
     assert ("later", top_id[1:-1], "resolved", "archive/moved-top", "") in rows
     assert ("notes/linker", "notes/..", "resolved", "notes", "") in rows
     assert ("notes/linker", "sub/", "resolved", "notes/sub", "") in rows
+
+
+def test_a_path_to_a_file_of_the_repository_is_not_taken_for_a_moved_memory(
+    git_repo: Path,
+) -> None:
+    """`memories/README.md` from the repository root is the file there, not the store's
+    `archived/README` found by its name: the unique-name fallback for store paths must
+    not take a link to a file that exists."""
+    other = git_repo / "memories" / "README.md"
+    other.parent.mkdir(parents=True)
+    other.write_text("# Another tool's memories\n", encoding="utf-8")
+    serena = git_repo / ".serena" / "memories"
+    write_all(
+        serena,
+        {
+            "archived/README": "# This store's README, moved\n",
+            "export": "# Export\n\n## Related Files\n\n- `memories/README.md` - the workflow\n",
+        },
+    )
+    service = MemoryService(Store(serena), Repository(git_repo))
+    assert out_links(service, "export") == []
+    assert service.related("archived/README") == []

@@ -122,6 +122,31 @@ async def test_add_memory_returns_the_path_its_citation_id_and_captured_snippets
     assert (git_repo / ".memories" / "decisions" / "api-version.md").is_file()
 
 
+async def test_memories_named_in_chinese_or_japanese_can_be_added_and_moved_to(
+    agent: Agent, git_repo: Path
+) -> None:
+    """Real Serena stores name memories in their language (PyFstat: `代码规范.md`); a
+    name in CJK used to normalize to nothing ("a segment is empty after normalization")."""
+    serena = git_repo / ".serena" / "memories"
+    serena.mkdir(parents=True)
+    (serena / "代码规范.md").write_bytes("# 代码规范\n\n- 使用 black 格式化\n".encode())
+
+    added = await add(agent, "メモ/設計 方針", "設計の方針。")
+    assert added["path"] == "メモ/設計-方針"
+    assert (serena / "メモ" / "設計-方針.md").is_file()
+    assert (await agent.call("get_memory", path="メモ/設計 方針"))["path"] == "メモ/設計-方針"
+
+    moved = await agent.call("move_memory", from_path="代码规范", to_path="规范/代码规范")
+    assert moved["path"] == "规范/代码规范"
+    assert (
+        (serena / "规范" / "代码规范.md")
+        .read_bytes()
+        .startswith("# 代码规范\n\n- 使用 black 格式化\n".encode())
+    )
+    listed = await agent.call("list_memories")
+    assert {m["path"] for m in listed["memories"]} == {"メモ/設計-方針", "规范/代码规范"}
+
+
 async def test_add_memory_warns_about_a_citation_past_the_end_of_the_file_but_keeps_it(
     agent: Agent,
 ) -> None:
@@ -199,6 +224,28 @@ async def test_verify_memories_summarises_and_lists_only_the_invalid_ones(
     assert (stale["path"], stale["line"]) == ("src/app.py", 3)
 
 
+async def test_verify_memories_counts_prose_mentions_beside_declared_citations(
+    agent: Agent, git_repo: Path
+) -> None:
+    """A store whose memories cite code only in their text (most real Serena stores) must
+    not read as all valid: the summary counts the mentions that made memories invalid."""
+    await add(agent, "decisions/api", "The version is set in src/app.py:3 for clients.")
+    git(git_repo, "add", ".memories")
+    git(git_repo, "commit", "-qm", "memories")
+    source = git_repo / "src" / "app.py"
+    source.write_text(source.read_text().replace("'v2'", "'v3'"))
+    git(git_repo, "commit", "-qam", "v3")
+
+    summary = await agent.call("verify_memories")
+    assert summary["valid"] is False
+    assert [r["memory_id"] for r in summary["invalid"]] == ["decisions/api"]
+    assert summary["citations"] == 0
+    assert summary["mentions"] == 1
+    assert summary["mention_counts"]["stale"] == 1
+    assert sum(summary["mention_counts"].values()) == summary["mentions"]
+    assert set(summary["mention_counts"]) == set(summary["counts"])
+
+
 async def test_add_citation_captures_the_snippet_and_a_duplicate_changes_nothing(
     agent: Agent,
 ) -> None:
@@ -255,6 +302,36 @@ async def test_move_memory_rewrites_links_to_it_unless_asked_not_to(agent: Agent
     assert sorted(link["target"] for link in runbook["links"]) == ["archive/new", "notes/other"]
 
 
+async def test_update_memory_adds_links_as_the_cli_update_link_does(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """The error for an empty update names `links`; the tool must take them. A Serena
+    file (CRLF here) keeps every byte it had, the links following it."""
+    serena = git_repo / ".serena" / "memories"
+    serena.mkdir(parents=True)
+    before = b"# Overview\r\n\r\n- uses `app.py`\r\n"
+    (serena / "overview.md").write_bytes(before)
+    (serena / "workflow.md").write_bytes(b"# Workflow\n")
+
+    data = await agent.call(
+        "update_memory", path="overview", links=["depends_on:workflow", "notes/later"]
+    )
+    assert data["changed"] is True
+    assert [(link["target"], link["type"]) for link in data["links"]] == [
+        ("workflow", "depends_on"),
+        ("notes/later", "link"),
+    ]
+    after = (serena / "overview.md").read_bytes()
+    assert after.startswith(before)
+    assert b"\n" not in after.replace(b"\r\n", b"")  # its line endings are kept
+    again = await agent.call("update_memory", path="overview", links=["notes/later"])
+    assert len(again["links"]) == 2  # an existing link is kept, not added twice
+    result = run_cli(["get", "overview", "--json"], cwd=git_repo)
+    assert json.loads(result.output)["links"] == again["links"]
+    related = await agent.call("related_memories", path="workflow")
+    assert [r["path"] for r in related["related"]] == ["overview"]
+
+
 async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: Agent) -> None:
     await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
     await add(agent, "decisions/db/engine", "SQLite.")
@@ -288,10 +365,10 @@ async def test_prune_memories_dry_run_lists_and_prune_removes_only_expired_ones(
     await add(agent, "notes/live", "Still true.")
     await add(agent, "notes/gone", "Expired.", expires_at="2020-01-01")
     dry = await agent.call("prune_memories", dry_run=True)
-    assert dry == {"dry_run": True, "removed": ["notes/gone"], "skipped": []}
+    assert dry == {"dry_run": True, "removed": [], "would_remove": ["notes/gone"], "skipped": []}
     await agent.call("get_memory", path="notes/gone", include_expired=True)  # still there
     done = await agent.call("prune_memories")
-    assert done == {"dry_run": False, "removed": ["notes/gone"], "skipped": []}
+    assert done == {"dry_run": False, "removed": ["notes/gone"], "would_remove": [], "skipped": []}
     assert "not found" in await agent.fail("get_memory", path="notes/gone", include_expired=True)
     await agent.call("get_memory", path="notes/live")
 

@@ -35,8 +35,38 @@ def test_segments_are_normalized_like_cortex_does() -> None:
     assert normalize_new_path("a/snake_case_kept") == "a/snake_case_kept"
 
 
+@pytest.mark.parametrize(
+    ("segment", "slug"),
+    [
+        ("代码 规范", "代码-规范"),  # Chinese: the whole name, not an empty segment
+        ("設計メモ", "設計メモ"),
+        ("ｶﾞｲﾄﾞ", "ガイド"),  # half-width kana in their usual form
+        ("한국어 메모", "한국어-메모"),
+        ("Straße", "straße"),  # a letter with no ASCII base is kept, not dropped
+        ("Ａｂｃ！", "abc"),  # full-width ASCII folds to ASCII
+        ("हिन्दी नोट", "हिन्दी-नोट"),  # vowel signs stay with their word
+        ("🙂", ""),
+        ("\u0301", ""),  # a lone mark is no name
+    ],
+)
+def test_letters_of_every_script_survive_normalization(segment: str, slug: str) -> None:
+    assert normalize_segment(segment) == slug
+
+
+def test_a_path_in_nfd_normalizes_like_the_same_path_in_nfc() -> None:
+    import unicodedata
+
+    path = "メモ/ガイド"
+    assert normalize_new_path(unicodedata.normalize("NFD", path)) == path
+
+
 def test_a_trailing_md_suffix_is_not_part_of_the_path() -> None:
     assert normalize_new_path("notes/todo.md") == "notes/todo"
+
+
+def test_a_flat_store_takes_a_lone_slug() -> None:
+    assert normalize_new_path("Tech_Stack", flat=True) == "tech_stack"
+    assert normalize_new_path("notes/Tech Stack", flat=True) == "notes/tech-stack"
 
 
 def test_a_new_memory_needs_a_category_and_a_slug() -> None:

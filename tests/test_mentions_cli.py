@@ -13,21 +13,12 @@ from click.testing import Result
 
 from conftest import RunCli
 from memory_enhancement.core.model import Citation
-from verify_support import STORE, GitRepo
-
-
-def code(name: str, count: int) -> list[str]:
-    stem = name.replace("/", "_").replace(".", "_")
-    return [f"{stem}_{n} = {n}" for n in range(1, count + 1)]
+from verify_support import STORE, GitRepo, code, coded
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
-    repo = GitRepo(tmp_path / "project")
-    repo.write_lines("src/app.py", code("src/app.py", 30))
-    repo.write_lines("lib/old.py", code("lib/old.py", 10))
-    repo.commit("code")
-    return repo
+    return coded(tmp_path / "project", {"src/app.py": 30, "lib/old.py": 10})
 
 
 @pytest.fixture

@@ -16,13 +16,7 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify import blame, git_objects
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo
-
-
-def code(name: str, count: int) -> list[str]:
-    """`count` distinct lines, each naming its file and number."""
-    stem = name.replace("/", "_").replace(".", "_")
-    return [f"{stem}_{n} = {n}" for n in range(1, count + 1)]
+from verify_support import FIXED_NOW, STORE, GitRepo, code
 
 
 def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:

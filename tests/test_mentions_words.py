@@ -20,13 +20,7 @@ from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo
-
-
-def code(name: str, count: int) -> list[str]:
-    stem = name.replace("/", "_").replace(".", "_")
-    return [f"{stem}_{n} = {n}" for n in range(1, count + 1)]
-
+from verify_support import FIXED_NOW, STORE, GitRepo, code, coded
 
 # -- the grammar ------------------------------------------------------------------------------
 
@@ -147,11 +141,7 @@ def test_a_word_form_touching_a_colon_mention_is_not_counted_twice() -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
-    repo = GitRepo(tmp_path / "project")
-    repo.write_lines("src/app.py", code("src/app.py", 30))
-    repo.write_lines("lib/old.py", code("lib/old.py", 10))
-    repo.commit("code")
-    return repo
+    return coded(tmp_path / "project", {"src/app.py": 30, "lib/old.py": 10})
 
 
 NOTE = [
@@ -255,3 +245,17 @@ def test_verify_all_reports_a_store_whose_only_mentions_are_in_words(
     assert [(m["mention"], m["status"], m["form"]) for m in checks] == [
         ("src/app.py` lines 28-30", "valid", "words")
     ]
+
+
+def test_fix_moves_both_numbers_of_a_list_written_before_its_path(repo: GitRepo, cli: Any) -> None:
+    """`Lines 10, 20 of `app.py``: the first mention's text spans the list item `20`, so
+    the item's edit and the first one's overlapped and one of them was dropped."""
+    memory = repo.write_lines(
+        f"{STORE}/notes.md", ["# Notes", "", "- Lines 10, 20 of `src/app.py`"]
+    )
+    repo.commit("memory")
+    repo.write_lines("src/app.py", ["# a", "# b", *code("src/app.py", 30)])
+    repo.commit("two lines on top")
+    done = cli("verify", "notes", "--fix")
+    assert done.exit_code in (0, 1), done.output
+    assert memory.read_text(encoding="utf-8").splitlines()[2] == "- Lines 12, 22 of `src/app.py`"

@@ -219,3 +219,20 @@ def test_a_new_store_file_gets_ordinary_permissions(tmp_path: Path) -> None:
         os.umask(old)
     assert (root / "x.md").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in root.iterdir()] == ["x.md"]
+
+
+def test_writing_a_file_never_sets_the_process_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading the umask means setting it, for the whole process: a server thread creating
+    a folder in that instant would get it world-writable. The kernel applies it instead."""
+    from memory_enhancement.store.atomic import write_file
+
+    def refused(mask: int) -> int:
+        raise AssertionError(f"os.umask({mask:o}) called")
+
+    monkeypatch.setattr(os, "umask", refused)
+    write_file(tmp_path / "x.md", b"x", mode=None)
+    write_file(tmp_path / "x.md", b"y", mode=0o600)
+    assert (tmp_path / "x.md").read_bytes() == b"y"
+    assert (tmp_path / "x.md").stat().st_mode & 0o777 == 0o600

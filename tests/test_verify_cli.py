@@ -467,12 +467,17 @@ MENTIONS = (
 )
 
 
-def test_mentions_in_prose_are_verified_by_default_and_count_like_citations(
-    project: GitRepo, cli: Any
-) -> None:
+def two_mains(project: GitRepo) -> None:
+    """Two files named main.py: a bare `main.py:1` is ambiguous between them."""
     project.write_lines("pkg/a/main.py", ["a = 1"])
     project.write_lines("pkg/b/main.py", ["b = 1"])
     project.commit("two mains")
+
+
+def test_mentions_in_prose_are_verified_by_default_and_count_like_citations(
+    project: GitRepo, cli: Any
+) -> None:
+    two_mains(project)
     declared = at(project, "src/app.py", 5, "def main() -> None:")
     project.memory("notes", [declared], content=MENTIONS)
     project.commit("memory")
@@ -500,9 +505,7 @@ def test_mentions_in_prose_are_verified_by_default_and_count_like_citations(
 def test_a_memory_whose_only_mention_is_undecided_says_so_on_its_line(
     project: GitRepo, cli: Any
 ) -> None:
-    project.write_lines("pkg/a/main.py", ["a = 1"])
-    project.write_lines("pkg/b/main.py", ["b = 1"])
-    project.commit("two mains")
+    two_mains(project)
     project.memory("notes", [], content="# Note\n\nThe entry point is main.py:1.\n")
     project.commit("memory")
     result = cli("verify-all")

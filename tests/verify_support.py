@@ -33,6 +33,12 @@ def numbered(count: int, prefix: str = "line") -> list[str]:
     return [f"{prefix}_{n} = {n}" for n in range(1, count + 1)]
 
 
+def code(name: str, count: int) -> list[str]:
+    """`count` distinct lines, each naming its file and number: `src_app_py_3 = 3`."""
+    stem = name.replace("/", "_").replace(".", "_")
+    return [f"{stem}_{n} = {n}" for n in range(1, count + 1)]
+
+
 class GitRepo:
     """A folder of code, optionally a git repository, with a hand-driven clock."""
 
@@ -148,6 +154,15 @@ class GitRepo:
     ) -> MemoryVerification:
         self.memory(name, citations)
         return self.service().verify(name).results[0]
+
+
+def coded(root: Path, files: dict[str, int]) -> GitRepo:
+    """A repository whose first commit holds these files of `code` lines (name: count)."""
+    repo = GitRepo(root)
+    for name, count in files.items():
+        repo.write_lines(name, code(name, count))
+    repo.commit("code")
+    return repo
 
 
 def git_of(repo: GitRepo) -> Git:

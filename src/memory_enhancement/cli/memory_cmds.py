@@ -91,7 +91,8 @@ def add(
     expires_at: str | None,
     as_json: bool,
 ) -> None:
-    """Create the memory PATH (category/slug). Refuses an existing path."""
+    """Create the memory PATH (category/slug; in a Serena store a bare name will do). Refuses
+    an existing path."""
     text, source = _read_content(content, file, required=True)
     assert text is not None
     result = (

@@ -145,6 +145,8 @@ class Resolver:
             inside = self._in_store(strip_md(target.lstrip("/")))
             if inside is None or "/" in inside:
                 return _DANGLING  # `docs/x.md` names a place: only its path (above) can match
+            if self.repo is not None and self.repo.find(source, target) is not None:
+                return _DANGLING  # `memories/x.md`, a file of the repository: a link to it
             # `.serena/memories/x.md` names the store's own folder, where `x` was: a memory
             # since moved into a folder is found by its unique name, as `x` would be.
             return self._by_name(inside, strict=True)

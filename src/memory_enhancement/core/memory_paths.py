@@ -16,7 +16,7 @@ import unicodedata
 from memory_enhancement.core.errors import InvalidPathError
 from memory_enhancement.core.model import MEMORY_SUFFIX
 
-_NOT_SLUG = re.compile(r"[^a-z0-9_]+")
+_RUNS_OF_HYPHENS = re.compile(r"-{2,}")
 # File systems allow 255 bytes per name. A stored file is `SEGMENT.md`, and while it is
 # written, `.SEGMENT.md.XXXXXXXX.tmp`: new segments keep room for both.
 MAX_NEW_SEGMENT = 200
@@ -33,10 +33,28 @@ def _check_lengths(path: str, segments: list[str], limit: int) -> None:
             )
 
 
+def _fold(char: str) -> str:
+    """A character with its accents folded when it has an ASCII base (`é` -> `e`, `Ａ` ->
+    `A`); any other letter in its compatibility form (`代`, `ß`, half-width `ｶ` -> `カ`):
+    dropping those would leave nothing of a Chinese or Japanese name."""
+    base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+    return base if base and base.isascii() else unicodedata.normalize("NFKC", char)
+
+
+def _slug_char(char: str) -> bool:
+    """Kept in a slug: ASCII letters and digits, `_`, and the letters, digits and marks
+    of other scripts (a Devanagari vowel sign is part of its word)."""
+    if char.isascii():
+        return char.isalnum() or char == "_"
+    return char.isalnum() or unicodedata.category(char).startswith("M")
+
+
 def normalize_segment(segment: str) -> str:
-    """Lower-case, fold accents, and join words with hyphens."""
-    folded = unicodedata.normalize("NFKD", segment).encode("ascii", "ignore").decode("ascii")
-    return _NOT_SLUG.sub("-", folded.lower()).strip("-")
+    """Lower-case, fold accents, and join words with hyphens; letters of any script are kept."""
+    folded = "".join(_fold(c) for c in unicodedata.normalize("NFC", segment))
+    folded = unicodedata.normalize("NFC", folded).lower()  # ｶ + ﾞ composes to ガ
+    slug = _RUNS_OF_HYPHENS.sub("-", "".join(c if _slug_char(c) else "-" for c in folded))
+    return slug.strip("-") if any(c.isalnum() or c == "_" for c in slug) else ""
 
 
 def split_path(path: str) -> list[str]:
@@ -57,15 +75,17 @@ def split_path(path: str) -> list[str]:
     return segments
 
 
-def normalize_new_path(path: str) -> str:
-    """The normalized path of a memory about to be created (category + slug at least)."""
+def normalize_new_path(path: str, *, flat: bool = False) -> str:
+    """The normalized path of a memory about to be created: category + slug at least, or a
+    lone slug in a `flat` store (Serena's `.serena/memories/` keeps every memory at its
+    top level, and its users name new ones so)."""
     segments = [normalize_segment(s) for s in split_path(path)]
     _check_lengths(path, segments, MAX_NEW_SEGMENT)
     if any(not s for s in segments):
         raise InvalidPathError(
             f"invalid memory path {path!r}: a segment is empty after normalization"
         )
-    if len(segments) < 2:
+    if len(segments) < 2 and not flat:
         raise InvalidPathError(
             f"invalid memory path {path!r}: a new memory needs a category and a slug "
             "(e.g. 'decisions/use-sqlite')"

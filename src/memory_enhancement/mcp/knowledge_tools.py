@@ -123,13 +123,18 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         category: str | None = None,
         store: Store = None,
     ) -> VerifySummaryOut:
-        """Verify every memory with citations: a summary plus the invalid ones."""
+        """Verify every memory with citations or prose mentions (`src/x.py:42` in the
+        text): counts for each, whether all hold, and the invalid memories."""
         with tool_errors():
             run = service(ctx, store).verify_all(category, changed_since=changed_since)
             return {
                 "memories": len(run.results),
                 "citations": run.citations,
                 "counts": {v.value: run.count(v) for v in Verdict},
+                # Prose mentions fail memories too: without these, a store whose every
+                # declared citation holds reads as all valid beside a list of invalid ones.
+                "mentions": run.mentions,
+                "mention_counts": {v.value: run.count_mentions(v) for v in Verdict},
                 "valid": run.ok(),
                 "invalid": [
                     cast(VerificationOut, serialize.verification_dict(r))

@@ -43,7 +43,8 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         ] = None,
         store: Store = None,
     ) -> MemoryOut:
-        """Save a new memory (creating its store and category). Refuses an existing path."""
+        """Save a new memory (creating its store and category). Refuses an existing path. A
+        path is category/slug; in a Serena store (.serena/memories) a bare name will do."""
         with tool_errors():
             result = service(ctx, store, create=True).add(
                 path, content, tags=tags or (), expires_at=expires_at,
@@ -83,13 +84,18 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             list[str] | None,
             Field(description="Replaces the citations; [] clears them; omitted keeps them."),
         ] = None,
+        links: Annotated[
+            list[str] | None,
+            Field(description="Links to add: 'path' or 'type:path' (existing links stay)."),
+        ] = None,
         store: Store = None,
     ) -> MemoryOut:
-        """Change a memory: what is given replaces, what is omitted is kept."""
+        """Change a memory: what is given replaces (links are added), what is omitted is
+        kept."""
         with tool_errors():
             result = service(ctx, store).update(
                 path, content=content, tags=tags, expires_at=expires_at,
-                clear_expiry=clear_expiry, citations=citations,
+                clear_expiry=clear_expiry, citations=citations, links=links or (),
             )  # fmt: skip
             return written(result)
 
@@ -137,11 +143,17 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def prune_memories(ctx: Context, dry_run: bool = False, store: Store = None) -> PruneOut:
-        """Remove expired memories (dry_run: only list them)."""
+        """Remove expired memories (dry_run: only list them, under `would_remove`)."""
         with tool_errors():
             listing = service(ctx, store).prune(dry_run=dry_run)
             paths = [s.path for s in listing.memories]
-            return {"dry_run": dry_run, "removed": paths, "skipped": listing.skipped}
+            # As `prune --json` says it: a dry run removed nothing, whatever it lists.
+            return {
+                "dry_run": dry_run,
+                "removed": [] if dry_run else paths,
+                "would_remove": paths if dry_run else [],
+                "skipped": listing.skipped,
+            }
 
 
 def _listing(listing: Any) -> ListingOut:

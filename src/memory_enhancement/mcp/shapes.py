@@ -127,6 +127,7 @@ class RemovedOut(TypedDict):
 class PruneOut(TypedDict):
     dry_run: bool
     removed: list[str]
+    would_remove: list[str]
     skipped: list[str]
 
 
@@ -157,6 +158,8 @@ class VerifySummaryOut(TypedDict):
     memories: int
     citations: int
     counts: dict[str, int]
+    mentions: int
+    mention_counts: dict[str, int]
     valid: bool
     invalid: list[VerificationOut]
     skipped: list[str]

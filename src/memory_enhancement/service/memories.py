@@ -113,7 +113,7 @@ class Memories(ServiceBase):
         links: Iterable[str | Link] = (),
         source: str = "cli",
     ) -> WriteResult:
-        target = normalize_new_path(path)
+        target = normalize_new_path(path, flat=self._flat())
         if not content or not content.strip():
             raise InvalidInputError(f"content of {target!r} is empty")
         moment = self.clock()
@@ -277,7 +277,10 @@ class Memories(ServiceBase):
 
         with self.store.lock():
             origin = self.store.locate(source)
-            target = normalize_new_path(destination) if destination.strip() else destination
+            flat = self._flat()
+            target = (
+                normalize_new_path(destination, flat=flat) if destination.strip() else destination
+            )
             if target == origin:
                 return self._written(origin, [], changed=False)
             if self.store.exists(target):
@@ -291,6 +294,11 @@ class Memories(ServiceBase):
         fixes = follow_move(self.index, self.repo.root, origin, target, held) if held else []
         result = self._written(target, [])
         return replace(result, links_updated=tuple(sorted({f.path for f in fixes})))
+
+    def _flat(self) -> bool:
+        """Whether a new memory may sit at the store's top level: in a Serena store, where
+        every memory does (elsewhere a memory goes in a category, `decisions/use-sqlite`)."""
+        return self.store.default_format() == "serena"
 
     def prune(self, *, dry_run: bool = False) -> Listing:
         """Remove expired memories (or only list them). Unreadable files are never touched."""

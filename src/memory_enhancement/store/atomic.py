@@ -11,10 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from pathlib import Path
 
-# What `write_file` names its temporary files: `.NAME.md.` + mkstemp's 8 characters.
+# What `write_file` names its temporary files: `.NAME.md.` + 8 random hex digits + `.tmp`.
 _TEMPORARY = re.compile(r"^\..+\.md\.[A-Za-z0-9_]{8}\.tmp$")
 
 
@@ -43,17 +42,14 @@ def clean_stale_temporaries(folder: Path) -> list[str]:
 def write_file(file: Path, data: bytes, mode: int | None, *, sync_folder: bool = True) -> None:
     """Replace file with data, whole or not at all; `mode` None: as a new file would get.
     Without `sync_folder`, the caller syncs the folder later (a batch: Store.batch)."""
-    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
+    fd, tmp = _temporary(file)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, file)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -61,6 +57,22 @@ def write_file(file: Path, data: bytes, mode: int | None, *, sync_folder: bool =
         raise
     if sync_folder:
         fsync_folder(file.parent)
+
+
+def _temporary(file: Path) -> tuple[int, str]:
+    """A new temporary file beside file (named as `_TEMPORARY` expects), opened for writing.
+
+    Created with mode 0o666 for the kernel to apply the umask, as to any new file: reading
+    the umask means setting it (`os.umask`), process-wide, and a thread of the MCP server
+    creating a folder in that instant would get it world-writable."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = os.path.join(file.parent, f".{file.name}.{os.urandom(4).hex()}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {file}")
 
 
 def fsync_folder(folder: Path) -> None:

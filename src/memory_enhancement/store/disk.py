@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,7 +57,9 @@ class Store:
         self.root = Path(os.path.abspath(root))
         self.name = name or self.root.name
         self._cleaned: dict[Path, float] = {}  # folder -> when its leftovers were removed
-        self._unsynced: set[Path] | None = None  # folders to fsync when a batch ends
+        # Folders to fsync when a batch ends, per thread: a long-lived Store (the MCP
+        # server's) writes from several, and only the batch's own writes wait for it.
+        self._batch = threading.local()
 
     @property
     def _real_root(self) -> str:
@@ -288,22 +291,24 @@ class Store:
         as always (its data synced, then renamed into place), but each folder is synced
         once, when the batch ends, instead of after every file in it (half the fsyncs of
         a bulk rewrite). A crash in between leaves every file whole, old or new."""
-        if self._unsynced is not None:
+        if getattr(self._batch, "unsynced", None) is not None:
             yield
             return
-        self._unsynced = set()
+        folders: set[Path] = set()
+        self._batch.unsynced = folders
         try:
             yield
         finally:
-            folders, self._unsynced = self._unsynced, None
+            self._batch.unsynced = None
             for folder in sorted(folders):
                 atomic.fsync_folder(folder)
 
     def _folder_synced(self, folder: Path) -> bool:
         """Whether a write into folder syncs it now (False: the batch will)."""
-        if self._unsynced is None:
+        unsynced: set[Path] | None = getattr(self._batch, "unsynced", None)
+        if unsynced is None:
             return True
-        self._unsynced.add(folder)
+        unsynced.add(folder)
         return False
 
     def _clean(self, folder: Path) -> None:

@@ -165,7 +165,9 @@ def splice_mentions(before: str, after: str, edits: Sequence[MentionEdit]) -> st
 
     Each edited line is looked up in `after` by its text, nearest its old place
     (a rendered citations table or metadata block can shift lines); an edit whose
-    characters are no longer where they were is dropped, never guessed.
+    characters are no longer where they were is dropped, never guessed. Each edit
+    replaces only the characters it changes: a mention's text may hold another's (the
+    item `20` of `Lines 10, 20 of `app.py``), and both are rewritten.
     """
     old_lines = before.split("\n")
     new_lines = after.split("\n")
@@ -176,15 +178,35 @@ def splice_mentions(before: str, after: str, edits: Sequence[MentionEdit]) -> st
         if not 0 < number <= len(old_lines):
             continue
         original = old_lines[number - 1]
+        spans = [
+            _changed(edit)
+            for edit in group
+            if original[edit.column : edit.column + len(edit.old)] == edit.old
+        ]
         edited = original
-        for edit in sorted(group, key=lambda e: e.column, reverse=True):
-            end = edit.column + len(edit.old)
-            if edited[edit.column : end] == edit.old:
-                edited = edited[: edit.column] + edit.new + edited[end:]
+        done: list[tuple[int, int]] = []
+        for start, end, new in sorted(spans, reverse=True):
+            if any(start <= b and a <= end for a, b in done):
+                continue  # edits of the same (or touching) characters: none is guessed
+            edited = edited[:start] + new + edited[end:]
+            done.append((start, end))
         at = _nearest_same(new_lines, original, number - 1)
         if at is not None:
             new_lines[at] = edited
     return "\n".join(new_lines)
+
+
+def _changed(edit: MentionEdit) -> tuple[int, int, str]:
+    """The span of the line an edit changes (its text less what old and new share at
+    either end) and what it becomes."""
+    old, new = edit.old, edit.new
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return edit.column + head, edit.column + len(old) - tail, new[head : len(new) - tail]
 
 
 def _nearest_same(lines: list[str], text: str, guess: int) -> int | None:

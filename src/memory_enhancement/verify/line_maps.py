@@ -112,10 +112,10 @@ def parse_diff(out: str) -> list[LineMap]:
                     removed[at] = line[1:]
                     at += 1
                 elif first == "@" and line.startswith("@@ "):
-                    hunks.append(_hunk(line))
+                    hunks.append(parse_hunk(line))
                     at = hunks[-1].old_start
             elif line.startswith("@@ "):
-                hunks.append(_hunk(line))
+                hunks.append(parse_hunk(line))
                 at = hunks[-1].old_start
             elif line.startswith("--- "):
                 old = _diff_path(line[4:])
@@ -146,7 +146,8 @@ def _unquote(text: str) -> str:
     return raw.encode("latin-1", "replace").decode("utf-8", "replace")
 
 
-def _hunk(line: str) -> Hunk:
+def parse_hunk(line: str) -> Hunk:
+    """A `@@ -a,b +c,d @@` header as a Hunk (a count left out is 1, as git writes it)."""
     old_part, new_part = line.split(" ")[1:3]
     old_start, _, old_count = old_part[1:].partition(",")
     new_start, _, new_count = new_part[1:].partition(",")

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from memory_enhancement.verify.folder_log import DIFF, QUIET, SHA, FolderLog
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import run_git
-from memory_enhancement.verify.line_maps import Hunk, LineMap
+from memory_enhancement.verify.line_maps import Hunk, LineMap, parse_hunk
 
 MAX_RENAMES = 5
 _RENAMED = ("--name-status", "-z", "--diff-filter=R")
@@ -271,7 +271,7 @@ def _rename_map(git: Git, commit: str, old: str, new: str) -> LineMap | None:
         )
     except GitError:
         return None
-    hunks = [_hunk(row) for row in out.split("\n") if row.startswith("@@ ")]
+    hunks = [parse_hunk(row) for row in out.split("\n") if row.startswith("@@ ")]
     return LineMap(old, new, tuple(hunks))
 
 
@@ -333,20 +333,8 @@ def _replay(
             path = None
         elif row.startswith("@@ "):
             headers = False
-            hunks.append(_hunk(row))
+            hunks.append(parse_hunk(row))
     flush()
-
-
-def _hunk(row: str) -> Hunk:
-    old_part, new_part = row.split(" ")[1:3]
-    old_start, _, old_count = old_part[1:].partition(",")
-    new_start, _, new_count = new_part[1:].partition(",")
-    return Hunk(
-        int(old_start),
-        int(old_count) if old_count else 1,
-        int(new_start),
-        int(new_count) if new_count else 1,
-    )
 
 
 def _header_path(text: str) -> str | None:
