@@ -199,17 +199,22 @@ async def test_verify_memory_finds_a_moved_line_and_fix_rewrites_the_citation(
     assert [c["status"] for c in again["citations"]] == ["valid"]
 
 
+def commit_then_bump_the_version(git_repo: Path) -> None:
+    """Commit the memories, then change what src/app.py:3 says (`'v2'` to `'v3'`)."""
+    git(git_repo, "add", ".memories")
+    git(git_repo, "commit", "-qm", "memories")
+    source = git_repo / "src" / "app.py"
+    source.write_text(source.read_text().replace("'v2'", "'v3'"))
+    git(git_repo, "commit", "-qam", "v3")
+
+
 async def test_verify_memories_summarises_and_lists_only_the_invalid_ones(
     agent: Agent, git_repo: Path
 ) -> None:
     await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
     await add(agent, "notes/helper", "helper ORs.", citations=["src/util/helpers.py:2"])
     await add(agent, "notes/plain", "No citations at all.")
-    git(git_repo, "add", ".memories")
-    git(git_repo, "commit", "-qm", "memories")
-    source = git_repo / "src" / "app.py"
-    source.write_text(source.read_text().replace("'v2'", "'v3'"))
-    git(git_repo, "commit", "-qam", "v3")
+    commit_then_bump_the_version(git_repo)
 
     since = await agent.call("verify_memories", changed_since="HEAD~1")
     assert since["memories"] == 1  # only the memory citing the changed file
@@ -230,11 +235,7 @@ async def test_verify_memories_counts_prose_mentions_beside_declared_citations(
     """A store whose memories cite code only in their text (most real Serena stores) must
     not read as all valid: the summary counts the mentions that made memories invalid."""
     await add(agent, "decisions/api", "The version is set in src/app.py:3 for clients.")
-    git(git_repo, "add", ".memories")
-    git(git_repo, "commit", "-qm", "memories")
-    source = git_repo / "src" / "app.py"
-    source.write_text(source.read_text().replace("'v2'", "'v3'"))
-    git(git_repo, "commit", "-qam", "v3")
+    commit_then_bump_the_version(git_repo)
 
     summary = await agent.call("verify_memories")
     assert summary["valid"] is False
