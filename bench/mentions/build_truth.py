@@ -15,6 +15,8 @@ For one repository (a git dir, usually a bare mirror) and one "now" commit:
    ``:L``, ``:L-E``, ``:L:C``, ``#LL``, ``#LL-LE`` (also ``, L2`` lists after a
    colon form), with or without backticks, glued to CJK text or not; and GitHub
    / GitLab blob URLs with ``#L`` anchors.
+   Also line numbers given in words (``path lines 28-76``, ``path (L5)``,
+   ``Line 316 of path``, ``path（行12）``; flag ``in_words``).
 2. ``git blame --porcelain`` of the memory file at now gives, per memory line,
    the commit C that last changed it (``memory_commit``).
 3. The mentioned path is resolved in C's tree: exact path from the root, else
@@ -188,6 +190,88 @@ _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _MORE = re.compile(r"(\d+)(?:[-–](\d+))?")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
+# Line numbers given in words (the bench's own patterns, written from what the
+# stores hold; not the verifier's grammar). Each row gets the flag ``in_words``.
+#   words_after:  `path` lines 28-76 | path (line 5) | path: Lines 1-3, 9 | path Line 11
+#   l_after:      path L112-113 | path (L125-155) | path (L1-13, L40-66) | path:L42
+#   ja_line:      `path`（行1258-1298付近） | path: 3行目
+#   words_before: Line 316 of `path` | lines 695-718 in `path`
+# A further item of a list ("lines 98, 182", "L5, L104", "lines 255 and 272") is its own row (form
+# ``words_list``). Lengths ("path (394 lines)", "path（394行）") have the number
+# before the word and are not read.
+_WPATH = rf"(?<![A-Za-z0-9_./@~+\-\\])(?P<path>(?:\./|/)?(?:{_SEG}/)*{_SEG})"
+_NUM = r"\d+(?:\s?[-–~〜]\s?L?\d+)?"
+_WORD_ITEMS = rf"(?P<items>(?:(?:\s?,\s?(?:and\s)?|\sand\s)L?{_NUM})*)"
+_WORDS_AFTER = re.compile(
+    _WPATH + r"[`*]{0,3}"
+    r"(?:\s?[(（]\s?|\s?[:：]\s?|[ ])"
+    r"(?:(?P<w>(?:[Ll]ines?|LINES?)\s?)(?P<wn>" + _NUM + r")"
+    r"|(?P<l>L)(?P<ln>" + _NUM + r")"
+    r"|(?P<g>行)(?P<gn>" + _NUM + r")"
+    r"|(?P<mn>\d+)(?P<m>行目))" + _WORD_ITEMS + r"(?![0-9])"
+)
+_WORDS_BEFORE = re.compile(
+    r"(?<![A-Za-z])(?:[Ll]ines?|LINES?)\s(?P<wn>"
+    + _NUM
+    + r")"
+    + _WORD_ITEMS
+    + r"\s(?:of|in)\s[`*]{0,3}"
+    + _WPATH
+    + r"(?![A-Za-z0-9_/@~+\-])"
+)
+_WORD_RANGE = re.compile(r"L?(\d+)(?:\s?[-–~〜]\s?L?(\d+))?")
+
+
+def _word_rows(
+    raw: str, i: int, busy: list[tuple[int, int]], flags_base: list[str]
+) -> list[Mention]:
+    """Mentions whose line number is given in words (see the patterns above)."""
+    out: list[Mention] = []
+    for rx, before in ((_WORDS_AFTER, False), (_WORDS_BEFORE, True)):
+        for m in rx.finditer(raw):
+            path = m["path"]
+            last = path.rsplit("/", 1)[-1]
+            if not _EXT.search(last) or ".." in last or "//" in path:
+                continue  # ".." also: "base_ref...HEAD (line 150)" is a git range
+            if any(a < m.end() and m.start() < b for a, b in busy):
+                continue
+            if before:
+                form, num = "words_before", m["wn"]
+            elif m["w"]:
+                form, num = "words_after", m["wn"]
+            elif m["l"]:
+                form, num = "l_after", m["ln"]
+            else:
+                form, num = "ja_line", m["gn"] or m["mn"]
+                if m["mn"] and m["items"]:
+                    continue  # "3行目, 5": not a list seen in the stores
+            r = _WORD_RANGE.fullmatch(num)
+            assert r is not None
+            a, b = int(r[1]), (int(r[2]) if r[2] else None)
+            col = m.start("path")
+            flags = [*flags_base, "in_words"]
+            items = m["items"] or ""
+            whole = m.group(0)
+            first = whole[: len(whole) - len(items)] if items and not before else whole
+            end = b if b is not None and b != a else None
+            out.append(Mention(i, col, first, path, a, end, form, flags))
+            for it in _WORD_RANGE.finditer(items):
+                x, y = int(it[1]), (int(it[2]) if it[2] else None)
+                out.append(
+                    Mention(
+                        i,
+                        m.start("items") + it.start(),
+                        it.group(0),
+                        path,
+                        x,
+                        y if y is not None and y != x else None,
+                        "words_list",
+                        [*flags, "list_item_of:" + first],
+                    )
+                )
+            busy.append(m.span())
+    return out
+
 
 @dataclass
 class Mention:
@@ -214,6 +298,7 @@ def detect(text_lines: list[str]) -> list[Mention]:
         else:
             flags_base = ["code_block"] if in_code else []
         taken: list[tuple[int, int]] = []
+        spans: list[tuple[int, int]] = []
         for m in _URL.finditer(raw):
             taken.append(m.span())
             l1 = int(m["l1"])
@@ -250,6 +335,7 @@ def detect(text_lines: list[str]) -> list[Mention]:
                 l1 = int(m["c1"])
                 l2 = int(m["c2"]) if m["c2"] else None
                 form = "range" if l2 else ("col" if m["col"] else "colon")
+            spans.append(m.span())
             whole = m.group(0)
             more = m["more"] or ""
             first_text = whole[: len(whole) - len(more)] if more else whole
@@ -283,6 +369,8 @@ def detect(text_lines: list[str]) -> list[Mention]:
                             [*flags, "list_item_of:" + first_text],
                         )
                     )
+        busy = [*taken, *spans]
+        out.extend(_word_rows(raw, i, busy, flags_base))
     return out
 
 

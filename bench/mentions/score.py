@@ -21,6 +21,9 @@ Figures (issue 17's targets):
   says moved to the same file and line;
 - the confusion of truth labels and our labels, and how many truth rows our
   grammar detects at all.
+- the same figures for the rows whose line numbers are given in words (flag
+  `in_words`, matched on memory line + cited file name and lines when the column
+  differs) apart: `in_words`, and `not_in_words_judged` for the others.
 
 Usage:
     score.py [--split dev|test|corpus|all] [--only OWNER/NAME ...] [--json-out FILE]
@@ -128,10 +131,36 @@ def score_repo(entry: dict[str, Any], results: list[dict[str, Any]]) -> dict[str
             key = (f"{STORE}/{result['memory_id']}.md", check["memory_line"], check["column"])
             ours[key] = check
     rows = []
+    used = set()
     for row in truth:
         key = (row["memory_file"], row["memory_line"], row["col"])
-        rows.append((row, ours.get(key)))
+        check = ours.get(key)
+        if check is None and "in_words" in row["flags"]:
+            # Line numbers in words: where the tool puts the column is its own choice
+            # (the path, the word, a list item); match on the cited path and lines instead.
+            check, key = _same_citation(row, ours, used)
+        if check is not None:
+            used.add(key)
+        rows.append((row, check))
     return {"rows": rows, "ours": ours, "unreadable": unreadable}
+
+
+def _same_citation(
+    row: dict[str, Any], ours: dict[tuple[str, int, int], dict[str, Any]], used: set
+) -> tuple[dict[str, Any] | None, Any]:
+    """Our mention on the same memory line citing the same file name and lines."""
+    name = row["path_as_written"].rsplit("/", 1)[-1]
+    for key, check in ours.items():
+        if key in used or key[:2] != (row["memory_file"], row["memory_line"]):
+            continue
+        end = check.get("end_line")
+        if (
+            str(check.get("path", "")).rsplit("/", 1)[-1] == name
+            and check.get("line") == row["line"]
+            and (end if end != check.get("line") else None) == row["end_line"]
+        ):
+            return check, key
+    return None, None
 
 
 def figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
@@ -155,6 +184,21 @@ def figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
     out["judged"] = _stale_and_moved(judged)
     clean = [(r, c) for r, c in judged if not any(f in r["flags"] for f in NOISY)]
     out["judged_without_whitespace_and_trivial"] = _stale_and_moved(clean)
+    # line numbers in words ("`path` lines 28-76", "Line 316 of `path`", "path L12",
+    # "path（行12）") apart from the colon/anchor forms
+    words = [(r, c) for r, c in rows if "in_words" in r["flags"]]
+    out["in_words"] = {
+        "truth_rows": len(words),
+        "truth_rows_detected": sum(c is not None for _, c in words),
+        "forms": dict(Counter(r["form"] for r, _ in words).most_common()),
+        "judged": _stale_and_moved([(r, c) for r, c in judged if "in_words" in r["flags"]]),
+        "judged_without_whitespace_and_trivial": _stale_and_moved(
+            [(r, c) for r, c in clean if "in_words" in r["flags"]]
+        ),
+    }
+    out["not_in_words_judged"] = _stale_and_moved(
+        [(r, c) for r, c in judged if "in_words" not in r["flags"]]
+    )
     return out
 
 
