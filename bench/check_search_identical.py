@@ -32,18 +32,14 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
+sys.path.insert(1, str(ROOT / "tests"))
 
 from queries.datasets import CORPUS, load, materialised  # noqa: E402
+from quick_support import QUERY_SHAPES  # noqa: E402
 
 NOW = "2026-06-01T00:00:00.000Z"  # the moment expiry is judged at, the same for both
-QUICK_READ_QUERIES = [  # tests/test_quick_reads.py's SEARCHES: the odd shapes of a query
-    "redis stale cache",
-    "How do I create a pull request?",
-    "deploying",
-    "worktree",
-    '"session protocol" handoff',
-    "skill-creator: (SKILL.md) -x*",
-    "github-skill",
+QUICK_READ_QUERIES = [  # the odd shapes of a query, as the quick read tests ask them
+    *QUERY_SHAPES,
     "xyzzyq plugh",
     "ヘッドレス",
     "offscreenモードのQMessageBoxハング",

@@ -16,7 +16,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,17 +23,12 @@ import pytest
 from conftest import RunCli
 from index_support import disk_service, write_memory
 from memory_enhancement.index import cjk, lexical
+from quick_support import QUERY_SHAPES, settled_index
 from test_search_cjk import JA, ZH
 
 NOW = "2026-06-01T00:00:00.000Z"
 QUERIES = [
-    "redis stale cache",
-    "How do I create a pull request?",
-    "deploying",
-    "worktree",
-    '"session protocol" handoff',
-    "skill-creator: (SKILL.md) -x*",
-    "github-skill",
+    *QUERY_SHAPES,
     "the",
     "ヘッドレス",
     "offscreenモードのQMessageBoxハング",
@@ -160,9 +154,7 @@ def test_the_quick_search_of_an_english_question_imports_neither_re_nor_datetime
     store = tmp_path / "store"
     shutil.copytree(corpus, store, ignore=shutil.ignore_patterns(".*"))
     where = ["--dir", str(store)]
-    assert run_cli(["list", *where]).exit_code == 0  # builds the index
-    time.sleep(0.05)  # past the timestamp resolution of the folders just written
-    run_cli(["list", *where])
+    settled_index(run_cli, where)
     probe = (
         "import sys\n"
         "names = ('re', 'datetime')\n"

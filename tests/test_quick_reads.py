@@ -28,6 +28,7 @@ from memory_enhancement.index import quick
 from memory_enhancement.service import quick as quick_service
 from memory_enhancement.store.homes import cache_dir, data_dir, store_key
 from memory_enhancement.store.state import MIGRATIONS
+from quick_support import QUERY_SHAPES, settled_index
 
 
 @pytest.fixture
@@ -114,9 +115,7 @@ def test_a_process_answered_the_quick_way_ends_with_its_whole_answer(
     """main() ends the process as soon as the quick path has answered (no shutdown of the
     interpreter: no atexit handler runs), with every byte printed and exit code 0."""
     where = ["--dir", str(corpus_store)]
-    assert run_cli(["list", *where]).exit_code == 0  # builds the index
-    time.sleep(0.05)  # past the timestamp resolution of the folders just written
-    run_cli(["list", *where])
+    settled_index(run_cli, where)
     probe = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('shut down', file=sys.stderr))\n"
@@ -246,13 +245,7 @@ def write_cjk_memories(store: Path) -> None:
 
 
 SEARCHES = [
-    "redis stale cache",
-    "How do I create a pull request?",
-    "deploying",  # found by its stem too
-    "worktree",  # a word alone, also inside longer identifiers
-    '"session protocol" handoff',  # a quoted phrase
-    "skill-creator: (SKILL.md) -x*",  # FTS5 syntax, quoted away
-    "github-skill",  # found by path
+    *QUERY_SHAPES,
     "xyzzyq plugh",  # no matches
     "ヘッドレス",
     "offscreenモードのQMessageBoxハング",
@@ -269,9 +262,7 @@ def test_quick_search_equals_the_click_command_and_records_the_query(
 ) -> None:
     write_cjk_memories(corpus_store)
     where = ["--dir", str(corpus_store)]
-    assert run_cli(["list", *where]).exit_code == 0  # builds the index
-    time.sleep(0.05)  # past the timestamp resolution of the folders just written
-    run_cli(["list", *where])
+    settled_index(run_cli, where)
     state = Path(data_dir(os.environ)) / "state" / f"{store_key(corpus_store)}.db"
     for query in SEARCHES:
         before = usage_count(corpus_store)
