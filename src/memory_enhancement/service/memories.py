@@ -113,7 +113,8 @@ class Memories(ServiceBase):
         links: Iterable[str | Link] = (),
         source: str = "cli",
     ) -> WriteResult:
-        target = normalize_new_path(path, flat=self._flat())
+        chosen = self.store.default_format()  # samples the store's files: asked once
+        target = normalize_new_path(path, flat=chosen == "serena")
         if not content or not content.strip():
             raise InvalidInputError(f"content of {target!r} is empty")
         moment = self.clock()
@@ -129,7 +130,7 @@ class Memories(ServiceBase):
         with self.store.lock():
             from memory_enhancement.store import formats
 
-            fmt = formats.by_name(self.store.default_format())
+            fmt = formats.by_name(chosen)
             memory = Memory(target, content, meta, tuple(parse_links(links)), fmt.name)
             decoded = formats.Decoded(fmt.render(None, memory))
             self.store.create(target, decoded.encode(decoded.text))
@@ -277,7 +278,7 @@ class Memories(ServiceBase):
 
         with self.store.lock():
             origin = self.store.locate(source)
-            flat = self._flat()
+            flat = self.store.default_format() == "serena"  # a Serena store is flat
             target = (
                 normalize_new_path(destination, flat=flat) if destination.strip() else destination
             )
@@ -294,11 +295,6 @@ class Memories(ServiceBase):
         fixes = follow_move(self.index, self.repo.root, origin, target, held) if held else []
         result = self._written(target, [])
         return replace(result, links_updated=tuple(sorted({f.path for f in fixes})))
-
-    def _flat(self) -> bool:
-        """Whether a new memory may sit at the store's top level: in a Serena store, where
-        every memory does (elsewhere a memory goes in a category, `decisions/use-sqlite`)."""
-        return self.store.default_format() == "serena"
 
     def prune(self, *, dry_run: bool = False) -> Listing:
         """Remove expired memories (or only list them). Unreadable files are never touched."""
