@@ -19,7 +19,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.errors import MemoryToolError, os_error_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,6 +47,8 @@ class Group(click.Group):
         except BrokenPipeError:  # `memory-enhancement list | head`
             sys.stderr.close()
             raise SystemExit(EXIT_OK) from None
+        except OSError as exc:  # a folder it may not read or write, a full disk: no traceback
+            raise ToolError(os_error_text(exc)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list with each summary's whole first sentence, wrapped.

@@ -18,6 +18,7 @@ from memory_enhancement.cli.app import (
     store_options,
     warn,
 )
+from memory_enhancement.core.errors import os_error_text
 
 
 @click.command(context_settings=CONTEXT)
@@ -72,8 +73,11 @@ def health(
         text = as_markdown(report, limit or 20)
     if output:
         target = app().cwd / Path(output)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write --output {output!r}: {os_error_text(exc)}")
         click.echo(f"wrote {target} ({plural(report.total, 'memory', 'memories')})", err=True)
     else:
         click.echo(text, nl=False)

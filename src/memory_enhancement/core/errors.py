@@ -46,3 +46,14 @@ class UnreadableMemoryError(MemoryToolError):
 
 class StoreError(MemoryToolError):
     """A store that cannot be located, registered or created."""
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError in words that name the file: `File exists: '/s/notes'`.
+
+    `str(exc)` starts with `[Errno 17]`, which tells a person nothing, and an error
+    raised without a file (a full disk while writing) has only its reason.
+    """
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    names = [repr(str(n)) for n in (exc.filename, exc.filename2) if n is not None]
+    return f"{reason}: {' -> '.join(names)}" if names else reason

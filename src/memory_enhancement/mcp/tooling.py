@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.errors import MemoryToolError, os_error_text
 from memory_enhancement.mcp.shapes import MemoryOut
 
 if TYPE_CHECKING:
@@ -50,11 +50,14 @@ ServiceFor = Callable[..., "MemoryService"]
 
 @contextmanager
 def tool_errors() -> Iterator[None]:
-    """Library errors become tool errors carrying their message."""
+    """Library errors become tool errors carrying their message; so does what the system
+    refuses (a folder the server may not write, a full disk), naming the file."""
     try:
         yield
     except MemoryToolError as exc:
         raise ToolError(str(exc)) from None
+    except OSError as exc:
+        raise ToolError(os_error_text(exc)) from None
 
 
 def written(result: Any) -> MemoryOut:

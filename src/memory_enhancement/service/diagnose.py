@@ -105,8 +105,8 @@ def _database(found: Diagnosis, file: Path, *, rebuildable: bool) -> dict[str, A
     what = "index" if rebuildable else "state database"
     info: dict[str, Any] = {"path": str(file), "exists": file.is_file(), "bytes": None}
     folder = _existing_parent(file)
-    if not os.access(folder, os.W_OK):
-        found.problems.append(f"cannot write the {what} {file}: {folder} is not writable")
+    if not (folder.is_dir() and os.access(folder, os.W_OK)):  # a file in the way, or read-only
+        found.problems.append(f"cannot write the {what} {file}: {folder} is not a writable folder")
     if not file.exists():
         if rebuildable:
             found.notes.append(f"no index yet at {file}: the next command builds it")

@@ -9,11 +9,12 @@ process keeps one `Parts` per store so its database connections stay open.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.errors import InvalidInputError, StoreError, os_error_text
 from memory_enhancement.index.index import Index
 from memory_enhancement.service.composed import MemoryService
 from memory_enhancement.store.disk import CONFIG_FILE, Store
@@ -43,7 +44,12 @@ def open_parts(
     """The store at root with its index and state databases (opened lazily, on first use).
 
     `repo_root` is the repository the store's memories link into (README.md, docs/).
+    Their folders are made now: a tool home that cannot hold them fails the command
+    before it writes a memory, not after (an `add` that wrote its file and then failed
+    would leave the user an error and a memory).
     """
+    for file, what in ((index_file, "index"), (state_file, "state database")):
+        _make_folder(file, what)
     store = Store(root, name)
     state = State(state_file, persistent=persistent)
     repo = RepoFiles(repo_root, root) if repo_root is not None else None
@@ -51,6 +57,17 @@ def open_parts(
         store, index_file, state, persistent=persistent, repo=repo, **_index_settings(store)
     )
     return Parts(store, index, state)
+
+
+def _make_folder(file: Path, what: str) -> None:
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot make the folder of the {what} {file}: {os_error_text(exc)}"
+        ) from None
+    if not os.access(file.parent, os.W_OK):
+        raise StoreError(f"cannot write the {what} {file}: {file.parent} is not writable")
 
 
 def open_service(

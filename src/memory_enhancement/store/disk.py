@@ -26,6 +26,7 @@ from memory_enhancement.core.errors import (
     NotFoundError,
     StoreError,
     UnreadableMemoryError,
+    os_error_text,
 )
 from memory_enhancement.core.memory_paths import existing_path_candidates
 from memory_enhancement.core.model import MEMORY_SUFFIX
@@ -272,18 +273,20 @@ class Store:
         check_size(path, data)
         if os.path.lexists(file):
             raise AlreadyExistsError(f"memory already exists: {path!r}")
-        file.parent.mkdir(parents=True, exist_ok=True)
-        self._clean(file.parent)
-        atomic.write_file(file, data, mode=None, sync_folder=self._folder_synced(file.parent))
+        with _os_errors("write", path):
+            file.parent.mkdir(parents=True, exist_ok=True)
+            self._clean(file.parent)
+            atomic.write_file(file, data, mode=None, sync_folder=self._folder_synced(file.parent))
 
     def replace(self, path: str, data: bytes) -> None:
         """Rewrite an existing memory atomically, keeping its permissions; the caller
         holds the lock."""
         file = self.file_for(path)
         check_size(path, data)
-        self._clean(file.parent)
-        mode = os.stat(file).st_mode & 0o7777
-        atomic.write_file(file, data, mode=mode, sync_folder=self._folder_synced(file.parent))
+        with _os_errors("write", path):
+            self._clean(file.parent)
+            mode = os.stat(file).st_mode & 0o7777
+            atomic.write_file(file, data, mode=mode, sync_folder=self._folder_synced(file.parent))
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -326,14 +329,17 @@ class Store:
             file.unlink()
         except FileNotFoundError:
             raise NotFoundError(f"memory not found: {path!r}") from None
+        except OSError as exc:
+            raise StoreError(f"cannot delete memory {path!r}: {os_error_text(exc)}") from None
         self._prune_empty_dirs(file.parent)
 
     def rename(self, source: str, target: str) -> None:
         src, dst = self.file_for(source), self.file_for(target)
         if os.path.lexists(dst):
             raise AlreadyExistsError(f"memory already exists: {target!r}")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(src, dst)
+        with _os_errors("move", source, f" to {target!r}"):
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(src, dst)
         atomic.fsync_folder(dst.parent)
         self._prune_empty_dirs(src.parent)
 
@@ -345,6 +351,17 @@ class Store:
             except OSError:
                 return
             folder = folder.parent
+
+
+@contextlib.contextmanager
+def _os_errors(verb: str, path: str, more: str = "") -> Iterator[None]:
+    """What the system refuses (a read-only folder, a file where a category folder should
+    be, a full disk) is an error naming the memory, not a traceback; writes are atomic, so
+    the memory file is as it was."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreError(f"cannot {verb} memory {path!r}{more}: {os_error_text(exc)}") from None
 
 
 def check_size(path: str, data: bytes) -> None:
