@@ -3,18 +3,21 @@
 Citations are captured here too: a new file:line citation without a snippet
 gets the cited text from the code, so verification can later tell a line that
 moved from a line that changed. What looks wrong is a warning, not a refusal:
-a store may live apart from the code it cites.
+a store may live apart from the code it cites. One exception: a file that does not
+exist whose name ends in what was meant as a line (`x.py:abc`, `x.py:3:5`, `x.py#42`)
+is refused naming it, since keeping it would cite a file nobody will ever create.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
 from memory_enhancement.core.citations import parse_citation, snippet_matches
-from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.errors import InvalidCitationError, InvalidInputError
 from memory_enhancement.core.model import Citation, Link, LinkKind
 from memory_enhancement.store.formats.markdown import code_span
 from memory_enhancement.verify.repo import Repository, SourceStatus, cited_text
@@ -22,6 +25,9 @@ from memory_enhancement.verify.repo import Repository, SourceStatus, cited_text
 CitationInput = str | Citation
 E = TypeVar("E", bound=enum.Enum)
 _TYPED_LINK = "[link:"
+# A last path part that ends in a mistyped line: `:` then anything but a file name (no
+# dot, no slash: `x.py:abc`, `x.py:3` of `x.py:3:5`), or `#` then a digit or `L` and one.
+_LINE_TYPO = re.compile(r"[^/:#]+(?P<line>:[^/.:#]+|#L?\d[^/.]*)$")
 
 
 def parse_citations(items: Iterable[CitationInput]) -> list[Citation]:
@@ -81,7 +87,8 @@ def choice(enum_type: type[E], value: E | str, name: str) -> E:
 def prepare_citations(
     repo: Repository, stamp: str, wanted: Sequence[Citation], existing: Sequence[Citation]
 ) -> tuple[list[Citation], list[str]]:
-    """Capture snippets from the code and say what looks wrong, without refusing it.
+    """Capture snippets from the code and say what looks wrong, without refusing it
+    (but for a missing file whose name ends in a mistyped line: see the module's doc).
 
     A citation already on the memory is kept exactly as it is; a new file:line
     citation without a snippet gets the cited text and the verified stamp.
@@ -94,6 +101,8 @@ def prepare_citations(
             result.append(citation)
             continue
         source = repo.read(citation.target)
+        if source.status is SourceStatus.MISSING:
+            _refuse_line_typo(citation)
         if source.status is not SourceStatus.TEXT:
             warnings.append(_source_warning(citation, source.status, str(repo.root), source.reason))
         elif citation.line is not None:
@@ -119,6 +128,18 @@ def prepare_citations(
                 )
         result.append(citation)
     return result, warnings
+
+
+def _refuse_line_typo(citation: Citation) -> None:
+    """A missing file whose name ends in a line that is not one is a typo, refused."""
+    typo = _LINE_TYPO.search(citation.target)
+    if typo is None:
+        return
+    file = citation.target[: typo.start("line")]
+    raise InvalidCitationError(
+        f"invalid citation {citation.ref!r}: no file is named {citation.target!r}, and what "
+        f"follows {file} is not a line (write {file}:42, {file}:17-25 or {file}#L17-L25)"
+    )
 
 
 def _source_warning(citation: Citation, status: SourceStatus, root: str, reason: str) -> str:
