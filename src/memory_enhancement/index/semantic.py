@@ -1,4 +1,4 @@
-"""Semantic search, an optional extra: `pip install 'memory-enhancement[semantic]'`.
+"""Semantic search, an optional extra: `pip install './memory-enhancement[semantic]'`.
 
 The model reads at most 256 word pieces, and most real memories are longer, so a
 memory is embedded as chunks of about CHUNK_WORDS words, each with the title in

@@ -24,6 +24,7 @@ from typing import Any
 
 from memory_enhancement import __version__
 from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.index.embedder import EXTRA_HINT as EXTRA_HINT  # doctor prints it
 from memory_enhancement.store.disk import CONFIG_FILE, Store
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -207,7 +208,7 @@ def _semantic(found: Diagnosis, model: str | None, load: bool) -> dict[str, Any]
         if model:
             found.problems.append(
                 f"semantic model {model!r} is configured but the semantic extra is not "
-                "installed: pip install 'memory-enhancement[semantic]'"
+                f"installed: {EXTRA_HINT}"
             )
         return info
     if wanted == BUNDLED_MODEL:
