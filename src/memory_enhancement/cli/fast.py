@@ -116,7 +116,7 @@ def _whole(text: str | None, *, minimum: int) -> int | None:
     if text is None or not text.strip().lstrip("-").isdigit():
         return None
     number = int(text)
-    return number if number >= minimum else None
+    return number if minimum <= number <= 2**31 - 1 else None  # a bigger one: core.MAX_COUNT
 
 
 def _get(reads: QuickReads, reference: str) -> str | None:

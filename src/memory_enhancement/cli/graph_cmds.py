@@ -28,7 +28,13 @@ from memory_enhancement.cli.app import (
     show_default=True,
     help="Follow links out of memories, into them, or both.",
 )
-@click.option("--algorithm", type=click.Choice(["bfs", "dfs"]), default="bfs", show_default=True)
+@click.option(
+    "--algorithm",
+    type=click.Choice(["bfs", "dfs"]),
+    default="bfs",
+    show_default=True,
+    help="The order memories are listed in (the same memories at the same depths either way).",
+)
 @click.option("--type", "types", multiple=True, help="Only links of this type (repeatable).")
 @click.option(
     "--format",
@@ -36,6 +42,7 @@ from memory_enhancement.cli.app import (
     type=click.Choice(["text", "json", "mermaid", "dot"]),
     default="text",
     show_default=True,
+    help="mermaid: a block GitHub renders; dot: Graphviz.",
 )
 @json_option
 @store_options
@@ -53,6 +60,8 @@ def graph(
 
     if depth < 0:
         fail(f"invalid --depth {depth}: it must be 0 or more")
+    if as_json and fmt in ("mermaid", "dot"):
+        fail(f"give either --json or --format {fmt}, not both")
     result = (
         app()
         .service()

@@ -11,6 +11,7 @@ import click
 
 from memory_enhancement.cli.app import (
     CONTEXT,
+    Group,
     app,
     emit_json,
     exit_if_skipped,
@@ -204,7 +205,7 @@ def reindex(semantic: bool, as_json: bool) -> None:
     exit_if_skipped(skipped)
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=Group, context_settings=CONTEXT)
 def stats() -> None:
     """Usage statistics: which memories agents rely on."""
 
@@ -222,9 +223,9 @@ def _popular_dicts(items: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _print_popular(items: list[Any]) -> None:
+def _print_popular(items: list[Any], empty: str = "no usage recorded yet") -> None:
     if not items:
-        click.echo("no usage recorded yet")
+        click.echo(empty)
     for p in items:
         where = p.path or "(removed)"
         click.echo(
@@ -233,7 +234,7 @@ def _print_popular(items: list[Any]) -> None:
 
 
 @stats.command("popular", context_settings=CONTEXT)
-@click.option("--limit", "-n", default=10, show_default=True)
+@click.option("--limit", "-n", default=10, show_default=True, help="How many to show.")
 @json_option
 @store_options
 def popular(limit: int, as_json: bool) -> None:
@@ -255,7 +256,7 @@ def graduation(min_uses: int, as_json: bool) -> None:
     if as_json:
         emit_json(_popular_dicts(items))
     else:
-        _print_popular(items)
+        _print_popular(items, f"no memory used {plural(min_uses, 'time')} or more yet")
 
 
 @click.command(context_settings=CONTEXT)

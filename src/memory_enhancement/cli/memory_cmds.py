@@ -9,6 +9,7 @@ import click
 
 from memory_enhancement.cli.app import (
     CONTEXT,
+    Group,
     app,
     emit_json,
     exit_if_skipped,
@@ -120,11 +121,14 @@ def add(
 @json_option
 @store_options
 def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
-    """Show a memory: content, metadata, citations and links."""
+    """Show a memory: content, metadata, citations and links.
+
+    PATH may also be its citation ID (mem:a7Bc3x) or a name only one memory has.
+    """
     from memory_enhancement.service.serialize import memory_dict, verification_dict
 
     service = app().service()
-    fetched = service.get(path, include_expired=include_expired)
+    fetched = service.get(service.find(path), include_expired=include_expired)
     warn(fetched.warnings)
     result = service.verify(fetched.memory.path).results[0] if check else None
     if as_json:
@@ -301,7 +305,7 @@ def prune(dry_run: bool, as_json: bool) -> None:
     exit_if_skipped(listing.skipped)
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=Group, context_settings=CONTEXT)
 def citation() -> None:
     """Work with the citations of a memory."""
 

@@ -9,6 +9,7 @@ import click
 
 from memory_enhancement.cli.app import (
     CONTEXT,
+    Group,
     app,
     emit_json,
     fail,
@@ -32,7 +33,13 @@ LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
     help="stdio for one agent; streamable-http for a shared server.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="With streamable-http.")
-@click.option("--port", default=8765, show_default=True, help="With streamable-http.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="With streamable-http.",
+)
 @click.option(
     "--auth-token",
     envvar="MEMORY_ENHANCEMENT_AUTH_TOKEN",
@@ -133,7 +140,7 @@ class _JsonLines(logging.Formatter):
         return json.dumps(data, ensure_ascii=False)
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=Group, context_settings=CONTEXT)
 def skill() -> None:
     """The agent skill (SKILL.md): how agents should use these memories."""
 

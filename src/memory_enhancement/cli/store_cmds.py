@@ -11,6 +11,7 @@ import click
 from memory_enhancement.cli.app import (
     CONTEXT,
     EXIT_PROBLEMS,
+    Group,
     app,
     emit_json,
     fail,
@@ -19,7 +20,7 @@ from memory_enhancement.cli.app import (
 )
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=Group, context_settings=CONTEXT)
 def store() -> None:
     """Create, list and register memory stores."""
 

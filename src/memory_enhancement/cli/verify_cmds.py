@@ -14,7 +14,15 @@ from typing import Any, AnyStr, TypeVar
 
 import click
 
-from memory_enhancement.cli.app import CONTEXT, EXIT_PROBLEMS, app, emit_json, store_options, warn
+from memory_enhancement.cli.app import (
+    CONTEXT,
+    EXIT_PROBLEMS,
+    app,
+    emit_json,
+    fail,
+    store_options,
+    warn,
+)
 from memory_enhancement.cli.verify_render import (
     not_settled,
     print_fixes,
@@ -77,6 +85,8 @@ def _options(
 
     if dry_run and not (fix or write):
         raise click.UsageError("--dry-run only applies with --fix or --write")
+    if not 0 < timeout <= 3600:  # NaN too; past an hour the socket layer overflows
+        fail(f"invalid --url-timeout {timeout}: give seconds, more than 0 and at most 3600")
     return VerifyOptions(fix, dry_run, mentions, urls, timeout, write, recheck)
 
 
@@ -146,6 +156,8 @@ def verify_all(
     url_timeout: float,
 ) -> None:
     """Verify every memory that has citations (optionally under CATEGORY)."""
+    if as_json and fmt == "github":  # as `health` and `graph` say
+        fail("give either --json or --format github, not both")
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout, recheck)
     run = app().service().verify_all(category, changed_since=changed_since, options=options)
     warn(run.skipped)

@@ -18,6 +18,11 @@ from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.files import MEMORY_SUFFIX as MEMORY_SUFFIX
 from memory_enhancement.core.timestamps import maybe_timestamp
 
+# The most a count a caller gives (a limit, a number of uses) is taken to mean: more than
+# any store holds, and an integer SQLite can bind (it refuses 2^63 and more, and a limit
+# of 10^20 is "all" to whoever typed it).
+MAX_COUNT = 2**31 - 1
+
 
 class CitationKind(enum.Enum):
     """What a citation points at."""

@@ -17,6 +17,8 @@ from memory_enhancement.core.timestamps import maybe_timestamp
 from memory_enhancement.index.rows import Row
 from memory_enhancement.verify.history import Evidence
 
+_MAX_DAYS = 36_525  # a century
+
 
 def choose(
     rows: Iterable[Row],
@@ -27,8 +29,12 @@ def choose(
     grace_days: float,
 ) -> tuple[list[Row], datetime]:
     """The memories the policy gives an expiry, and that expiry."""
-    if after_days <= 0 or grace_days < 0:
-        raise InvalidInputError("expiry policy needs after_days > 0 and grace_days >= 0")
+    # Written so that NaN fails too; a century at most, as dates past that overflow.
+    if not (0 < after_days <= _MAX_DAYS and 0 <= grace_days <= _MAX_DAYS):
+        raise InvalidInputError(
+            f"invalid expiry policy: after_days={after_days!r}, grace_days={grace_days!r} "
+            f"(it needs after_days > 0 and grace_days >= 0, at most {_MAX_DAYS} days each)"
+        )
     cutoff = now - timedelta(days=after_days)
     chosen = []
     for row in rows:

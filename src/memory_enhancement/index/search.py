@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.model import MAX_COUNT
 from memory_enhancement.index import cjk
 from memory_enhancement.index.lexical import (
     _SNIPPET_COLUMN,
@@ -137,6 +138,7 @@ def search(
     """Search in a mode; `semantic` ranks by embeddings when the extra is installed."""
     if limit < 1:
         raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
+    limit = min(limit, MAX_COUNT)
     if mode is Mode.LEXICAL:
         return lexical(conn, query, filters, limit)
     assert semantic is not None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.model import MAX_COUNT
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.index import queries
 from memory_enhancement.index.index import Index
@@ -53,6 +54,7 @@ def popular(state: State, index: Index, limit: int, min_uses: int = 1) -> list[P
     """The most used memories (by citation ID, so moves do not split their counts)."""
     if limit < 1:
         raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
+    limit, min_uses = min(limit, MAX_COUNT), min(min_uses, MAX_COUNT)
     with state.connect() as db:
         rows = db.execute(
             "SELECT citation_id, count(*) AS uses, count(DISTINCT session), max(used_at) "

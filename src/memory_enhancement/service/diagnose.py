@@ -95,9 +95,13 @@ def _store(found: Diagnosis, root: Path, name: str, chosen_by: str) -> dict[str,
         return info
     try:
         info["memories"] = sum(1 for _ in store.iter_paths())
-        info["format"] = store.default_format()
     except (OSError, MemoryToolError) as exc:
         found.problems.append(f"cannot list the store {root}: {exc}")
+        return info
+    try:
+        info["format"] = store.default_format()
+    except (OSError, MemoryToolError) as exc:  # an unknown `format:` in the config
+        found.problems.append(str(exc))
     return info
 
 

@@ -20,7 +20,7 @@ from memory_enhancement.core.errors import (
 )
 from memory_enhancement.core.ids import format_citation_id
 from memory_enhancement.core.memory_paths import normalize_category, normalize_new_path
-from memory_enhancement.core.model import Citation, Link, Memory, MemoryMeta
+from memory_enhancement.core.model import MAX_COUNT, Citation, Link, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.index import queries
 from memory_enhancement.index.rows import SyncStats
@@ -49,7 +49,7 @@ class Memories(ServiceBase):
         if not include_expired and expires is not None and memory.meta.is_expired(self.clock()):
             raise ExpiredError(
                 f"memory {memory.path!r} expired at {format_timestamp(expires)} "
-                "(use include_expired to read it anyway)"
+                "(--include-expired, or include_expired over MCP, reads it anyway)"
             )
         citation_id = self.index.citation_id(memory.path, loaded)
         memory = replace(memory, links=self.index.links_of(memory.path))
@@ -68,6 +68,7 @@ class Memories(ServiceBase):
         so the limit counts what is shown)."""
         now_text = format_timestamp(self.clock())
         prefix = normalize_category(category) if category else None
+        limit = None if limit is None else min(limit, MAX_COUNT)
         with self.index.connect() as conn:
             live_at = None if include_expired else now_text
             rows, skipped = queries.rows(conn, prefix, live_at=live_at, limit=limit)

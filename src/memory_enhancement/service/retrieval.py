@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.memory_paths import normalize_category
-from memory_enhancement.core.model import Link, LinkKind
+from memory_enhancement.core.model import MAX_COUNT, Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.service.context import SearchResult, render_context
 from memory_enhancement.service.inputs import choice
@@ -191,6 +191,7 @@ class Retrieval(Verification):
 
         if min_uses < 1:
             raise InvalidInputError(f"invalid min_uses {min_uses}: it must be at least 1")
+        min_uses = min(min_uses, MAX_COUNT)
         with self.index.connect() as conn:
             # Already graduated (it links to its copy), or itself a graduated copy.
             done = {

@@ -208,6 +208,11 @@ class Store:
         configured = self.config().get("format")
         if configured in ("serena", "frontmatter"):
             return str(configured)
+        if configured is not None:  # a typo must not silently give the other format
+            raise StoreError(
+                f"{self.root / CONFIG_FILE}: format {configured!r} is not one of: "
+                "frontmatter, serena"
+            )
         if self.root.parts[-2:] == (".serena", "memories"):
             return "serena"
         counts = {"serena": 0, "frontmatter": 0}
