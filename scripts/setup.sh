@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv (once) and install the package with its test and semantic extras.
-# Sourced by scripts/test.sh and scripts/demo.sh; safe to run again (it is quick when done).
+# Sourced by scripts/test.sh (scripts/demo.sh installs only the core package, on its own);
+# safe to run again (it is quick when done).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PYTHON=${PYTHON:-python3}
