@@ -190,3 +190,13 @@ def test_get_takes_a_citation_id_or_a_unique_name_with_or_without_dir(
     assert as_json.exit_code == 0 and f'"id": "{cid.strip("[]")}"' in as_json.stdout
     unknown = run_cli(["get", "mem:zzzzzz"])
     assert unknown.exit_code == 2 and unknown.stderr == "error: unknown citation ID [mem:zzzzzz]\n"
+
+
+def test_a_lone_memory_is_an_orphan_in_its_row_and_counted_among_orphans(
+    run_cli: RunCli, repo: Path
+) -> None:
+    report = run_cli(["health"]).stdout
+    assert "orphans: **1**" in report
+    assert "[mem:" in report and " | orphan | " in report
+    html = run_cli(["health", "--format", "html"]).stdout
+    assert ">orphan</span></td>" in html

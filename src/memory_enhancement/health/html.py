@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from memory_enhancement.health.render import LABELS
+from memory_enhancement.health.render import LABELS, ROW_LABELS
 from memory_enhancement.health.report import STATUSES, HealthReport
 
 COLOURS = {
@@ -145,7 +145,7 @@ def _row(rank: int, memory: object, *, hidden: bool = False) -> str:
         f"<td><code>{escape(memory.path)}</code> <span class='muted'>[mem:{memory.citation_id}]"
         f"</span><br>{escape(memory.title)}{problems}</td>"
         f'<td><span class="pill" style="background:{COLOURS[memory.status]}">'
-        f"{escape(LABELS[memory.status])}</span></td>"
+        f"{escape(ROW_LABELS[memory.status])}</span></td>"
         f'<td class="num">{memory.confidence.score:.2f}</td>'
         f'<td class="num">{c["valid"]} / {c["moved"]} / {failing}</td>'
         f'<td class="num">{memory.dangling_links}</td>'

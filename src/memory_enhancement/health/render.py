@@ -33,6 +33,8 @@ LABELS = {
     "orphan": "orphans",
     "healthy": "healthy",
 }
+# What one memory's row says: the counts' labels read as plurals ("orphans: 3").
+ROW_LABELS = {**LABELS, "orphan": "orphan"}
 
 
 def as_json(report: HealthReport, limit: int | None = None) -> dict[str, Any]:
@@ -119,7 +121,7 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
             failing = c["stale"] + c["missing"] + c["out_of_range"] + c["invalid"]
             verified = (memory.last_verified or "never")[:10]
             lines.append(
-                f"| {n} | `{memory.path}` [mem:{memory.citation_id}] | {LABELS[memory.status]} "
+                f"| {n} | `{memory.path}` [mem:{memory.citation_id}] | {ROW_LABELS[memory.status]} "
                 f"| {memory.confidence.score:.2f} | {c['valid']} / {c['moved']} / {failing} "
                 f"| {verified} | {memory.uses} |"
             )
