@@ -218,6 +218,20 @@ def test_the_tools_own_metadata_bullets_are_never_candidates() -> None:
     assert extract_links(text) == []
 
 
+def test_a_moved_memory_does_not_link_to_itself_through_its_id_bullet(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """`move` writes the memory's citation ID into its `## Metadata` (`- **ID**: mem:...`);
+    read as a `mem:` reference, every moved memory linked to itself: a link and a cycle
+    in `graph`, and never an orphan. Other links in the metadata still count."""
+    write_all(store_dir, {name: f"# {name}\n" for name in NAMES})
+    write(store_dir, "source", "# Source\n\nNo links.\n\n## Metadata\n\n- **Links**: [[gamma]]\n")
+    service.move("source", "archive/source")
+    assert "- **ID**: mem:" in (store_dir / "archive" / "source.md").read_text(encoding="utf-8")
+    assert _targets(service, "archive/source") == ["gamma"]
+    assert service.graph("archive/source", depth=1).cycles == []
+
+
 def test_candidates_are_kept_apart_from_explicit_links() -> None:
     links = extract_links("# X\n\n- `alpha` - see [[alpha]] and `beta`\n")
     assert [(link.target, link.kind) for link in links] == [("alpha", LinkKind.WIKI)]

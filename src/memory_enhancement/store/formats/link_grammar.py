@@ -12,6 +12,9 @@ MANAGED_LINKS = "links"
 RELATED = "related"
 # The sections the tool writes its own fields into: their bullets are never candidates.
 MANAGED_FIELDS = frozenset({"metadata", "citations"})
+# The memory's own citation ID among them (`- **ID**: mem:a7Bc3x`, written by `move`):
+# a `mem:` reference to the memory itself, not a link.
+ID_FIELD = re.compile(r"\s*[-*+]\s+\*\*(?:citation\s+)?id\*\*\s*:", re.IGNORECASE)
 
 # Words of a heading (or of a `Related:` line) that introduce related material.
 # Latin-script words match whole words; CJK ones anywhere in the heading.

@@ -90,7 +90,7 @@ def extract_links(
         in_related = bool(related_level) or section == g.RELATED
         default_type = g.RELATED if section == g.RELATED else "link"
         if section in g.MANAGED_FIELDS:
-            if "](" in line or "[[" in line or "mem:" in line:
+            if ("](" in line or "[[" in line or "mem:" in line) and not g.ID_FIELD.match(line):
                 links.extend(inline_links(line, default_type, number))
             continue
         links.extend(_line_links(line, entry, section, in_related, default_type, number))
