@@ -3,7 +3,7 @@
 `context QUERY` prints a markdown block ready for a prompt: each memory quoted,
 then its line `[mem:a7Bc3x] - 2026-01-30, path`. With verification, stale
 memories are flagged rather than served as truth. The token budget (chars / 4,
-as Cortex estimates) is never exceeded.
+as Cortex estimates, a Chinese or Japanese character one token) is never exceeded.
 """
 
 from __future__ import annotations
@@ -92,6 +92,25 @@ def test_the_token_budget_is_never_exceeded(service: MemoryService, max_tokens: 
     assert len(text) <= max_tokens * CHARS_PER_TOKEN
     assert used
     assert text.count("[mem:") == len(used)
+
+
+@pytest.mark.parametrize("max_tokens", [40, 100, 300])
+def test_a_chinese_or_japanese_character_counts_as_a_whole_token(
+    service: MemoryService, store: Path, max_tokens: int
+) -> None:
+    """Models spend about a token on each such character (harusame0616/formawork.ai's
+    Japanese memories: `context --max-tokens 300` gave 1,200 characters at chars / 4)."""
+    body = "\n".join(
+        f"- 認証フローの手順{n}：セッションを更新してログを出力する" for n in range(60)
+    )
+    write_memory(store, "notes/認証フロー", body, title="認証フロー")
+    text, used = service.context("セッション更新", limit=3, max_tokens=max_tokens)
+    assert [r.hit.row.path for r in used] == ["notes/認証フロー"]
+    cjk = sum(1 for c in text if "\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff")
+    assert cjk > 0
+    assert (len(text) - cjk) / CHARS_PER_TOKEN + cjk <= max_tokens
+    if max_tokens == 300:  # as much as the budget allows: one more line would not fit
+        assert (len(text) - cjk) / CHARS_PER_TOKEN + cjk > max_tokens - 30
 
 
 def test_a_first_memory_too_long_for_the_budget_is_cut_and_says_so(service: MemoryService) -> None:

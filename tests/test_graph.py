@@ -71,6 +71,33 @@ def test_the_text_tree_marks_memories_seen_above_and_sums_up(
     )
 
 
+def test_the_text_tree_draws_each_memory_at_its_depth_under_the_memory_that_reached_it(
+    run_cli: RunCli, store_dir: Path
+) -> None:
+    """r links to i and x; i links to x too (ACSshiga/nissei's status memories link each
+    other like this): x is one link from r, so it is drawn under r, not under i."""
+    write_all(
+        store_dir,
+        {
+            "r": "# R\n\n[[i]] and [[x]]\n",
+            "i": "# I\n\n[[x]] and [[s]]\n",
+            "x": "# X\n\n[[i]]\n",
+            "s": "# S\n",
+        },
+    )
+    result = run_cli(["graph", "r", "--dir", store_dir])
+    assert (result.exit_code, result.stdout) == (
+        0,
+        "r\n"
+        "├── i\n"
+        "│   ├── x  (see below)\n"
+        "│   └── s\n"
+        "└── x\n"
+        "    └── i  (seen above)\n"
+        "4 memories, depth 2, 5 links, 1 cycle\n",
+    )
+
+
 # -- depth, cycles, self-links -----------------------------------------------------------
 
 

@@ -144,12 +144,19 @@ def test_an_index_table_row_naming_a_memory_is_a_link(
         "**計画の意図** (メモリー `alpha_notes`):",
         "Serenaメモリ `alpha_notes` に以下の内容を記録：",
         "この計画はSerena Memory `alpha_notes` を精査・修正したもの。",
+        # Chinese "see `x`" and "the `x` memory", simplified and traditional (1morr/FMP).
+        "详见 `alpha_notes` 记忆 #25。",
+        "> **详细音频系统文档见：** `alpha_notes` 记忆文件",
+        "詳見 `alpha_notes` 記憶。",
+        "参见 `alpha_notes`。",
         "See `mem:alpha_notes` for the background.",
         "See mem:alpha_notes for the background.",
         "See mem:alpha_notes.md.",
         "Back to [[alpha_notes]].",
         "Back to [the notes](alpha_notes.md).",
         "Back to [the notes](.serena/memories/alpha_notes.md).",
+        # A markdown link into the `memory:` scheme (aqbjqtd/MoonTV's index).
+        "1. [项目概览](memory:alpha_notes) - 了解项目基本情况",
     ],
 )
 def test_explicit_links_in_prose_are_links(
@@ -164,11 +171,13 @@ def test_an_explicit_link_to_no_memory_dangles_but_a_candidate_does_not(
 ) -> None:
     _store(
         store_dir,
-        "# Source\n\nSee `mem:deleted_memory` and [[also_gone]].\n\n- `no_such_memory` - why\n",
+        "# Source\n\nSee `mem:deleted_memory` and [[also_gone]].\n\n- `no_such_memory` - why\n"
+        "- [更新记录](memory:update_record_20251217)\n- `不是记忆` 记忆\n",
     )
     assert [(t, s) for _, _, t, s, _ in broken(service)] == [
         ("deleted_memory", "dangling"),
         ("also_gone", "dangling"),
+        ("update_record_20251217", "dangling"),
     ]
 
 
@@ -187,6 +196,8 @@ def test_an_explicit_link_to_no_memory_dangles_but_a_candidate_does_not(
         "```\n- gamma - in a code block\n[[gamma]]\n```",
         "- https://example.com/gamma.md",
         "- gamma (a plain name before a parenthesis is prose)",
+        "用 `v-for` 记忆一些东西，`config.ini` 记忆上次的设置",  # 记忆 as a verb, no memory
+        "See [the resource](memory://default/gamma) for the URI form.",  # a URI, not a name
     ],
 )
 def test_look_alikes_are_not_links(service: MemoryService, store_dir: Path, text: str) -> None:
@@ -205,6 +216,20 @@ def test_a_memory_naming_itself_is_no_link(service: MemoryService, store_dir: Pa
 def test_the_tools_own_metadata_bullets_are_never_candidates() -> None:
     text = "# X\n\n## Metadata\n\n- **Created**: 2026-01-01\n- **Tags**: gamma\n"
     assert extract_links(text) == []
+
+
+def test_a_moved_memory_does_not_link_to_itself_through_its_id_bullet(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """`move` writes the memory's citation ID into its `## Metadata` (`- **ID**: mem:...`);
+    read as a `mem:` reference, every moved memory linked to itself: a link and a cycle
+    in `graph`, and never an orphan. Other links in the metadata still count."""
+    write_all(store_dir, {name: f"# {name}\n" for name in NAMES})
+    write(store_dir, "source", "# Source\n\nNo links.\n\n## Metadata\n\n- **Links**: [[gamma]]\n")
+    service.move("source", "archive/source")
+    assert "- **ID**: mem:" in (store_dir / "archive" / "source.md").read_text(encoding="utf-8")
+    assert _targets(service, "archive/source") == ["gamma"]
+    assert service.graph("archive/source", depth=1).cycles == []
 
 
 def test_candidates_are_kept_apart_from_explicit_links() -> None:
@@ -308,6 +333,23 @@ def test_move_rewrites_a_backticked_bullet_and_keeps_it_backticked(
     assert "- **alpha_renamed.md**: again\n" in text
     assert "See `mem:alpha_renamed`.\n" in text
     assert _targets(service) == ["archive/alpha_renamed"]
+
+
+def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """aqbjqtd/MoonTV's index heads each entry with its link: `#### [项目概览](memory:x)`.
+    Headings were skipped, so a move left those links pointing at the old name."""
+    _store(
+        store_dir,
+        "# Index\n\n#### [项目概览](memory:alpha_notes)\n\n- 内容: 项目基本信息\n\n"
+        "### [[gamma]]\n\n## 1. [Design](beta-design.md)\n",
+    )
+    assert _targets(service) == ["alpha_notes", "gamma", "beta-design"]
+    service.move("alpha_notes", "archive/alpha_renamed")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    assert "#### [项目概览](memory:alpha_renamed)\n" in text  # by name, as written
+    assert _targets(service) == ["archive/alpha_renamed", "gamma", "beta-design"]
 
 
 # -- the parser's fast path reads lines as markdown-it does -------------------------------

@@ -543,3 +543,24 @@ def test_a_damaged_cached_mention_list_is_read_again_not_trusted(
         )
         db.commit()
     assert mentions(repo, state=state) == first
+
+
+def test_a_mention_written_on_a_merged_branch_is_verified_from_the_branch_commit(
+    repo: GitRepo,
+) -> None:
+    """A memory line committed on a branch merged with --no-ff comes from a commit off HEAD's
+    first-parent line; resolving a bare file name needs the file lists of such commits,
+    and asking for those alone once crashed the run
+    (d-kishi/ubiquitous-lang-mng, whose memories are written on pull-request branches)."""
+    repo.git("checkout", "-q", "-b", "side")
+    note(repo, "- `app.py:10` on the branch, by its file name alone")
+    repo.commit("memory on the branch")
+    repo.git("checkout", "-q", "main")
+    move_code(repo)
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "side")
+    check = mentions(repo)["app.py:10"]
+    assert (check.status, check.citation.target, check.current_line) == (
+        Verdict.MOVED,
+        "src/app.py",
+        13,
+    )

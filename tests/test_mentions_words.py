@@ -91,6 +91,11 @@ from verify_support import FIXED_NOW, STORE, GitRepo, code, coded
             "   - investigation.md: 3行目に `context: fork` 追加",
             [("investigation.md", 3, None, "cjk_words", ["3"])],
         ),
+        (  # Chinese: right after the path (1morr/FMP)
+            "- `track_thumbnail.dart` 第 69-84 行本地封面检测逻辑",
+            [("track_thumbnail.dart", 69, 84, "cjk_words", ["69", "84"])],
+        ),
+        ("**位置**: `pipelines.py` 第264行", [("pipelines.py", 264, None, "cjk_words", ["264"])]),
     ],
 )
 def test_each_form_found_in_real_stores_is_a_mention_with_its_digits_marked(
@@ -117,6 +122,8 @@ def test_each_form_found_in_real_stores_is_a_mention_with_its_digits_marked(
         "`src/app.py`（394行）",  # a length in Japanese
         "`annotation_worker.py` の359行が1行に圧縮され",  # 359 lines, not line 359
         "`core/loaders/onnx_loader.py` (150-250行) — new file",  # a size estimate
+        "`scripts/audit_shell.ps1` 第 3 项从矩阵提取",  # an item, not a line
+        "`index.noun` 第 3 列非数字",  # a column
         "`src/app.py` - Phase A-2 test (line 450 added)",  # words between: not close enough
         "`cache.py` L2 cache and `model.py` L1 norm",  # an L-number followed by a word
         "`changed_files` diffs `base_ref...HEAD` (line 150)",  # a git range, not a file
@@ -154,6 +161,7 @@ NOTE = [
     "- `src/app.py`（行25-26付近）",  # moved
     "- lib/old.py: 3行目に追加",  # renamed
     "- `src/app.py` line 99",  # out of range when written
+    "- `src/app.py` 第 14-15 行的初始化",  # moved
 ]
 
 
@@ -188,6 +196,7 @@ def test_word_forms_are_judged_from_history_like_the_colon_form(repo: GitRepo) -
         "src/app.py`（行25-26": ("moved", 28, 29, None),
         "lib/old.py: 3行目": ("moved", 3, None, "lib/new.py"),
         "src/app.py` line 99": ("out_of_range", None, None, None),
+        "src/app.py` 第 14-15 行": ("moved", 17, 18, None),
     }
     assert all(c.status is not Verdict.UNCHECKED for c in result.mentions)
 
@@ -215,7 +224,7 @@ def test_fix_rewrites_only_the_digits_of_a_word_form_and_leaves_the_words(
     assert "-- **Code location**: `src/app.py` lines 10-12" in dry.stdout
     assert "+- **Code location**: `src/app.py` lines 13-15" in dry.stdout
     done = cli("verify", "notes", "--fix")
-    assert "fixed 6 mentions in notes" in done.stdout
+    assert "fixed 7 mentions in notes" in done.stdout
     expected = [
         "# Notes",
         "",
@@ -226,6 +235,7 @@ def test_fix_rewrites_only_the_digits_of_a_word_form_and_leaves_the_words(
         "- `src/app.py`（行28-29付近）",
         "- lib/new.py: 3行目に追加",  # renamed: the path written in full, the words kept
         "- `src/app.py` line 99",
+        "- `src/app.py` 第 17-18 行的初始化",
     ]
     assert file.read_text(encoding="utf-8") == "\n".join(expected) + "\n"
     again = json.loads(cli("verify", "notes", "--json").stdout)

@@ -74,6 +74,20 @@ def test_every_memory_containing_a_word_is_a_hit(service: MemoryService) -> None
     assert set(paths(service.search("修正", mode="lexical", limit=50))) == containing
 
 
+@pytest.mark.parametrize(
+    ("typed", "written"),
+    [("ＱＭｅｓｓａｇｅＢｏｘ", "QMessageBox"), ("ﾏｲｸﾞﾚｰｼｮﾝ", "マイグレーション"), ("ＣＩ", "CI")],
+)
+def test_a_word_typed_full_width_or_half_width_finds_what_the_usual_width_finds(
+    service: MemoryService, typed: str, written: str
+) -> None:
+    """A Japanese input method in full-width mode types `ＡＰＩ`; memories write `API`
+    (harusame0616/formawork.ai: `search ＡＰＩ` found nothing, `search API` 7 memories)."""
+    expected = paths(service.search(written, mode="lexical", limit=50))
+    assert expected
+    assert paths(service.search(typed, mode="lexical", limit=50)) == expected
+
+
 def test_latin_words_glued_to_japanese_are_words_of_their_own(service: MemoryService) -> None:
     results = paths(service.search("offscreen", mode="lexical"))
     assert set(results) == {"gui/headless", "notes/english"}

@@ -126,7 +126,12 @@ def search(
 @click.command(context_settings=CONTEXT)
 @click.argument("query")
 @click.option("--limit", "-n", default=5, show_default=True, help="At most this many memories.")
-@click.option("--max-tokens", default=2000, show_default=True, help="Token budget (chars / 4).")
+@click.option(
+    "--max-tokens",
+    default=2000,
+    show_default=True,
+    help="Token budget (chars / 4; a Chinese or Japanese character is a token).",
+)
 @click.option("--mode", type=click.Choice(MODES), default="auto", help=MODE_HELP)
 @click.option("--verify", "check", is_flag=True, help="Verify citations; flag stale memories.")
 @json_option

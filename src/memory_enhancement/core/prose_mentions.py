@@ -8,7 +8,7 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     `path` lines 28-76    path (line 5)    path: Lines 1-3, 9    path (lines 13-14, 95-97)
     path L112-113         path (L125-155)  path L676, L732
     Line 316 of `path`    lines 695-718 in `path`
-    `path`（行1258-1298付近）               path: 3行目に
+    `path`（行1258-1298付近）               path: 3行目に    `path` 第 69-84 行
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
 a comma or an opening parenthesis, then the words; or the words come first and
@@ -17,8 +17,9 @@ a comma or an opening parenthesis, then the words; or the words come first and
 some other file) are not mentions, and neither is Japanese `app.py（394行）` or
 `app.py の359行` (a length, not a line) nor `N-M行` alone (also used for sizes:
 `（新規、200-300行）`). An `L12` directly followed by a word (`cache.py L2 cache`)
-is not taken either. Chinese `第N行` was found only on lines of its own, away
-from the path it belongs to, so it is not read.
+is not taken either. Chinese `第N行` is read right after its path only (1morr/FMP:
+`track_thumbnail.dart` 第 69-84 行); on a line of its own it is away from the path
+it belongs to, and `第 3 项`, `第 3 列` (item, column) are not lines.
 
 Each mention records where its digits are, as core/mentions.py does, so `--fix`
 rewrites the numbers and leaves the words alone.
@@ -56,6 +57,8 @@ _AFTER = re.compile(
     r"行[ \t]?(?P<j1>\d{1,7})(?:[-–~〜](?P<j2>\d{1,7}))?(?![0-9])"
     r"|"
     r"(?P<k1>\d{1,7})(?:[-–~〜](?P<k2>\d{1,7}))?[ \t]?行目"
+    r"|"
+    r"第[ \t]?(?P<z1>\d{1,7})(?:[ \t]?[-–~〜][ \t]?(?P<z2>\d{1,7}))?[ \t]?行"
     r")"
 )
 _BEFORE = re.compile(
@@ -68,7 +71,9 @@ _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
 # Where such a mention may be (a line is parsed only when one of these finds something in
 # it). Each starts with a literal, which the regex engine scans for fast: one pattern with
 # alternatives tried at every character cost a verify-all of 1,000 memories 80 ms.
-HINTS = tuple(re.compile(p) for p in (r"ines?[ \t]+\d", r"L\d", r"行(?:[ \t]?\d|目)"))
+HINTS = tuple(
+    re.compile(p) for p in (r"ines?[ \t]+\d", r"L\d", r"行(?:[ \t]?\d|目)", r"第[ \t]?\d")
+)
 HINTS_BYTES = tuple(re.compile(p.pattern.encode()) for p in HINTS)
 
 # The forms, as `Mention.form` names them.
@@ -92,7 +97,7 @@ def find_in_line(raw: str, is_file: Callable[[str], bool]) -> list[Found]:
 
 
 def _mention(m: re.Match[str]) -> list[Found]:
-    key = next(k for k in ("w", "l", "j", "k") if m.groupdict().get(k + "1"))
+    key = next(k for k in ("w", "l", "j", "k", "z") if m.groupdict().get(k + "1"))
     first, last = key + "1", key + "2"
     form = {"w": WORDS, "l": L_NUMBER}.get(key, CJK_WORDS)
     base = m.start()

@@ -27,18 +27,27 @@ def as_dict(result: GraphResult) -> dict[str, Any]:
 
 
 def as_text(result: GraphResult) -> str:
+    """An indented tree: each memory under the one the traversal reached it from, so its
+    indent is its depth (expanded at the first link met instead, a memory the root links
+    to could be drawn levels deep under a sibling that also links to it, below a summary
+    saying "depth 2"); a link to a memory shown elsewhere is marked, not followed again."""
     lines = [f"{result.root}"]
-    seen = {result.root}
+    shown = {result.root}
+    parent: dict[str, str] = {}  # the memory each one was reached from
+    for edge in result.edges:
+        if edge.target not in parent and edge.depth == result.depths.get(edge.target):
+            parent[edge.target] = edge.source
 
     def walk(node: str, indent: str) -> None:
         children = result.nodes.get(node, [])
         for n, child in enumerate(children):
             last = n == len(children) - 1
             mark = "└── " if last else "├── "
-            again = child in seen
-            lines.append(f"{indent}{mark}{child}{'  (seen above)' if again else ''}")
-            if not again:
-                seen.add(child)
+            expand = child not in shown and parent.get(child, node) == node
+            note = "" if expand else "  (seen above)" if child in shown else "  (see below)"
+            lines.append(f"{indent}{mark}{child}{note}")
+            if expand:
+                shown.add(child)
                 walk(child, indent + ("    " if last else "│   "))
 
     walk(result.root, "")

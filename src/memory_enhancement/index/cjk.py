@@ -94,6 +94,13 @@ def share(text: str) -> float:
     return round(cjk / (cjk + max(other, 0)), 3)
 
 
+def characters(text: str) -> int:
+    """How many CJK characters a text holds (0 for ASCII text, answered without a scan)."""
+    if not has_cjk(text):
+        return 0
+    return sum(len(run) for run in regex(_CJK).findall(text))
+
+
 def bigrams(run: str) -> list[str]:
     """The overlapping character pairs of a CJK run; a single character stands alone."""
     if len(run) < 2:

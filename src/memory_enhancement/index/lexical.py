@@ -65,9 +65,26 @@ def query_terms(text: str, *, drop_stopwords: bool = False) -> tuple[list[str], 
     return exact, _variants(exact, searched, alone)
 
 
+def as_typed(text: str) -> str:
+    """The query as typed, followed by its NFKC form when that differs.
+
+    A Japanese or Chinese input method in full-width mode types `ＡＰＩ`, `ｐｎｐｍ`,
+    half-width `ﾃｽﾄ`; memories spell them `API`, `pnpm`, `テスト`, and FTS5 does not fold
+    widths, so such a query found nothing. Both forms are searched (OR-ed, as every
+    term), so a memory written the typed way is still found. ASCII text is itself.
+    """
+    if text.isascii():
+        return text
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text)
+    return text if folded == text else f"{text} {folded}"
+
+
 def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
     """(the exact terms of query_terms, the words whose stems are variants, the word
     searched alone as a prefix or ""): what query_terms needs besides the stems."""
+    text = as_typed(text)
     words_as_written: list[str] = []
     rest = text
     if '"' in text:
@@ -201,7 +218,7 @@ def ranked(
             seen.add(values[0])
             snippet, original = str(values[-2]), values[-1]
             if original is not None:  # indexed as bigrams, or found by path: cut from the text
-                needles = needles if needles is not None else cjk.needles(query)
+                needles = needles if needles is not None else cjk.needles(as_typed(query))
                 snippet = cjk.snippet(original, needles)
             score = -float(values[-3])
             if floor is not None and top > 0:

@@ -13,13 +13,22 @@ from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.ids import format_citation_id
+from memory_enhancement.index import cjk
 from memory_enhancement.store.disk import Store
 
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification
     from memory_enhancement.index.search import Hit
 
-CHARS_PER_TOKEN = 4  # the estimate Cortex uses
+CHARS_PER_TOKEN = 4  # the estimate Cortex uses, for text in Latin script
+# A Chinese or Japanese character is about a token of its own (often more) in the
+# tokenizers models use, so chars / 4 would let a CJK memory overrun the budget four
+# times over: such a character counts as a whole token.
+
+
+def size(text: str) -> int:
+    """A text's length in quarter tokens: its characters, a CJK one counting four."""
+    return len(text) + (CHARS_PER_TOKEN - 1) * cjk.characters(text)
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,8 @@ def render_context(
     """A markdown block for a prompt: each memory quoted, then `[mem:ID] - date, path`.
 
     With verification, a memory whose citations failed is flagged, not served as
-    truth. Memories are added whole while they fit the token budget (chars / 4);
+    truth. Memories are added whole while they fit the token budget (chars / 4, a
+    Chinese or Japanese character one token);
     a first memory too long for the budget alone is cut, and says so. The cut is
     measured on the quoted block (each line gains `> `), so the budget holds; a
     budget too small for even one memory's citation line gives an empty block.
@@ -49,11 +59,11 @@ def render_context(
     budget = None if max_tokens is None else max_tokens * CHARS_PER_TOKEN
     blocks: list[str] = []
     used: list[SearchResult] = []
-    size = 0
+    used_size = 0
     for result in results:
         memory = store.read(result.hit.row.path, links=False).doc.memory
         block = _block(memory.content, result)
-        if budget is not None and size + len(block) > budget:
+        if budget is not None and used_size + size(block) > budget:
             if blocks:
                 break
             cut = _cut_to_fit(memory.content, result, budget)
@@ -62,7 +72,7 @@ def render_context(
             block = cut
         blocks.append(block)
         used.append(result)
-        size += len(block) + 1
+        used_size += size(block) + 1
     return "\n".join(blocks), used
 
 
@@ -72,12 +82,12 @@ def _cut_to_fit(content: str, result: SearchResult, budget: int) -> str | None:
     def cut(chars: int) -> str:
         return _block(content[:chars].rstrip() + "\n[… truncated to fit]", result)
 
-    if len(cut(0)) > budget:
+    if size(cut(0)) > budget:
         return None
     low, high = 0, len(content)  # cut(low) fits; find the largest such prefix
     while low < high:
         middle = (low + high + 1) // 2
-        if len(cut(middle)) <= budget:
+        if size(cut(middle)) <= budget:
             low = middle
         else:
             high = middle - 1

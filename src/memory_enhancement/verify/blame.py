@@ -82,7 +82,9 @@ class GitHistory(GitObjects):
             return
         order = {sha: n for n, sha in enumerate(self.git.first_parents())}
         chained = sorted((c for c in wanted if c in order), key=order.__getitem__, reverse=True)
-        bases = dict(zip(chained, [head, *chained[:-1]], strict=True))
+        # Commits off that line (a merged branch's) are each diffed with HEAD; there may
+        # be nothing but those, so the chain's bases are cut to its length.
+        bases = dict(zip(chained, [head, *chained][: len(chained)], strict=True))
         bases.update((c, head) for c in wanted if c not in order)
         # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
         # is a file C has and P has not, "D" one P has and C has not.

@@ -12,6 +12,9 @@ MANAGED_LINKS = "links"
 RELATED = "related"
 # The sections the tool writes its own fields into: their bullets are never candidates.
 MANAGED_FIELDS = frozenset({"metadata", "citations"})
+# The memory's own citation ID among them (`- **ID**: mem:a7Bc3x`, written by `move`):
+# a `mem:` reference to the memory itself, not a link.
+ID_FIELD = re.compile(r"\s*[-*+]\s+\*\*(?:citation\s+)?id\*\*\s*:", re.IGNORECASE)
 
 # Words of a heading (or of a `Related:` line) that introduce related material.
 # Latin-script words match whole words; CJK ones anywhere in the heading.
@@ -54,12 +57,14 @@ LEAD = re.compile(
     r"(?P<rest>$|\s*:(?:\s|$)|\s*：|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
 )
 # A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
-# "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録", "メモ `x`", "メモリー `x`".
+# "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録", "メモ `x`", "メモリー `x`",
+# Chinese "详见 `x`" / "参见 `x`" (see) and "`x` 记忆" / "`x` 記憶" (the x memory: 1morr/FMP).
 PROSE_REF = re.compile(
     r"`(?P<name>(?:[\w.@-]+/)*memories/[\w.@/-]+)`"
-    r"|(?:(?<![\w])(?:[Ss]ee|[Mm]emory|[Mm]emories|[Mm]emory:)\s+|(?:メモリー?|メモ)\s*)"
+    r"|(?:(?<![\w])(?:[Ss]ee|[Mm]emory|[Mm]emories|[Mm]emory:)\s+|(?:メモリー?|メモ)\s*"
+    r"|(?:详见|詳見|参见|參見)[：:]?\s*)"
     r"`(?=[\w@])(?P<after>[\w.@/-]+)`"
-    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモ|を参照|に記録|参照)"
+    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモ|を参照|に記録|参照|记忆|記憶)"
 )
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
 NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")

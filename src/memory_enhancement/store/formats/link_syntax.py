@@ -1,4 +1,5 @@
-"""Link syntax inside one line: markdown links, `[[wiki]]`, `[mem:ID]` and `mem:name`.
+"""Link syntax inside one line: markdown links, `[[wiki]]`, `[mem:ID]` and `mem:name`
+(also as a markdown link's destination `memory:name`).
 
 What is a link and what is code is CommonMark's to say, so markdown-it-py decides
 whenever a line is not plain. Most lines that hold links are plain, though, and
@@ -7,7 +8,7 @@ otherwise cost; so a line is first read here without the parser when that gives
 the same answer:
 
 - a line that holds nothing any link could be made of (no `.md`, `[[`, `mem:`,
-  `link:`, `%` or `&`) has no link, whatever its syntax;
+  `](memory:`, `link:`, `%` or `&`) has no link, whatever its syntax;
 - a line whose only inline syntax is code spans and `[text](destination)` links
   (no escape, entity, HTML, autolink or image outside a code span, no code span
   inside a destination, no nesting or title, no emphasis that could split a
@@ -39,6 +40,7 @@ _PLAIN_SYNTAX = re.compile(
 )
 _SCHEME = re.compile(r"[A-Za-z][\w+.-]*:")
 _MASK = "\x00"  # stands for a code span's characters while links are matched
+_MEMORY_SCHEME = "memory:"
 
 
 @cache
@@ -63,9 +65,11 @@ def _may_hold_link(line: str) -> bool:
     """Whether any link could be read from the line: each kind needs one of these texts.
 
     Markdown links count only with a `.md` target (percent-escaped or as an entity:
-    `%`, `&`) or a `link:` label; wiki links need `[[`, references `mem:`.
+    `%`, `&`), a `memory:` one or a `link:` label; wiki links need `[[`, references `mem:`.
     """
     if "[[" in line or "mem:" in line or "link:" in line or "%" in line or "&" in line:
+        return True
+    if "](memory:" in line:
         return True
     return ".md" in line or ".MD" in line or ".md" in line.lower()
 
@@ -205,6 +209,10 @@ def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link 
         return Link(target, kind, LinkKind.TYPED, line) if target else None
     if label.startswith("cite:") or is_url(href) or href.startswith(("mailto:", "#")):
         return None
+    if href.startswith(_MEMORY_SCHEME) and not href.startswith("memory://"):
+        # `[项目概览](memory:project_overview)` (aqbjqtd/MoonTV): a memory by name, as `mem:`.
+        target = unquote(href[len(_MEMORY_SCHEME) :].split("#", 1)[0]).strip()
+        return Link(target, default_type, LinkKind.MEM_REF, line) if target else None
     if _SCHEME.match(href):  # another scheme (file:, vscode:, ...)
         return None
     target = unquote(href.split("#", 1)[0].split("?", 1)[0]).strip()

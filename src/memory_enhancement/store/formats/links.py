@@ -80,6 +80,8 @@ def extract_links(
                 related_level = 0
             if not related_level and is_related(title):
                 related_level = level
+            if "](" in line or "[[" in line or "mem:" in line:  # `#### [概览](memory:x)`
+                links.extend(inline_links(line, "link", i + 1 + line_offset))
             continue
         entry = item_match(line) if first in g.ITEM_STARTS else None
         if not (related_level or _may_link(line, first, entry)):
@@ -88,7 +90,7 @@ def extract_links(
         in_related = bool(related_level) or section == g.RELATED
         default_type = g.RELATED if section == g.RELATED else "link"
         if section in g.MANAGED_FIELDS:
-            if "](" in line or "[[" in line or "mem:" in line:
+            if ("](" in line or "[[" in line or "mem:" in line) and not g.ID_FIELD.match(line):
                 links.extend(inline_links(line, default_type, number))
             continue
         links.extend(_line_links(line, entry, section, in_related, default_type, number))
@@ -128,6 +130,10 @@ def _may_refer(line: str) -> bool:
         or "参照" in line
         or "に記録" in line
         or "メモ" in line
+        or "记忆" in line
+        or "記憶" in line
+        or "见" in line
+        or "見" in line
     )
 
 
