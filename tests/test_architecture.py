@@ -30,9 +30,10 @@ ALLOWED: dict[str, set[str]] = {
     "service": {"core", "store", "index", "verify", "graph", "health", "service"},
     # Front ends: parse, call the service, render. `store.locations` is configuration
     # (where stores live), read only by the composition roots; `store.homes` is its
-    # os.path-only part, for the quick read path (cli/fast.py).
+    # os.path-only part, for the quick read path (cli/fast.py); `store.atomic` writes what
+    # the CLI writes outside a store (a health report, the skill file) whole or not at all.
     "cli": {"core", "service", "cli", "mcp", *{"graph.render", "health.render", "health.html"}}
-    | {"store.locations", "store.homes"},
+    | {"store.locations", "store.homes", "store.atomic"},
     "mcp": {"core", "service", "mcp", "graph.render", "health.render", "store.locations"},
 }
 SUBSYSTEMS = {"core", "store", "index", "verify", "graph", "health"}

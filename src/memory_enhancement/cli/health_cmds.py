@@ -19,6 +19,7 @@ from memory_enhancement.cli.app import (
     warn,
 )
 from memory_enhancement.core.errors import os_error_text
+from memory_enhancement.store.atomic import write_file
 
 
 @click.command(context_settings=CONTEXT)
@@ -75,7 +76,8 @@ def health(
         target = app().cwd / Path(output)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            # Whole or not at all: a full disk or a kill midway leaves the last report.
+            write_file(target, text.encode("utf-8"), None)
         except OSError as exc:
             fail(f"cannot write --output {output!r}: {os_error_text(exc)}")
         click.echo(f"wrote {target} ({plural(report.total, 'memory', 'memories')})", err=True)

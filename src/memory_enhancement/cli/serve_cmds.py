@@ -18,6 +18,7 @@ from memory_enhancement.cli.app import (
     store_options,
     warn,
 )
+from memory_enhancement.store.atomic import write_file
 
 SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -180,9 +181,7 @@ def install(folder: str, force: bool, as_json: bool) -> None:
     status = "unchanged" if present == bundled else "overwritten" if present else "installed"
     if present != bundled:
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(".SKILL.md.tmp")
-        temporary.write_bytes(bundled)
-        temporary.replace(target)
+        write_file(target, bundled, None)  # whole or not at all, as a store's files
     if as_json:
         emit_json({"path": str(target), "status": status})
     else:
