@@ -143,6 +143,26 @@ def test_a_memory_line_written_after_the_code_moved_is_judged_from_its_own_commi
     assert found["src/app.py:13"].status is Verdict.VALID
 
 
+def test_a_memory_written_on_a_branch_merged_into_main_is_judged_from_its_branch_commit(
+    repo: GitRepo,
+) -> None:
+    """Found in doublefx/9router: every memory line came from a commit of a branch merged
+    with `--no-ff`, none on HEAD's first-parent line, and a path written from below the
+    root sent the run to that commit's file list; verify-all crashed before judging."""
+    repo.git("checkout", "-q", "-b", "notes")
+    note(repo, "- app.py:10 moved", "- src/api.py:5 valid")
+    repo.commit("memory, on a branch")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "notes")
+    move_code(repo)
+    found = mentions(repo)
+    assert (found["app.py:10"].status, found["app.py:10"].citation.target) == (
+        Verdict.MOVED,
+        "src/app.py",
+    )
+    assert found["src/api.py:5"].status is Verdict.VALID
+
+
 def test_partial_paths_resolve_to_the_root_file_else_a_unique_suffix_else_are_ambiguous(
     repo: GitRepo,
 ) -> None:

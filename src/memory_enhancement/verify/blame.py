@@ -82,7 +82,9 @@ class GitHistory(GitObjects):
             return
         order = {sha: n for n, sha in enumerate(self.git.first_parents())}
         chained = sorted((c for c in wanted if c in order), key=order.__getitem__, reverse=True)
-        bases = dict(zip(chained, [head, *chained[:-1]], strict=True))
+        # Each chained commit's newer neighbour; none chained (all on merged branches) is
+        # no pair at all, not a zip of nothing with [head].
+        bases = dict(zip(chained, [head, *chained], strict=False))
         bases.update((c, head) for c in wanted if c not in order)
         # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
         # is a file C has and P has not, "D" one P has and C has not.
