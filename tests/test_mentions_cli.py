@@ -78,6 +78,27 @@ def test_fix_rewrites_only_the_moved_numbers_and_paths_keeping_every_other_byte(
     assert statuses["src/app.py:99"] == "out_of_range"  # failing mentions are left alone
 
 
+def test_a_route_folder_path_is_one_mention_moved_and_fixed_like_any_other(
+    repo: GitRepo, cli: Any
+) -> None:
+    """Next.js route folders (`[id]`, found in doublefx/9router) are part of the path: the
+    mention was `/route.js`, a file of the root, ambiguous among every route."""
+    for folder in ("[id]", "i", "d"):  # a glob `[id]` would name `i` and `d`
+        repo.write_lines(f"src/api/{folder}/route.js", code(f"route {folder}", 20))
+    repo.commit("routes")
+    note = "# Notes\n\n- `src/api/[id]/route.js:5` hides secrets\n"
+    file = repo.write(f"{STORE}/notes.md", note)
+    repo.commit("memory")
+    repo.write_lines("src/api/[id]/route.js", ["// a", "// b", *code("route [id]", 20)])
+    repo.commit("two lines on top")
+    found = json.loads(cli("verify", "notes", "--json").stdout)["mentions"]
+    assert [(m["mention"], m["status"], m["current_line"]) for m in found] == [
+        ("src/api/[id]/route.js:5", "moved", 7)
+    ]
+    cli("verify", "notes", "--fix")
+    assert file.read_text() == note.replace(":5`", ":7`")
+
+
 def test_fix_moves_mentions_and_declared_citations_of_one_memory_in_one_write(
     repo: GitRepo, cli: Any
 ) -> None:

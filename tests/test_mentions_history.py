@@ -563,3 +563,38 @@ def test_a_damaged_cached_mention_list_is_read_again_not_trusted(
         )
         db.commit()
     assert mentions(repo, state=state) == first
+
+
+def test_what_another_grammar_read_of_an_unchanged_memory_is_read_again(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that reads more forms (route folders like `[id]/route.js`, found in
+    doublefx/9router) sees them in memory files that did not change: the mentions an
+    older grammar kept of a file, or its finding none, are not trusted."""
+    from memory_enhancement.core import mentions as grammar
+    from memory_enhancement.verify import mention_cache, mention_history, mention_reading
+    from memory_enhancement.verify import mentions as checker
+
+    note(repo, "- src/app.py:10 and src/api.py:3", name="some")
+    note(repo, "- src/api.py:4", name="none")
+    repo.commit("memories")
+    move_code(repo)
+    state = State(repo.root / "state.db")
+
+    def older(text: str) -> list[Any]:  # a grammar that knew no `api.py`
+        return [m for m in grammar.find_mentions(text) if "api" not in m.path]
+
+    monkeypatch.setattr(mention_reading, "find_mentions", older)
+    for module in (mention_cache, mention_history, mention_reading, checker):
+        monkeypatch.setattr(module, "GRAMMAR", grammar.GRAMMAR + 1)
+    before = service(repo, state=state).verify_all()
+    assert {r.path: len(r.mentions) for r in before.results} == {"some": 1}
+    monkeypatch.undo()
+    after = service(repo, state=state).verify_all()
+    found = {
+        r.path: {c.mention.text: c.status for c in r.mentions if c.mention} for r in after.results
+    }
+    assert found == {
+        "some": {"src/app.py:10": Verdict.MOVED, "src/api.py:3": Verdict.VALID},
+        "none": {"src/api.py:4": Verdict.VALID},
+    }

@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+import zlib
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -38,8 +39,8 @@ COLON, RANGE, COLUMN, ANCHOR, ANCHOR_RANGE, LIST, URL = (
 
 _SEGMENT = r"[A-Za-z0-9_.@~+-]+"
 _MENTION = re.compile(
-    r"(?<![A-Za-z0-9_./@~+\\-])"
-    rf"(?P<path>(?:\.{{1,2}}/|/)?(?:{_SEGMENT}/)*{_SEGMENT})"
+    r"(?<![A-Za-z0-9_./@~+\\\-\])])"  # nor after `]`, `)`: see prose.FOLDERS
+    rf"(?P<path>(?:\.{{1,2}}/|/)?{prose.FOLDERS}(?:{prose.BRACKETED})?{_SEGMENT})"
     r"(?:"
     r"\#L(?P<a1>\d{1,7})(?:C\d{1,5})?(?:[-–]L?(?P<a2>\d{1,7})(?:C\d{1,5})?)?"
     r"|"
@@ -68,6 +69,13 @@ _HOST_ENDINGS = frozenset(
         "in", "br", "eu",
     }
 )  # fmt: skip
+# Which grammar read a memory file: readings kept from another (verify/mention_cache.py)
+# are read again, or an upgrade would not see new forms in unchanged files. Bump REVISION
+# when the rules change outside the patterns.
+REVISION = 1
+GRAMMAR = zlib.crc32(
+    "\0".join([str(REVISION), _MENTION.pattern, _BLOB.pattern, *prose.PATTERNS]).encode()
+)
 _REMOTE_URL = re.compile(r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)")
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
 

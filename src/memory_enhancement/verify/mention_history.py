@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from memory_enhancement.core.mentions import Mention, Resolution, normalize
+from memory_enhancement.core.mentions import GRAMMAR, Mention, Resolution, normalize
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.git import Git, GitError
@@ -128,7 +128,11 @@ class HistoryReader:
             thens = {key(m): self._then(blamed.get(m.line), m, item.folder) for m in item.mentions}
             out[item.file] = thens
             pending = any(t.commit is None for t in thens.values())
-            data = {"v": CACHE_VERSION, "m": {k: t.encode() for k, t in thens.items()}}
+            data = {
+                "v": CACHE_VERSION,
+                "g": GRAMMAR,
+                "m": {k: t.encode() for k, t in thens.items()},
+            }
             fresh[item.file] = Cached(item.blob, head if pending else None, data)
         return out, fresh
 
@@ -212,11 +216,11 @@ class HistoryReader:
 
 def still_true(row: Cached, blob: str, head: str | None) -> bool:
     """Whether a cached row still describes the memory file (same blob; same HEAD
-    when an answer depended on it)."""
+    when an answer depended on it; its mentions read by this grammar)."""
     if row.blob != blob or row.head not in (None, head):
         return False
     try:
-        return row.data.get("v") == CACHE_VERSION
+        return row.data.get("v") == CACHE_VERSION and row.data.get("g") == GRAMMAR
     except ValueError:  # a damaged row is a miss; it is rewritten
         return False
 
