@@ -187,6 +187,28 @@ def test_partial_paths_resolve_to_the_root_file_else_a_unique_suffix_else_are_am
     assert found["api.py:4"].status is Verdict.VALID
 
 
+def test_an_absolute_path_of_the_authors_machine_names_the_file_its_tail_is(
+    repo: GitRepo,
+) -> None:
+    """Found in doublefx/9router (10 mentions in one memory): an agent wrote the path it
+    read the file at, `/home/doublefx/projects/9router/open-sse/...`; it was missing."""
+    note(
+        repo,
+        "- `/home/dev/projects/app/src/app.py:10` moved",
+        "- `/home/dev/projects/app/src/api.py:5` valid",
+        "- `/home/dev/projects/app/src/nowhere.py:5` missing",
+    )
+    repo.commit("memory")
+    move_code(repo)
+    found = {text.rsplit("/", 1)[1]: check for text, check in mentions(repo).items()}
+    assert (found["app.py:10"].status, found["app.py:10"].current_line) == (Verdict.MOVED, 13)
+    assert (found["api.py:5"].status, found["api.py:5"].citation.target) == (
+        Verdict.VALID,
+        "src/api.py",
+    )
+    assert found["nowhere.py:5"].status is Verdict.MISSING
+
+
 def test_a_file_in_a_submodule_that_is_not_checked_out_says_so(repo: GitRepo) -> None:
     (repo.root / "vendor/sub").mkdir(parents=True)
     repo.git("update-index", "--add", "--cacheinfo", "160000," + "1" * 40 + ",vendor/sub")
