@@ -210,3 +210,22 @@ def test_health_counts_mentions_and_ranks_drifted_prose_memories_first(
     )
     off = json.loads(cli("health", "--format", "json", "--no-mentions").stdout)
     assert {m["status"] for m in off["memories"]} == {"uncited"}
+
+
+def test_a_list_of_lines_is_named_with_its_path_in_annotations_and_in_the_health_report(
+    repo: GitRepo, cli: Any
+) -> None:
+    """Found in doublefx/9router: `` `oauth.js` (lines 32, 55, 68) ``; the annotations
+    named the later items `55` and `68` alone, and the health report quoted the first as
+    `` `oauth.js` (lines 32 `` inside a code span its backtick closed."""
+    repo.write_lines(f"{STORE}/secrets.md", ["# Secrets", "", "- `src/app.py` (lines 5, 20)"])
+    repo.commit("memory")
+    app = code("src/app.py", 30)
+    app[4], app[19] = "moved_out = 5", "moved_out = 20"
+    repo.write_lines("src/app.py", app)
+    repo.commit("secrets removed")
+    github = cli("verify-all", "--format", "github").stdout
+    assert "stale mention src/app.py:20: line 20 now reads" in github
+    report = cli("health").stdout
+    assert "- `secrets`: `src/app.py:5 (line 3)`: line 5 now reads `moved_out = 5`" in report
+    assert "- `secrets`: `src/app.py:20 (line 3)`: line 20 now reads `moved_out = 20`" in report
