@@ -121,6 +121,18 @@ def test_a_mention_valid_by_line_count_alone_is_stale_when_its_line_changed(
     assert mentions(repo)["src/app.py:20"].status is Verdict.STALE
 
 
+def test_a_stale_range_quotes_the_line_that_changed_as_it_read_then(repo: GitRepo) -> None:
+    """Found in doublefx/9router: `constants.js:47-48` whose line 48 (a secret) changed was
+    told "line 48 now reads ...; when written it read" line 47."""
+    note(repo, "The keys are at src/app.py:19-20.")
+    repo.commit("memory")
+    move_code(repo)
+    stale = mentions(repo)["src/app.py:19-20"]
+    assert stale.status is Verdict.STALE
+    assert stale.reason.startswith("line 20 ")
+    assert stale.reason.endswith("it read `src_app_py_20 = 20`")
+
+
 def test_out_of_range_when_written_stays_wrong_after_the_file_grows(repo: GitRepo) -> None:
     note(repo, "See src/api.py:50 (the file has 20 lines).")
     repo.commit("memory")

@@ -13,6 +13,7 @@ and the cited lines are read, all the mentions' files at once. What comes out is
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -240,8 +241,12 @@ class Ask:
         reason = check.reason
         commit = (self.citation.commit or "")[:7]
         if check.status is Verdict.STALE and self.then.text is not None:
-            first = self.then.text.split("\n", 1)[0].strip()
-            reason += f"; when written ({commit}) it read `{short(first)}`"
+            # The line of a range the reason names (`line 48 now reads`), as it read then.
+            said = self.then.text.split("\n")
+            named = _NAMED.match(reason)
+            at = int(named[1]) - (self.citation.line or 0) if named else 0
+            then = said[at] if 0 <= at < len(said) else said[0]
+            reason += f"; when written ({commit}) it read `{short(then.strip())}`"
         elif check.status is Verdict.MISSING and check.renamed_to is not None:
             # The file lives on under another name without the cited text: the
             # mention is stale, not missing (its file is there to read).
@@ -255,6 +260,9 @@ class Ask:
         return replace(
             check, reason=self.prefix + reason, mention=self.mention, written_in=self.then.commit
         )
+
+
+_NAMED = re.compile(r"(?:renamed to [^;]*; )?line (\d+) ")  # the start of a stale reason
 
 
 def short(text: str, limit: int = 80) -> str:
