@@ -181,6 +181,25 @@ def test_an_explicit_link_to_no_memory_dangles_but_a_candidate_does_not(
     ]
 
 
+def test_a_mem_reference_given_as_an_example_links_only_a_memory_that_exists(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Serena's memory_maintenance template (in gsoultan/gpool and 80-odd other stores)
+    shows the convention with `mem:frontend/core` and `mem:frontend/debugging`: the
+    second dangled, the first was taken for the store's `core` by its name."""
+    write(store_dir, "core", "# Core\n")
+    _store(
+        store_dir,
+        "# Memory Maintenance\n\n"
+        "- Memory references must use a mem: prefix inside backticks, e.g. `mem:frontend/core`.\n"
+        '  i.e. avoid a reference like "frontend debugging: `mem:frontend/debugging` and more.\n'
+        "- Examples such as `mem:gamma` still link when the memory is there.\n"
+        "- Read `mem:core` first; see `mem:gone` too.\n",
+    )
+    assert _targets(service) == ["gamma", "core"]
+    assert [(t, s) for _, _, t, s, _ in broken(service)] == [("gone", "dangling")]
+
+
 # -- what is not a link -------------------------------------------------------------------
 
 
@@ -358,7 +377,7 @@ def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
 _PIECES = [
     "[", "]", "(", ")", "`", "``", " ", "a", "b.md", "x/y.md", "mem:", "mem:a", "[[", "]]",
     "[mem:abcd]", "link:", "cite:", "\\", "\\`", "<", ">", "<a>", "&", "&amp;", "!", "#",
-    "http://h/x.md", "%2E", ".", "|", "-", "\t",
+    "http://h/x.md", "%2E", ".", "|", "-", "\t", "e.g. ", ' like "a: ',
 ]  # fmt: skip
 
 

@@ -371,6 +371,35 @@ def test_a_store_path_to_a_memory_moved_into_a_folder_finds_it_by_its_unique_nam
     assert broken(service) == []
 
 
+def test_a_store_path_naming_no_memory_is_a_broken_link_with_its_likely_fix(
+    git_repo: Path, serena: Path
+) -> None:
+    """Found in andreathar/ml: `## Related Documentation` bullets naming memories by
+    their store path, five of them renamed or never written; `links` found none broken.
+    A folder of the store, a glob and another `memories/` folder stay no links."""
+    write_all(
+        serena,
+        {
+            "CRITICAL/003_visual_scripting_signatures": "# Signatures\n",
+            "TOOLS/testing": (
+                "# Testing\n\n## Related Documentation\n\n"
+                "- `.serena/memories/CRITICAL/004_visual_scripting_task_signatures.md` - why\n"
+                "- `.serena/memories/CRITICAL/003_multiplayer_rpc_patterns.md` - RPC\n"
+                "- `.serena/memories/CRITICAL/` - the tier\n"
+                "- `.serena/memories/CRITICAL/001_*.md` - the sibling files\n"
+                "- `.claude-mem/memories/gone.md` - another tool's\n"
+            ),
+        },
+    )
+    service = MemoryService(Store(serena), Repository(git_repo))
+    at = ".serena/memories/CRITICAL/00"
+    assert [(line, target, status, fix) for _, line, target, status, fix in broken(service)] == [
+        (5, f"{at}4_visual_scripting_task_signatures.md", "dangling",
+         "CRITICAL/003_visual_scripting_signatures"),
+        (6, f"{at}3_multiplayer_rpc_patterns.md", "dangling", None),
+    ]  # fmt: skip
+
+
 def test_a_path_into_another_memories_folder_of_the_repository_is_not_a_memory_link(
     git_repo: Path, serena: Path
 ) -> None:
@@ -485,7 +514,10 @@ def test_line_numbers_count_crlf_files_and_serena_bodies_like_an_editor(
         ("x", Link("c.md", kind=LinkKind.FRONTMATTER), LinkStatus.RESOLVED, "c"),
         # A store path whose memory moved into a folder: by its unique name, as a bare name.
         ("x", Link(".serena/memories/b.md", kind=LinkKind.NAMED), LinkStatus.RESOLVED, "notes/b"),
-        ("x", Link(".serena/memories/gone.md", kind=LinkKind.ITEM), LinkStatus.UNMATCHED, None),
+        # One naming no memory is broken (a bare word naming none stays no link).
+        ("x", Link(".serena/memories/gone.md", kind=LinkKind.ITEM), LinkStatus.DANGLING, None),
+        ("x", Link("gone", kind=LinkKind.ITEM), LinkStatus.UNMATCHED, None),
+        ("x", Link(".serena/memories/tier/", kind=LinkKind.ITEM), LinkStatus.UNMATCHED, None),
     ],
 )
 def test_the_resolver_applies_each_styles_rules(

@@ -78,6 +78,27 @@ def test_fix_rewrites_only_the_moved_numbers_and_paths_keeping_every_other_byte(
     assert statuses["src/app.py:99"] == "out_of_range"  # failing mentions are left alone
 
 
+def test_a_route_folder_path_is_one_mention_moved_and_fixed_like_any_other(
+    repo: GitRepo, cli: Any
+) -> None:
+    """Next.js route folders (`[id]`, found in doublefx/9router) are part of the path: the
+    mention was `/route.js`, a file of the root, ambiguous among every route."""
+    for folder in ("[id]", "i", "d"):  # a glob `[id]` would name `i` and `d`
+        repo.write_lines(f"src/api/{folder}/route.js", code(f"route {folder}", 20))
+    repo.commit("routes")
+    note = "# Notes\n\n- `src/api/[id]/route.js:5` hides secrets\n"
+    file = repo.write(f"{STORE}/notes.md", note)
+    repo.commit("memory")
+    repo.write_lines("src/api/[id]/route.js", ["// a", "// b", *code("route [id]", 20)])
+    repo.commit("two lines on top")
+    found = json.loads(cli("verify", "notes", "--json").stdout)["mentions"]
+    assert [(m["mention"], m["status"], m["current_line"]) for m in found] == [
+        ("src/api/[id]/route.js:5", "moved", 7)
+    ]
+    cli("verify", "notes", "--fix")
+    assert file.read_text() == note.replace(":5`", ":7`")
+
+
 def test_fix_moves_mentions_and_declared_citations_of_one_memory_in_one_write(
     repo: GitRepo, cli: Any
 ) -> None:
@@ -189,3 +210,22 @@ def test_health_counts_mentions_and_ranks_drifted_prose_memories_first(
     )
     off = json.loads(cli("health", "--format", "json", "--no-mentions").stdout)
     assert {m["status"] for m in off["memories"]} == {"uncited"}
+
+
+def test_a_list_of_lines_is_named_with_its_path_in_annotations_and_in_the_health_report(
+    repo: GitRepo, cli: Any
+) -> None:
+    """Found in doublefx/9router: `` `oauth.js` (lines 32, 55, 68) ``; the annotations
+    named the later items `55` and `68` alone, and the health report quoted the first as
+    `` `oauth.js` (lines 32 `` inside a code span its backtick closed."""
+    repo.write_lines(f"{STORE}/secrets.md", ["# Secrets", "", "- `src/app.py` (lines 5, 20)"])
+    repo.commit("memory")
+    app = code("src/app.py", 30)
+    app[4], app[19] = "moved_out = 5", "moved_out = 20"
+    repo.write_lines("src/app.py", app)
+    repo.commit("secrets removed")
+    github = cli("verify-all", "--format", "github").stdout
+    assert "stale mention src/app.py:20: line 20 now reads" in github
+    report = cli("health").stdout
+    assert "- `secrets`: `src/app.py:5 (line 3)`: line 5 now reads `moved_out = 5`" in report
+    assert "- `secrets`: `src/app.py:20 (line 3)`: line 20 now reads `moved_out = 20`" in report

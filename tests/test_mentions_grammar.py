@@ -41,6 +41,17 @@ def one(text: str) -> Mention:
         (".env:3 holds it", ".env", 3, None, "colon"),
         ("tracker.py:84.", "tracker.py", 84, None, "colon"),
         ("a range written twice: src/app.py:12-12", "src/app.py", 12, None, "range"),
+        # route folders of web frameworks, whole (found in doublefx/9router)
+        (
+            "`src/app/api/providers/[id]/route.js:17-21`",
+            "src/app/api/providers/[id]/route.js",
+            17,
+            21,
+            "range",
+        ),
+        ("app/(auth)/[...slug]/page.tsx#L3", "app/(auth)/[...slug]/page.tsx", 3, None, "anchor"),
+        ("pages/posts/[id].js:4", "pages/posts/[id].js", 4, None, "colon"),
+        ("`app/[[...all]]/page.tsx` (lines 5-6)", "app/[[...all]]/page.tsx", 5, 6, "words"),
     ],
 )
 def test_each_form_is_a_mention(

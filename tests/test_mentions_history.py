@@ -121,6 +121,18 @@ def test_a_mention_valid_by_line_count_alone_is_stale_when_its_line_changed(
     assert mentions(repo)["src/app.py:20"].status is Verdict.STALE
 
 
+def test_a_stale_range_quotes_the_line_that_changed_as_it_read_then(repo: GitRepo) -> None:
+    """Found in doublefx/9router: `constants.js:47-48` whose line 48 (a secret) changed was
+    told "line 48 now reads ...; when written it read" line 47."""
+    note(repo, "The keys are at src/app.py:19-20.")
+    repo.commit("memory")
+    move_code(repo)
+    stale = mentions(repo)["src/app.py:19-20"]
+    assert stale.status is Verdict.STALE
+    assert stale.reason.startswith("line 20 ")
+    assert stale.reason.endswith("it read `src_app_py_20 = 20`")
+
+
 def test_out_of_range_when_written_stays_wrong_after_the_file_grows(repo: GitRepo) -> None:
     note(repo, "See src/api.py:50 (the file has 20 lines).")
     repo.commit("memory")
@@ -141,6 +153,26 @@ def test_a_memory_line_written_after_the_code_moved_is_judged_from_its_own_commi
     found = mentions(repo)
     assert found["src/app.py:10"].status is Verdict.MOVED
     assert found["src/app.py:13"].status is Verdict.VALID
+
+
+def test_a_memory_written_on_a_branch_merged_into_main_is_judged_from_its_branch_commit(
+    repo: GitRepo,
+) -> None:
+    """Found in doublefx/9router: every memory line came from a commit of a branch merged
+    with `--no-ff`, none on HEAD's first-parent line, and a path written from below the
+    root sent the run to that commit's file list; verify-all crashed before judging."""
+    repo.git("checkout", "-q", "-b", "notes")
+    note(repo, "- app.py:10 moved", "- src/api.py:5 valid")
+    repo.commit("memory, on a branch")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "notes")
+    move_code(repo)
+    found = mentions(repo)
+    assert (found["app.py:10"].status, found["app.py:10"].citation.target) == (
+        Verdict.MOVED,
+        "src/app.py",
+    )
+    assert found["src/api.py:5"].status is Verdict.VALID
 
 
 def test_partial_paths_resolve_to_the_root_file_else_a_unique_suffix_else_are_ambiguous(
@@ -165,6 +197,28 @@ def test_partial_paths_resolve_to_the_root_file_else_a_unique_suffix_else_are_am
     assert found["app/core/redis.py:12"].citation.target == "admin/app/core/redis.py"
     assert found["api.py:4"].citation.target == "src/api.py"
     assert found["api.py:4"].status is Verdict.VALID
+
+
+def test_an_absolute_path_of_the_authors_machine_names_the_file_its_tail_is(
+    repo: GitRepo,
+) -> None:
+    """Found in doublefx/9router (10 mentions in one memory): an agent wrote the path it
+    read the file at, `/home/doublefx/projects/9router/open-sse/...`; it was missing."""
+    note(
+        repo,
+        "- `/home/dev/projects/app/src/app.py:10` moved",
+        "- `/home/dev/projects/app/src/api.py:5` valid",
+        "- `/home/dev/projects/app/src/nowhere.py:5` missing",
+    )
+    repo.commit("memory")
+    move_code(repo)
+    found = {text.rsplit("/", 1)[1]: check for text, check in mentions(repo).items()}
+    assert (found["app.py:10"].status, found["app.py:10"].current_line) == (Verdict.MOVED, 13)
+    assert (found["api.py:5"].status, found["api.py:5"].citation.target) == (
+        Verdict.VALID,
+        "src/api.py",
+    )
+    assert found["nowhere.py:5"].status is Verdict.MISSING
 
 
 def test_a_file_in_a_submodule_that_is_not_checked_out_says_so(repo: GitRepo) -> None:
@@ -564,3 +618,38 @@ def test_a_mention_written_on_a_merged_branch_is_verified_from_the_branch_commit
         "src/app.py",
         13,
     )
+
+
+def test_what_another_grammar_read_of_an_unchanged_memory_is_read_again(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that reads more forms (route folders like `[id]/route.js`, found in
+    doublefx/9router) sees them in memory files that did not change: the mentions an
+    older grammar kept of a file, or its finding none, are not trusted."""
+    from memory_enhancement.core import mentions as grammar
+    from memory_enhancement.verify import mention_cache, mention_history, mention_reading
+    from memory_enhancement.verify import mentions as checker
+
+    note(repo, "- src/app.py:10 and src/api.py:3", name="some")
+    note(repo, "- src/api.py:4", name="none")
+    repo.commit("memories")
+    move_code(repo)
+    state = State(repo.root / "state.db")
+
+    def older(text: str) -> list[Any]:  # a grammar that knew no `api.py`
+        return [m for m in grammar.find_mentions(text) if "api" not in m.path]
+
+    monkeypatch.setattr(mention_reading, "find_mentions", older)
+    for module in (mention_cache, mention_history, mention_reading, checker):
+        monkeypatch.setattr(module, "GRAMMAR", grammar.GRAMMAR + 1)
+    before = service(repo, state=state).verify_all()
+    assert {r.path: len(r.mentions) for r in before.results} == {"some": 1}
+    monkeypatch.undo()
+    after = service(repo, state=state).verify_all()
+    found = {
+        r.path: {c.mention.text: c.status for c in r.mentions if c.mention} for r in after.results
+    }
+    assert found == {
+        "some": {"src/app.py:10": Verdict.MOVED, "src/api.py:3": Verdict.VALID},
+        "none": {"src/api.py:4": Verdict.VALID},
+    }

@@ -272,6 +272,27 @@ def test_a_changed_line_whose_text_was_already_elsewhere_is_stale_not_moved(
     )
 
 
+def test_a_line_rewritten_into_a_longer_one_elsewhere_is_stale_and_not_said_to_be_older(
+    repo: GitRepo,
+) -> None:
+    """Found in doublefx/9router: `isValid = await bcrypt.compare(...)` (line 23) became
+    `const isValid = ...` at line 63; the reason said line 63 "was already there"."""
+    lines = numbered(12)
+    lines[9] = "valid = check(password)"
+    repo.write_lines("src/dup.py", lines)
+    repo.commit("initial")
+    citation = Citation("src/dup.py", 10, snippet=lines[9], verified=repo.stamp())
+    rewritten = [*lines[:9], "return False", *lines[10:], "const valid = check(password)"]
+    repo.write_lines("src/dup.py", rewritten)
+    repo.commit("rewrite")
+    [check] = repo.verify(citation)
+    assert check.status is Verdict.STALE
+    assert check.reason == (
+        "line 10 changed (now line 10: `return False`); "
+        "line 13, added since, holds it in a longer line (a rewrite)"
+    )
+
+
 def test_a_deleted_line_whose_text_was_already_elsewhere_is_stale_and_says_deleted(
     repo: GitRepo,
 ) -> None:

@@ -96,9 +96,7 @@ def _mention_line(check: Any) -> str:
     """A mention as written, where it is in the memory, and what became of it."""
     mention = check.mention
     mark = "RENAMED" if check.renamed_to else _MARK[check.status.value]
-    written = mention.text if mention is not None else check.citation.ref
-    if mention is not None and mention.form == "list":
-        written = f"{mention.path}:{written}"
+    written = _written(check)
     where = f" (line {mention.line})" if mention is not None else ""
     target = ""
     if check.status.value == "moved" and check.current_path:
@@ -106,6 +104,14 @@ def _mention_line(check: Any) -> str:
         target = f" -> {check.current_path}:{check.current_line}" + (f"-{end}" if end else "")
     reason = f"  {check.reason}" if check.reason else ""
     return f"  mention {mark:<12} {written}{where}{target}{reason}"
+
+
+def _written(check: Any) -> str:
+    """A mention as written; a later item of a list (`, 55`) with the path it continues."""
+    mention = check.mention
+    if mention is None:
+        return str(check.citation.ref)
+    return f"{mention.path}:{mention.text}" if mention.form == "list" else str(mention.text)
 
 
 def print_github(run: Any, strict: bool) -> None:
@@ -132,8 +138,7 @@ def print_github(run: Any, strict: bool) -> None:
             failing = check.status.failing or (strict and status in ("moved", "renamed"))
             kind = "warning" if failing else "notice"
             mention = check.mention
-            written = mention.text if mention is not None else check.citation.ref
-            message = f"{status} mention {written}: {check.reason}"
+            message = f"{status} mention {_written(check)}: {check.reason}"
             _annotate(kind, result.file, mention.line if mention else 1, title, message)
 
 

@@ -115,14 +115,24 @@ class Resolver:
             if in_repo is not None:
                 return Resolution(LinkStatus.REPOSITORY, in_repo)
             if link.kind.candidate:
-                return _UNMATCHED
+                return _DANGLING if self._store_file(target) else _UNMATCHED
             if found.status is LinkStatus.EXTERNAL and self.repo.store_at is None:
                 return found  # leaves a store that is not in the repository: unknowable
             if found.status is LinkStatus.EXTERNAL or self.repo.reads_as_path(target):
                 return Resolution(LinkStatus.MISSING, target)
         if found.status is LinkStatus.DANGLING and link.kind.candidate:
-            return _UNMATCHED
+            return _DANGLING if self._store_file(link.target.strip()) else _UNMATCHED
         return found
+
+    def _store_file(self, target: str) -> bool:
+        """`.serena/memories/x.md`: a memory file of this store's own folder by its path,
+        which no word merely looks like; naming none, it is a broken link (found in
+        andreathar/ml: five references to memories renamed or never written)."""
+        return (
+            target.lower().endswith(MEMORY_SUFFIX)
+            and _STORE_MARK in target
+            and (self._in_store(strip_md(target.lstrip("/"))) is not None)
+        )
 
     def _memory(self, source: str, link: Link) -> Resolution:
         """By path (see by_path), else by a unique name; `[mem:ID]` through the IDs.

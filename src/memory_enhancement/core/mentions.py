@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+import zlib
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -38,8 +39,8 @@ COLON, RANGE, COLUMN, ANCHOR, ANCHOR_RANGE, LIST, URL = (
 
 _SEGMENT = r"[A-Za-z0-9_.@~+-]+"
 _MENTION = re.compile(
-    r"(?<![A-Za-z0-9_./@~+\\-])"
-    rf"(?P<path>(?:\.{{1,2}}/|/)?(?:{_SEGMENT}/)*{_SEGMENT})"
+    r"(?<![A-Za-z0-9_./@~+\\\-\])])"  # nor after `]`, `)`: see prose.FOLDERS
+    rf"(?P<path>(?:\.{{1,2}}/|/)?{prose.FOLDERS}(?:{prose.BRACKETED})?{_SEGMENT})"
     r"(?:"
     r"\#L(?P<a1>\d{1,7})(?:C\d{1,5})?(?:[-–]L?(?P<a2>\d{1,7})(?:C\d{1,5})?)?"
     r"|"
@@ -68,6 +69,10 @@ _HOST_ENDINGS = frozenset(
         "in", "br", "eu",
     }
 )  # fmt: skip
+# Which grammar read a memory file: readings kept by another (verify/mention_cache.py) are
+# read again. REVISION counts rule changes outside the patterns (2: the author's paths).
+REVISION = 2
+GRAMMAR = zlib.crc32("\0".join((str(REVISION), _MENTION.pattern, *prose.PATTERNS)).encode())
 _REMOTE_URL = re.compile(r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)")
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
 
@@ -246,7 +251,7 @@ class FileList:
     Rules (issue 17): the file at that path from the root when one exists; else
     the unique file whose path ends with it (`app/core/redis.py` for
     `admin-module/app/core/redis.py`); several are ambiguous; a path inside a
-    submodule says so.
+    submodule says so; an absolute one naming nothing, its longest tail from the root.
     """
 
     def __init__(self, files: Iterable[str], submodules: Iterable[str] = ()) -> None:
@@ -290,7 +295,12 @@ class FileList:
             return Resolution(submodule=link)
         if path in self.files:
             return Resolution(path)
-        return self.by_suffix(path)
+        found = self.by_suffix(path)
+        if found.found or found.candidates or not written.startswith("/"):
+            return found
+        parts = path.split("/")  # `/home/me/repo/src/x.py`: a path on the author's machine
+        tails = ("/".join(parts[n:]) for n in range(1, len(parts) - 1))
+        return next((Resolution(t) for t in tails if t in self.files), found)
 
     def submodule_of(self, path: str) -> str | None:
         """The submodule a (normalized) path lies in, if any."""

@@ -31,11 +31,17 @@ import re
 from collections.abc import Callable
 
 _SEGMENT = r"[A-Za-z0-9_.@~+-]+"
+# Route folders of web frameworks (Next.js, SvelteKit, Nuxt): `[id]`, `[...slug]`,
+# `[[...slug]]`, `(auth)`, whole segments; a file may start with one (`[id].tsx`).
+BRACKETED = r"\[{1,2}(?:\.\.\.)?[A-Za-z0-9_-]+\]{1,2}"
+FOLDERS = rf"(?:(?:{_SEGMENT}|{BRACKETED}|\([A-Za-z0-9_.-]+\))/)*"
 _PATH = (
-    rf"(?P<path>(?:\.{{1,2}}/|/)?(?:{_SEGMENT}/)*[A-Za-z0-9_.@~+-]*\.[A-Za-z][A-Za-z0-9]{{0,9}})"
-    r"(?![A-Za-z0-9_/@~+-])"
+    rf"(?P<path>(?:\.{{1,2}}/|/)?{FOLDERS}(?:{BRACKETED})?[A-Za-z0-9_.@~+-]*"
+    r"\.[A-Za-z][A-Za-z0-9]{0,9})(?![A-Za-z0-9_/@~+-])"
 )
-_BEFORE_PATH = r"(?<![A-Za-z0-9_./@~+\\-])"
+# Nor may a path start right after a character that continues one: `]` or `)` close
+# a route folder (`[id]/route.js` is one path, not a `/route.js` of the root).
+_BEFORE_PATH = r"(?<![A-Za-z0-9_./@~+\\\-\])])"
 _DASH = r"[ \t]?[-–][ \t]?"
 _WORD = r"[Ll]ines?[ \t]+"
 # A number ends where no digit, letter or decimal part goes on.
@@ -67,6 +73,7 @@ _BEFORE = re.compile(
     rf"[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
 _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
+PATTERNS = (_AFTER.pattern, _BEFORE.pattern)  # for core.mentions.GRAMMAR
 
 # Where such a mention may be (a line is parsed only when one of these finds something in
 # it). Each starts with a literal, which the regex engine scans for fast: one pattern with
@@ -90,7 +97,8 @@ def find_in_line(raw: str, is_file: Callable[[str], bool]) -> list[Found]:
     found: list[Found] = []
     for pattern in (_AFTER, _BEFORE):
         for m in pattern.finditer(raw):
-            if is_file(m["path"]) and "..." not in m["path"]:  # `base...HEAD` is a git range
+            path = m["path"].replace("[...", "[")  # `[...slug]` is a route folder, but
+            if is_file(m["path"]) and "..." not in path:  # `base...HEAD` is a git range
                 found.extend(_mention(m))
     found.sort(key=lambda f: f[0])
     return found

@@ -203,10 +203,12 @@ def _counts(checks: tuple[CitationCheck, ...]) -> dict[str, int]:
 
 
 def _problem_ref(check: CitationCheck) -> str:
-    """A failing citation by its reference; a mention also by where it is in the memory."""
+    """A failing citation by its reference; a mention also by where it is in the memory,
+    as `path:line` (as written it may hold a backtick, which would end the report's code
+    span, or be a list's later item, `55`, without its path)."""
     if check.mention is None:
         return check.citation.ref
-    return f"{check.mention.text} (line {check.mention.line})"
+    return f"{check.mention.ref_text} (line {check.mention.line})"
 
 
 def _worst_graph(memories: list[MemoryHealth], edges: list[tuple[str, str, str]]) -> dict[str, Any]:

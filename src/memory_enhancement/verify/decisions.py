@@ -85,13 +85,14 @@ def decide(item: Pending, line_map: LineMap | None, repo: Repository) -> Citatio
         # already off when verified, and the nearest occurrence is the best guess.
         target = mapped if mapped in candidates else nearest(candidates, mapped)
         return moved(item, target, where)
-    added = [n for n in candidates if line_map.backward(n) is None]
+    fresh = [n for n in candidates if line_map.backward(n) is None]
+    added = fresh
     source = repo.read(item.path)
     if was_whole_line(item, line_map.removed.get(line)):
         # The snippet was the whole cited line: only a line that still says exactly
         # that is where it moved; a new, longer line merely containing it is a rewrite.
         wanted = item.wanted
-        added = [n for n in added if squash(source.lines[n - 1]) == wanted]
+        added = [n for n in fresh if squash(source.lines[n - 1]) == wanted]
     if added:
         return moved(item, nearest(added, line_map.expected(line)), where)
     expected = line_map.expected(line)
@@ -101,10 +102,21 @@ def decide(item: Pending, line_map: LineMap | None, repo: Repository) -> Citatio
     else:
         now = source.lines[expected - 1].strip()
         changed = f"line {line} changed (now line {expected}: `{short(now)}`)"
-    others = ", ".join(str(n) for n in candidates[:3])
-    at = "lines" if len(candidates) > 1 else "line"
-    reason = f"{where}{changed}; the same text at {at} {others} was already there"
+    # A line added since that holds the text in a longer one is a rewrite, not an
+    # older line (found in doublefx/9router: `isValid = ...` became `const isValid = ...`).
+    older = [n for n in candidates if n not in fresh]
+    said = [f"the same text at {_lines(older)} was already there"] if older else []
+    if fresh:
+        holds = "hold" if len(fresh) > 1 else "holds"
+        said.insert(0, f"{_lines(fresh)}, added since, {holds} it in a longer line (a rewrite)")
+    reason = f"{where}{changed}; " + "; ".join(said)
     return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
+
+
+def _lines(numbers: list[int]) -> str:
+    """`line 5`, `lines 4, 9` (the first three)."""
+    listed = ", ".join(str(n) for n in numbers[:3])
+    return f"lines {listed}" if len(numbers) > 1 else f"line {listed}"
 
 
 def at_line(item: Pending, line_map: LineMap | None, repo: Repository) -> CitationCheck:

@@ -21,12 +21,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_enhancement.core.mentions import Mention
+from memory_enhancement.core.mentions import GRAMMAR, Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.state import State
 
 VERSION = 1  # of the verdicts' encoding: a new one makes every fingerprint differ
+_GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -117,23 +118,33 @@ class MentionCache:
 
 class MentionFree:
     """The memory files (store-relative) that held no mention when last read, by size
-    and modification time: a rerun does not read them again while those hold."""
+    and modification time: a rerun does not read them again while those hold. A row
+    no memory file can have (`_GRAMMAR_ROW`) says which grammar read them: under
+    another, every file is read again."""
 
     def __init__(self, state: State) -> None:
         self.state = state
+        self._stale = False  # the rows were written by another grammar
 
     def load(self) -> dict[str, tuple[int, int]]:
         with self.state.connect() as db:
             rows = db.execute("SELECT path, size, mtime_ns FROM mention_free").fetchall()
-        return {path: (size, mtime) for path, size, mtime in rows}
+        known = {path: (size, mtime) for path, size, mtime in rows}
+        if known.pop(_GRAMMAR_ROW, None) != (GRAMMAR, 0):
+            self._stale = True
+            return {}
+        return known
 
     def save(self, quiet: Mapping[str, tuple[int, int]], gone: Iterable[str]) -> None:
         gone = list(gone)
-        if not quiet and not gone:
+        if not quiet and not gone and not self._stale:
             return
         with self.state.connect() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
+                if self._stale:
+                    db.execute("DELETE FROM mention_free")
+                    quiet = {**quiet, _GRAMMAR_ROW: (GRAMMAR, 0)}
                 db.executemany("DELETE FROM mention_free WHERE path = ?", [(p,) for p in gone])
                 db.executemany(
                     "INSERT OR REPLACE INTO mention_free(path, size, mtime_ns) VALUES (?, ?, ?)",
@@ -159,10 +170,10 @@ class Fingerprints:
 
 
 def fingerprint(head: str | None, index: str | None, repo_root: str, paths: Iterable[str]) -> str:
-    """What a memory's verdicts depend on now: HEAD, git's index (`index`: its file), and
-    each named file (its size and modification time, or its absence). Stats only: no
-    file is read."""
-    parts: list[Any] = [VERSION, head, _stat(index) if index else None]
+    """What a memory's verdicts depend on now: the grammar that read its mentions, HEAD,
+    git's index (`index`: its file), and each named file (its size and modification time,
+    or its absence). Stats only: no file is read."""
+    parts: list[Any] = [VERSION, GRAMMAR, head, _stat(index) if index else None]
     for path in sorted(set(paths)):
         parts.append([path, _stat(os.path.join(repo_root, path))])
     return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()

@@ -13,11 +13,12 @@ and the cited lines are read, all the mentions' files at once. What comes out is
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from memory_enhancement.core.mentions import Mention, Resolution, normalize
+from memory_enhancement.core.mentions import GRAMMAR, Mention, Resolution, normalize
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.git import Git, GitError
@@ -128,7 +129,11 @@ class HistoryReader:
             thens = {key(m): self._then(blamed.get(m.line), m, item.folder) for m in item.mentions}
             out[item.file] = thens
             pending = any(t.commit is None for t in thens.values())
-            data = {"v": CACHE_VERSION, "m": {k: t.encode() for k, t in thens.items()}}
+            data = {
+                "v": CACHE_VERSION,
+                "g": GRAMMAR,
+                "m": {k: t.encode() for k, t in thens.items()},
+            }
             fresh[item.file] = Cached(item.blob, head if pending else None, data)
         return out, fresh
 
@@ -212,11 +217,11 @@ class HistoryReader:
 
 def still_true(row: Cached, blob: str, head: str | None) -> bool:
     """Whether a cached row still describes the memory file (same blob; same HEAD
-    when an answer depended on it)."""
+    when an answer depended on it; its mentions read by this grammar)."""
     if row.blob != blob or row.head not in (None, head):
         return False
     try:
-        return row.data.get("v") == CACHE_VERSION
+        return row.data.get("v") == CACHE_VERSION and row.data.get("g") == GRAMMAR
     except ValueError:  # a damaged row is a miss; it is rewritten
         return False
 
@@ -236,8 +241,12 @@ class Ask:
         reason = check.reason
         commit = (self.citation.commit or "")[:7]
         if check.status is Verdict.STALE and self.then.text is not None:
-            first = self.then.text.split("\n", 1)[0].strip()
-            reason += f"; when written ({commit}) it read `{short(first)}`"
+            # The line of a range the reason names (`line 48 now reads`), as it read then.
+            said = self.then.text.split("\n")
+            named = _NAMED.match(reason)
+            at = int(named[1]) - (self.citation.line or 0) if named else 0
+            then = said[at] if 0 <= at < len(said) else said[0]
+            reason += f"; when written ({commit}) it read `{short(then.strip())}`"
         elif check.status is Verdict.MISSING and check.renamed_to is not None:
             # The file lives on under another name without the cited text: the
             # mention is stale, not missing (its file is there to read).
@@ -251,6 +260,9 @@ class Ask:
         return replace(
             check, reason=self.prefix + reason, mention=self.mention, written_in=self.then.commit
         )
+
+
+_NAMED = re.compile(r"(?:renamed to [^;]*; )?line (\d+) ")  # the start of a stale reason
 
 
 def short(text: str, limit: int = 80) -> str:

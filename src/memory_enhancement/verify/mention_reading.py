@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memory_enhancement.core.errors import MemoryToolError
-from memory_enhancement.core.mentions import find_mentions, may_mention
+from memory_enhancement.core.mentions import GRAMMAR, find_mentions, may_mention
 from memory_enhancement.core.model import Memory
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
@@ -101,7 +101,7 @@ class MentionReader:
             return None
         try:
             checked = row.checked
-            if checked is None or checked.get("st") != list(stamp) or "w" not in checked:
+            if checked is None or checked.get("st") != [*stamp, GRAMMAR] or "w" not in checked:
                 return None
             mentions = [decode_mention(m) for m in checked["w"]]
             count = int(checked["n"])

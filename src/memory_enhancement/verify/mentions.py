@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.mentions import (
+    GRAMMAR,
     URL,
     FileList,
     Mention,
@@ -160,7 +161,7 @@ class MentionChecker:
                 "c": [encode_check(c) for c in checks],
             }
             if item.stamp is not None:  # the mentions as read, while the file is unchanged
-                checked["st"] = list(item.stamp)
+                checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
                 checked["w"] = [encode_mention(m) for m in item.mentions]
                 checked["n"] = item.count
             out[item.file] = row.with_checked(checked)

@@ -43,6 +43,11 @@ MAYBE_RELATED = re.compile(
 WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
 MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
+# What leads to a reference given as an example: `e.g. `, `for instance `, `like "x: `.
+EXAMPLE = re.compile(
+    r"(?:\be\.g\.|\bfor (?:example|instance)|\bsuch as|\blike)[ \t,:]*(?:\"[^\"`]*)?$",
+    re.IGNORECASE,
+)
 SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
 ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")

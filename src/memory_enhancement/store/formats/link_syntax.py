@@ -80,6 +80,7 @@ def parsed_links(line: str, default_type: str, number: int) -> Iterator[Link]:
     children = tokens[0].children if tokens and tokens[0].children else []
     href: str | None = None
     label: list[str] = []
+    before = ""  # the text since the last code span or link, for _mem_refs
     for child in children:
         if child.type == "link_open":
             href = str(child.attrGet("href") or "")
@@ -88,14 +89,16 @@ def parsed_links(line: str, default_type: str, number: int) -> Iterator[Link]:
             link = _markdown_link(href, "".join(label), default_type, number)
             if link:
                 yield link
-            href = None
+            href, before = None, ""
         elif child.type in ("text", "code_inline"):
             if href is not None:
                 label.append(child.content)
             elif child.type == "text":
                 yield from _text_links(child.content, default_type, number)
+                before += child.content
             else:
-                yield from _mem_refs(child.content, default_type, number)
+                yield from _mem_refs(child.content, default_type, number, before)
+                before = ""
 
 
 def simple_links(line: str, default_type: str, number: int) -> list[Link] | None:
@@ -196,7 +199,7 @@ def _outside_links(
         if span_start < start or span_end > end:
             continue
         yield from _text_links(line[at:span_start], default_type, number)
-        yield from _mem_refs(content, default_type, number)
+        yield from _mem_refs(content, default_type, number, line[at:span_start])
         at = span_end
     yield from _text_links(line[at:end], default_type, number)
 
@@ -237,17 +240,26 @@ def _text_links(text: str, default_type: str, line: int) -> Iterator[Link]:
         yield link
 
 
-def _mem_refs(text: str, default_type: str, line: int) -> Iterator[Link]:
-    """`mem:beta` inside a code span (the Serena convention is to backtick it)."""
-    for _, link in _mem_ref_matches(text, default_type, line):
+def _mem_refs(text: str, default_type: str, line: int, before: str = "") -> Iterator[Link]:
+    """`mem:beta` inside a code span (the Serena convention is to backtick it); `before`
+    is the text that leads to the span."""
+    for _, link in _mem_ref_matches(text, default_type, line, before):
         yield link
 
 
-def _mem_ref_matches(text: str, default_type: str, line: int) -> Iterator[tuple[int, Link]]:
-    """`mem:beta`, `mem:notes/beta.md`: a memory by name or path (or a citation ID)."""
+def _mem_ref_matches(
+    text: str, default_type: str, line: int, before: str = ""
+) -> Iterator[tuple[int, Link]]:
+    """`mem:beta`, `mem:notes/beta.md`: a memory by name or path (or a citation ID).
+
+    One given as an example (`e.g. `mem:frontend/core``, `like "x: `mem:y``) is a link
+    only if it names a memory: Serena's own memory_maintenance template shows the
+    convention with references to memories most stores do not have."""
     if "mem:" not in text:
         return
     for match in g.MEM_REF.finditer(text):
         target = match[1].rstrip(".,;:")
         if target:
-            yield match.start(), Link(target, default_type, LinkKind.MEM_REF, line)
+            example = g.EXAMPLE.search(before + text[: match.start()])
+            kind = LinkKind.NAMED if example else LinkKind.MEM_REF
+            yield match.start(), Link(target, default_type, kind, line)
