@@ -211,6 +211,21 @@ def test_health_output_writes_the_report_to_a_file(
     assert [m["path"] for m in data["memories"]] == [path for path, _ in RANKED]
 
 
+def test_health_output_replaces_an_older_report_whole_and_leaves_no_temporary_file(
+    zoo: Project, run_cli: RunCli, tmp_path: Path
+) -> None:
+    """The report is written beside the old one and renamed over it, so a reader (or a
+    full disk, or a kill midway) never sees half a report, nor the old one's tail."""
+    target = tmp_path / "out" / "health.md"
+    target.parent.mkdir()
+    target.write_text("old report\n" * 5_000, encoding="utf-8")
+    result = run_cli(["health", "--output", target, "--dir", zoo.store])
+    assert result.exit_code == 0, result.stderr
+    text = target.read_text(encoding="utf-8")
+    assert "old report" not in text and text.startswith("#")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["health.md"]
+
+
 @pytest.mark.parametrize("limit", ["0", "-3"])
 def test_a_limit_below_one_is_a_usage_error(zoo: Project, run_cli: RunCli, limit: str) -> None:
     result = run_cli(["health", "--limit", limit, "--dir", zoo.store])

@@ -217,30 +217,39 @@ def test_an_index_of_an_older_schema_version_is_rebuilt(
     conn.close()
 
 
-def test_an_index_of_version_16_is_brought_up_to_date_in_place_keeping_its_embeddings(
-    small_store: Path, git_repo: Path, tmp_path: Path
+@pytest.mark.parametrize("version", [16, 17])
+def test_an_index_of_version_16_or_17_is_brought_up_to_date_in_place_keeping_its_embeddings(
+    small_store: Path, git_repo: Path, tmp_path: Path, version: int
 ) -> None:
-    """16 -> 17 reads every memory again (the mention grammar reads more forms) without
-    dropping what the files do not give: the embeddings, the database's instance."""
+    """16 -> 18 and 17 -> 18 read every memory again (the mention grammar, then the link
+    grammar, read more forms) without dropping what the files do not give: the embeddings,
+    the database's instance."""
     write_memory(small_store, "notes/words", "The handler is in `src/api.go` lines 28-76.")
+    write_memory(small_store, "notes/zh", "# 架构\n\n详见 `caching` 记忆。\n")
     service = disk_service(small_store, git_repo, tmp_path)
     service.list_memories()
     conn = sqlite3.connect(tmp_path / "index.db")
     instance = conn.execute("SELECT value FROM meta WHERE key = 'instance'").fetchone()
     conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
-    # What only reading the files again corrects: a flag version 16 read with fewer forms.
+    # What only reading the files again corrects: a flag and links read with fewer forms.
     conn.execute("UPDATE memories SET mentions = 0, title = 'as read before'")
-    conn.execute("PRAGMA user_version = 16")
+    conn.execute("DELETE FROM links")
+    conn.execute(f"PRAGMA user_version = {version}")
     conn.commit()
     conn.close()
     titles = {s.path: s.title for s in service.list_memories().memories}
-    assert "as read before" not in titles.values() and len(titles) == 4
+    assert "as read before" not in titles.values() and len(titles) == 5
     conn = sqlite3.connect(tmp_path / "index.db")
     assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     assert conn.execute("SELECT value FROM meta WHERE key = 'instance'").fetchone() == instance
     assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
     flagged = conn.execute("SELECT path FROM memories WHERE mentions = 1").fetchall()
     assert ("notes/words",) in flagged
+    linked = conn.execute(
+        "SELECT m.path, l.target FROM links l JOIN memories m ON m.id = l.memory_id "
+        "WHERE m.path = 'notes/zh'"
+    ).fetchall()
+    assert linked == [("notes/zh", "caching")]
     conn.close()
 
 

@@ -246,15 +246,16 @@ END;
 """
 
 
-# From an older version, the SQL that makes it this one with the same tables. 16 -> 17:
-# the mention grammar reads more forms (core/prose_mentions.py), so each memory's
-# `mentions` flag must be read again from its file: every file is made to look changed (a
-# size and a hash no file has) and every folder unrecorded, so the next sync reads and
-# parses them all again, as a rebuild would, but keeps the rows the files do not give (the
-# embeddings).
-IN_PLACE: dict[int, tuple[str, ...]] = {
-    16: ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'"),
-}
+# From an older version, the SQL that makes it this one with the same tables: every file
+# is made to look changed (a size and a hash no file has) and every folder unrecorded, so
+# the next sync reads and parses them all again, as a rebuild would, but keeps the rows the
+# files do not give (the embeddings). 16 -> 17: the mention grammar reads more forms
+# (core/prose_mentions.py), so each memory's `mentions` flag must be read again; 17 -> 18:
+# the link grammar reads more forms (Chinese prose references, `memory:` links, links in
+# headings, store paths naming no memory) and drops some (a memory's own ID bullet, `mem:`
+# examples naming nothing), so each memory's links must be read again.
+_READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
+IN_PLACE: dict[int, tuple[str, ...]] = {16: _READ_AGAIN, 17: _READ_AGAIN}
 
 
 def connect(path: Path | None) -> sqlite3.Connection:
