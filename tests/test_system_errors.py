@@ -69,10 +69,12 @@ def test_adding_under_a_file_named_like_the_category_names_the_file(
 def test_moving_under_a_file_named_like_the_category_names_both_memories(
     store: Path, git_repo: Path, isolated_home: Path
 ) -> None:
+    before = files_of(store)
     message = refused(run(["move", "notes/kept", "drafts/kept"], git_repo, isolated_home))
     assert "cannot move memory 'notes/kept' to 'drafts/kept'" in message
     assert repr(str(store / "drafts")) in message
-    assert (store / "notes" / "kept.md").is_file()
+    # Refused before anything is written: the memory's ID is not declared into its file.
+    assert files_of(store) == before
 
 
 def test_a_report_that_cannot_be_written_names_the_output(

@@ -288,6 +288,7 @@ class Memories(ServiceBase):
             if self.store.exists(target):
                 raise AlreadyExistsError(f"memory already exists: {target!r}")
             held = links_touching(self.index, origin) if update_links else []
+            self.store.prepare_move(origin, target)  # before the ID is written into origin
             self._declare_id(origin)
             self.store.rename(origin, target)
             with self.index.connect(sync=False) as conn:

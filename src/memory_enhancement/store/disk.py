@@ -338,12 +338,17 @@ class Store:
             raise StoreError(f"cannot delete memory {path!r}: {os_error_text(exc)}") from None
         self._prune_empty_dirs(file.parent)
 
+    def prepare_move(self, source: str, target: str) -> None:
+        """Create target's folder, so a move that cannot happen fails before it writes."""
+        with _os_errors("move", source, f" to {target!r}"):
+            self.file_for(target).parent.mkdir(parents=True, exist_ok=True)
+
     def rename(self, source: str, target: str) -> None:
         src, dst = self.file_for(source), self.file_for(target)
         if os.path.lexists(dst):
             raise AlreadyExistsError(f"memory already exists: {target!r}")
+        self.prepare_move(source, target)
         with _os_errors("move", source, f" to {target!r}"):
-            dst.parent.mkdir(parents=True, exist_ok=True)
             os.rename(src, dst)
         atomic.fsync_folder(dst.parent)
         self._prune_empty_dirs(src.parent)
