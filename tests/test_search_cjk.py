@@ -123,6 +123,25 @@ def test_words_that_touch_in_the_text_are_one_bold_run() -> None:
     assert "**ブランチ**は残す" in marked
 
 
+def test_a_match_inside_the_texts_own_bold_is_bold_once(tmp_path: Path) -> None:
+    """`**Important**` matched was `****Important****` and `**認証・認可**` matched
+    `****認証**・認可**`: markdown shows those asterisks. The text's own bold is dropped
+    from a snippet (a closing `**` whose opening the window cut off too), code's stays."""
+    store = tmp_path / "bold"
+    write_memory(store, "notes/bold", "The **Important** rule: call f(**kwargs) first.")
+    ja = "前置き。" * 20 + "**鍵の回転** を忘れない。**認証・認可**の設計。"
+    write_memory(store, "notes/ja", ja)
+    service = disk_service(store, tmp_path, tmp_path / "home")
+    (english,) = [r.hit.snippet for r in service.search("important", mode="lexical")]
+    assert "**Important** rule: call f(**kwargs) first." in english
+    assert "****" not in english
+    (japanese,) = [r.hit.snippet for r in service.search("認証", mode="lexical")]
+    assert "**認証**・認可の設計" in japanese and "****" not in japanese
+    assert japanese.count("**") == 2
+    assert cjk.emphasised(f"keys** done {cjk.OPEN}x{cjk.CLOSE}") == "keys done **x**"
+    assert cjk.emphasised(f"y = x**2 {cjk.OPEN}z{cjk.CLOSE}") == "y = x**2 **z**"
+
+
 def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:
     (hit,) = [r.hit for r in service.search("一意制約", mode="lexical")]
     assert "**一意制約**" in hit.snippet

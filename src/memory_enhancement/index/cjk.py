@@ -199,8 +199,25 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
         # Needles that touch (`ブランチ` `削除` in `ブランチ削除`) are one bold run, not
         # `**ブランチ****削除**`, which markdown shows with its asterisks.
         pattern = "|".join(re.escape(n) for n in longest)
-        marked = re.sub(f"((?:{pattern})+)", r"**\1**", window, flags=re.IGNORECASE)
-    return ("…" if start > 0 else "") + marked + ("…" if end < len(content) else "")
+        marked = re.sub(f"((?:{pattern})+)", f"{OPEN}\\1{CLOSE}", window, flags=re.IGNORECASE)
+    return emphasised(("…" if start > 0 else "") + marked + ("…" if end < len(content) else ""))
+
+
+# What a snippet's matches are marked with until `emphasised` makes them bold: characters
+# no memory text holds, so the text's own `**` can be told from the marks.
+OPEN, CLOSE = "\x02", "\x03"
+_BOLD = r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*"
+_CLOSER = r"(?<=[^\s*])\*\*(?![\w*])"  # left over when the window starts inside a bold run
+
+
+def emphasised(marked: str) -> str:
+    """A snippet with its matches (between OPEN and CLOSE) in bold, and the text's own bold
+    dropped: `**Important**` matched would read `****Important****`, which markdown shows
+    with its asterisks. Balanced pairs go, and a closing `**` whose opening the window cut
+    off; `**kwargs` and `x**2` in code stay."""
+    if "**" in marked:
+        marked = regex(_CLOSER).sub("", regex(_BOLD).sub(r"\1", marked))
+    return marked.replace(CLOSE + OPEN, "").replace(OPEN, "**").replace(CLOSE, "**")
 
 
 def needles(query: str) -> list[str]:

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
 # column, which may be the tags (joined by an invisible \x1f).
 _SNIPPET_COLUMN = 2
-_SNIPPET = f"snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16)"
+# Matches are marked apart from the text's own `**` (cjk.emphasised makes them bold).
+_SNIPPET = f"snippet(memories_fts, {_SNIPPET_COLUMN}, char(2), char(3), '…', 16)"
 _PHRASE = r'"([^"]+)"'
 _WORD = cjk.WORDS  # `_WORD.findall(text)`, as `re.findall(r"\w+", text)` (search.py reads it)
 _WINDOW_MAX = 1000  # rows ranked apart before reading theirs (see _tier)
@@ -220,6 +221,8 @@ def ranked(
             if original is not None:  # indexed as bigrams, or found by path: cut from the text
                 needles = needles if needles is not None else cjk.needles(as_typed(query))
                 snippet = cjk.snippet(original, needles)
+            else:
+                snippet = cjk.emphasised(snippet)
             score = -float(values[-3])
             if floor is not None and top > 0:
                 score = floor * 0.99 * score / top

@@ -29,7 +29,7 @@ from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.model import MAX_COUNT
 from memory_enhancement.index import cjk
 from memory_enhancement.index.lexical import (
-    _SNIPPET_COLUMN,
+    _SNIPPET,
     _WORD,
     STOPWORDS,
     fts_query,
@@ -156,7 +156,7 @@ def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> lis
     if not found:
         return hits
     rows = conn.execute(
-        f"SELECT m.path, snippet(memories_fts, {_SNIPPET_COLUMN}, '**', '**', '…', 16), "
+        f"SELECT m.path, {_SNIPPET}, "
         "CASE WHEN m.fts_content IS NOT NULL THEN m.content END "
         "FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
         f"WHERE memories_fts MATCH ? AND m.path IN ({','.join('?' * len(found))})",
@@ -164,7 +164,11 @@ def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> lis
     ).fetchall()
     cut: dict[str, str] = {}
     for path, snippet, original in rows:
-        cut[path] = str(snippet) if original is None else cjk.snippet(original, cjk.needles(query))
+        cut[path] = (
+            cjk.emphasised(str(snippet))
+            if original is None
+            else cjk.snippet(original, cjk.needles(query))
+        )
     missing = [path for path in found if path not in cut]  # found by their path alone
     if missing:
         texts = conn.execute(
