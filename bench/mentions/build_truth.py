@@ -171,6 +171,8 @@ def split_lines(data: bytes) -> list[str]:
 # --------------------------------------------------------------------------
 
 _SEG = r"[A-Za-z0-9_.@~+\-]+"
+# A folder may also be a web framework's route folder: `[id]`, `[...slug]`, `(auth)`.
+_DIR = rf"(?:{_SEG}|\[[A-Za-z0-9_.]+\]|\([A-Za-z0-9_.\-]+\))"
 _URL = re.compile(
     r"https?://(?P<host>[A-Za-z0-9.\-]+)/(?P<owner>[A-Za-z0-9_.\-]+)/(?P<name>[A-Za-z0-9_.\-]+)"
     r"/(?:-/)?blob/(?P<ref>[^/\s]+)/(?P<path>[^\s#?)\]>\"'`|]+)"
@@ -178,7 +180,7 @@ _URL = re.compile(
 )
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_./@~+\-\\])"
-    rf"(?P<path>(?:\./|/)?(?:{_SEG}/)*{_SEG})"
+    rf"(?P<path>(?:\./|/)?(?:{_DIR}/)*{_SEG})"
     r"(?:"
     r"#L(?P<h1>\d+)(?:C\d+)?(?:[-–]L?(?P<h2>\d+)(?:C\d+)?)?"
     r"|"
@@ -199,7 +201,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # A further item of a list ("lines 98, 182", "L5, L104", "lines 255 and 272") is its own row (form
 # ``words_list``). Lengths ("path (394 lines)", "path（394行）") have the number
 # before the word and are not read.
-_WPATH = rf"(?<![A-Za-z0-9_./@~+\-\\])(?P<path>(?:\./|/)?(?:{_SEG}/)*{_SEG})"
+_WPATH = rf"(?<![A-Za-z0-9_./@~+\-\\])(?P<path>(?:\./|/)?(?:{_DIR}/)*{_SEG})"
 _NUM = r"\d+(?:\s?[-–~〜]\s?L?\d+)?"
 _WORD_ITEMS = rf"(?P<items>(?:(?:\s?,\s?(?:and\s)?|\sand\s)L?{_NUM})*)"
 _WORDS_AFTER = re.compile(
