@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graph_support import broken, out_links, write, write_all
+from hostile_support import python_bounded
 from memory_enhancement.core.model import LinkKind
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
@@ -198,6 +199,23 @@ def test_a_mem_reference_given_as_an_example_links_only_a_memory_that_exists(
     )
     assert _targets(service) == ["gamma", "core"]
     assert [(t, s) for _, _, t, s, _ in broken(service)] == [("gone", "dangling")]
+
+
+@pytest.mark.parametrize("span", ["", "`"])
+def test_a_200_kb_line_of_mem_references_is_read_in_one_pass(span: str) -> None:
+    """Whether a `mem:` reference is an example was read from all the text before it, for
+    each reference: a line of many took minutes (in a child process: a hang fails the
+    test). Only the lead-in right before a reference can make it one."""
+    code = (
+        "from memory_enhancement.store.formats.links import extract_links\n"
+        f"refs = ' '.join(f'mem:a{{n}}' for n in range(20_000))\n"
+        f"line = 'For example {span}' + refs + '{span}'\n"
+        "links = extract_links('# T\\n\\n' + line + '\\n')\n"
+        "print(len(links), [x.target for x in links if x.kind.value == 'named'])"
+    )
+    done = python_bounded(code)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "20000 ['a0']\n"  # the first alone is given as an example
 
 
 # -- what is not a link -------------------------------------------------------------------
