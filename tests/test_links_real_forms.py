@@ -235,6 +235,9 @@ def test_a_200_kb_line_of_mem_references_is_read_in_one_pass(span: str) -> None:
         "- gamma (a plain name before a parenthesis is prose)",
         "用 `v-for` 记忆一些东西，`config.ini` 记忆上次的设置",  # 记忆 as a verb, no memory
         "See [the resource](memory://default/gamma) for the URI form.",  # a URI, not a name
+        # a Next.js route folder, in a heading and in a sentence (122sp7/xuanwu-app)
+        "## File: src/app/(shell)/[accountId]/[[gamma]]/page.tsx",
+        "The catch-all src/app/[[...gamma]]/page.tsx renders it.",
     ],
 )
 def test_look_alikes_are_not_links(service: MemoryService, store_dir: Path, text: str) -> None:
