@@ -392,6 +392,28 @@ def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     assert _targets(service) == ["archive/alpha_renamed", "gamma", "beta-design"]
 
 
+def test_a_move_rewrites_the_mem_reference_not_the_same_word_in_the_sentence(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """A `mem:` reference (and a `memory:` link) was rewritten as a word, at its first
+    standalone occurrence: the sentence's `gamma`, or the link's text, changed and the
+    reference was left to dangle; so was the real one after an example naming the same
+    memory, and one ending a sentence (`mem:gamma.`) was not found at all."""
+    body = (
+        "# Source\n\n"
+        "The gamma design: `mem:gamma`.\n\n"
+        "#### [gamma notes](memory:gamma)\n\n"
+        "- e.g. `mem:gamma` and `mem:gamma`\n"
+        "- See mem:gamma. And `mem:gamma.md`, gamma-ray aside.\n"
+    )
+    _store(store_dir, body)
+    service.move("gamma", "archive/gamma_renamed")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    renamed = body.replace("mem:gamma", "mem:gamma_renamed")
+    assert text == renamed.replace("memory:gamma)", "memory:gamma_renamed)")
+    assert broken(service) == []
+
+
 # -- the parser's fast path reads lines as markdown-it does -------------------------------
 
 
