@@ -414,6 +414,25 @@ def test_a_move_rewrites_the_mem_reference_not_the_same_word_in_the_sentence(
     assert broken(service) == []
 
 
+def test_a_move_rewrites_the_name_a_sentence_points_at_not_the_same_word_before_it(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """"see `gamma`" was rewritten at the sentence's first `gamma`; a list item's entry is
+    still its first word."""
+    body = (
+        "# Source\n\nThe gamma design: see `gamma`.\n\n"
+        "- gamma: the `gamma` memory\n\n## Related\n\n- the gamma one, also **gamma**\n"
+    )
+    _store(store_dir, body)
+    service.move("gamma", "archive/gamma_renamed")
+    assert (store_dir / "source.md").read_text(encoding="utf-8") == (
+        "# Source\n\nThe gamma design: see `gamma_renamed`.\n\n"
+        "- gamma_renamed: the `gamma` memory\n\n"
+        "## Related\n\n- the gamma one, also **gamma_renamed**\n"
+    )
+    assert set(_targets(service)) == {"archive/gamma_renamed"} and broken(service) == []
+
+
 # -- the parser's fast path reads lines as markdown-it does -------------------------------
 
 

@@ -151,7 +151,7 @@ def _retarget(line: str, item: BrokenLink) -> str:
         )
         return pattern.sub(lambda m: m[1] + new, line)
     if item.kind in _BY_WORD:
-        return _replace_word(line, old, new)
+        return _replace_word(line, old, new, marked=item.kind == LinkKind.NAMED.value)
     return line
 
 
@@ -170,8 +170,16 @@ _DESTINATION = re.compile(
 )
 
 
-def _replace_word(line: str, old: str, new: str) -> str:
-    """Replace old where it stands alone (not inside a longer name or path)."""
+def _replace_word(line: str, old: str, new: str, *, marked: bool = False) -> str:
+    """Replace old where it stands alone (not inside a longer name or path); `marked`, a
+    backticked or bold one first. A name a sentence points at is marked: in `The alpha
+    design: see `alpha`.` the first word was rewritten instead (the link left dangling,
+    the sentence changed). A list item's entry is its first word, marked or not."""
+    if marked:
+        span = re.compile(r"(?<=[`*])" + re.escape(old) + r"(?=[`*])")
+        replaced = span.sub(lambda m: new, line, count=1)
+        if replaced != line:
+            return replaced
     pattern = re.compile(r"(?<![\w/.-])" + re.escape(old) + r"(?![\w/.-])")
     return pattern.sub(lambda m: new, line, count=1)
 
