@@ -417,8 +417,8 @@ def test_a_move_rewrites_the_mem_reference_not_the_same_word_in_the_sentence(
 def test_a_move_rewrites_the_name_a_sentence_points_at_not_the_same_word_before_it(
     service: MemoryService, store_dir: Path
 ) -> None:
-    """"see `gamma`" was rewritten at the sentence's first `gamma`; a list item's entry is
-    still its first word."""
+    """The name of "see `gamma`" was rewritten at the sentence's first `gamma`; a list
+    item's entry is still its first word."""
     body = (
         "# Source\n\nThe gamma design: see `gamma`.\n\n"
         "- gamma: the `gamma` memory\n\n## Related\n\n- the gamma one, also **gamma**\n"
