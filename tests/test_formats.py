@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from hostile_support import python_bounded
 from memory_enhancement.core.errors import UnreadableMemoryError
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.service import MemoryService
@@ -20,7 +21,7 @@ from memory_enhancement.store.formats import Document
 from memory_enhancement.store.formats.base import as_lines
 from memory_enhancement.store.formats.frontmatter import FrontmatterFormat
 from memory_enhancement.store.formats.links import extract_links
-from memory_enhancement.store.formats.markdown import find_sections, open_fence
+from memory_enhancement.store.formats.markdown import find_sections, headings, open_fence
 from memory_enhancement.store.formats.serena import SerenaFormat
 from memory_enhancement.verify.repo import Repository
 
@@ -859,3 +860,31 @@ def test_a_file_without_a_final_newline_keeps_its_other_bytes(raw_service: Memor
     data = file.read_text()
     assert data.startswith(text + "\n")
     assert raw_service.get("notes/nofinal").memory.content == "# Title\n\nNo final newline"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("## Related ##", [(0, 2, "Related")]),
+        ("# C# notes #", [(0, 1, "C# notes")]),
+        ("#\tTabbed  #  ", [(0, 1, "Tabbed")]),
+        ("####### seven", []),
+        ("##no space", []),
+        ("#", [(0, 1, "")]),
+    ],
+)
+def test_atx_headings_read_their_level_and_title_without_the_closing_hashes(
+    line: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert list(headings([line])) == expected
+
+
+def test_a_200_kb_heading_line_of_hashes_is_read_in_one_pass() -> None:
+    """The title was matched lazily before `[ \\t#]*$`, retrying the tail at every length:
+    a line of `# # # ...` took minutes (in a child process: a hang fails the test)."""
+    code = (
+        "from memory_enhancement.store.formats.markdown import headings\n"
+        "print(list(headings(['# ' * 100_000 + 'x'])) == [(0, 1, '# ' * 99_999 + 'x')])"
+    )
+    done = python_bounded(code)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True\n", "")

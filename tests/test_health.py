@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -224,6 +225,35 @@ def test_health_output_replaces_an_older_report_whole_and_leaves_no_temporary_fi
     text = target.read_text(encoding="utf-8")
     assert "old report" not in text and text.startswith("#")
     assert sorted(p.name for p in target.parent.iterdir()) == ["health.md"]
+
+
+def test_health_output_writes_through_a_symlink_and_into_a_fifo_replacing_neither(
+    zoo: Project, run_cli: RunCli, tmp_path: Path
+) -> None:
+    """Renamed over, a symlinked report became a copy beside a stale target, and
+    `--output /dev/stdout` (a symlink to a pipe) replaced the container's /dev/stdout with
+    a file when run as root."""
+    published = tmp_path / "site" / "health.md"
+    published.parent.mkdir()
+    published.write_text("old report\n", encoding="utf-8")
+    published.chmod(0o640)
+    link = tmp_path / "health.md"
+    link.symlink_to(published)
+    assert run_cli(["health", "--output", link, "--dir", zoo.store]).exit_code == 0
+    assert link.is_symlink() and published.read_text(encoding="utf-8").startswith("#")
+    assert stat.S_IMODE(published.stat().st_mode) == 0o640
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the writer opens
+    try:
+        result = run_cli(["health", "--format", "json", "--output", fifo, "--dir", zoo.store])
+        assert result.exit_code == 0, result.stderr
+        received = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert len(json.loads(received)["memories"]) == 10
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
 @pytest.mark.parametrize("limit", ["0", "-3"])

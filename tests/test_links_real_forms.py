@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graph_support import broken, out_links, write, write_all
+from hostile_support import python_bounded
 from memory_enhancement.core.model import LinkKind
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
@@ -200,6 +201,23 @@ def test_a_mem_reference_given_as_an_example_links_only_a_memory_that_exists(
     assert [(t, s) for _, _, t, s, _ in broken(service)] == [("gone", "dangling")]
 
 
+@pytest.mark.parametrize("span", ["", "`"])
+def test_a_200_kb_line_of_mem_references_is_read_in_one_pass(span: str) -> None:
+    """Whether a `mem:` reference is an example was read from all the text before it, for
+    each reference: a line of many took minutes (in a child process: a hang fails the
+    test). Only the lead-in right before a reference can make it one."""
+    code = (
+        "from memory_enhancement.store.formats.links import extract_links\n"
+        f"refs = ' '.join(f'mem:a{{n}}' for n in range(20_000))\n"
+        f"line = 'For example {span}' + refs + '{span}'\n"
+        "links = extract_links('# T\\n\\n' + line + '\\n')\n"
+        "print(len(links), [x.target for x in links if x.kind.value == 'named'])"
+    )
+    done = python_bounded(code)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "20000 ['a0']\n"  # the first alone is given as an example
+
+
 # -- what is not a link -------------------------------------------------------------------
 
 
@@ -217,6 +235,9 @@ def test_a_mem_reference_given_as_an_example_links_only_a_memory_that_exists(
         "- gamma (a plain name before a parenthesis is prose)",
         "用 `v-for` 记忆一些东西，`config.ini` 记忆上次的设置",  # 记忆 as a verb, no memory
         "See [the resource](memory://default/gamma) for the URI form.",  # a URI, not a name
+        # a Next.js route folder, in a heading and in a sentence (122sp7/xuanwu-app)
+        "## File: src/app/(shell)/[accountId]/[[gamma]]/page.tsx",
+        "The catch-all src/app/[[...gamma]]/page.tsx renders it.",
     ],
 )
 def test_look_alikes_are_not_links(service: MemoryService, store_dir: Path, text: str) -> None:
@@ -369,6 +390,47 @@ def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     text = (store_dir / "source.md").read_text(encoding="utf-8")
     assert "#### [项目概览](memory:alpha_renamed)\n" in text  # by name, as written
     assert _targets(service) == ["archive/alpha_renamed", "gamma", "beta-design"]
+
+
+def test_a_move_rewrites_the_mem_reference_not_the_same_word_in_the_sentence(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """A `mem:` reference (and a `memory:` link) was rewritten as a word, at its first
+    standalone occurrence: the sentence's `gamma`, or the link's text, changed and the
+    reference was left to dangle; so was the real one after an example naming the same
+    memory, and one ending a sentence (`mem:gamma.`) was not found at all."""
+    body = (
+        "# Source\n\n"
+        "The gamma design: `mem:gamma`.\n\n"
+        "#### [gamma notes](memory:gamma)\n\n"
+        "- e.g. `mem:gamma` and `mem:gamma`\n"
+        "- See mem:gamma. And `mem:gamma.md`, gamma-ray aside.\n"
+    )
+    _store(store_dir, body)
+    service.move("gamma", "archive/gamma_renamed")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    renamed = body.replace("mem:gamma", "mem:gamma_renamed")
+    assert text == renamed.replace("memory:gamma)", "memory:gamma_renamed)")
+    assert broken(service) == []
+
+
+def test_a_move_rewrites_the_name_a_sentence_points_at_not_the_same_word_before_it(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """The name of "see `gamma`" was rewritten at the sentence's first `gamma`; a list
+    item's entry is still its first word."""
+    body = (
+        "# Source\n\nThe gamma design: see `gamma`.\n\n"
+        "- gamma: the `gamma` memory\n\n## Related\n\n- the gamma one, also **gamma**\n"
+    )
+    _store(store_dir, body)
+    service.move("gamma", "archive/gamma_renamed")
+    assert (store_dir / "source.md").read_text(encoding="utf-8") == (
+        "# Source\n\nThe gamma design: see `gamma_renamed`.\n\n"
+        "- gamma_renamed: the `gamma` memory\n\n"
+        "## Related\n\n- the gamma one, also **gamma_renamed**\n"
+    )
+    assert set(_targets(service)) == {"archive/gamma_renamed"} and broken(service) == []
 
 
 # -- the parser's fast path reads lines as markdown-it does -------------------------------

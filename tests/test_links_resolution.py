@@ -400,6 +400,34 @@ def test_a_store_path_naming_no_memory_is_a_broken_link_with_its_likely_fix(
     ]  # fmt: skip
 
 
+def test_a_store_path_naming_no_memory_in_a_sentence_is_no_link(
+    git_repo: Path, serena: Path
+) -> None:
+    """rjmurillo/ai-agents writes of probe files and of memories to write in sentences and
+    table cells ("one at `.serena/memories/zz-probe-unindexed.md`"): three of its broken
+    links were such. A list item's entry naming none stays broken, and a sentence naming
+    a memory that exists still links it."""
+    write_all(
+        serena,
+        {
+            "kept": "# Kept\n",
+            "linting": (
+                "# Linting\n\n"
+                "Two unindexed files were dropped in, one at\n"
+                "`.serena/memories/zz-probe-unindexed.md` and one at `.serena/memories/kept.md`\n\n"
+                "| Run | Output |\n|---|---|\n"
+                "| In tree, at `.serena/memories/probe.md` | 0 files |\n\n"
+                "- `.serena/memories/renamed.md` - the old name\n"
+            ),
+        },
+    )
+    service = MemoryService(Store(serena), Repository(git_repo))
+    assert [(b.source, b.line) for b in service.related("kept")] == [("linting", 4)]
+    assert [(line, target) for _, line, target, _, _ in broken(service)] == [
+        (10, ".serena/memories/renamed.md")
+    ]
+
+
 def test_a_path_into_another_memories_folder_of_the_repository_is_not_a_memory_link(
     git_repo: Path, serena: Path
 ) -> None:
@@ -518,6 +546,8 @@ def test_line_numbers_count_crlf_files_and_serena_bodies_like_an_editor(
         ("x", Link(".serena/memories/gone.md", kind=LinkKind.ITEM), LinkStatus.DANGLING, None),
         ("x", Link("gone", kind=LinkKind.ITEM), LinkStatus.UNMATCHED, None),
         ("x", Link(".serena/memories/tier/", kind=LinkKind.ITEM), LinkStatus.UNMATCHED, None),
+        # Written in a sentence, it may be a file to be written: no link.
+        ("x", Link(".serena/memories/gone.md", kind=LinkKind.NAMED), LinkStatus.UNMATCHED, None),
     ],
 )
 def test_the_resolver_applies_each_styles_rules(

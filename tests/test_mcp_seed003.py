@@ -142,6 +142,20 @@ async def test_getting_a_memory_that_does_not_exist_is_an_error(agent: Agent) ->
     assert "memory not found: 'decisions/nothing-here'" in message
 
 
+async def test_a_memory_is_got_by_its_citation_id_or_unique_name_as_the_cli_gets_it(
+    agent: Agent,
+) -> None:
+    """`get` took an ID or a name from 56f84a0 on; the tool an agent calls answered
+    'memory not found' for the `[mem:ID]` every other tool hands it."""
+    added = await agent.call("add_memory", path="decisions/use-sqlite", content="We use SQLite.")
+    cid = added["id"]
+    for reference in (cid, f"[{cid}]", "use-sqlite"):
+        fetched = await agent.call("get_memory", path=reference)
+        assert (fetched["path"], fetched["content"]) == ("decisions/use-sqlite", "We use SQLite.")
+    message = await agent.fail("get_memory", path="mem:zzzzzz")
+    assert message == "unknown citation ID [mem:zzzzzz]"
+
+
 async def test_an_expired_memory_is_not_returned_by_default(agent: Agent) -> None:
     await agent.call(
         "add_memory", path="notes/old", content="Was true once.", expires_at="2020-01-01"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from hostile_support import python_bounded
 from memory_enhancement.core.mentions import (
     FileList,
     Mention,
@@ -51,6 +52,9 @@ def one(text: str) -> Mention:
         ),
         ("app/(auth)/[...slug]/page.tsx#L3", "app/(auth)/[...slug]/page.tsx", 3, None, "anchor"),
         ("pages/posts/[id].js:4", "pages/posts/[id].js", 4, None, "colon"),
+        ("app/[[lang]]/page.svelte:3", "app/[[lang]]/page.svelte", 3, None, "colon"),
+        # the `[` of a markdown link is not part of the path it holds
+        ("[[id]/page.tsx:4](https://x.test)", "[id]/page.tsx", 4, None, "colon"),
         ("`app/[[...all]]/page.tsx` (lines 5-6)", "app/[[...all]]/page.tsx", 5, 6, "words"),
     ],
 )
@@ -181,3 +185,17 @@ def test_a_changed_file_list_resolves_as_the_version_it_describes() -> None:
     assert "old/app.py" in then.files and "new/util.py" not in then.files
     assert sorted(then.named_like("app")) == ["old/app.py", "src/app.py"]
     assert now.resolve("util.py").candidates == ("new/util.py", "pkg/util.py")
+
+
+@pytest.mark.parametrize("suffix", ["x.py lines 3", "x.py:3"])
+def test_a_200_kb_line_of_bracketed_folders_is_read_in_one_pass(suffix: str) -> None:
+    """Route folders made `[[a]]/` a folder read from either of its `[`: a path was tried
+    from the second `[` of every `[[` to the end of the line, and such a line took minutes
+    (in a child process: a hang fails the test, naming it)."""
+    code = (
+        "from memory_enhancement.core.mentions import find_mentions\n"
+        f"found = find_mentions('[[a]]/' * 35_000 + {suffix!r})\n"
+        "print(len(found), found[0].path.count('[[a]]/'), found[0].start)"
+    )
+    done = python_bounded(code)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "1 35000 3\n", "")

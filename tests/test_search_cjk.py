@@ -76,7 +76,13 @@ def test_every_memory_containing_a_word_is_a_hit(service: MemoryService) -> None
 
 @pytest.mark.parametrize(
     ("typed", "written"),
-    [("ＱＭｅｓｓａｇｅＢｏｘ", "QMessageBox"), ("ﾏｲｸﾞﾚｰｼｮﾝ", "マイグレーション"), ("ＣＩ", "CI")],
+    [
+        ("ＱＭｅｓｓａｇｅＢｏｘ", "QMessageBox"),
+        ("ﾏｲｸﾞﾚｰｼｮﾝ", "マイグレーション"),
+        ("ＣＩ", "CI"),
+        # a word alone is also searched inside longer ones (`journald`): typed full-width too
+        ("ｊｏｕｒｎａｌ", "journal"),
+    ],
 )
 def test_a_word_typed_full_width_or_half_width_finds_what_the_usual_width_finds(
     service: MemoryService, typed: str, written: str

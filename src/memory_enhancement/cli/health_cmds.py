@@ -19,7 +19,7 @@ from memory_enhancement.cli.app import (
     warn,
 )
 from memory_enhancement.core.errors import os_error_text
-from memory_enhancement.store.atomic import write_file
+from memory_enhancement.store.atomic import write_output
 
 
 @click.command(context_settings=CONTEXT)
@@ -77,7 +77,7 @@ def health(
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             # Whole or not at all: a full disk or a kill midway leaves the last report.
-            write_file(target, text.encode("utf-8"), None)
+            write_output(target, text.encode("utf-8"))
         except OSError as exc:
             fail(f"cannot write --output {output!r}: {os_error_text(exc)}")
         click.echo(f"wrote {target} ({plural(report.total, 'memory', 'memories')})", err=True)

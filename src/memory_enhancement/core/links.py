@@ -115,21 +115,26 @@ class Resolver:
             if in_repo is not None:
                 return Resolution(LinkStatus.REPOSITORY, in_repo)
             if link.kind.candidate:
-                return _DANGLING if self._store_file(target) else _UNMATCHED
+                return _DANGLING if self._store_file(link) else _UNMATCHED
             if found.status is LinkStatus.EXTERNAL and self.repo.store_at is None:
                 return found  # leaves a store that is not in the repository: unknowable
             if found.status is LinkStatus.EXTERNAL or self.repo.reads_as_path(target):
                 return Resolution(LinkStatus.MISSING, target)
         if found.status is LinkStatus.DANGLING and link.kind.candidate:
-            return _DANGLING if self._store_file(link.target.strip()) else _UNMATCHED
+            return _DANGLING if self._store_file(link) else _UNMATCHED
         return found
 
-    def _store_file(self, target: str) -> bool:
-        """`.serena/memories/x.md`: a memory file of this store's own folder by its path,
-        which no word merely looks like; naming none, it is a broken link (found in
-        andreathar/ml: five references to memories renamed or never written)."""
+    def _store_file(self, link: Link) -> bool:
+        """`- .serena/memories/x.md - why`: the entry of a list item or table row naming a
+        memory file of this store's own folder by its path, which no word merely looks
+        like; naming none, it is a broken link (found in andreathar/ml: five references to
+        memories renamed or never written). Such a path in a sentence may name a file to be
+        written or a probe (rjmurillo/ai-agents: "one at `.serena/memories/zz-probe.md`"),
+        so it stays a candidate."""
+        target = link.target.strip()
         return (
-            target.lower().endswith(MEMORY_SUFFIX)
+            link.kind is LinkKind.ITEM
+            and target.lower().endswith(MEMORY_SUFFIX)
             and _STORE_MARK in target
             and (self._in_store(strip_md(target.lstrip("/"))) is not None)
         )

@@ -32,8 +32,11 @@ from collections.abc import Callable
 
 _SEGMENT = r"[A-Za-z0-9_.@~+-]+"
 # Route folders of web frameworks (Next.js, SvelteKit, Nuxt): `[id]`, `[...slug]`,
-# `[[...slug]]`, `(auth)`, whole segments; a file may start with one (`[id].tsx`).
-BRACKETED = r"\[{1,2}(?:\.\.\.)?[A-Za-z0-9_-]+\]{1,2}"
+# `[[...slug]]`, `[[lang]]`, `(auth)`, whole segments; a file may start with one
+# (`[id].tsx`). The brackets pair up: with `\[{1,2}...\]{1,2}`, a `[[a]]/[[a]]/...` line was
+# also read from the second `[` of every `[[` to its end (a 200 KB line took minutes), and
+# the `[` of a markdown link became part of a path (`[[id]/page.tsx:4](url)`).
+BRACKETED = r"(?:\[\[(?:\.\.\.)?[A-Za-z0-9_-]+\]\]|\[(?:\.\.\.)?[A-Za-z0-9_-]+\])"
 FOLDERS = rf"(?:(?:{_SEGMENT}|{BRACKETED}|\([A-Za-z0-9_.-]+\))/)*"
 _PATH = (
     rf"(?P<path>(?:\.{{1,2}}/|/)?{FOLDERS}(?:{BRACKETED})?[A-Za-z0-9_.@~+-]*"

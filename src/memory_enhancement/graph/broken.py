@@ -141,8 +141,17 @@ def _retarget(line: str, item: BrokenLink) -> str:
         pattern = re.compile(r"^(\s*[-*+]\s+(?:\*\*[^*]*\*\*:?\s*)?)" + re.escape(old) + r"\b")
         replaced = pattern.sub(lambda m: m[1] + new, line, count=1)
         return replaced if replaced != line else _replace_word(line, old, new)
+    if item.kind == LinkKind.MEM_REF.value:
+        # `mem:alpha`, `[text](memory:alpha)`: the reference, not the word `alpha` of the
+        # sentence or of the link's text; every one of them on the line (one given as an
+        # example, `e.g. `mem:alpha``, is no link of its own when another names the same).
+        # A name ends at a sentence's full stop (`see mem:alpha.`), not at `.md`.
+        pattern = re.compile(
+            r"((?<![\w\[/])mem:|\]\(memory:)" + re.escape(old) + r"(?![\w/-]|\.+[\w/-])"
+        )
+        return pattern.sub(lambda m: m[1] + new, line)
     if item.kind in _BY_WORD:
-        return _replace_word(line, old, new)
+        return _replace_word(line, old, new, marked=item.kind == LinkKind.NAMED.value)
     return line
 
 
@@ -152,7 +161,6 @@ _BY_WORD = {
     LinkKind.FRONTMATTER.value,
     LinkKind.ITEM.value,
     LinkKind.NAMED.value,
-    LinkKind.MEM_REF.value,
 }
 
 
@@ -162,8 +170,16 @@ _DESTINATION = re.compile(
 )
 
 
-def _replace_word(line: str, old: str, new: str) -> str:
-    """Replace old where it stands alone (not inside a longer name or path)."""
+def _replace_word(line: str, old: str, new: str, *, marked: bool = False) -> str:
+    """Replace old where it stands alone (not inside a longer name or path); `marked`, a
+    backticked or bold one first. A name a sentence points at is marked: in `The alpha
+    design: see `alpha`.` the first word was rewritten instead (the link left dangling,
+    the sentence changed). A list item's entry is its first word, marked or not."""
+    if marked:
+        span = re.compile(r"(?<=[`*])" + re.escape(old) + r"(?=[`*])")
+        replaced = span.sub(lambda m: new, line, count=1)
+        if replaced != line:
+            return replaced
     pattern = re.compile(r"(?<![\w/.-])" + re.escape(old) + r"(?![\w/.-])")
     return pattern.sub(lambda m: new, line, count=1)
 

@@ -82,10 +82,18 @@ def as_typed(text: str) -> str:
     return text if folded == text else f"{text} {folded}"
 
 
+def _usual_width(texts: list[str]) -> list[str]:
+    """The texts that NFKC leaves as they are: a query's words and terms without their
+    full- or half-width forms (as_typed searches both)."""
+    import unicodedata
+
+    return [t for t in texts if unicodedata.normalize("NFKC", t) == t]
+
+
 def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
     """(the exact terms of query_terms, the words whose stems are variants, the word
     searched alone as a prefix or ""): what query_terms needs besides the stems."""
-    text = as_typed(text)
+    typed, text = text, as_typed(text)
     words_as_written: list[str] = []
     rest = text
     if '"' in text:
@@ -99,7 +107,10 @@ def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
     searched = content or words  # a query of only function words is searched as it is
     for word in searched:
         words_as_written += cjk.query_terms(word)
-    alone = words[0] if len(words) == 1 and not words_as_written[1:] else ""
+    one_word, one_term = words, words_as_written
+    if text != typed:  # `ＡＰＩ API`: one word, typed at another width, still counts as one
+        one_word, one_term = _usual_width(words), _usual_width(words_as_written)
+    alone = one_word[0] if len(one_word) == 1 and not one_term[1:] else ""
     if not (alone.isascii() and len(alone) >= 4 and alone not in STOPWORDS):
         alone = ""
     if not words_as_written:

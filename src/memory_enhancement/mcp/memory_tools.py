@@ -54,16 +54,17 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     def get_memory(
-        path: MemoryPath,
+        path: Annotated[str, Field(description="A memory path, [mem:ID] or unique name.")],
         ctx: Context,
         include_expired: bool = False,
         verify: Annotated[bool, Field(description="Also verify its citations now.")] = False,
         store: Store = None,
     ) -> MemoryOut:
-        """A memory's content and metadata (metadata.citations is always present)."""
+        """A memory's content and metadata (metadata.citations is always present), by its
+        path, its citation ID or a name only one memory has (as the CLI's `get`)."""
         with tool_errors():
             svc = service(ctx, store)
-            fetched = svc.get(path, include_expired=include_expired)
+            fetched = svc.get(svc.find(path), include_expired=include_expired)
             data = serialize.memory_dict(fetched.memory, fetched.citation_id)
             if fetched.warnings:
                 data["warnings"] = list(fetched.warnings)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 from pathlib import Path
 
 # What `write_file` names its temporary files: `.NAME.md.` + 8 random hex digits + `.tmp`.
@@ -57,6 +58,24 @@ def write_file(file: Path, data: bytes, mode: int | None, *, sync_folder: bool =
         raise
     if sync_folder:
         fsync_folder(file.parent)
+
+
+def write_output(file: Path, data: bytes) -> None:
+    """Write a file a person named (a report), whole or not at all where it is a regular
+    file: through a symlink, into the file it names, keeping that file's permissions; and
+    straight into what is no regular file (`/dev/stdout`, a FIFO). A rename over either
+    would replace it: the link with a copy, and `/dev/stdout` of a container run as root
+    with a file."""
+    try:
+        found = os.stat(file)
+    except FileNotFoundError:
+        found = None
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        with open(file, "wb") as handle:
+            handle.write(data)
+        return
+    mode = stat.S_IMODE(found.st_mode) if found is not None else None
+    write_file(Path(os.path.realpath(file)), data, mode)
 
 
 def _temporary(file: Path) -> tuple[int, str]:

@@ -40,7 +40,9 @@ MAYBE_RELATED = re.compile(
     "rel|see|ref|réf|link|further|v[eé]|voir|lien|siehe|verw|enlac|" + "|".join(RELATED_CJK)
 )
 
-WIKI = re.compile(r"(?<![\w\])])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# Not right after an identifier (`FUN(X[[i]])`) nor a slash: `app/[[...slug]]/page.tsx` is a
+# route folder (Next.js), which links to nothing (122sp7/xuanwu-app heads a section with one).
+WIKI = re.compile(r"(?<![\w\])/])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
 MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
 # What leads to a reference given as an example: `e.g. `, `for instance `, `like "x: `.

@@ -170,17 +170,19 @@ def _line_links(
             return [Link(bare[1], default_type, LinkKind.BARE, number)]
     if "](" in line or "[[" in line or "mem:" in line:
         found.extend(inline_links(line, default_type, number))
+    if body is not None:
+        # The entry as the scan matched it (its LEAD part), else as the stripped body reads.
+        # First: a name that is also a prose reference stays the item's entry (an ITEM).
+        lead = entry if entry is not None and entry["name"] else None
+        lead = lead or g.LEAD.match(body) or g.MD_ENTRY.match(body)
+        if lead and ("rest" not in lead.re.groupindex or _is_lead(lead)):
+            found.append(Link(lead["name"], default_type, LinkKind.ITEM, number))
     if "`" in line and _may_refer(line):
         for match in g.PROSE_REF.finditer(line):
             name = match["name"] or match["after"] or match["before"]
             if _name_like(name):
                 found.append(Link(name, default_type, LinkKind.NAMED, number))
     if body is not None:
-        # The entry as the scan matched it (its LEAD part), else as the stripped body reads.
-        lead = entry if entry is not None and entry["name"] else None
-        lead = lead or g.LEAD.match(body) or g.MD_ENTRY.match(body)
-        if lead and ("rest" not in lead.re.groupindex or _is_lead(lead)):
-            found.append(Link(lead["name"], default_type, LinkKind.ITEM, number))
         if in_related:
             found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(body))
     elif _labels(line):
