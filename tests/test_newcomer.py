@@ -256,6 +256,22 @@ def test_skill_install_keeps_a_locally_edited_skill_unless_forced(
     assert "Our own rule." not in target.read_text()
 
 
+def test_skill_install_writes_through_a_symlinked_skill_file(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """A team that keeps SKILL.md in a shared folder and links it into .claude/ keeps the
+    link: the skill is written into the file it names, not renamed over the link."""
+    shared = tmp_path / "shared" / "SKILL.md"
+    shared.parent.mkdir()
+    shared.write_text("an older skill\n")
+    target = tmp_path / "cwd" / ".claude" / "skills" / "memory-enhancement" / "SKILL.md"
+    target.parent.mkdir(parents=True)
+    target.symlink_to(shared)
+    assert ok(run_cli(["skill", "install", "--force"])).startswith("overwritten ")
+    assert target.is_symlink() and "an older skill" not in shared.read_text()
+    assert shared.read_text().startswith("---")
+
+
 def test_the_main_help_never_cuts_a_summary(run_cli: RunCli) -> None:
     text = ok(run_cli(["--help"]))
     commands = text[text.index("Commands:") :]

@@ -18,7 +18,7 @@ from memory_enhancement.cli.app import (
     store_options,
     warn,
 )
-from memory_enhancement.store.atomic import write_file
+from memory_enhancement.store.atomic import write_output
 
 SKILL_FILE = Path(__file__).resolve().parent.parent / "SKILL.md"
 LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
@@ -181,7 +181,7 @@ def install(folder: str, force: bool, as_json: bool) -> None:
     status = "unchanged" if present == bundled else "overwritten" if present else "installed"
     if present != bundled:
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_file(target, bundled, None)  # whole or not at all, as a store's files
+        write_output(target, bundled)  # whole or not at all; through a symlinked SKILL.md
     if as_json:
         emit_json({"path": str(target), "status": status})
     else:

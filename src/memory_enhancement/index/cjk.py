@@ -206,8 +206,6 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
 # What a snippet's matches are marked with until `emphasised` makes them bold: characters
 # no memory text holds, so the text's own `**` can be told from the marks.
 OPEN, CLOSE = "\x02", "\x03"
-_BOLD = r"\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*"
-_CLOSER = r"(?<=[^\s*])\*\*(?![\w*])"  # left over when the window starts inside a bold run
 
 
 def emphasised(marked: str) -> str:
@@ -216,8 +214,33 @@ def emphasised(marked: str) -> str:
     with its asterisks. Balanced pairs go, and a closing `**` whose opening the window cut
     off; `**kwargs` and `x**2` in code stay."""
     if "**" in marked:
-        marked = regex(_CLOSER).sub("", regex(_BOLD).sub(r"\1", marked))
+        marked = _without_bold(marked)
     return marked.replace(CLOSE + OPEN, "").replace(OPEN, "**").replace(CLOSE, "**")
+
+
+def _without_bold(text: str) -> str:
+    """The text without its `**` pairs (an opening `**` before a non-space, paired with the
+    next closing one after a non-space, as markdown reads them) nor a closing `**` with no
+    opening before it that ends a word. A scan, not a regex: an English search in a new
+    process imports no `re` (see `regex`)."""
+    drop: list[int] = []
+    pending = -1
+    at = text.find("**")
+    while at != -1:
+        before, after = text[at - 1 : at], text[at + 2 : at + 3]
+        closes = before not in ("", "*") and not before.isspace()
+        opens = after not in ("", "*") and not after.isspace()
+        if pending >= 0 and closes:
+            drop += [pending, at]
+            pending = -1
+        elif opens:
+            pending = at
+        elif closes and not (after.isalnum() or after == "_"):
+            drop.append(at)  # its opening was cut off by the window
+        at = text.find("**", at + 2)
+    for at in reversed(drop):
+        text = text[:at] + text[at + 2 :]
+    return text
 
 
 def needles(query: str) -> list[str]:
