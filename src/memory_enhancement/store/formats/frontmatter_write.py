@@ -17,7 +17,7 @@ from memory_enhancement.core.ids import PREFIX
 from memory_enhancement.core.model import Citation, Link, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.store.formats import frontmatter_doc as fd
-from memory_enhancement.store.formats.base import LineEdits
+from memory_enhancement.store.formats.base import LineEdits, content_of
 from memory_enhancement.store.formats.frontmatter_doc import (
     FIELDS,
     ITEM_LINE,
@@ -40,11 +40,21 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
             _edit_citation_items(doc, block, list(meta.citations), edits)
             continue
         new_lines = render_key(name, meta)
+        if name == "tags" and block and block.items and meta.tags:
+            new_lines = _block_sequence(doc, block, meta.tags)
         if block is not None:
             edits.replace(block.start, block.end, new_lines)
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
     return edits.apply(doc.lines)
+
+
+def _block_sequence(doc: FrontmatterDocument, block: Block, values: tuple[str, ...]) -> list[str]:
+    """New values for a key written as a block sequence (`tags:` then `  - a` lines), in
+    that style: its key line as it was, its items' indentation."""
+    match = ITEM_LINE.match(doc.lines[block.items[0]])
+    indent = match["indent"] if match else "  "
+    return [doc.lines[block.start], *(f"{indent}- {fd.flow(value)}\n" for value in values)]
 
 
 def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:
@@ -133,6 +143,27 @@ def _render_item(citation: Citation, indent: str) -> list[str]:
     rendered += [f"{k}: {v}\n" for k, v in citation.extra]
     pad = indent + "  "
     return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
+
+
+def replace_body(body: str, content: str) -> str:
+    """The body with its content replaced and the blank lines around it kept.
+
+    The content is the body less its leading and trailing blank lines; those (the blank
+    line most files have after the closing `---`, the newline at the end) are layout,
+    not content, and stay as they were.
+    """
+    if not content:
+        return ""
+    old = content_of(body)
+    if not old:
+        return content + "\n"
+    lines = body.split("\n")
+    start = 0
+    for line in lines:
+        if line.strip():
+            break
+        start += len(line) + 1
+    return body[:start] + content + body[start + len(old) :]
 
 
 def render_links(links: tuple[Link, ...]) -> list[str]:
