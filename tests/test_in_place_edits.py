@@ -6,10 +6,14 @@ named in each docstring), shrunk to a minimal file of its shape.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import GIT_ENV, git
 from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
@@ -154,3 +158,31 @@ def test_editing_a_frontmatter_written_as_one_flow_mapping_is_refused_without_bl
     assert "not written one per line" in message
     assert "malformed" not in message
     assert (git_repo / "mem" / "r" / "run.md").read_text() == original
+
+
+def _cli(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV, "MEMORY_ENHANCEMENT_HOME": str(home)}
+    command = [sys.executable, "-m", "memory_enhancement", "--dir", "mem", *args]
+    return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
+
+
+def test_verify_all_write_records_the_other_memories_when_one_cannot_be_edited(
+    git_repo: Path, isolated_home: Path
+) -> None:
+    """In Yeseh/cortex, features/category-hierarchy-enforcement.md (a flow mapping)
+    stopped `verify-all --write` midway: the files after it were never written."""
+    flow = "---\n{tags: [a], citations: [src/app.py:3]}\n---\nFlow.\n"
+    block = "---\ntags: [b]\ncitations:\n  - src/app.py:3\n---\nBlock.\n"
+    files = {"a/first.md": flow, "b/second.md": block, "c/third.md": block}
+    for name, text in files.items():
+        (git_repo / "mem" / name).parent.mkdir(parents=True, exist_ok=True)
+        (git_repo / "mem" / name).write_text(text)
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "memories")
+    done = _cli(git_repo, isolated_home, "verify-all", "--write")
+    assert done.returncode == 1, done.stderr
+    assert "warning: a/first: cannot edit this frontmatter in place" in done.stderr
+    assert "1 memory file left unchanged" in done.stdout
+    assert (git_repo / "mem" / "a" / "first.md").read_text() == flow
+    for name in ("b/second.md", "c/third.md"):
+        assert "last_verified: " in (git_repo / "mem" / name).read_text()
