@@ -186,3 +186,21 @@ def test_verify_all_write_records_the_other_memories_when_one_cannot_be_edited(
     assert (git_repo / "mem" / "a" / "first.md").read_text() == flow
     for name in ("b/second.md", "c/third.md"):
         assert "last_verified: " in (git_repo / "mem" / name).read_text()
+
+
+def test_a_memory_at_the_top_of_a_frontmatter_store_can_be_renamed_at_the_top(
+    git_repo: Path, clock: object
+) -> None:
+    """Claude Code keeps its memories at the top of `.claude/memory/` (Aleslammer/
+    deathwatch_foundryvtt): `move` asked for a category and a slug."""
+    files = {
+        "testing.md": "---\nname: testing\ntype: project\n---\n\nSee [[old_name]].\n",
+        "old_name.md": "---\nname: old\ntype: feedback\n---\n\nBody.\n",
+    }
+    service = _service(git_repo, git_repo / ".claude" / "memory", clock, files)
+    service.move("old_name", "new_name")
+    folder = git_repo / ".claude" / "memory"
+    assert not (folder / "old_name.md").exists()
+    assert (folder / "testing.md").read_text().endswith("See [[new_name]].\n")
+    with pytest.raises(MemoryToolError, match="a category and a slug"):
+        service.add("lonely", "A new memory still needs a category in this store.")
