@@ -143,6 +143,23 @@ def test_new_tags_keep_the_block_style_of_the_tags_they_replace(
     assert "tags:   # what it is about\n    - standard\n    - server\nsource: mcp\n" in text
 
 
+def test_a_new_value_keeps_the_comment_and_the_key_spelling_of_its_line(
+    git_repo: Path, clock: object
+) -> None:
+    """Found editing hand-written frontmatter: `tags: [a, b]  # topics` lost its
+    comment and `'tags':` its quotes when the tags changed."""
+    original = (
+        "---\n'tags': [a, 'b #1']  # topics\nupdated_at: 2026-01-29T10:00:00Z  # last edit\n"
+        "---\nBody.\n"
+    )
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["x", "y"])
+    assert (git_repo / "mem" / "c" / "n.md").read_text() == (
+        "---\n'tags': [x, y]  # topics\nupdated_at: 2026-01-31T12:00:00.000Z  # last edit\n"
+        "---\nBody.\n"
+    )
+
+
 def test_editing_a_frontmatter_written_as_one_flow_mapping_is_refused_without_blaming_it(
     git_repo: Path, clock: object
 ) -> None:

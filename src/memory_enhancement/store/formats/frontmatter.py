@@ -25,7 +25,6 @@ frontmatter_write.py, which a read never imports.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -47,13 +46,12 @@ from memory_enhancement.store.formats.base import (
 from memory_enhancement.store.formats.frontmatter_doc import (
     FIELDS,
     ITEM_LINE,
+    KEY_LINE,
     TIMES,
     Block,
     FrontmatterDocument,
 )
 from memory_enhancement.store.formats.links import extract_links
-
-_KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
 
 _READ_ONLY_KEYS = ("links", "related")
 _CITATION_KEYS = {"path", "file", "target", "url", "line", "lines", "end_line", "snippet"}
@@ -174,7 +172,7 @@ def _load_yaml(path: str, text: str) -> dict[str, Any]:
 def _scan_blocks(lines: list[str], start: int, stop: int) -> dict[str, Block]:
     marks = []
     for i in range(start, stop):
-        match = _KEY_LINE.match(lines[i])
+        match = KEY_LINE.match(lines[i])
         if match:
             marks.append((i, match["key"].strip("\"'")))
     blocks: dict[str, Block] = {}

@@ -21,6 +21,7 @@ from memory_enhancement.store.formats.base import LineEdits, content_of
 from memory_enhancement.store.formats.frontmatter_doc import (
     FIELDS,
     ITEM_LINE,
+    KEY_LINE,
     TIMES,
     Block,
     FrontmatterDocument,
@@ -42,11 +43,43 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
         new_lines = render_key(name, meta)
         if name == "tags" and block and block.items and meta.tags:
             new_lines = _block_sequence(doc, block, meta.tags)
+        elif block is not None and block.end - block.start == 1 and len(new_lines) == 1:
+            new_lines = [_as_written(doc.lines[block.start], new_lines[0])]
         if block is not None:
             edits.replace(block.start, block.end, new_lines)
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
     return edits.apply(doc.lines)
+
+
+def _as_written(old: str, new: str) -> str:
+    """A key's new one-line value, written as its old line was: the key spelled (quoted)
+    as it was, and the comment after the value kept (`tags: [a]  # topics`)."""
+    key = KEY_LINE.match(old)
+    if key is not None:
+        new = old[: key.end("key")] + new[new.index(":") :]
+    comment = _trailing_comment(old)
+    return f"{new.removesuffix(chr(10))}{comment}\n" if comment else new
+
+
+def _trailing_comment(line: str) -> str:
+    """The comment that ends a one-line `key: value`, with the blanks before it ("" if none):
+    a `#` after a blank and outside quotes."""
+    text = line.rstrip("\r\n")
+    quote, i = "", 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\" and quote == '"':
+                i += 1  # an escaped character, whatever it is
+            elif char == quote:
+                quote = ""
+        elif char in "\"'" and (i == 0 or text[i - 1] in " \t[{,:"):
+            quote = char
+        elif char == "#" and text[i - 1] in " \t":
+            return text[len(text[:i].rstrip(" \t")) :]
+        i += 1
+    return ""
 
 
 def _block_sequence(doc: FrontmatterDocument, block: Block, values: tuple[str, ...]) -> list[str]:
