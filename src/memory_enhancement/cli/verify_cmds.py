@@ -161,6 +161,7 @@ def verify_all(
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout, recheck)
     run = app().service().verify_all(category, changed_since=changed_since, options=options)
     warn(run.skipped)
+    warn(run.unwritten)
     fmt = "json" if as_json else fmt
     if fmt == "json":
         _emit_results(run)

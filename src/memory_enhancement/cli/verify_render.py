@@ -192,6 +192,8 @@ def summary(run: Any) -> str:
         ]
         text += f"; {plural(run.mentions, 'mention')}: " + ", ".join(said)
     tail = f", {plural(len(run.skipped), 'unreadable memory file')}" if run.skipped else ""
+    if run.unwritten:
+        tail += f", {plural(len(run.unwritten), 'memory file')} left unchanged"
     return text + tail
 
 

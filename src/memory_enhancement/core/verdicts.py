@@ -144,6 +144,9 @@ class VerifyRun:
     # Per unreadable memory file: (its path in the store, its file as annotations name
     # it, the reason), for reports that point at it.
     unreadable: list[tuple[str, str, str]] = field(default_factory=list)
+    # Memory files a --fix or --write could not edit in place (the format cannot hold
+    # the edit), each `path: why`; they were left unchanged, the others written.
+    unwritten: list[str] = field(default_factory=list)
 
     def _tally(self) -> Counter[tuple[str, str]]:
         """How many citations ("c") and mentions ("m") got each verdict."""
@@ -172,8 +175,9 @@ class VerifyRun:
         return self._tally()["c", status._value_]
 
     def ok(self, *, strict: bool = False) -> bool:
-        """No failing citation or mention and no unreadable memory file; with strict, no
-        moved citation either. A memory that cannot be read cannot be vouched for."""
-        if self.skipped or any(status in _FAILING for _, status in +self._tally()):
+        """No failing citation or mention, no unreadable memory file and no fix left
+        unwritten; with strict, no moved citation either. A memory that cannot be read
+        cannot be vouched for."""
+        if self.skipped or self.unwritten or any(s in _FAILING for _, s in +self._tally()):
             return False
         return not (strict and self.count(Verdict.MOVED))

@@ -279,7 +279,9 @@ class Memories(ServiceBase):
 
         with self.store.lock():
             origin = self.store.locate(source)
-            flat = self.store.default_format() == "serena"  # a Serena store is flat
+            # A Serena store is flat, and so is a memory already at the top of any store
+            # (Claude Code's memory folder holds its frontmatter memories there).
+            flat = "/" not in origin or self.store.default_format() == "serena"
             target = (
                 normalize_new_path(destination, flat=flat) if destination.strip() else destination
             )

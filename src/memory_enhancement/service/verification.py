@@ -81,7 +81,7 @@ class Verification(Memories):
             known_now = {} if options.recheck else known
             settled = SettledFiles(known_now, self.git, str(self.repo.root), started, changes)
         run = self._runner().run(
-            batch, options, skipped=skipped, whole_store=whole, settled=settled
+            batch, options, skipped=skipped, whole_store=whole, settled=settled, many=True
         )
         if settled is not None and settled.changed:
             with self.index.connect(sync=False) as conn:

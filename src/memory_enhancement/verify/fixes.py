@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import relocated
 from memory_enhancement.core.model import Citation, Fix, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
@@ -57,9 +58,13 @@ def apply_fixes(
     fix: bool,
     write: bool,
     dry_run: bool,
+    refused: list[str] | None = None,
 ) -> list[Fix]:
     """--fix rewrites moved citations; --write (and --fix, on what it fixes) records the
-    confidence and verification time in `states` (per memory path) in the file."""
+    confidence and verification time in `states` (per memory path) in the file.
+
+    A file that cannot be edited in place (its format cannot hold the edit) is left
+    unchanged and named in `refused` with why; the other files are still written."""
     fixes = []
     with store.batch():
         for result in results:
@@ -68,10 +73,16 @@ def apply_fixes(
             edits = mention_edits(result.mentions) if fix else []
             if wanted == current and not write and not edits:
                 continue
-            done = _fix_one(
-                store, result, wanted, states.get(result.path), dry_run=dry_run,
-                only_recorded=not write, edits=edits,
-            )  # fmt: skip
+            try:
+                done = _fix_one(
+                    store, result, wanted, states.get(result.path), dry_run=dry_run,
+                    only_recorded=not write, edits=edits,
+                )  # fmt: skip
+            except MemoryToolError as exc:
+                if refused is None:
+                    raise
+                refused.append(str(exc))
+                continue
             if done is not None:
                 fixes.append(done)
     return fixes

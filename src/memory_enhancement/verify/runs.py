@@ -57,6 +57,7 @@ class Runner:
         keep_uncited: bool = False,
         whole_store: bool = False,
         settled: SettledFiles | None = None,
+        many: bool = False,
     ) -> VerifyRun:
         """Verify the batch; memories with nothing to check are dropped unless keep_uncited.
 
@@ -64,7 +65,9 @@ class Runner:
         category or a ref), which lets the history skip what did not change. The
         results are kept as the batch's rows (core/batch_verdicts.py) unless fixes are
         asked for, which need every result built. `settled`: the files whose citations
-        held at the last whole-store run (verify/settled.py), learned anew by this one."""
+        held at the last whole-store run (verify/settled.py), learned anew by this one.
+        `many`: a run over many memories, where a file a fix cannot be written to is
+        left unchanged and named in the run's `unwritten` (one memory: the error is raised)."""
         urls = None
         if options.check_urls:
             from memory_enhancement.verify.urls import UrlChecker
@@ -81,6 +84,7 @@ class Runner:
             whole_store=whole_store, mark=settled.mark if settled is not None else None,
         )  # fmt: skip
         fixes: list[Fix] = []
+        unwritten: list[str] = []
         kept: Sequence[MemoryVerification] = results
         if options.fix or options.write:
             from memory_enhancement.verify.fixes import apply_fixes
@@ -90,10 +94,11 @@ class Runner:
             fixes = apply_fixes(
                 self.store, self.repo, kept, self._states(kept, ids),
                 stamp=format_timestamp(self.clock()), fix=options.fix, write=options.write,
-                dry_run=options.dry_run,
+                dry_run=options.dry_run, refused=unwritten if many else None,
             )  # fmt: skip
         skipped = list(skipped)
-        return VerifyRun(kept, fixes, skipped, [self._unreadable(reason) for reason in skipped])
+        unreadable = [self._unreadable(reason) for reason in skipped]
+        return VerifyRun(kept, fixes, skipped, unreadable, unwritten)
 
     def _mentions(self, batch: CitedBatch) -> dict[int, tuple[CitationCheck, ...]]:
         """Prose mentions, verified from history as citations (verify/mentions.py), of the

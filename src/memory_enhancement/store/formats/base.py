@@ -152,6 +152,25 @@ def as_lines(text: str) -> list[str]:
     return lines
 
 
+def closed_text(text: str) -> str:
+    """Text as the writers edit it: ending with a newline (unless empty).
+
+    Many real memories (every file Serena writes) end without one; edits that append
+    after the last line would otherwise glue their first line onto it. The writers work
+    on the closed text and `keep_final_newline` takes the added newline back off.
+    """
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def keep_final_newline(before: str, after: str) -> str:
+    """after, ending with a newline exactly when before did: an edit never adds or
+    removes the file's final newline (a Serena file stays without one, so adding and
+    then removing a citation gives the file back byte for byte)."""
+    if before and not before.endswith("\n") and after.endswith("\n"):
+        return after[:-1]
+    return after
+
+
 def ensure_newline(lines: list[str]) -> list[str]:
     if lines and not lines[-1].endswith("\n"):
         lines = [*lines[:-1], lines[-1] + "\n"]

@@ -25,7 +25,6 @@ frontmatter_write.py, which a read never imports.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -40,18 +39,19 @@ from memory_enhancement.store.formats.base import (
     Document,
     added_links,
     as_lines,
+    closed_text,
     content_of,
+    keep_final_newline,
 )
 from memory_enhancement.store.formats.frontmatter_doc import (
     FIELDS,
     ITEM_LINE,
+    KEY_LINE,
     TIMES,
     Block,
     FrontmatterDocument,
 )
 from memory_enhancement.store.formats.links import extract_links
-
-_KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
 
 _READ_ONLY_KEYS = ("links", "related")
 _CITATION_KEYS = {"path", "file", "target", "url", "line", "lines", "end_line", "snippet"}
@@ -100,24 +100,39 @@ class FrontmatterFormat:
             body = content_of(memory.content)
             return f"---\n{head}---\n{body}\n" if body else f"---\n{head}---\n"
         assert isinstance(doc, FrontmatterDocument)
-        lines = write.edit_keys(doc, memory.meta, added_links(doc.memory, memory))
+        original = doc
+        new_links = added_links(doc.memory, memory)
+        if closed_text(doc.text) != doc.text:  # edited as if it ended with a newline
+            doc = self.parse(doc.memory.path, closed_text(doc.text), links=False)
+        lines = write.edit_keys(doc, memory.meta, new_links)
         if content_of(memory.content) != doc.memory.content:
-            body = content_of(memory.content)
             close = doc.close + len(lines) - len(doc.lines)  # key edits sit above it
-            lines = lines[: close + 1] + ([body + "\n"] if body else [])
-        text = "".join(lines)
-        if text != doc.text:
-            self._check(doc, memory, text)
+            body = write.replace_body("".join(lines[close + 1 :]), content_of(memory.content))
+            lines = lines[: close + 1] + as_lines(body)
+        text = keep_final_newline(original.text, "".join(lines))
+        if text != original.text:
+            self._check(original, memory, text)
         return text
 
     def _check(self, doc: FrontmatterDocument, memory: Memory, text: str) -> None:
-        """Refuse an edit whose result would not read back as exactly what was meant."""
-        again = self.parse(doc.memory.path, text, links=False)
+        """Refuse an edit whose result would not read back as exactly what was meant
+        (or not at all: the file is fine, the edit is what cannot be made)."""
+        try:
+            again: FrontmatterDocument | None = self.parse(doc.memory.path, text, links=False)
+        except UnreadableMemoryError:
+            again = None
         meant = replace(memory.meta, extra=doc.memory.meta.extra)
-        if again.memory.meta != meant or again.memory.content != content_of(memory.content):
+        if (
+            again is None
+            or again.memory.meta != meant
+            or again.memory.content != content_of(memory.content)
+        ):
+            # e.g. `{created_at: ..., tags: [...]}`: one flow mapping, no key on a line
+            # of its own to edit.
+            hint = " (its keys are not written one per line)" if not doc.blocks else ""
             raise MemoryToolError(
                 f"{doc.memory.path}: cannot edit this frontmatter in place without changing "
-                "other keys; the file was left unchanged"
+                f"other keys{hint}; the file was left unchanged"
             )
 
 
@@ -157,7 +172,7 @@ def _load_yaml(path: str, text: str) -> dict[str, Any]:
 def _scan_blocks(lines: list[str], start: int, stop: int) -> dict[str, Block]:
     marks = []
     for i in range(start, stop):
-        match = _KEY_LINE.match(lines[i])
+        match = KEY_LINE.match(lines[i])
         if match:
             marks.append((i, match["key"].strip("\"'")))
     blocks: dict[str, Block] = {}

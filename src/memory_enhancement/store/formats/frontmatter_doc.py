@@ -17,6 +17,7 @@ from memory_enhancement.store.formats import yamlload
 from memory_enhancement.store.formats.base import Document
 
 ITEM_LINE = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]|$)")
+KEY_LINE = re.compile(r"""^(?P<key>[A-Za-z_][\w.-]*|"[^"]*"|'[^']*')[ \t]*:(?:[ \t]|$)""")
 
 # Fields the tool writes, in the order it writes them.
 FIELDS = (

@@ -17,10 +17,11 @@ from memory_enhancement.core.ids import PREFIX
 from memory_enhancement.core.model import Citation, Link, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.store.formats import frontmatter_doc as fd
-from memory_enhancement.store.formats.base import LineEdits
+from memory_enhancement.store.formats.base import LineEdits, content_of
 from memory_enhancement.store.formats.frontmatter_doc import (
     FIELDS,
     ITEM_LINE,
+    KEY_LINE,
     TIMES,
     Block,
     FrontmatterDocument,
@@ -40,11 +41,53 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
             _edit_citation_items(doc, block, list(meta.citations), edits)
             continue
         new_lines = render_key(name, meta)
+        if name == "tags" and block and block.items and meta.tags:
+            new_lines = _block_sequence(doc, block, meta.tags)
+        elif block is not None and block.end - block.start == 1 and len(new_lines) == 1:
+            new_lines = [_as_written(doc.lines[block.start], new_lines[0])]
         if block is not None:
             edits.replace(block.start, block.end, new_lines)
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
     return edits.apply(doc.lines)
+
+
+def _as_written(old: str, new: str) -> str:
+    """A key's new one-line value, written as its old line was: the key spelled (quoted)
+    as it was, and the comment after the value kept (`tags: [a]  # topics`)."""
+    key = KEY_LINE.match(old)
+    if key is not None:
+        new = old[: key.end("key")] + new[new.index(":") :]
+    comment = _trailing_comment(old)
+    return f"{new.removesuffix(chr(10))}{comment}\n" if comment else new
+
+
+def _trailing_comment(line: str) -> str:
+    """The comment that ends a one-line `key: value`, with the blanks before it ("" if none):
+    a `#` after a blank and outside quotes."""
+    text = line.rstrip("\r\n")
+    quote, i = "", 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\" and quote == '"':
+                i += 1  # an escaped character, whatever it is
+            elif char == quote:
+                quote = ""
+        elif char in "\"'" and (i == 0 or text[i - 1] in " \t[{,:"):
+            quote = char
+        elif char == "#" and text[i - 1] in " \t":
+            return text[len(text[:i].rstrip(" \t")) :]
+        i += 1
+    return ""
+
+
+def _block_sequence(doc: FrontmatterDocument, block: Block, values: tuple[str, ...]) -> list[str]:
+    """New values for a key written as a block sequence (`tags:` then `  - a` lines), in
+    that style: its key line as it was, its items' indentation."""
+    match = ITEM_LINE.match(doc.lines[block.items[0]])
+    indent = match["indent"] if match else "  "
+    return [doc.lines[block.start], *(f"{indent}- {fd.flow(value)}\n" for value in values)]
 
 
 def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:
@@ -133,6 +176,27 @@ def _render_item(citation: Citation, indent: str) -> list[str]:
     rendered += [f"{k}: {v}\n" for k, v in citation.extra]
     pad = indent + "  "
     return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
+
+
+def replace_body(body: str, content: str) -> str:
+    """The body with its content replaced and the blank lines around it kept.
+
+    The content is the body less its leading and trailing blank lines; those (the blank
+    line most files have after the closing `---`, the newline at the end) are layout,
+    not content, and stay as they were.
+    """
+    if not content:
+        return ""
+    old = content_of(body)
+    if not old:
+        return content + "\n"
+    lines = body.split("\n")
+    start = 0
+    for line in lines:
+        if line.strip():
+            break
+        start += len(line) + 1
+    return body[:start] + content + body[start + len(old) :]
 
 
 def render_links(links: tuple[Link, ...]) -> list[str]:

@@ -40,7 +40,9 @@ from memory_enhancement.store.formats.base import (
     Document,
     added_links,
     as_lines,
+    closed_text,
     content_of,
+    keep_final_newline,
 )
 from memory_enhancement.store.formats.links import extract_links
 from memory_enhancement.store.formats.serena_doc import (
@@ -120,19 +122,24 @@ class SerenaFormat:
             return text
         assert isinstance(doc, SerenaDocument)
         original = doc
-        text = doc.text
         new_links = added_links(doc.memory, memory)
+        if closed_text(doc.text) != doc.text:  # edited as if it ended with a newline
+            doc = self.parse(doc.memory.path, closed_text(doc.text), links=False)
+        text = doc.text
         if content_of(memory.content) != doc.memory.content:
             _refuse_reserved_headings(memory.path, memory.content)
-            text = write.replace_content(doc, memory.content)
+            before, text = doc, write.splice_content(doc, memory.content) or ""
             doc = self.parse(doc.memory.path, text, links=False)
+            if doc.memory.content != content_of(memory.content):  # e.g. a fence left open
+                text = write.replace_content(before, memory.content)
+                doc = self.parse(doc.memory.path, text, links=False)
         if tuple(memory.meta.citations) != tuple(e.citation for e in doc.entries):
             text = write.edit_citations(doc, list(memory.meta.citations))
             doc = self.parse(doc.memory.path, text, links=False)
         if new_links:
             text = write.append_links(doc, new_links)
             doc = self.parse(doc.memory.path, text, links=False)
-        text = write.edit_metadata(doc, memory.meta)
+        text = keep_final_newline(original.text, write.edit_metadata(doc, memory.meta))
         if text != original.text:
             self._check(memory, text, original)
         return text

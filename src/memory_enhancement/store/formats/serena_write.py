@@ -112,6 +112,39 @@ def close_fence(content: str) -> str:
     return f"{content}\n{fence}" if fence else content
 
 
+def splice_content(doc: SerenaDocument, content: str) -> str | None:
+    """The file with its content lines edited in place, line by line: the lines that stay
+    keep their bytes and places, and so do the managed sections between them (a Citations
+    section of the author's own in mid-file stays where it is). None when the file has no
+    content to edit yet.
+
+    Lines are deleted one by one (never a range across a managed section); new lines go
+    after the content line before them, so they never land inside a managed section.
+    """
+    inside: set[int] = set()
+    for section in (doc.section(k) for k in MANAGED):
+        if section is not None:
+            inside.update(range(section.start, section.end))
+    where = [i for i in range(len(doc.lines)) if i not in inside]
+    while where and not doc.lines[where[0]].strip():
+        where.pop(0)
+    while where and not doc.lines[where[-1]].strip():
+        where.pop()
+    if not where:
+        return None
+    old = [doc.lines[i].removesuffix("\n") for i in where]
+    new = content_of(content).split("\n")
+    edits = LineEdits()
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for k in range(i1, i2):
+            edits.delete(where[k], where[k] + 1)
+        at = where[i1] if i1 < i2 else (where[i1 - 1] + 1 if i1 else where[0])
+        edits.insert(at, [line + "\n" for line in new[j1:j2]])
+    return "".join(edits.apply(doc.lines))
+
+
 def replace_content(doc: SerenaDocument, content: str) -> str:
     """New content goes where the first unmanaged lines were; managed sections stay."""
     managed = sorted(
@@ -268,13 +301,18 @@ def _tail_gap(lines: list[str]) -> list[str]:
 
 
 def _drop_empty_citations_section(text: str) -> str:
+    """Without citations left, the citations table goes: the whole section when it held
+    nothing else, else the table's header (and the blank line an added table came with),
+    so adding and then removing a citation gives the file back as it was."""
     lines = as_lines(text)
     section = md.first_section(md.find_sections(lines), CITATIONS)
     if section is None:
         return text
     body = [line.strip() for line in lines[section.start + 1 : section.end]]
     rows = [line for line in body if line]
-    if len(rows) > 2 or (rows and not all(r.startswith("|") for r in rows)):
+    if rows and not all(r.startswith("|") for r in rows):
+        return _drop_empty_table(lines, section) or text
+    if len(rows) > 2:
         return text
     at_end = section.end == len(lines)
     del lines[section.start : section.end]
@@ -282,6 +320,23 @@ def _drop_empty_citations_section(text: str) -> str:
         while lines and not lines[-1].strip():
             lines.pop()
     return "".join(lines)
+
+
+def _drop_empty_table(lines: list[str], section: md.Section) -> str | None:
+    """The text without the section's table when only its header is left (None when
+    the section has rows in a table, or no table)."""
+    tables = [
+        i
+        for i in range(section.start + 1, section.end - 1)
+        if lines[i].lstrip().startswith("|") and md.is_separator_row(md.split_row(lines[i + 1]))
+    ]
+    if len(tables) != 1:
+        return None
+    head = tables[0]
+    if head + 2 < section.end and lines[head + 2].lstrip().startswith("|"):
+        return None  # it has rows: not ours to drop
+    start = head - 1 if head - 1 > section.start and not lines[head - 1].strip() else head
+    return "".join(lines[:start] + lines[head + 2 :])
 
 
 def edit_metadata(doc: SerenaDocument, meta: MemoryMeta) -> str:

@@ -1,0 +1,223 @@
+"""Edits of memory files written by others change only what they mean to change.
+
+Each test is a byte found moved, lost or added while editing real stores (QA round s23,
+named in each docstring), shrunk to a minimal file of its shape.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import GIT_ENV, git
+from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.verify.repo import Repository
+
+
+def _serena(git_repo: Path, clock: object, files: dict[str, str | bytes]) -> MemoryService:
+    store = git_repo / ".serena" / "memories"
+    return _service(git_repo, store, clock, files)
+
+
+def _service(
+    git_repo: Path, store: Path, clock: object, files: dict[str, str | bytes]
+) -> MemoryService:
+    store.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        file = store / name
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return MemoryService(Store(store), Repository(git_repo), clock=clock)  # type: ignore[arg-type]
+
+
+# -- the final newline ----------------------------------------------------------------
+
+
+def test_adding_then_removing_a_citation_gives_a_file_without_final_newline_back(
+    git_repo: Path, clock: object
+) -> None:
+    """Serena writes its memories without a final newline (24taro/TypoChecker's
+    chrome_extension_architecture.md): the round trip used to leave one behind."""
+    original = "# Note\n\nText without a final newline."
+    service = _serena(git_repo, clock, {"note.md": original})
+    file = git_repo / ".serena" / "memories" / "note.md"
+    service.add_citation("note", "src/app.py:3")
+    assert file.read_text().endswith("| 2026-01-31T12:00:00.000Z |")  # still no final newline
+    service.remove_citation("note", "src/app.py:3")
+    assert file.read_bytes() == original.encode()
+
+
+def test_a_citation_added_after_a_last_table_row_without_newline_gets_a_row_of_its_own(
+    git_repo: Path, clock: object
+) -> None:
+    """The row used to be glued onto the last one, and the edit refused."""
+    table = (
+        "# Note\n\n## Citations\n\n| File | Line | Snippet | Verified |\n"
+        "|------|------|---------|----------|\n"
+        "| src/app.py | 3 | `API_VERSION = 'v2'` | 2026-01-01T00:00:00.000Z |"
+    )
+    service = _serena(git_repo, clock, {"note.md": table})
+    service.add_citation("note", "src/app.py:1")
+    text = (git_repo / ".serena" / "memories" / "note.md").read_text()
+    assert text == table + "\n| src/app.py | 1 | `import os` | 2026-01-31T12:00:00.000Z |"
+
+
+# -- content updates ------------------------------------------------------------------
+
+
+def test_new_content_keeps_the_blank_line_after_the_frontmatter_and_the_end_of_the_file(
+    git_repo: Path, clock: object
+) -> None:
+    """A Claude Code memory (4444J99/application-pipeline, .claude/memory/*.md) lost the
+    blank line between its `---` and its text when its content was updated."""
+    head = "---\nname: pivot\ndescription: why we pivoted\ntype: project\n---\n\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"pivot.md": head + "Old text.\n\n"})
+    service.update("pivot", content="New text.")
+    text = (git_repo / "mem" / "pivot.md").read_text()
+    stamp = "updated_at: 2026-01-31T12:00:00.000Z\n"
+    assert text == head.replace("type: project\n", "type: project\n" + stamp) + "New text.\n\n"
+
+
+def test_new_content_of_a_bodyless_frontmatter_file_without_final_newline_goes_below_it(
+    git_repo: Path, clock: object
+) -> None:
+    """`---` as the last bytes of the file: the body used to be glued onto it (`---New`)
+    and the edit refused with "frontmatter has no closing '---' line"."""
+    service = _service(git_repo, git_repo / "mem", clock, {"t/only.md": "---\ntags: [a]\n---"})
+    service.update("t/only", content="New body")
+    text = (git_repo / "mem" / "t" / "only.md").read_text()
+    assert text == "---\nupdated_at: 2026-01-31T12:00:00.000Z\ntags: [a]\n---\nNew body"
+
+
+def test_a_content_update_leaves_an_authors_citations_section_in_its_place(
+    git_repo: Path, clock: object
+) -> None:
+    """122sp7/xuanwu-app's repo/agents-md-authority-framework.md has a `## Citations`
+    list of its own in mid-file: a content update moved it below the rest."""
+    original = (
+        "# Rules\n\nIntro.\n\n## Citations\n\n- AGENTS.md (the framework)\n\n"
+        "## Template\n\nfeat: x\n"
+    )
+    service = _serena(git_repo, clock, {"rules.md": original})
+    content = service.get("rules").memory.content
+    service.update("rules", content=content + "\n\nAppended.")
+    text = (git_repo / ".serena" / "memories" / "rules.md").read_text()
+    assert text.startswith(original + "\nAppended.\n\n## Metadata\n")
+
+
+# -- citations sections of the author's own --------------------------------------------
+
+
+def test_removing_the_only_citation_from_an_authors_citations_list_removes_its_table(
+    git_repo: Path, clock: object
+) -> None:
+    """122sp7/xuanwu-app's repo/skill-fact-context7.md: adding and removing a citation
+    left an empty table header in the author's `## Citations` list."""
+    original = "# Context7\n\nText.\n\n## Citations\n\n- Context7 MCP tool\n- its docs\n"
+    service = _serena(git_repo, clock, {"ctx.md": original})
+    service.add_citation("ctx", "src/app.py:3")
+    service.remove_citation("ctx", "src/app.py:3")
+    assert (git_repo / ".serena" / "memories" / "ctx.md").read_text() == original
+
+
+# -- frontmatter styles ------------------------------------------------------------------
+
+
+def test_new_tags_keep_the_block_style_of_the_tags_they_replace(
+    git_repo: Path, clock: object
+) -> None:
+    """Yeseh/cortex writes `tags:` as a block sequence; an update made it `[a, b]`."""
+    original = (
+        "---\ncreated_at: 2026-01-29T19:53:51.691Z\ntags:   # what it is about\n"
+        "    - standard\n    - mcp\nsource: mcp\n---\nBody.\n"
+    )
+    service = _service(git_repo, git_repo / "mem", clock, {"s/wrap.md": original})
+    service.update("s/wrap", tags=["standard", "server"])
+    text = (git_repo / "mem" / "s" / "wrap.md").read_text()
+    assert "tags:   # what it is about\n    - standard\n    - server\nsource: mcp\n" in text
+
+
+def test_a_new_value_keeps_the_comment_and_the_key_spelling_of_its_line(
+    git_repo: Path, clock: object
+) -> None:
+    """Found editing hand-written frontmatter: `tags: [a, b]  # topics` lost its
+    comment and `'tags':` its quotes when the tags changed."""
+    original = (
+        "---\n'tags': [a, 'b #1']  # topics\nupdated_at: 2026-01-29T10:00:00Z  # last edit\n"
+        "---\nBody.\n"
+    )
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["x", "y"])
+    assert (git_repo / "mem" / "c" / "n.md").read_text() == (
+        "---\n'tags': [x, y]  # topics\nupdated_at: 2026-01-31T12:00:00.000Z  # last edit\n"
+        "---\nBody.\n"
+    )
+
+
+def test_editing_a_frontmatter_written_as_one_flow_mapping_is_refused_without_blaming_it(
+    git_repo: Path, clock: object
+) -> None:
+    """Yeseh/cortex's runbooks/user-test-mcp-server.md holds `{created_at: ..., tags: [...]}`:
+    the refusal said the user's file was "malformed YAML"."""
+    original = "---\n{created_at: 2026-02-14T21:05:49.211Z, tags: [qa], source: mcp}\n---\n# R\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"r/run.md": original})
+    assert service.get("r/run").memory.meta.tags == ("qa",)
+    with pytest.raises(MemoryToolError) as caught:
+        service.update("r/run", tags=["other"])
+    message = str(caught.value)
+    assert "cannot edit this frontmatter in place" in message
+    assert "not written one per line" in message
+    assert "malformed" not in message
+    assert (git_repo / "mem" / "r" / "run.md").read_text() == original
+
+
+def _cli(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV, "MEMORY_ENHANCEMENT_HOME": str(home)}
+    command = [sys.executable, "-m", "memory_enhancement", "--dir", "mem", *args]
+    return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
+
+
+def test_verify_all_write_records_the_other_memories_when_one_cannot_be_edited(
+    git_repo: Path, isolated_home: Path
+) -> None:
+    """In Yeseh/cortex, features/category-hierarchy-enforcement.md (a flow mapping)
+    stopped `verify-all --write` midway: the files after it were never written."""
+    flow = "---\n{tags: [a], citations: [src/app.py:3]}\n---\nFlow.\n"
+    block = "---\ntags: [b]\ncitations:\n  - src/app.py:3\n---\nBlock.\n"
+    files = {"a/first.md": flow, "b/second.md": block, "c/third.md": block}
+    for name, text in files.items():
+        (git_repo / "mem" / name).parent.mkdir(parents=True, exist_ok=True)
+        (git_repo / "mem" / name).write_text(text)
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "memories")
+    done = _cli(git_repo, isolated_home, "verify-all", "--write")
+    assert done.returncode == 1, done.stderr
+    assert "warning: a/first: cannot edit this frontmatter in place" in done.stderr
+    assert "1 memory file left unchanged" in done.stdout
+    assert (git_repo / "mem" / "a" / "first.md").read_text() == flow
+    for name in ("b/second.md", "c/third.md"):
+        assert "last_verified: " in (git_repo / "mem" / name).read_text()
+
+
+def test_a_memory_at_the_top_of_a_frontmatter_store_can_be_renamed_at_the_top(
+    git_repo: Path, clock: object
+) -> None:
+    """Claude Code keeps its memories at the top of `.claude/memory/` (Aleslammer/
+    deathwatch_foundryvtt): `move` asked for a category and a slug."""
+    files = {
+        "testing.md": "---\nname: testing\ntype: project\n---\n\nSee [[old_name]].\n",
+        "old_name.md": "---\nname: old\ntype: feedback\n---\n\nBody.\n",
+    }
+    service = _service(git_repo, git_repo / ".claude" / "memory", clock, files)
+    service.move("old_name", "new_name")
+    folder = git_repo / ".claude" / "memory"
+    assert not (folder / "old_name.md").exists()
+    assert (folder / "testing.md").read_text().endswith("See [[new_name]].\n")
+    with pytest.raises(MemoryToolError, match="a category and a slug"):
+        service.add("lonely", "A new memory still needs a category in this store.")
