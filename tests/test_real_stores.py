@@ -1,13 +1,13 @@
-"""Real memory files from seven public stores are saved back byte for byte.
+"""Real memory files from six public stores are saved back byte for byte.
 
-`corpus/real-stores/` holds 21 files copied unchanged from Serena stores (English,
+`corpus/real-stores/` holds 18 files copied unchanged from Serena stores (English,
 Japanese, Chinese, Russian; without a final newline, with tables, fences, trailing
 spaces, an author's own `## Citations` and `## Related` sections), Yeseh/cortex's
 frontmatter memories (block and flow style, citations, expiry) and Claude Code memory
 folders (`name`/`description`/`type`, keys the tool does not know). Each repository's
-folder names its source, commit and licence (MIT or BSD). Every file is also tried with
-CRLF line endings, a byte order mark and no final newline, the shapes Windows editors
-and Serena leave behind.
+folder names its source, commit and licence (MIT or BSD) beside the repository's
+LICENSE. Every file is also tried with CRLF line endings, a byte order mark and no final
+newline, the shapes Windows editors and Serena leave behind.
 """
 
 from __future__ import annotations
@@ -57,8 +57,9 @@ def _stores() -> Iterator[Path]:
 
 
 def test_the_real_store_sample_is_there_with_its_sources() -> None:
-    assert len(FILES) == 21
+    assert len(FILES) == 18
     for repo in (p for p in REAL.iterdir() if p.is_dir()):
+        assert (repo / "LICENSE").is_file()  # the licence's own text travels with the files
         source = (repo / "SOURCE.txt").read_text()
         assert "Source repository: https://github.com/" in source
         assert "MIT" in source or "BSD" in source
