@@ -126,6 +126,25 @@ def test_removing_the_only_citation_from_an_authors_citations_list_removes_its_t
     assert (git_repo / ".serena" / "memories" / "ctx.md").read_text() == original
 
 
+@pytest.mark.parametrize(
+    "original",
+    [
+        "# Note\n\nText.\n\n\n",  # blank lines at the end
+        "# Note\n\nText.\n\t\n",  # a line of blanks at the end
+        "# Note\n\nText.\n## Metadata\n\n- **Tags**: a\n",  # a heading right after text
+    ],
+)
+def test_adding_then_removing_a_citation_gives_back_the_blank_lines_around_it(
+    git_repo: Path, clock: object, original: str
+) -> None:
+    """The new section came with a blank line that its removal did not take back (before
+    a heading), or its removal took the file's own blank lines at the end with it."""
+    service = _serena(git_repo, clock, {"note.md": original})
+    service.add_citation("note", "src/app.py:3")
+    service.remove_citation("note", "src/app.py:3")
+    assert (git_repo / ".serena" / "memories" / "note.md").read_text() == original
+
+
 # -- frontmatter styles ------------------------------------------------------------------
 
 
