@@ -179,6 +179,18 @@ def test_a_new_value_keeps_the_comment_and_the_key_spelling_of_its_line(
     )
 
 
+def test_an_indented_comment_after_a_block_of_tags_survives_new_tags(
+    git_repo: Path, clock: object
+) -> None:
+    """The comment line under the last item was taken for part of the value and
+    rewritten away with it (only comments at the start of a line were kept)."""
+    original = "---\ntags:\n  - a\n  # more to come\nsource: mcp\n---\nBody.\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["a", "b"])
+    text = (git_repo / "mem" / "c" / "n.md").read_text()
+    assert "tags:\n  - a\n  - b\n  # more to come\nsource: mcp\n" in text
+
+
 def test_editing_a_frontmatter_written_as_one_flow_mapping_is_refused_without_blaming_it(
     git_repo: Path, clock: object
 ) -> None:

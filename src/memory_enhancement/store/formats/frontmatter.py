@@ -178,7 +178,11 @@ def _scan_blocks(lines: list[str], start: int, stop: int) -> dict[str, Block]:
     blocks: dict[str, Block] = {}
     for n, (i, key) in enumerate(marks):
         end = marks[n + 1][0] if n + 1 < len(marks) else stop
-        while end > i + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+        # A comment after the value, indented or not, is not part of it: an edit of the
+        # value keeps it (`tags:`, `  - a`, `  # more to come`).
+        while end > i + 1 and (
+            not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")
+        ):
             end -= 1
         blocks.setdefault(key, Block(key, i, end, _item_starts(lines, i, end)))
     return blocks
