@@ -191,6 +191,19 @@ def test_an_indented_comment_after_a_block_of_tags_survives_new_tags(
     assert "tags:\n  - a\n  - b\n  # more to come\nsource: mcp\n" in text
 
 
+def test_a_new_value_keeps_the_carriage_return_of_its_line_in_a_file_of_mixed_endings(
+    git_repo: Path, clock: object
+) -> None:
+    """A file with CRLF and LF lines keeps its `\r`s as they are (store decoding): the
+    rewritten `tags:` line lost its own."""
+    original = b"---\r\ntags: [a]  # topics\r\nsource: mcp\n---\nBody.\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["b"])
+    data = (git_repo / "mem" / "c" / "n.md").read_bytes()
+    assert data.startswith(b"---\r\n")
+    assert b"\ntags: [b]  # topics\r\nsource: mcp\n---\nBody.\n" in data
+
+
 def test_editing_a_frontmatter_written_as_one_flow_mapping_is_refused_without_blaming_it(
     git_repo: Path, clock: object
 ) -> None:

@@ -54,12 +54,13 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
 
 def _as_written(old: str, new: str) -> str:
     """A key's new one-line value, written as its old line was: the key spelled (quoted)
-    as it was, and the comment after the value kept (`tags: [a]  # topics`)."""
+    as it was, the comment after the value kept (`tags: [a]  # topics`), and its line
+    ending (a file mixing CRLF and LF lines keeps a CRLF line's `\r`)."""
     key = KEY_LINE.match(old)
     if key is not None:
         new = old[: key.end("key")] + new[new.index(":") :]
-    comment = _trailing_comment(old)
-    return f"{new.removesuffix(chr(10))}{comment}\n" if comment else new
+    end = "\r\n" if old.endswith("\r\n") else "\n"
+    return f"{new.removesuffix(chr(10))}{_trailing_comment(old)}{end}"
 
 
 def _trailing_comment(line: str) -> str:
