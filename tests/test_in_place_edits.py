@@ -191,6 +191,22 @@ def test_an_indented_comment_after_a_block_of_tags_survives_new_tags(
     assert "tags:\n  - a\n  - b\n  # more to come\nsource: mcp\n" in text
 
 
+def test_a_hash_line_of_a_snippet_block_stays_in_the_snippet_when_a_citation_is_added(
+    git_repo: Path, clock: object
+) -> None:
+    """A `#` line at the end of a block-scalar snippet is code, not a comment after the
+    citations: a new citation must not go between it and the rest of the snippet."""
+    original = (
+        "---\ncitations:\n  - path: src/app.py\n    line: 1\n    snippet: |\n"
+        "      import os\n      # the settings\n---\nBody.\n"
+    )
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.add_citation("c/n", "src/app.py:3")
+    text = (git_repo / "mem" / "c" / "n.md").read_text()
+    assert "    snippet: |\n      import os\n      # the settings\n  - path: src/app.py\n" in text
+    assert service.get("c/n").memory.meta.citations[0].snippet == "import os\n# the settings\n"
+
+
 def test_a_new_value_keeps_the_carriage_return_of_its_line_in_a_file_of_mixed_endings(
     git_repo: Path, clock: object
 ) -> None:
