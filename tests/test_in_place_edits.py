@@ -68,6 +68,19 @@ def test_a_citation_added_after_a_last_table_row_without_newline_gets_a_row_of_i
     assert text == table + "\n| src/app.py | 1 | `import os` | 2026-01-31T12:00:00.000Z |"
 
 
+def test_new_content_without_the_last_lines_keeps_a_file_without_final_newline(
+    git_repo: Path, clock: object
+) -> None:
+    """Content after the managed sections, last in a file without a final newline: new
+    content without it left the file ending with the Metadata section's blank line."""
+    original = "Intro.\n\n## Metadata\n\n- **Tags**: a\n\n## Related\n\n- notes/near"
+    service = _serena(git_repo, clock, {"note.md": original})
+    service.update("note", content="New intro.")
+    text = (git_repo / ".serena" / "memories" / "note.md").read_text()
+    stamp = "- **Updated**: 2026-01-31T12:00:00.000Z"
+    assert text == "New intro.\n## Metadata\n\n- **Tags**: a\n" + stamp
+
+
 # -- content updates ------------------------------------------------------------------
 
 
