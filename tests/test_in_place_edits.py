@@ -192,6 +192,18 @@ def test_a_new_value_keeps_the_comment_and_the_key_spelling_of_its_line(
     )
 
 
+def test_new_tags_keep_the_lines_of_the_block_items_that_stay(
+    git_repo: Path, clock: object
+) -> None:
+    """A new tag rewrote every item of a block sequence: the quotes of the ones that
+    stayed and the comments after them were lost."""
+    original = '---\ntags:\n  - a  # first\n  # why b\n  - "b"\nsource: mcp\n---\nBody.\n'
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["a", "b", "c"])
+    text = (git_repo / "mem" / "c" / "n.md").read_text()
+    assert 'tags:\n  - a  # first\n  # why b\n  - "b"\n  - c\nsource: mcp\n' in text
+
+
 def test_an_indented_comment_after_a_block_of_tags_survives_new_tags(
     git_repo: Path, clock: object
 ) -> None:
