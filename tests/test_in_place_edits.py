@@ -68,6 +68,19 @@ def test_a_citation_added_after_a_last_table_row_without_newline_gets_a_row_of_i
     assert text == table + "\n| src/app.py | 1 | `import os` | 2026-01-31T12:00:00.000Z |"
 
 
+def test_new_content_without_the_last_lines_keeps_a_file_without_final_newline(
+    git_repo: Path, clock: object
+) -> None:
+    """Content after the managed sections, last in a file without a final newline: new
+    content without it left the file ending with the Metadata section's blank line."""
+    original = "Intro.\n\n## Metadata\n\n- **Tags**: a\n\n## Related\n\n- notes/near"
+    service = _serena(git_repo, clock, {"note.md": original})
+    service.update("note", content="New intro.")
+    text = (git_repo / ".serena" / "memories" / "note.md").read_text()
+    stamp = "- **Updated**: 2026-01-31T12:00:00.000Z"
+    assert text == "New intro.\n## Metadata\n\n- **Tags**: a\n" + stamp
+
+
 # -- content updates ------------------------------------------------------------------
 
 
@@ -126,6 +139,25 @@ def test_removing_the_only_citation_from_an_authors_citations_list_removes_its_t
     assert (git_repo / ".serena" / "memories" / "ctx.md").read_text() == original
 
 
+@pytest.mark.parametrize(
+    "original",
+    [
+        "# Note\n\nText.\n\n\n",  # blank lines at the end
+        "# Note\n\nText.\n\t\n",  # a line of blanks at the end
+        "# Note\n\nText.\n## Metadata\n\n- **Tags**: a\n",  # a heading right after text
+    ],
+)
+def test_adding_then_removing_a_citation_gives_back_the_blank_lines_around_it(
+    git_repo: Path, clock: object, original: str
+) -> None:
+    """The new section came with a blank line that its removal did not take back (before
+    a heading), or its removal took the file's own blank lines at the end with it."""
+    service = _serena(git_repo, clock, {"note.md": original})
+    service.add_citation("note", "src/app.py:3")
+    service.remove_citation("note", "src/app.py:3")
+    assert (git_repo / ".serena" / "memories" / "note.md").read_text() == original
+
+
 # -- frontmatter styles ------------------------------------------------------------------
 
 
@@ -158,6 +190,59 @@ def test_a_new_value_keeps_the_comment_and_the_key_spelling_of_its_line(
         "---\n'tags': [x, y]  # topics\nupdated_at: 2026-01-31T12:00:00.000Z  # last edit\n"
         "---\nBody.\n"
     )
+
+
+def test_new_tags_keep_the_lines_of_the_block_items_that_stay(
+    git_repo: Path, clock: object
+) -> None:
+    """A new tag rewrote every item of a block sequence: the quotes of the ones that
+    stayed and the comments after them were lost."""
+    original = '---\ntags:\n  - a  # first\n  # why b\n  - "b"\nsource: mcp\n---\nBody.\n'
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["a", "b", "c"])
+    text = (git_repo / "mem" / "c" / "n.md").read_text()
+    assert 'tags:\n  - a  # first\n  # why b\n  - "b"\n  - c\nsource: mcp\n' in text
+
+
+def test_an_indented_comment_after_a_block_of_tags_survives_new_tags(
+    git_repo: Path, clock: object
+) -> None:
+    """The comment line under the last item was taken for part of the value and
+    rewritten away with it (only comments at the start of a line were kept)."""
+    original = "---\ntags:\n  - a\n  # more to come\nsource: mcp\n---\nBody.\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["a", "b"])
+    text = (git_repo / "mem" / "c" / "n.md").read_text()
+    assert "tags:\n  - a\n  - b\n  # more to come\nsource: mcp\n" in text
+
+
+def test_a_hash_line_of_a_snippet_block_stays_in_the_snippet_when_a_citation_is_added(
+    git_repo: Path, clock: object
+) -> None:
+    """A `#` line at the end of a block-scalar snippet is code, not a comment after the
+    citations: a new citation must not go between it and the rest of the snippet."""
+    original = (
+        "---\ncitations:\n  - path: src/app.py\n    line: 1\n    snippet: |\n"
+        "      import os\n      # the settings\n---\nBody.\n"
+    )
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.add_citation("c/n", "src/app.py:3")
+    text = (git_repo / "mem" / "c" / "n.md").read_text()
+    assert "    snippet: |\n      import os\n      # the settings\n  - path: src/app.py\n" in text
+    assert service.get("c/n").memory.meta.citations[0].snippet == "import os\n# the settings\n"
+
+
+def test_a_new_value_keeps_the_carriage_return_of_its_line_in_a_file_of_mixed_endings(
+    git_repo: Path, clock: object
+) -> None:
+    """A file with CRLF and LF lines keeps its `\r`s as they are (store decoding): the
+    rewritten `tags:` line lost its own."""
+    original = b"---\r\ntags: [a]  # topics\r\nsource: mcp\n---\nBody.\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    service.update("c/n", tags=["b"])
+    data = (git_repo / "mem" / "c" / "n.md").read_bytes()
+    assert data.startswith(b"---\r\n")
+    assert b"\ntags: [b]  # topics\r\nsource: mcp\n---\nBody.\n" in data
 
 
 def test_editing_a_frontmatter_written_as_one_flow_mapping_is_refused_without_blaming_it(

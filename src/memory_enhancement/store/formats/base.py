@@ -165,9 +165,12 @@ def closed_text(text: str) -> str:
 def keep_final_newline(before: str, after: str) -> str:
     """after, ending with a newline exactly when before did: an edit never adds or
     removes the file's final newline (a Serena file stays without one, so adding and
-    then removing a citation gives the file back byte for byte)."""
-    if before and not before.endswith("\n") and after.endswith("\n"):
-        return after[:-1]
+    then removing a citation gives the file back byte for byte).
+
+    Usually after ends with the one newline `closed_text` added; when the edit removed
+    the file's last lines, it may end with a section's blank lines, which go too."""
+    if before and not before.endswith("\n"):
+        return after.rstrip("\n")
     return after
 
 

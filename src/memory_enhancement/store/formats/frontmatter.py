@@ -178,10 +178,30 @@ def _scan_blocks(lines: list[str], start: int, stop: int) -> dict[str, Block]:
     blocks: dict[str, Block] = {}
     for n, (i, key) in enumerate(marks):
         end = marks[n + 1][0] if n + 1 < len(marks) else stop
-        while end > i + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+        while end > i + 1 and (not lines[end - 1].strip() or _comment_after(lines, i, end - 1)):
             end -= 1
         blocks.setdefault(key, Block(key, i, end, _item_starts(lines, i, end)))
     return blocks
+
+
+def _comment_after(lines: list[str], key: int, at: int) -> bool:
+    """Whether line `at` is a comment after the value of the key on line `key`, not part
+    of it: an edit of the value keeps it (`tags:`, `  - a`, `  # more to come`).
+
+    A `#` line indented deeper than the value's first line (inside a block scalar of a
+    citation's snippet), or below a block or quoted scalar, may be the value's own text.
+    """
+    line = lines[at]
+    if not line.lstrip().startswith("#"):
+        return False
+    indent = len(line) - len(line.lstrip(" \t"))
+    if indent == 0:
+        return True
+    value = lines[key].split(":", 1)[1].strip() if ":" in lines[key] else ""
+    if value.startswith(("|", ">", '"', "'")):
+        return False
+    first = lines[key + 1]
+    return indent <= len(first) - len(first.lstrip(" \t"))
 
 
 def _item_starts(lines: list[str], start: int, end: int) -> tuple[int, ...]:

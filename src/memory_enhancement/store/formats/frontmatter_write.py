@@ -54,12 +54,13 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
 
 def _as_written(old: str, new: str) -> str:
     """A key's new one-line value, written as its old line was: the key spelled (quoted)
-    as it was, and the comment after the value kept (`tags: [a]  # topics`)."""
+    as it was, the comment after the value kept (`tags: [a]  # topics`), and its line
+    ending (a file mixing CRLF and LF lines keeps a CRLF line's `\r`)."""
     key = KEY_LINE.match(old)
     if key is not None:
         new = old[: key.end("key")] + new[new.index(":") :]
-    comment = _trailing_comment(old)
-    return f"{new.removesuffix(chr(10))}{comment}\n" if comment else new
+    end = "\r\n" if old.endswith("\r\n") else "\n"
+    return f"{new.removesuffix(chr(10))}{_trailing_comment(old)}{end}"
 
 
 def _trailing_comment(line: str) -> str:
@@ -84,10 +85,21 @@ def _trailing_comment(line: str) -> str:
 
 def _block_sequence(doc: FrontmatterDocument, block: Block, values: tuple[str, ...]) -> list[str]:
     """New values for a key written as a block sequence (`tags:` then `  - a` lines), in
-    that style: its key line as it was, its items' indentation."""
+    that style: its key line as it was, its items' indentation, and the lines of the
+    items that stay (their quotes, their comments, the comment lines after them)."""
     match = ITEM_LINE.match(doc.lines[block.items[0]])
     indent = match["indent"] if match else "  "
-    return [doc.lines[block.start], *(f"{indent}- {fd.flow(value)}\n" for value in values)]
+    old = doc.memory.meta.tags
+    lines = doc.lines[block.start : block.items[0]]
+    if len(old) != len(block.items):  # items and values do not pair up: all written anew
+        return [lines[0], *(f"{indent}- {fd.flow(value)}\n" for value in values)]
+    bounds = [*block.items, block.end]
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, values, autojunk=False).get_opcodes():
+        if tag == "equal":
+            lines += doc.lines[bounds[i1] : bounds[i2]]
+        else:
+            lines += [f"{indent}- {fd.flow(value)}\n" for value in values[j1:j2]]
+    return lines
 
 
 def _add_links(doc: FrontmatterDocument, links: list[Link], edits: LineEdits) -> None:

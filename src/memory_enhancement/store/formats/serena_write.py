@@ -238,13 +238,16 @@ def _append_rows(doc: SerenaDocument, citations: list[Citation], edits: LineEdit
     if section is not None:
         _append_to_section(doc.lines, section, table, edits)
         return
+    # Laid out so that removing the last citation (which drops the section, see
+    # `_drop_empty_citations_section`) gives the file back byte for byte: before a
+    # heading, the section and its one trailing blank line; at the end, one blank line
+    # before it whatever the file ends with (a removal takes exactly that one back).
     block = ["## Citations\n", "\n", *table]
     anchor = md.first_section(doc.sections, LINKS, RELATED, METADATA)
     if anchor is not None:
-        lead = ["\n"] if anchor.start > 0 and doc.lines[anchor.start - 1].strip() else []
-        edits.insert(anchor.start, lead + block + ["\n"])
+        edits.insert(anchor.start, [*block, "\n"])
     else:
-        edits.insert(len(doc.lines), _tail_gap(doc.lines) + block)
+        edits.insert(len(doc.lines), _tail_gap(doc.lines, always=True) + block)
 
 
 def _append_to_section(
@@ -282,8 +285,9 @@ def append_links(doc: SerenaDocument, links: list[Link]) -> str:
     return "".join(edits.apply(doc.lines))
 
 
-def _tail_gap(lines: list[str]) -> list[str]:
-    """What to add before appending a block at the end: a newline and a blank line.
+def _tail_gap(lines: list[str], *, always: bool = False) -> list[str]:
+    """What to add before appending a block at the end: a newline and a blank line
+    (`always`: a blank line even after blank lines, so that it alone can be taken back).
 
     A file that ends inside an unclosed code fence gets the fence closed first,
     or the new section would be read back as code and the edit silently lost.
@@ -295,7 +299,7 @@ def _tail_gap(lines: list[str]) -> list[str]:
     fence = md.open_fence(lines)
     if fence:
         gap.append(fence + "\n")
-    if fence or last.strip() or not last.endswith("\n"):
+    if always or fence or last.strip() or not last.endswith("\n"):
         gap.append("\n")
     return gap
 
@@ -316,9 +320,8 @@ def _drop_empty_citations_section(text: str) -> str:
         return text
     at_end = section.end == len(lines)
     del lines[section.start : section.end]
-    if at_end:
-        while lines and not lines[-1].strip():
-            lines.pop()
+    if at_end and lines and lines[-1] == "\n":
+        lines.pop()  # the blank line `_append_rows` put before it; the file's own stay
     return "".join(lines)
 
 
