@@ -439,6 +439,29 @@ async def test_resolve_citation_accepts_every_form_of_the_id(agent: Agent, form:
     )
 
 
+async def test_an_agent_verifies_and_reinforces_a_memory_by_the_citation_id_search_gave_it(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """Found on a real Serena store: search hands out `[mem:ID]`s and get_memory takes
+    them, but verify_memory and reinforce_memory answered "memory not found" to one."""
+    added = await add(agent, "decisions/認証", "認証は auth1 から。", citations=["src/app.py:3"])
+    handle = f"[{added['id']}]"
+    tools = await agent.tools()
+    for name in ("verify_memory", "reinforce_memory", "related_memories"):
+        assert "[mem:ID]" in tools[name].input_schema["properties"]["path"]["description"]
+
+    checked = await agent.call("verify_memory", path=handle)
+    assert (checked["memory_id"], checked["valid"]) == ("decisions/認証", True)
+    confirmed = await agent.call("reinforce_memory", path=handle, note="読んだ")
+    assert (confirmed["path"], confirmed["id"]) == ("decisions/認証", added["id"])
+
+    result = run_cli(["verify", handle, "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["memory_id"] == "decisions/認証"
+    message = await agent.fail("verify_memory", path="[mem:zzzzzz]")
+    assert "[mem:zzzzzz]" in message
+
+
 async def test_traverse_graph_follows_links_to_the_depth_and_direction_asked(
     agent: Agent,
 ) -> None:

@@ -32,6 +32,7 @@ from memory_enhancement.mcp.tooling import (
     SKILL_FILE,
     WRITES,
     MemoryPath,
+    MemoryRef,
     ServiceFactory,
     ServiceFor,
     Store,
@@ -99,7 +100,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=WRITES)
     def verify_memory(
-        path: MemoryPath,
+        path: MemoryRef,
         ctx: Context,
         fix: Annotated[
             bool, Field(description="Rewrite moved citations in place; capture missing snippets.")
@@ -180,7 +181,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             return cast(GraphOut, as_dict(result))
 
     @mcp.tool(annotations=READ_ONLY)
-    def related_memories(path: MemoryPath, ctx: Context, store: Store = None) -> RelatedOut:
+    def related_memories(path: MemoryRef, ctx: Context, store: Store = None) -> RelatedOut:
         """Memories that link to this one, each once (with every link it makes here)."""
         with tool_errors():
             svc = service(ctx, store)
@@ -205,7 +206,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=WRITES)
     def reinforce_memory(
-        path: MemoryPath,
+        path: MemoryRef,
         ctx: Context,
         note: Annotated[str | None, Field(description="What you checked.")] = None,
         store: Store = None,
@@ -213,7 +214,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         """Confirm a memory you checked against the code (raises its confidence)."""
         with tool_errors():
             svc = service(ctx, store)
-            target = svc.store.locate(path)
+            target = svc.find(path)
             citation_id, count = svc.reinforce(target, note)
             return {"path": target, "id": f"mem:{citation_id}", "reinforcements": count}
 
