@@ -333,6 +333,35 @@ async def test_update_memory_adds_links_as_the_cli_update_link_does(
     assert [r["path"] for r in related["related"]] == ["overview"]
 
 
+async def test_a_write_reports_the_links_get_memory_reports_not_list_items_naming_nothing(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """Found on 2to4/RecRadiko2's development_workflow.md: after update_memory added one
+    link, its result listed each `1. **テストリスト作成**: ...` step as a link too, where
+    get_memory (and the graph) see only the one link."""
+    serena = git_repo / ".serena" / "memories"
+    serena.mkdir(parents=True)
+    (serena / "workflow.md").write_text(
+        "# 開発ワークフロー\n\n1. **テストリスト作成**: 書く\n2. **コード変更前**: 確認\n",
+        encoding="utf-8",
+    )
+    (serena / "認証フロー.md").write_text("# 認証\n", encoding="utf-8")
+    assert len((await agent.call("list_memories"))["memories"]) == 2  # as an agent starts
+
+    updated = await agent.call("update_memory", path="workflow", links=["認証フロー"])
+    got = await agent.call("get_memory", path="workflow")
+    assert [link["target"] for link in updated["links"]] == ["認証フロー"]
+    assert updated["links"] == got["links"]
+    unchanged = await agent.call("add_citation", path="workflow", citation="src/app.py:3")
+    again = await agent.call("add_citation", path="workflow", citation="src/app.py:3")
+    assert again["changed"] is False
+    assert again["links"] == unchanged["links"]  # the citation table moved them down a few lines
+    assert [link["target"] for link in again["links"]] == ["認証フロー"]
+    result = run_cli(["update", "workflow", "--tag", "tdd", "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["links"] == again["links"]
+
+
 async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: Agent) -> None:
     await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
     await add(agent, "decisions/db/engine", "SQLite.")
