@@ -378,6 +378,24 @@ async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: A
     assert old["expired"] is True
 
 
+async def test_search_memories_finds_expired_memories_only_when_asked_as_the_cli_search_does(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """list_memories and get_memory took include_expired; search_memories had no way to
+    reach an expired memory, though `search --include-expired` has."""
+    await add(agent, "decisions/旧認証", "旧い認証フロー auth0 は廃止。", expires_at="2020-01-01")
+    await add(agent, "decisions/認証", "認証フロー auth1 から。")
+    live = await agent.call("search_memories", query="認証フロー")
+    assert [h["path"] for h in live["hits"]] == ["decisions/認証"]
+    every = await agent.call("search_memories", query="認証フロー", include_expired=True)
+    assert sorted(h["path"] for h in every["hits"]) == ["decisions/旧認証", "decisions/認証"]
+    result = run_cli(["search", "認証フロー", "--include-expired", "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert sorted(h["path"] for h in json.loads(result.output)) == sorted(
+        h["path"] for h in every["hits"]
+    )
+
+
 async def test_recent_memories_are_newest_first_up_to_the_limit(agent: Agent) -> None:
     for name in ("one", "two", "three"):
         await add(agent, f"notes/{name}", f"Memory {name}.")

@@ -58,6 +58,9 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         min_confidence: float | None = None,
         category: str | None = None,
         tag: str | None = None,
+        include_expired: Annotated[
+            bool, Field(description="Also search expired memories (as list_memories can).")
+        ] = False,
         store: Store = None,
     ) -> SearchOut:
         """Search memories; each hit carries its [mem:ID], path and a highlighted snippet."""
@@ -66,7 +69,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             chosen = memories.resolve_mode(mode)
             results = memories.search(
                 query, limit=limit, mode=chosen, category=category, tag=tag, verify=verify,
-                min_confidence=min_confidence,
+                min_confidence=min_confidence, include_expired=include_expired,
             )  # fmt: skip
             return {"query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]}
 
