@@ -693,6 +693,21 @@ async def test_missing_or_mistyped_arguments_are_tool_errors_naming_the_argument
     )
 
 
+async def test_a_misspelled_argument_is_a_tool_error_naming_it_not_silently_dropped(
+    agent: Agent,
+) -> None:
+    """Found driving the server on 2to4/RecRadiko2: verify_memories(categroy="nope")
+    verified the whole store and search_memories(limt=1) returned ten hits."""
+    await add(agent, "decisions/認証", "認証は auth1 から。", citations=["src/app.py:3"])
+    message = await agent.fail("verify_memories", categroy="nope")
+    assert "'categroy'" in message and "category" in message
+    message = await agent.fail("search_memories", query="認証", limt=1, mdoe="lexical")
+    assert "'limt', 'mdoe'" in message and "limit" in message
+    assert "'kategorie'" in await agent.fail("list_memories", kategorie="decisions")
+    # what the schema lists still goes through, the store argument included
+    await agent.call("search_memories", query="認証", limit=1, store=None)
+
+
 async def test_an_unknown_tool_is_an_error_result(agent: Agent) -> None:
     result = await agent.client.call_tool("drop_all_memories", {})
     assert result.is_error
