@@ -407,6 +407,26 @@ async def test_recent_memories_are_newest_first_up_to_the_limit(agent: Agent) ->
     assert [m["path"] for m in recent["memories"]] == ["notes/one", "notes/three", "notes/two"]
 
 
+async def test_listings_take_the_cli_s_limit_and_include_expired_so_a_big_store_is_paged(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """list_memories had no limit (a store of hundreds of memories came back whole, where
+    `list --limit` pages it) and recent_memories no include_expired (`recent` has it)."""
+    for name in ("a", "b", "c"):
+        await add(agent, f"notes/{name}", f"メモ {name}.")
+    await add(agent, "notes/0-old", "期限切れ.", expires_at="2020-01-01")
+    first = await agent.call("list_memories", limit=2)
+    assert [m["path"] for m in first["memories"]] == ["notes/a", "notes/b"]
+    result = run_cli(["list", "--limit", "2", "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == first["memories"]  # the CLI prints the list alone
+    assert "limit 0" in await agent.fail("list_memories", limit=0)
+    every = await agent.call("recent_memories", limit=10, include_expired=True)
+    assert "notes/0-old" in [m["path"] for m in every["memories"]]
+    live = await agent.call("recent_memories", limit=10)
+    assert "notes/0-old" not in [m["path"] for m in live["memories"]]
+
+
 async def test_prune_memories_dry_run_lists_and_prune_removes_only_expired_ones(
     agent: Agent,
 ) -> None:
