@@ -627,6 +627,7 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("add_memory", {"path": "notes/x", "content": "x", "store": ""}, "invalid store name ''"),
     ("add_memory", {"path": "notes/x", "content": "x", "store": ".."}, "invalid store name '..'"),
     ("add_memory", {"path": "notes/x", "content": "x", "store": "a\\b"}, "invalid store name"),
+    ("add_memory", {"path": "notes/x", "content": "x", "store": "日本語"}, "64 ASCII letters"),
     ("update_memory", {"path": "notes/nope", "content": "x"}, "memory not found: 'notes/nope'"),
     ("update_memory", {"path": "decisions/api"}, "nothing to update"),
     ("update_memory", {"path": "decisions/api", "content": ""}, "content cannot be empty"),
