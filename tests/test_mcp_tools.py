@@ -199,6 +199,33 @@ async def test_verify_memory_finds_a_moved_line_and_fix_rewrites_the_citation(
     assert [c["status"] for c in again["citations"]] == ["valid"]
 
 
+@pytest.mark.parametrize("store", [".memories", ".serena/memories"])
+async def test_verify_memory_fix_moves_prose_that_repeats_a_moved_citation_with_it(
+    agent: Agent, git_repo: Path, store: str
+) -> None:
+    """Found on 7nohe/figram: a memory saying `starts at packages/core/src/diff.ts:12`
+    and citing that line had its citation fixed to :14 and its text left at :12, which
+    the next run, now that it differs from the citation, called valid as written."""
+    path = "decisions/api" if store == ".memories" else "api"  # a Serena store is flat
+    if store != ".memories":
+        (git_repo / store).mkdir(parents=True)
+    await add(agent, path, "Clients send v2 (src/app.py:3).", citations=["src/app.py:3"])
+    git(git_repo, "add", store)
+    git(git_repo, "commit", "-qm", "memory")
+    source = git_repo / "src" / "app.py"
+    source.write_text("# header\n# more\n" + source.read_text())
+    git(git_repo, "commit", "-qam", "shift")
+
+    fixed = await agent.call("verify_memory", path=path, fix=True)
+    assert fixed["fix"]["written"] is True
+    data = await agent.call("get_memory", path=path)
+    assert data["metadata"]["citations"] == ["src/app.py:5"]
+    assert data["content"] == "Clients send v2 (src/app.py:5)."
+    again = await agent.call("verify_memory", path=path)
+    assert [c["status"] for c in again["citations"]] == ["valid"]
+    assert "src/app.py:3" not in (git_repo / store / f"{path}.md").read_text(encoding="utf-8")
+
+
 def commit_then_bump_the_version(git_repo: Path) -> None:
     """Commit the memories, then change what src/app.py:3 says (`'v2'` to `'v3'`)."""
     git(git_repo, "add", ".memories")
