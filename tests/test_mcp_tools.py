@@ -99,6 +99,28 @@ async def test_every_tool_takes_an_optional_store(agent: Agent) -> None:
             assert "store" not in tool.input_schema.get("required", []), tool.name
 
 
+async def test_the_arguments_whose_meaning_is_not_in_their_name_are_described(
+    agent: Agent,
+) -> None:
+    """Read as a model reads the tool list: min_confidence also dropped every uncited
+    memory (all of 2to4/RecRadiko2's) and max_tokens counted CJK apart, said nowhere."""
+    tools = await agent.tools()
+    wanted = {
+        "search_memories": ["query", "limit", "verify", "min_confidence", "category", "tag"],
+        "get_context": ["query", "limit", "max_tokens", "verify"],
+        "traverse_graph": ["depth"],
+        "list_memories": ["limit"],
+    }
+    for name, arguments in wanted.items():
+        properties = tools[name].input_schema["properties"]
+        for argument in arguments:
+            assert properties[argument].get("description"), (name, argument)
+    search = tools["search_memories"].input_schema["properties"]
+    assert "without citations" in search["min_confidence"]["description"]
+    context = tools["get_context"].input_schema["properties"]
+    assert "Japanese" in context["max_tokens"]["description"]
+
+
 async def test_the_server_introduces_itself_and_points_at_verification(agent: Agent) -> None:
     assert agent.client.server_info.name == "memory-enhancement"
     assert agent.client.instructions is not None

@@ -50,14 +50,24 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=READ_ONLY)
     def search_memories(
-        query: str,
+        query: Annotated[
+            str, Field(description="Words to look for (found inside Chinese and Japanese too).")
+        ],
         ctx: Context,
-        limit: int = 10,
+        limit: Annotated[int, Field(description="At most this many hits (>= 1).")] = 10,
         mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
-        verify: bool = False,
-        min_confidence: float | None = None,
-        category: str | None = None,
-        tag: str | None = None,
+        verify: Annotated[bool, Field(description="Verify the hits' citations now.")] = False,
+        min_confidence: Annotated[
+            float | None,
+            Field(
+                description="0 to 1: drop hits whose share of valid or moved citations is "
+                "lower (implies verify); hits without citations are dropped too."
+            ),
+        ] = None,
+        category: Annotated[
+            str | None, Field(description="Only memories under this category (and below).")
+        ] = None,
+        tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         include_expired: Annotated[
             bool, Field(description="Also search expired memories (as list_memories can).")
         ] = False,
@@ -75,11 +85,19 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=READ_ONLY)
     def get_context(
-        query: str,
+        query: Annotated[str, Field(description="Words to look for, as search_memories.")],
         ctx: Context,
-        limit: int = 5,
-        max_tokens: int = 2000,
-        verify: bool = False,
+        limit: Annotated[int, Field(description="At most this many memories.")] = 5,
+        max_tokens: Annotated[
+            int,
+            Field(
+                description="Token budget of the block (characters / 4; a Chinese or "
+                "Japanese character counts as one)."
+            ),
+        ] = 2000,
+        verify: Annotated[
+            bool, Field(description="Verify citations; flag stale memories.")
+        ] = False,
         mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
         store: Store = None,
     ) -> ContextOut:
@@ -166,7 +184,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
     def traverse_graph(
         root: Annotated[str, Field(description="A memory path, [mem:ID] or unique name.")],
         ctx: Context,
-        depth: int = 3,
+        depth: Annotated[int, Field(description="How many links away to go (>= 0).")] = 3,
         direction: Annotated[str, Field(description="out, in or both.")] = "out",
         algorithm: Annotated[str, Field(description="bfs or dfs.")] = "bfs",
         link_types: Annotated[
