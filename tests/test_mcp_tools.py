@@ -99,6 +99,28 @@ async def test_every_tool_takes_an_optional_store(agent: Agent) -> None:
             assert "store" not in tool.input_schema.get("required", []), tool.name
 
 
+async def test_the_arguments_whose_meaning_is_not_in_their_name_are_described(
+    agent: Agent,
+) -> None:
+    """Read as a model reads the tool list: min_confidence also dropped every uncited
+    memory (all of 2to4/RecRadiko2's) and max_tokens counted CJK apart, said nowhere."""
+    tools = await agent.tools()
+    wanted = {
+        "search_memories": ["query", "limit", "verify", "min_confidence", "category", "tag"],
+        "get_context": ["query", "limit", "max_tokens", "verify"],
+        "traverse_graph": ["depth"],
+        "list_memories": ["limit"],
+    }
+    for name, arguments in wanted.items():
+        properties = tools[name].input_schema["properties"]
+        for argument in arguments:
+            assert properties[argument].get("description"), (name, argument)
+    search = tools["search_memories"].input_schema["properties"]
+    assert "without citations" in search["min_confidence"]["description"]
+    context = tools["get_context"].input_schema["properties"]
+    assert "Japanese" in context["max_tokens"]["description"]
+
+
 async def test_the_server_introduces_itself_and_points_at_verification(agent: Agent) -> None:
     assert agent.client.server_info.name == "memory-enhancement"
     assert agent.client.instructions is not None
@@ -197,6 +219,33 @@ async def test_verify_memory_finds_a_moved_line_and_fix_rewrites_the_citation(
     assert data["metadata"]["citations"] == ["src/app.py:5"]
     again = await agent.call("verify_memory", path="decisions/api")
     assert [c["status"] for c in again["citations"]] == ["valid"]
+
+
+@pytest.mark.parametrize("store", [".memories", ".serena/memories"])
+async def test_verify_memory_fix_moves_prose_that_repeats_a_moved_citation_with_it(
+    agent: Agent, git_repo: Path, store: str
+) -> None:
+    """Found on 7nohe/figram: a memory saying `starts at packages/core/src/diff.ts:12`
+    and citing that line had its citation fixed to :14 and its text left at :12, which
+    the next run, now that it differs from the citation, called valid as written."""
+    path = "decisions/api" if store == ".memories" else "api"  # a Serena store is flat
+    if store != ".memories":
+        (git_repo / store).mkdir(parents=True)
+    await add(agent, path, "Clients send v2 (src/app.py:3).", citations=["src/app.py:3"])
+    git(git_repo, "add", store)
+    git(git_repo, "commit", "-qm", "memory")
+    source = git_repo / "src" / "app.py"
+    source.write_text("# header\n# more\n" + source.read_text())
+    git(git_repo, "commit", "-qam", "shift")
+
+    fixed = await agent.call("verify_memory", path=path, fix=True)
+    assert fixed["fix"]["written"] is True
+    data = await agent.call("get_memory", path=path)
+    assert data["metadata"]["citations"] == ["src/app.py:5"]
+    assert data["content"] == "Clients send v2 (src/app.py:5)."
+    again = await agent.call("verify_memory", path=path)
+    assert [c["status"] for c in again["citations"]] == ["valid"]
+    assert "src/app.py:3" not in (git_repo / store / f"{path}.md").read_text(encoding="utf-8")
 
 
 def commit_then_bump_the_version(git_repo: Path) -> None:
@@ -333,6 +382,35 @@ async def test_update_memory_adds_links_as_the_cli_update_link_does(
     assert [r["path"] for r in related["related"]] == ["overview"]
 
 
+async def test_a_write_reports_the_links_get_memory_reports_not_list_items_naming_nothing(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """Found on 2to4/RecRadiko2's development_workflow.md: after update_memory added one
+    link, its result listed each `1. **テストリスト作成**: ...` step as a link too, where
+    get_memory (and the graph) see only the one link."""
+    serena = git_repo / ".serena" / "memories"
+    serena.mkdir(parents=True)
+    (serena / "workflow.md").write_text(
+        "# 開発ワークフロー\n\n1. **テストリスト作成**: 書く\n2. **コード変更前**: 確認\n",
+        encoding="utf-8",
+    )
+    (serena / "認証フロー.md").write_text("# 認証\n", encoding="utf-8")
+    assert len((await agent.call("list_memories"))["memories"]) == 2  # as an agent starts
+
+    updated = await agent.call("update_memory", path="workflow", links=["認証フロー"])
+    got = await agent.call("get_memory", path="workflow")
+    assert [link["target"] for link in updated["links"]] == ["認証フロー"]
+    assert updated["links"] == got["links"]
+    unchanged = await agent.call("add_citation", path="workflow", citation="src/app.py:3")
+    again = await agent.call("add_citation", path="workflow", citation="src/app.py:3")
+    assert again["changed"] is False
+    assert again["links"] == unchanged["links"]  # the citation table moved them down a few lines
+    assert [link["target"] for link in again["links"]] == ["認証フロー"]
+    result = run_cli(["update", "workflow", "--tag", "tdd", "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["links"] == again["links"]
+
+
 async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: Agent) -> None:
     await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
     await add(agent, "decisions/db/engine", "SQLite.")
@@ -349,6 +427,24 @@ async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: A
     assert old["expired"] is True
 
 
+async def test_search_memories_finds_expired_memories_only_when_asked_as_the_cli_search_does(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """list_memories and get_memory took include_expired; search_memories had no way to
+    reach an expired memory, though `search --include-expired` has."""
+    await add(agent, "decisions/旧認証", "旧い認証フロー auth0 は廃止。", expires_at="2020-01-01")
+    await add(agent, "decisions/認証", "認証フロー auth1 から。")
+    live = await agent.call("search_memories", query="認証フロー")
+    assert [h["path"] for h in live["hits"]] == ["decisions/認証"]
+    every = await agent.call("search_memories", query="認証フロー", include_expired=True)
+    assert sorted(h["path"] for h in every["hits"]) == ["decisions/旧認証", "decisions/認証"]
+    result = run_cli(["search", "認証フロー", "--include-expired", "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert sorted(h["path"] for h in json.loads(result.output)) == sorted(
+        h["path"] for h in every["hits"]
+    )
+
+
 async def test_recent_memories_are_newest_first_up_to_the_limit(agent: Agent) -> None:
     for name in ("one", "two", "three"):
         await add(agent, f"notes/{name}", f"Memory {name}.")
@@ -358,6 +454,26 @@ async def test_recent_memories_are_newest_first_up_to_the_limit(agent: Agent) ->
     await agent.call("update_memory", path="notes/one", content="Touched.")
     recent = await agent.call("recent_memories")
     assert [m["path"] for m in recent["memories"]] == ["notes/one", "notes/three", "notes/two"]
+
+
+async def test_listings_take_the_cli_s_limit_and_include_expired_so_a_big_store_is_paged(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """list_memories had no limit (a store of hundreds of memories came back whole, where
+    `list --limit` pages it) and recent_memories no include_expired (`recent` has it)."""
+    for name in ("a", "b", "c"):
+        await add(agent, f"notes/{name}", f"メモ {name}.")
+    await add(agent, "notes/0-old", "期限切れ.", expires_at="2020-01-01")
+    first = await agent.call("list_memories", limit=2)
+    assert [m["path"] for m in first["memories"]] == ["notes/a", "notes/b"]
+    result = run_cli(["list", "--limit", "2", "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == first["memories"]  # the CLI prints the list alone
+    assert "limit 0" in await agent.fail("list_memories", limit=0)
+    every = await agent.call("recent_memories", limit=10, include_expired=True)
+    assert "notes/0-old" in [m["path"] for m in every["memories"]]
+    live = await agent.call("recent_memories", limit=10)
+    assert "notes/0-old" not in [m["path"] for m in live["memories"]]
 
 
 async def test_prune_memories_dry_run_lists_and_prune_removes_only_expired_ones(
@@ -437,6 +553,29 @@ async def test_resolve_citation_accepts_every_form_of_the_id(agent: Agent, form:
         added["id"],
         "Clients send v2.",
     )
+
+
+async def test_an_agent_verifies_and_reinforces_a_memory_by_the_citation_id_search_gave_it(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """Found on a real Serena store: search hands out `[mem:ID]`s and get_memory takes
+    them, but verify_memory and reinforce_memory answered "memory not found" to one."""
+    added = await add(agent, "decisions/認証", "認証は auth1 から。", citations=["src/app.py:3"])
+    handle = f"[{added['id']}]"
+    tools = await agent.tools()
+    for name in ("verify_memory", "reinforce_memory", "related_memories"):
+        assert "[mem:ID]" in tools[name].input_schema["properties"]["path"]["description"]
+
+    checked = await agent.call("verify_memory", path=handle)
+    assert (checked["memory_id"], checked["valid"]) == ("decisions/認証", True)
+    confirmed = await agent.call("reinforce_memory", path=handle, note="読んだ")
+    assert (confirmed["path"], confirmed["id"]) == ("decisions/認証", added["id"])
+
+    result = run_cli(["verify", handle, "--json"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["memory_id"] == "decisions/認証"
+    message = await agent.fail("verify_memory", path="[mem:zzzzzz]")
+    assert "[mem:zzzzzz]" in message
 
 
 async def test_traverse_graph_follows_links_to_the_depth_and_direction_asked(
@@ -537,6 +676,7 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("add_memory", {"path": "notes/x", "content": "x", "store": ""}, "invalid store name ''"),
     ("add_memory", {"path": "notes/x", "content": "x", "store": ".."}, "invalid store name '..'"),
     ("add_memory", {"path": "notes/x", "content": "x", "store": "a\\b"}, "invalid store name"),
+    ("add_memory", {"path": "notes/x", "content": "x", "store": "日本語"}, "64 ASCII letters"),
     ("update_memory", {"path": "notes/nope", "content": "x"}, "memory not found: 'notes/nope'"),
     ("update_memory", {"path": "decisions/api"}, "nothing to update"),
     ("update_memory", {"path": "decisions/api", "content": ""}, "content cannot be empty"),
@@ -621,6 +761,21 @@ async def test_missing_or_mistyped_arguments_are_tool_errors_naming_the_argument
     assert "citations" in await agent.fail(
         "add_memory", path="notes/x", content="x", citations="src/app.py:3"
     )
+
+
+async def test_a_misspelled_argument_is_a_tool_error_naming_it_not_silently_dropped(
+    agent: Agent,
+) -> None:
+    """Found driving the server on 2to4/RecRadiko2: verify_memories(categroy="nope")
+    verified the whole store and search_memories(limt=1) returned ten hits."""
+    await add(agent, "decisions/認証", "認証は auth1 から。", citations=["src/app.py:3"])
+    message = await agent.fail("verify_memories", categroy="nope")
+    assert "'categroy'" in message and "category" in message
+    message = await agent.fail("search_memories", query="認証", limt=1, mdoe="lexical")
+    assert "'limt', 'mdoe'" in message and "limit" in message
+    assert "'kategorie'" in await agent.fail("list_memories", kategorie="decisions")
+    # what the schema lists still goes through, the store argument included
+    await agent.call("search_memories", query="認証", limit=1, store=None)
 
 
 async def test_an_unknown_tool_is_an_error_result(agent: Agent) -> None:

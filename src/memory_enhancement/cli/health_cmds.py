@@ -92,9 +92,10 @@ def health(
 @json_option
 @store_options
 def reinforce(memory: str, note: str | None, as_json: bool) -> None:
-    """Record that you checked MEMORY against the code and it held (raises its confidence)."""
+    """Record that you checked MEMORY (a path, a citation ID or a unique name) against the
+    code and it held (raises its confidence)."""
     service = app().service()
-    path = service.store.locate(memory)
+    path = service.find(memory)
     citation_id, count = service.reinforce(path, note)
     if as_json:
         emit_json({"path": path, "id": f"mem:{citation_id}", "reinforcements": count})

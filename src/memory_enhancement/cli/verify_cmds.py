@@ -106,7 +106,8 @@ def verify(
     check_urls: bool,
     url_timeout: float,
 ) -> None:
-    """Verify the citations of one MEMORY against the code, just in time."""
+    """Verify the citations of one MEMORY (a path, a citation ID or a unique name) against
+    the code, just in time."""
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
     run = app().service().verify(memory, options)
     result = run.results[0]

@@ -32,6 +32,7 @@ from memory_enhancement.mcp.tooling import (
     SKILL_FILE,
     WRITES,
     MemoryPath,
+    MemoryRef,
     ServiceFactory,
     ServiceFor,
     Store,
@@ -49,14 +50,27 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=READ_ONLY)
     def search_memories(
-        query: str,
+        query: Annotated[
+            str, Field(description="Words to look for (found inside Chinese and Japanese too).")
+        ],
         ctx: Context,
-        limit: int = 10,
+        limit: Annotated[int, Field(description="At most this many hits (>= 1).")] = 10,
         mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
-        verify: bool = False,
-        min_confidence: float | None = None,
-        category: str | None = None,
-        tag: str | None = None,
+        verify: Annotated[bool, Field(description="Verify the hits' citations now.")] = False,
+        min_confidence: Annotated[
+            float | None,
+            Field(
+                description="0 to 1: drop hits whose share of valid or moved citations is "
+                "lower (implies verify); hits without citations are dropped too."
+            ),
+        ] = None,
+        category: Annotated[
+            str | None, Field(description="Only memories under this category (and below).")
+        ] = None,
+        tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
+        include_expired: Annotated[
+            bool, Field(description="Also search expired memories (as list_memories can).")
+        ] = False,
         store: Store = None,
     ) -> SearchOut:
         """Search memories; each hit carries its [mem:ID], path and a highlighted snippet."""
@@ -65,17 +79,25 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             chosen = memories.resolve_mode(mode)
             results = memories.search(
                 query, limit=limit, mode=chosen, category=category, tag=tag, verify=verify,
-                min_confidence=min_confidence,
+                min_confidence=min_confidence, include_expired=include_expired,
             )  # fmt: skip
             return {"query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]}
 
     @mcp.tool(annotations=READ_ONLY)
     def get_context(
-        query: str,
+        query: Annotated[str, Field(description="Words to look for, as search_memories.")],
         ctx: Context,
-        limit: int = 5,
-        max_tokens: int = 2000,
-        verify: bool = False,
+        limit: Annotated[int, Field(description="At most this many memories.")] = 5,
+        max_tokens: Annotated[
+            int,
+            Field(
+                description="Token budget of the block (characters / 4; a Chinese or "
+                "Japanese character counts as one)."
+            ),
+        ] = 2000,
+        verify: Annotated[
+            bool, Field(description="Verify citations; flag stale memories.")
+        ] = False,
         mode: Annotated[str, Field(description=MODE_HELP)] = "auto",
         store: Store = None,
     ) -> ContextOut:
@@ -99,7 +121,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=WRITES)
     def verify_memory(
-        path: MemoryPath,
+        path: MemoryRef,
         ctx: Context,
         fix: Annotated[
             bool, Field(description="Rewrite moved citations in place; capture missing snippets.")
@@ -162,7 +184,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
     def traverse_graph(
         root: Annotated[str, Field(description="A memory path, [mem:ID] or unique name.")],
         ctx: Context,
-        depth: int = 3,
+        depth: Annotated[int, Field(description="How many links away to go (>= 0).")] = 3,
         direction: Annotated[str, Field(description="out, in or both.")] = "out",
         algorithm: Annotated[str, Field(description="bfs or dfs.")] = "bfs",
         link_types: Annotated[
@@ -180,7 +202,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             return cast(GraphOut, as_dict(result))
 
     @mcp.tool(annotations=READ_ONLY)
-    def related_memories(path: MemoryPath, ctx: Context, store: Store = None) -> RelatedOut:
+    def related_memories(path: MemoryRef, ctx: Context, store: Store = None) -> RelatedOut:
         """Memories that link to this one, each once (with every link it makes here)."""
         with tool_errors():
             svc = service(ctx, store)
@@ -205,7 +227,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=WRITES)
     def reinforce_memory(
-        path: MemoryPath,
+        path: MemoryRef,
         ctx: Context,
         note: Annotated[str | None, Field(description="What you checked.")] = None,
         store: Store = None,
@@ -213,7 +235,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         """Confirm a memory you checked against the code (raises its confidence)."""
         with tool_errors():
             svc = service(ctx, store)
-            target = svc.store.locate(path)
+            target = svc.find(path)
             citation_id, count = svc.reinforce(target, note)
             return {"path": target, "id": f"mem:{citation_id}", "reinforcements": count}
 

@@ -129,18 +129,25 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         ctx: Context,
         category: str | None = None,
         include_expired: bool = False,
+        limit: Annotated[
+            int | None, Field(description="At most this many, the first by path; omitted: all.")
+        ] = None,
         store: Store = None,
     ) -> ListingOut:
         """Memories under a category (all when omitted), expired ones hidden by default."""
         with tool_errors():
-            listing = service(ctx, store).list_memories(category, include_expired=include_expired)
+            listing = service(ctx, store).list_memories(
+                category, include_expired=include_expired, limit=limit
+            )
             return _listing(listing)
 
     @mcp.tool(annotations=READ_ONLY)
-    def recent_memories(ctx: Context, limit: int = 10, store: Store = None) -> ListingOut:
+    def recent_memories(
+        ctx: Context, limit: int = 10, include_expired: bool = False, store: Store = None
+    ) -> ListingOut:
         """The most recently updated memories, newest first."""
         with tool_errors():
-            return _listing(service(ctx, store).recent(limit))
+            return _listing(service(ctx, store).recent(limit, include_expired=include_expired))
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def prune_memories(ctx: Context, dry_run: bool = False, store: Store = None) -> PruneOut:

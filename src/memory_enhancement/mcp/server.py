@@ -81,9 +81,10 @@ class DeferredServer(MCPServer):
         self._ready()
         return super()._tool_input_schema(name)
 
-    async def call_tool(self, *args: Any, **kwargs: Any) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any) -> Any:
         self._ready()
-        return await super().call_tool(*args, **kwargs)
+        _refuse_unknown_arguments(name, arguments, self._tool_input_schema(name))
+        return await super().call_tool(name, arguments, *args)
 
     async def list_resources(self) -> Any:
         self._ready()
@@ -104,6 +105,26 @@ class DeferredServer(MCPServer):
     async def get_prompt(self, *args: Any, **kwargs: Any) -> Any:
         self._ready()
         return await super().get_prompt(*args, **kwargs)
+
+
+def _refuse_unknown_arguments(
+    name: str, arguments: dict[str, Any], schema: dict[str, Any] | None
+) -> None:
+    """An argument the tool does not take is an error naming it, not silently dropped:
+    a misspelled `categroy` would otherwise verify the whole store, a `limt` return the
+    default count, and the agent would never learn why. (An unknown tool is the SDK's
+    error, so it is left to it.)"""
+    if schema is None:
+        return
+    known = schema.get("properties", {})
+    unknown = sorted(key for key in arguments if key not in known)
+    if unknown:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        raise ToolError(
+            f"Error executing tool {name}: unknown argument{'s' * (len(unknown) > 1)} "
+            f"{', '.join(map(repr, unknown))} (it takes: {', '.join(known)})"
+        )
 
 
 def build_server(factory: ServiceFactory, *, auth_token: str | None = None) -> MCPServer:

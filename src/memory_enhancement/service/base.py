@@ -95,12 +95,12 @@ class ServiceBase:
         with self.store.lock():
             loaded = self.store.read(target)
             memory, warnings = change(loaded.doc.memory)
-            if memory == loaded.doc.memory:
-                return WriteResult(target, memory, False, tuple(warnings))
-            if touch:
-                memory = replace(memory, meta=replace(memory.meta, updated_at=self.clock()))
-            self._write(loaded, memory)
-        return self._written(target, warnings)
+            changed = memory != loaded.doc.memory
+            if changed:
+                if touch:
+                    memory = replace(memory, meta=replace(memory.meta, updated_at=self.clock()))
+                self._write(loaded, memory)
+        return self._written(target, warnings, changed=changed)
 
     def _write(self, loaded: Loaded, memory: Memory) -> None:
         from memory_enhancement.store import formats
@@ -113,10 +113,14 @@ class ServiceBase:
     def _written(
         self, target: str, warnings: Sequence[str], *, changed: bool = True
     ) -> WriteResult:
+        """The memory as now on disk, its links as `get` reports them: those the index
+        resolved, not the list items and names the parser only offered as candidates
+        (a Serena note's `1. **Step**: ...` lines are candidates that name nothing)."""
         loaded = self.store.read(target)
         problems = [*warnings, *loaded.doc.problems]
         citation_id = self.index.citation_id(target, loaded)
-        return WriteResult(target, loaded.doc.memory, changed, tuple(problems), citation_id)
+        memory = replace(loaded.doc.memory, links=self.index.links_of(target))
+        return WriteResult(target, memory, changed, tuple(problems), citation_id)
 
     def _declare_id(self, path: str) -> None:
         """Write the memory's citation ID into its file, so the ID survives the move."""

@@ -25,10 +25,11 @@ class Health(Verification):
         return build(run, self.index, self.state, self.clock())
 
     def reinforce(self, path: str, note: str | None = None) -> tuple[str, int]:
-        """Record that an agent or a person confirmed this memory; returns (ID, confirmations)."""
+        """Record that an agent or a person confirmed this memory (a path, a `[mem:ID]` or
+        a unique name, as `get` takes); returns (ID, confirmations)."""
         from memory_enhancement.verify import history
 
-        target = self.store.locate(path)
+        target = self.find(path)
         citation_id = self.index.citation_id(target)
         faded = history.policy_expiry(self.state, citation_id)
         current = self.store.read(target, links=False).doc.memory.meta.expires_at

@@ -66,6 +66,8 @@ class Memories(ServiceBase):
     ) -> Listing:
         """Memories by path; with a limit, only the first ones (expired ones left out in SQL,
         so the limit counts what is shown)."""
+        if limit is not None and limit < 1:
+            raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
         now_text = format_timestamp(self.clock())
         prefix = normalize_category(category) if category else None
         limit = None if limit is None else min(limit, MAX_COUNT)

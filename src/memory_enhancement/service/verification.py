@@ -27,10 +27,11 @@ class Verification(Memories):
     def verify(self, path: str, options: VerifyOptions | None = None) -> VerifyRun:
         """Verify one memory's citations just in time (and fix moved ones on request).
 
-        The memory is read from its file (errors are raised, not skipped) and the
-        index takes that read as it is.
+        The memory is named as `get` names it (a path, a `[mem:ID]` or a unique name:
+        an agent verifies what it is about to quote), read from its file (errors are
+        raised, not skipped), and the index takes that read as it is.
         """
-        target = self.store.locate(path)
+        target = self.find(path)
         loaded = self.store.read(target)
         ids = self.index.citation_ids([target], {target: loaded})
         batch = [(loaded.doc.memory, tuple(loaded.doc.citation_lines), ids.get(target))]

@@ -131,8 +131,9 @@ def check_new_store_name(name: str) -> None:
     if not STORE_NAME.fullmatch(name) or name in BUILTIN_NAMES or name.endswith("."):
         shown = name if len(name) <= 80 else f"{name[:80]}... ({len(name)} characters)"
         raise InvalidInputError(
-            f"invalid store name {shown!r}: a new store's name is 1 to 64 letters, digits, "
-            "'.', '_' or '-', starting with a letter or digit (no '~', '$' or '/')"
+            f"invalid store name {shown!r}: a new store's name is 1 to 64 ASCII letters, "
+            "digits, '.', '_' or '-', starting with a letter or digit (no '~', '$' or '/', "
+            "no Chinese or Japanese characters)"
         )
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memory_enhancement.core.errors import MemoryToolError
-from memory_enhancement.core.mentions import relocated
+from memory_enhancement.core.mentions import find_mentions, relocated
 from memory_enhancement.core.model import Citation, Fix, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.store import formats
@@ -107,6 +107,7 @@ def _fix_one(
     """
 
     written: dict[str, float] = {}
+    spliced: list[MentionEdit] = []
 
     def change(loaded: Loaded) -> str | None:
         memory = loaded.doc.memory
@@ -122,7 +123,8 @@ def _fix_one(
                 written["confidence"] = score
         edited = replace(memory, meta=meta)
         text = formats.by_name(memory.format).render(loaded.doc, edited)
-        return splice_mentions(loaded.decoded.text, text, edits) if edits else text
+        spliced[:] = [*edits, *repeated_mention_edits(loaded.decoded.text, result.checks)]
+        return splice_mentions(loaded.decoded.text, text, spliced) if spliced else text
 
     done = rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
     if done is None:
@@ -131,7 +133,7 @@ def _fix_one(
     return replace(
         done,
         citations_fixed=changed,
-        mentions_fixed=len(edits),
+        mentions_fixed=len(spliced),
         confidence=written.get("confidence"),
     )
 
@@ -164,6 +166,33 @@ def mention_edits(checks: Sequence[CitationCheck]) -> list[MentionEdit]:
         path = check.renamed_to
         if path is not None and mention.path_at is None:
             continue
+        new = relocated(mention, check.current_line, check.current_end_line, path)
+        if new != mention.text:
+            edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
+    return edits
+
+
+def repeated_mention_edits(text: str, checks: Sequence[CitationCheck]) -> list[MentionEdit]:
+    """The edits that make prose repeating a moved citation (`starts at src/app.py:12`
+    beside its table row) follow it. Such prose is not verified as a mention of its own
+    (the citation speaks for it), so without these the fix leaves the text citing the
+    old line, and the next run, now that it differs from the citation, finds it valid
+    against the work tree as written."""
+    moved = {
+        c.citation.ref: c
+        for c in checks
+        if c.status is Verdict.MOVED and c.current_line is not None and c.current_path
+    }
+    if not moved:
+        return []
+    edits = []
+    for mention in find_mentions(text):
+        check = moved.get(mention.ref_text)
+        if check is None or check.current_line is None or mention.permalink:
+            continue
+        path = check.current_path if check.current_path != check.citation.target else None
+        if path is not None and mention.path_at is None:
+            continue  # a list item (`, 20`) has no path of its own to rename
         new = relocated(mention, check.current_line, check.current_end_line, path)
         if new != mention.text:
             edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
