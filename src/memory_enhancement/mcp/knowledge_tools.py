@@ -182,7 +182,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=READ_ONLY)
     def traverse_graph(
-        root: Annotated[str, Field(description="A memory path, [mem:ID] or unique name.")],
+        root: MemoryRef,
         ctx: Context,
         depth: Annotated[int, Field(description="How many links away to go (>= 0).")] = 3,
         direction: Annotated[str, Field(description="out, in or both.")] = "out",

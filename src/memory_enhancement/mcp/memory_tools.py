@@ -16,6 +16,7 @@ from memory_enhancement.mcp.tooling import (
     READ_ONLY,
     WRITES,
     MemoryPath,
+    MemoryRef,
     ServiceFor,
     Store,
     tool_errors,
@@ -54,7 +55,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     def get_memory(
-        path: Annotated[str, Field(description="A memory path, [mem:ID] or unique name.")],
+        path: MemoryRef,
         ctx: Context,
         include_expired: bool = False,
         verify: Annotated[bool, Field(description="Also verify its citations now.")] = False,
