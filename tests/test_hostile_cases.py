@@ -218,6 +218,9 @@ def test_a_fifo_among_the_memory_files_is_skipped_and_named(
             assert "n/pipe" in result.stderr and "FIFO" in result.stderr
     got = run_bounded(["get", "n/pipe", *where], home=isolated_home, cwd=git_repo)
     assert got.returncode == 2 and "FIFO" in got.stderr
+    gone = run_bounded(["remove", "n/pipe", *where], home=isolated_home, cwd=git_repo)
+    assert gone.returncode == 2 and "FIFO" in gone.stderr and "n/pipe" in gone.stderr
+    assert (store / "n" / "pipe.md").exists()  # `remove` deletes memories, not what else is there
 
 
 # -- 5. a damaged state database, an index path that is a folder ------------------------

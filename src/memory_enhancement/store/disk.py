@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
+from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG, S_ISSOCK
 
 from memory_enhancement.core.errors import (
     AlreadyExistsError,
@@ -329,8 +329,11 @@ class Store:
             self._cleaned[folder] = now
 
     def delete(self, path: str) -> None:
+        """Delete a memory file, or only its link; a FIFO or device is no memory to delete."""
         file = self.file_for(path)
         try:
+            if not (S_ISREG(mode := os.lstat(file).st_mode) or S_ISLNK(mode)):
+                raise UnreadableMemoryError(f"{path}: {special_kind(mode)}, not deleted")
             file.unlink()
         except FileNotFoundError:
             raise NotFoundError(f"memory not found: {path!r}") from None
