@@ -215,3 +215,19 @@ def test_context_from_the_cli_prints_the_block_and_json(
         assert f"[{memory['id']}] - " in data["context"]
     small = run_cli(["context", "pipeline", "--max-tokens", "40", "--dir", store])
     assert len(small.output) <= 160
+
+
+def test_a_memory_cut_inside_a_code_fence_has_the_fence_closed_before_the_note(
+    service: MemoryService, store: Path
+) -> None:
+    """Cut inside a fence, the truncation note and the citation line would read as code."""
+    steps = "\n".join(f"deploy --stage {n} --region eu-west" for n in range(80))
+    body = f"Run the fenced steps.\n\n````bash\n```\n{steps}\n````\n\nAfter the steps."
+    write_memory(store, "ops/fenced", body, title="Fenced deploy")
+    text, used = service.context("fenced deploy steps", limit=1, max_tokens=120)
+    assert [r.hit.row.path for r in used] == ["ops/fenced"]
+    assert len(text) <= 120 * CHARS_PER_TOKEN
+    quoted = [line[2:] for line in text.splitlines() if line.startswith("> ")]
+    note = quoted.index("[… truncated to fit]")
+    assert quoted[note - 1] == "````"  # the four-backtick fence, not the inner ``` line
+    assert quoted.count("````") == 1 and quoted[2] == "````bash"

@@ -80,7 +80,7 @@ def _cut_to_fit(content: str, result: SearchResult, budget: int) -> str | None:
     """The longest block of a prefix of content, marked as truncated, within budget."""
 
     def cut(chars: int) -> str:
-        return _block(content[:chars].rstrip() + "\n[… truncated to fit]", result)
+        return _block(_closed(content[:chars].rstrip()) + "\n[… truncated to fit]", result)
 
     if size(cut(0)) > budget:
         return None
@@ -92,6 +92,23 @@ def _cut_to_fit(content: str, result: SearchResult, budget: int) -> str | None:
         else:
             high = middle - 1
     return cut(low)
+
+
+def _closed(prefix: str) -> str:
+    """prefix, with the code fence it ends inside closed: cut inside a fence, the
+    truncation note and everything after it in the prompt would read as code."""
+    opener = ""
+    for line in prefix.splitlines():
+        text = line.lstrip(" ")
+        if len(line) - len(text) > 3 or text[:3] not in ("```", "~~~"):
+            continue
+        run = text[: len(text) - len(text.lstrip(text[0]))]
+        if not opener:
+            if not (run[0] == "`" and "`" in text[len(run) :]):  # a backtick info string has none
+                opener = run
+        elif run[0] == opener[0] and len(run) >= len(opener) and not text[len(run) :].strip():
+            opener = ""
+    return f"{prefix}\n{opener}" if opener else prefix
 
 
 def _block(content: str, result: SearchResult) -> str:
