@@ -8,7 +8,9 @@ IDs, attribute lists and `->` edges. Each parser refuses anything else.
 
 from __future__ import annotations
 
+import itertools
 import re
+import sys
 from pathlib import Path
 
 from conftest import RunCli
@@ -188,3 +190,21 @@ def test_dot_escapes_quotes_and_backslashes_in_names() -> None:
 def test_text_of_a_lone_root_is_the_root_and_a_summary() -> None:
     lone = GraphResult("solo", {"solo": []}, 1, 0, depths={"solo": 0})
     assert as_text(lone) == "solo\n1 memory, depth 0, 0 links, 0 cycles\n"
+
+
+def test_the_text_tree_draws_a_chain_longer_than_the_recursion_limit() -> None:
+    """A chain of memories each linking the next, followed with a large --depth."""
+    length = sys.getrecursionlimit() + 500
+    names = [f"n{i}" for i in range(length + 1)]
+    chain = GraphResult(
+        root=names[0],
+        nodes={a: [b] for a, b in itertools.pairwise(names)} | {names[-1]: []},
+        visited_count=len(names),
+        max_depth_reached=length,
+        edges=[Edge(a, b, "related", d + 1) for d, (a, b) in enumerate(itertools.pairwise(names))],
+        depths={name: d for d, name in enumerate(names)},
+    )
+    lines = as_text(chain).splitlines()
+    assert len(lines) == length + 2  # the root, one line per memory, the summary
+    assert lines[-2] == " " * 4 * (length - 1) + f"└── {names[-1]}"
+    assert lines[-1].startswith(f"{length + 1} memories, depth {length}, ")

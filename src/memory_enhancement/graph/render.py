@@ -6,6 +6,7 @@ from memory_enhancement.graph.traverse import GraphResult
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 
@@ -38,19 +39,28 @@ def as_text(result: GraphResult) -> str:
         if edge.target not in parent and edge.depth == result.depths.get(edge.target):
             parent[edge.target] = edge.source
 
-    def walk(node: str, indent: str) -> None:
+    # Depth first on a stack of its own, not by recursion: a chain of thousands of
+    # memories at a large --depth would pass Python's recursion limit.
+    def frame(node: str, indent: str) -> tuple[str, str, Iterator[tuple[int, str]], int]:
         children = result.nodes.get(node, [])
-        for n, child in enumerate(children):
-            last = n == len(children) - 1
-            mark = "└── " if last else "├── "
-            expand = child not in shown and parent.get(child, node) == node
-            note = "" if expand else "  (seen above)" if child in shown else "  (see below)"
-            lines.append(f"{indent}{mark}{child}{note}")
-            if expand:
-                shown.add(child)
-                walk(child, indent + ("    " if last else "│   "))
+        return node, indent, enumerate(children), len(children)
 
-    walk(result.root, "")
+    stack = [frame(result.root, "")]
+    while stack:
+        node, indent, children, count = stack[-1]
+        n, child = next(children, (-1, ""))
+        if n < 0:
+            stack.pop()
+            continue
+        last = n == count - 1
+        mark = "└── " if last else "├── "
+        expand = child not in shown and parent.get(child, node) == node
+        note = "" if expand else "  (seen above)" if child in shown else "  (see below)"
+        lines.append(f"{indent}{mark}{child}{note}")
+        if expand:
+            shown.add(child)
+            stack.append(frame(child, indent + ("    " if last else "│   ")))
+
     summary = (
         f"{_count(result.visited_count, 'memory', 'memories')}, "
         f"depth {result.max_depth_reached}, "
