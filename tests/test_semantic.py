@@ -207,6 +207,26 @@ def test_semantic_search_finds_by_meaning_and_applies_filters(
 
 
 @pytest.mark.semantic
+def test_a_query_typed_in_full_width_finds_what_its_usual_width_finds(
+    service: MemoryService,
+) -> None:
+    """A Japanese input method in full-width mode types `ＡＵＴＯＭＯＢＩＬＥ`: the model's
+    vocabulary has no such word, so the query is read in the width memories use."""
+    typed = service.search("ＡＵＴＯＭＯＢＩＬＥ", mode="semantic")
+    usual = service.search("AUTOMOBILE", mode="semantic")
+    assert paths(typed) == paths(usual) and paths(typed)[0] == "garage/vehicles"
+    assert [r.hit.score for r in typed] == [r.hit.score for r in usual]
+
+
+def test_a_memory_is_embedded_in_the_widths_people_search_with() -> None:
+    """Letters, digits and half-width katakana fold; Japanese punctuation stays as written."""
+    assert semantic.passages("ＡＰＩ ｷｰ", "ｶﾞｲﾄﾞは１２３行目？") == semantic.passages(
+        "API キー", "ガイドは123行目？"
+    )
+    assert semantic.passages("Ｔ", "設定（注）？") == ["T. 設定 （ 注 ）？"]
+
+
+@pytest.mark.semantic
 def test_hybrid_fuses_both_rankings(service: MemoryService) -> None:
     hybrid = service.search("orders", mode="hybrid", limit=10)
     top = hybrid[0].hit

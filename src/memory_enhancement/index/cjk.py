@@ -77,6 +77,24 @@ class Words:
 WORDS = Words()  # the words of a text, as `\w+` finds them
 
 
+# Full-width digits and Latin letters, and half-width katakana with its sound marks.
+_ODD_WIDTHS = "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\uff65-\uff9f]+"
+
+
+def width_folded(text: str) -> str:
+    """text with `ＡＰＩ` and `ﾃｽﾄ` (typed by an input method in the other width) in the
+    widths memories use, `API` and `テスト`, which is what a model's vocabulary knows.
+
+    Only letters, digits and katakana are folded: full-width punctuation (`？`, `（`),
+    which Japanese and Chinese are written with, is read by the model as it is.
+    """
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return regex(_ODD_WIDTHS).sub(lambda run: unicodedata.normalize("NFKC", run[0]), text)
+
+
 def has_cjk(text: str) -> bool:
     """Whether text holds a CJK character. Asked of every memory a sync writes: ASCII text
     (most English memories) is answered without a scan."""

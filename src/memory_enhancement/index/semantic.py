@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import vector_file
-from memory_enhancement.index.cjk import RANGES
+from memory_enhancement.index.cjk import RANGES, width_folded
 from memory_enhancement.index.embedder import (
     DEFAULT_MODEL,
     INSTALL_HINT,
@@ -76,9 +76,9 @@ _UNIT = re.compile(f"[{RANGES}]{{1,2}}|[^\\s{RANGES}]+")
 
 def passages(title: str, content: str) -> list[str]:
     """The texts a memory is embedded as: its chunks of prose, each after the title."""
-    text = _MARKUP.sub(" ", _URL.sub(" ", _FENCE.sub(" ", content)))
+    text = _MARKUP.sub(" ", _URL.sub(" ", _FENCE.sub(" ", width_folded(content))))
     words = _UNIT.findall(text)
-    head = " ".join(_MARKUP.sub(" ", title).split())
+    head = " ".join(_MARKUP.sub(" ", width_folded(title)).split())
     heading = _UNIT.findall(head)
     if heading and words[: len(heading)] == heading:
         words = words[len(heading) :]  # the heading repeats the title
@@ -282,7 +282,7 @@ def semantic_search(
         raise InvalidInputError(INSTALL_HINT)
     import numpy as np
 
-    if not query.strip():
+    if not (query := width_folded(query)).strip():
         raise InvalidInputError("query is empty")
     refresh(conn, model, progress)
     matrix = _matrix(conn, model.name)
