@@ -107,11 +107,12 @@ def _mention_line(check: Any) -> str:
 
 
 def _written(check: Any) -> str:
-    """A mention as written; a later item of a list (`, 55`) with the path it continues."""
+    """A mention as written; with its path when its text holds none: a later item of a list
+    (`, 55`), a `**Line:** 12` under its file's label."""
     mention = check.mention
     if mention is None:
         return str(check.citation.ref)
-    return f"{mention.path}:{mention.text}" if mention.form == "list" else str(mention.text)
+    return f"{mention.path}:{mention.text}" if mention.path_at is None else str(mention.text)
 
 
 def print_github(run: Any, strict: bool) -> None:
