@@ -179,6 +179,10 @@ def print_fixes(run: Any, *, quiet: bool) -> None:
 def summary(run: Any) -> str:
     from memory_enhancement.core.verdicts import Verdict
 
+    if not len(run.results) and not run.skipped and not run.unwritten:
+        # Not "0 memories, 0 citations": in a store of uncited memories, a new user read
+        # that as the tool finding no memories at all.
+        return "no memory cites code (a citation or a `path:line` mention): nothing to verify"
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
     head = (
