@@ -85,6 +85,7 @@ def test_a_line_label_under_a_file_label_is_a_mention_of_that_file(
         ["**File:** `src/app.py`", "Some prose about it.", "**Line:** 12"],  # not a label
         ["**File:** `src/app.py`", "**Lines:** 768 -> ~350 (54% reduction)"],  # a count
         ["**File:** `src/app.py`", "**Coverage:** 80%", "**Line:** 95,707/95,887"],
+        ["```yaml", "- path: config/app.yml", "  line: 3", "```"],  # configuration, not prose
     ],
 )
 def test_numbers_under_labels_that_are_not_a_files_line_are_not_mentions(

@@ -142,7 +142,7 @@ def find_mentions(text: str) -> list[Mention]:
         raw = text[first:last].rstrip("\r")
         in_code = bisect.bisect_left(fences, number) % 2 == 1 and number not in fences
         mentions = _in_line(raw, number, in_code)
-        if not mentions:  # `**Line:** 12` under `**File:** `app.py``
+        if not mentions and not in_code:  # `**Line:** 12` under `**File:** `app.py``
             labelled = prose.find_labelled(raw, text[starts[max(number - 5, 0)] : first], _is_file)
             mentions = [Mention(number, *f, in_code=in_code) for f in labelled]
         found.extend(mentions)

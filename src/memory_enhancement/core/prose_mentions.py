@@ -23,9 +23,9 @@ it belongs to, and `第 3 项`, `第 3 列` (item, column) are not lines.
 
 A line may also be named by a label under its file's label, the layout of bug reports:
 `**File:** `path`` then `**Line:** 264` (other labels may come between, in the same
-paragraph). Alone under a file, `**Lines:** 388` is as often its length, so the plural is
-read only with a range or a list (`59–70, 183`); `1,341`, `768 -> ~350`, `95,707/95,887` are
-counts.
+paragraph; not in a code block, where `path:` and `line:` are configuration). Alone under
+a file, `**Lines:** 388` is as often its length, so the plural is read only with a range or
+a list (`59–70, 183`); `1,341`, `768 -> ~350`, `95,707/95,887` are counts.
 
 Each mention records where its digits are, as core/mentions.py does, so `--fix`
 rewrites the numbers and leaves the words alone.
