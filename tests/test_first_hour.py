@@ -200,3 +200,18 @@ def test_a_lone_memory_is_an_orphan_in_its_row_and_counted_among_orphans(
     assert "[mem:" in report and " | orphan | " in report
     html = run_cli(["health", "--format", "html"]).stdout
     assert ">orphan</span></td>" in html
+
+
+def test_verify_all_on_a_store_whose_memories_cite_no_code_says_there_was_nothing_to_verify(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """Serena stores of onboarding notes (Casecommons/pg_search, Ameyanagi/ruviz) cite no
+    line: `0 memories, 0 citations` read as if the store were empty."""
+    store = tmp_path / "memories"
+    store.mkdir()
+    (store / "suggested_commands.md").write_text("# Commands\n\n- `bundle exec rspec`\n")
+    result = run_cli(["verify-all", "--dir", store])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "no memory cites code (a citation or a `path:line` mention): nothing to verify\n"
+    )

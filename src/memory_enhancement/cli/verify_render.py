@@ -107,11 +107,12 @@ def _mention_line(check: Any) -> str:
 
 
 def _written(check: Any) -> str:
-    """A mention as written; a later item of a list (`, 55`) with the path it continues."""
+    """A mention as written; with its path when its text holds none: a later item of a list
+    (`, 55`), a `**Line:** 12` under its file's label."""
     mention = check.mention
     if mention is None:
         return str(check.citation.ref)
-    return f"{mention.path}:{mention.text}" if mention.form == "list" else str(mention.text)
+    return f"{mention.path}:{mention.text}" if mention.path_at is None else str(mention.text)
 
 
 def print_github(run: Any, strict: bool) -> None:
@@ -178,6 +179,10 @@ def print_fixes(run: Any, *, quiet: bool) -> None:
 def summary(run: Any) -> str:
     from memory_enhancement.core.verdicts import Verdict
 
+    if not len(run.results) and not run.skipped and not run.unwritten:
+        # Not "0 memories, 0 citations": in a store of uncited memories, a new user read
+        # that as the tool finding no memories at all.
+        return "no memory cites code (a citation or a `path:line` mention): nothing to verify"
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
     head = (

@@ -62,16 +62,13 @@ _NEWLINE = re.compile(r"\n")
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
 _HINT_BYTES = re.compile(_HINT.pattern.encode())
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
-_HOST_ENDINGS = frozenset(
-    {
-        "com", "org", "net", "io", "dev", "local", "localhost", "internal", "cloud", "ai",
-        "app", "co", "edu", "gov", "info", "biz", "us", "uk", "de", "jp", "cn", "fr", "ru",
-        "in", "br", "eu",
-    }
-)  # fmt: skip
-# Which grammar read a memory file: readings kept by another (verify/mention_cache.py) are
-# read again. REVISION counts rule changes outside the patterns (2: the author's paths).
-REVISION = 2
+_HOST_ENDINGS = frozenset({
+    "com", "org", "net", "io", "dev", "local", "localhost", "internal", "cloud", "ai", "app",
+    "co", "edu", "gov", "info", "biz", "us", "uk", "de", "jp", "cn", "fr", "ru", "in", "br", "eu",
+})  # fmt: skip
+# Which grammar read a memory file: readings kept by another (verify/mention_cache.py) are read
+# again. REVISION counts rule changes outside the patterns (2: the author's paths; 3: labels).
+REVISION = 3
 GRAMMAR = zlib.crc32("\0".join((str(REVISION), _MENTION.pattern, *prose.PATTERNS)).encode())
 _REMOTE_URL = re.compile(r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)")
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
@@ -144,7 +141,11 @@ def find_mentions(text: str) -> list[Mention]:
         last = starts[number] - 1 if number < len(starts) else len(text)
         raw = text[first:last].rstrip("\r")
         in_code = bisect.bisect_left(fences, number) % 2 == 1 and number not in fences
-        found.extend(_in_line(raw, number, in_code))
+        mentions = _in_line(raw, number, in_code)
+        if not mentions and not in_code:  # `**Line:** 12` under `**File:** `app.py``
+            labelled = prose.find_labelled(raw, text[starts[max(number - 5, 0)] : first], _is_file)
+            mentions = [Mention(number, *f, in_code=in_code) for f in labelled]
+        found.extend(mentions)
     return found
 
 

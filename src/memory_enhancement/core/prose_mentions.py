@@ -21,6 +21,12 @@ is not taken either. Chinese `第N行` is read right after its path only (1morr/
 `track_thumbnail.dart` 第 69-84 行); on a line of its own it is away from the path
 it belongs to, and `第 3 项`, `第 3 列` (item, column) are not lines.
 
+A line may also be named by a label under its file's label, the layout of bug reports:
+`**File:** `path`` then `**Line:** 264` (other labels may come between, in the same
+paragraph; not in a code block, where `path:` and `line:` are configuration). Alone under
+a file, `**Lines:** 388` is as often its length, so the plural is read only with a range or
+a list (`59–70, 183`); `1,341`, `768 -> ~350`, `95,707/95,887` are counts.
+
 Each mention records where its digits are, as core/mentions.py does, so `--fix`
 rewrites the numbers and leaves the words alone.
 """
@@ -76,18 +82,42 @@ _BEFORE = re.compile(
     rf"[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
 _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
-PATTERNS = (_AFTER.pattern, _BEFORE.pattern)  # for core.mentions.GRAMMAR
+# The label form: a `Line` label (its number where the words are), and the `File` label
+# (a path and nothing else but a closing mark or a note in brackets) a few lines above it,
+# only labels between.
+_LABEL = r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?"
+_COLON = r"(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*"
+_LINE_LABEL = re.compile(
+    _LABEL + rf"(?i:(?P<many>lines)|line){_COLON}"
+    rf"(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"(?P<more_w>(?:,[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*)"
+    r"(?![ \t]*(?:->|→|/|%|,\d))"
+)
+_FILE_LABEL = re.compile(
+    _LABEL
+    + rf"(?i:file|file path|path|location|source){_COLON}(?:`|\*\*?)?"
+    + _BEFORE_PATH
+    + _PATH
+    + r"(?:`|\*\*?)?[ \t]*(?:$|[(（])"
+)
+_ANY_LABEL = re.compile(_LABEL + r"[A-Za-z][A-Za-z /-]{0,30}" + _COLON)
+PATTERNS = (_AFTER.pattern, _BEFORE.pattern, _LINE_LABEL.pattern, _FILE_LABEL.pattern)
 
 # Where such a mention may be (a line is parsed only when one of these finds something in
 # it). Each starts with a literal, which the regex engine scans for fast: one pattern with
 # alternatives tried at every character cost a verify-all of 1,000 memories 80 ms.
+_LABEL_HINT = r"(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*\d"
 HINTS = tuple(
-    re.compile(p) for p in (r"ines?[ \t]+\d", r"L\d", r"行(?:[ \t]?\d|目)", r"第[ \t]?\d")
-)
+    re.compile(p)
+    for p in (
+        r"ines?[ \t]+\d", r"L\d", r"行(?:[ \t]?\d|目)", r"第[ \t]?\d",
+        "ines?" + _LABEL_HINT, "INES?" + _LABEL_HINT,
+    )
+)  # fmt: skip
 HINTS_BYTES = tuple(re.compile(p.pattern.encode()) for p in HINTS)
 
 # The forms, as `Mention.form` names them.
-WORDS, L_NUMBER, CJK_WORDS = "words", "l_number", "cjk_words"
+WORDS, L_NUMBER, CJK_WORDS, LABEL = "words", "l_number", "cjk_words", "label"
 
 Span = tuple[int, int]
 # Mention's fields after `line`: (column, text, path, start, end, form, path_at, start_at,
@@ -125,16 +155,51 @@ def _mention(m: re.Match[str]) -> list[Found]:
         )
     ]  # fmt: skip
     if more:
-        at = m.start("more_" + key)
-        for item in _ITEM.finditer(more):
-            a = int(item.group(1))
-            b = int(item.group(2)) if item.group(2) and int(item.group(2)) != a else None
-            column = at + item.start(1)
-            ends = _rel(item.span(2), item.start(1)) if item.group(2) else None
-            text = more[item.start(1) : item.end()]
-            out.append((column, text, m["path"], a, b, "list", None, (0, len(item.group(1))), ends))
+        out.extend(_items(more, m.start("more_" + key), m["path"]))
+    return out
+
+
+def _items(more: str, at: int, path: str) -> list[Found]:
+    """The later items of a list (`, 95-97`, ` and 272`) starting at column `at`."""
+    out: list[Found] = []
+    for item in _ITEM.finditer(more):
+        a = int(item.group(1))
+        b = int(item.group(2)) if item.group(2) and int(item.group(2)) != a else None
+        ends = _rel(item.span(2), item.start(1)) if item.group(2) else None
+        digits = (0, len(item.group(1)))
+        text = more[item.start(1) : item.end()]
+        out.append((at + item.start(1), text, path, a, b, "list", None, digits, ends))
     return out
 
 
 def _rel(span: Span, base: int) -> Span:
     return span[0] - base, span[1] - base
+
+
+def find_labelled(raw: str, above: str, is_file: Callable[[str], bool]) -> list[Found]:
+    """The mentions of a `Line:` label line (`raw`) whose file a `File:` label names in
+    `above`, the few lines over it; none when a blank line or prose comes first."""
+    m = _LINE_LABEL.match(raw)
+    if m is None or (m["many"] and not m["w2"] and not m["more_w"]):
+        return []
+    for line in reversed(above.split("\n")[:-1]):
+        line = line.rstrip("\r")
+        named = _FILE_LABEL.match(line)
+        if named is not None:
+            path = named["path"]
+            return _labelled(m, path) if is_file(path) and "..." not in path else []
+        if _ANY_LABEL.match(line) is None:
+            return []
+    return []
+
+
+def _labelled(m: re.Match[str], path: str) -> list[Found]:
+    base = m.start("w1")
+    end = int(m["w2"]) if m["w2"] and int(m["w2"]) != int(m["w1"]) else None
+    last = m.end("w2") if m["w2"] else m.end("w1")
+    w2 = _rel(m.span("w2"), base) if m["w2"] else None
+    out: list[Found] = [
+        (base, m.string[base:last], path, int(m["w1"]), end, LABEL, None,
+         _rel(m.span("w1"), base), w2)
+    ]  # fmt: skip
+    return out + _items(m["more_w"], m.start("more_w"), path)
