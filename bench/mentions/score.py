@@ -142,7 +142,14 @@ def score_repo(entry: dict[str, Any], results: list[dict[str, Any]]) -> dict[str
         if check is not None:
             used.add(key)
         rows.append((row, check))
-    return {"rows": rows, "ours": ours, "unreadable": unreadable}
+    # Ours that no truth row pairs with: forms the truth's own pattern does not read
+    # (a `**Line:** 12` label under its file's label); listed for checking by hand.
+    extra = [
+        {"memory": k[0], "line": k[1], "path": c.get("path"), "text": c.get("text"),
+         "status": c["status"], "reason": c.get("reason")}
+        for k, c in ours.items() if k not in used
+    ]  # fmt: skip
+    return {"rows": rows, "ours": ours, "unreadable": unreadable, "extra": extra}
 
 
 def _same_citation(
@@ -168,6 +175,7 @@ def figures(scored: list[dict[str, Any]]) -> dict[str, Any]:
     ours = [c for s in scored for c in s["ours"].values()]
     out: dict[str, Any] = {"truth_rows": len(rows), "our_mentions": len(ours)}
     out["truth_rows_detected"] = sum(c is not None for _, c in rows)
+    out["ours_without_truth_row"] = [e for s in scored for e in s["extra"]]
     out["coverage"] = _share(sum(c["status"] != "unchecked" for c in ours), len(ours))
     out["our_verdicts"] = dict(Counter(c["status"] for c in ours).most_common())
     confusion: Counter[tuple[str, str]] = Counter()
