@@ -253,9 +253,10 @@ END;
 # (core/prose_mentions.py), so each memory's `mentions` flag must be read again; 17 -> 18:
 # the link grammar reads more forms (Chinese prose references, `memory:` links, links in
 # headings, store paths naming no memory) and drops some (a memory's own ID bullet, `mem:`
-# examples naming nothing), so each memory's links must be read again.
+# examples naming nothing), so each memory's links must be read again; 18 -> 19: again
+# (a `- Related: `x`` label opening a list item, Korean "`x` 참조" and "메모리 `x`").
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
-IN_PLACE: dict[int, tuple[str, ...]] = {16: _READ_AGAIN, 17: _READ_AGAIN}
+IN_PLACE: dict[int, tuple[str, ...]] = {16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN}
 
 
 def connect(path: Path | None) -> sqlite3.Connection:
