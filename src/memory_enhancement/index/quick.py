@@ -26,7 +26,7 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # (vector_file.py); 13: meta 'texts_generation' (semantic.py); 17: each memory's `mentions`
 # flag read again (core/prose_mentions.py: `x.go` lines 28-76 is a mention now); 18: each
 # memory's links read again (store/formats/link_grammar.py reads more forms); 19: again
-# (`- Related: `x`` items, Korean prose references). See schema.py.
+# (`- Related: `x`` items, Korean prose references; `app.py 라인 42`). See schema.py.
 SCHEMA_VERSION = 19
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
