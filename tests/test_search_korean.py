@@ -9,6 +9,7 @@ store's rules.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,17 @@ def test_search_from_the_cli_in_korean(run_cli: RunCli, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "cache/redis" in result.output
     assert "**캐시**" in result.output
+
+
+def test_hangul_written_decomposed_is_found_by_the_syllables_a_query_types(
+    tmp_path: Path,
+) -> None:
+    """macOS writes Hangul file names decomposed (NFD): `캐시` as five jamo. A memory
+    holding text pasted from one shared no bigram with the query `캐시` and was never found."""
+    store = tmp_path / "s"
+    text = "캐시는 Redis에 저장한다."
+    write_memory(store, "nfd", unicodedata.normalize("NFD", text), title="설정")
+    write_memory(store, "nfc", text, title="설정")
+    results = disk_service(store, tmp_path, tmp_path).search("캐시를", mode="lexical")
+    assert sorted(paths(results)) == ["nfc", "nfd"]
+    assert all("**캐시**는" in r.hit.snippet for r in results)

@@ -114,11 +114,21 @@ def bigrams(run: str) -> list[str]:
 def segment(text: str) -> str | None:
     """The text with every CJK run replaced by its bigrams, or None when it has no CJK.
 
-    Runs are set apart by spaces, so Latin words glued to them become tokens.
+    Runs are set apart by spaces, so Latin words glued to them become tokens. Text is
+    composed first (NFC): Hangul decomposed into its jamo, as macOS writes file names
+    and what is pasted from them, shares no bigram with the syllables a query types.
     """
     if not has_cjk(text):
         return None
+    text = composed(text)
     return regex(_CJK).sub(lambda match: f" {' '.join(bigrams(match.group()))} ", text)
+
+
+def composed(text: str) -> str:
+    """The text in NFC (`캐시` as two syllables, not five jamo), itself when it is already."""
+    import unicodedata
+
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def _script(char: str) -> str:
@@ -238,6 +248,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
 
     Used for memories indexed in segmented form, whose FTS5 snippet would show bigrams.
     """
+    content = composed(content)  # as segment() indexed it
     folded = content.lower()
     found = sorted(
         (folded.find(n), -len(n), n) for n in {n.lower() for n in needles if n} if n in folded

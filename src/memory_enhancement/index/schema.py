@@ -255,7 +255,8 @@ END;
 # headings, store paths naming no memory) and drops some (a memory's own ID bullet, `mem:`
 # examples naming nothing), so each memory's links must be read again; 18 -> 19: again
 # (a `- Related: `x`` label opening a list item, Korean "`x` 참조" and "메모리 `x`"), and
-# each memory's `mentions` flag with them (Korean `app.py 라인 42` is a mention now).
+# each memory's `mentions` flag with them (Korean `app.py 라인 42` is a mention now), and
+# its segmented text (decomposed Hangul is composed first, cjk.segment).
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 IN_PLACE: dict[int, tuple[str, ...]] = {16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN}
 
