@@ -174,6 +174,29 @@ def test_a_close_name_is_offered_only_when_it_is_the_only_one(
     ]
 
 
+def test_a_wiki_link_written_as_the_title_is_offered_the_memory_it_names(
+    project: MemoryService, memories: Path
+) -> None:
+    """`[[Cache Settings]]` and `[[캐시 설정]]` are too short for a nearly identical name
+    (difflib's ratio is below its cutoff), yet they differ from the memory's name only in
+    case and separators: that memory is the fix, when it is the only one."""
+    write_all(
+        memories,
+        {
+            "notes/a": "# A\n\n[[Cache Settings]], [[캐시 설정]] and [[Deploy Steps]]\n",
+            "ops/cache-settings": "# Cache\n",
+            "ops/캐시-설정": "# 캐시\n",
+            "ops/deploy_steps": "# Deploy, one\n",
+            "ops/deploy-steps": "# Deploy, another\n",
+        },
+    )
+    assert broken(project) == [
+        ("notes/a", 3, "Cache Settings", "dangling", "ops/cache-settings"),
+        ("notes/a", 3, "캐시 설정", "dangling", "ops/캐시-설정"),
+        ("notes/a", 3, "Deploy Steps", "dangling", None),  # two memories: no guess
+    ]
+
+
 def test_a_dangling_citation_id_gets_no_fix(project: MemoryService, memories: Path) -> None:
     write_all(memories, {"a": "# A\n\n[mem:ABCDEF]\n", "abcdef": "# Same letters, not the ID\n"})
     assert [(b.target, b.status, b.replacement) for b in project.broken_links()] == [

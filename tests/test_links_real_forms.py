@@ -119,6 +119,24 @@ def test_a_related_line_in_a_paragraph_links_its_names(
     assert _targets(service) == ["alpha_notes", "beta-design"]
 
 
+@pytest.mark.parametrize(
+    "item",
+    [
+        "- Related: alpha_notes (the notes), beta-design (why)",  # rjmurillo/ai-agents
+        "- **Related Memories**: `alpha_notes`, `beta-design`",
+        "- 관련 메모리: `alpha_notes`(큰그림), `beta-design`(세부)",
+        "* 関連メモリ：`alpha_notes`、`beta-design`",
+    ],
+)
+def test_a_related_label_opening_a_list_item_links_its_names(
+    service: MemoryService, store_dir: Path, item: str
+) -> None:
+    """Under a heading that is not about related material, an item that starts with a
+    `Related:` label was read as an item whose entry is no name: its names were lost."""
+    _store(store_dir, f"# Source\n\n## Notes\n\n{item}\n- Status: done, see gamma\n")
+    assert _targets(service) == ["alpha_notes", "beta-design"]
+
+
 def test_an_index_table_row_naming_a_memory_is_a_link(
     service: MemoryService, store_dir: Path
 ) -> None:
@@ -150,6 +168,11 @@ def test_an_index_table_row_naming_a_memory_is_a_link(
         "> **详细音频系统文档见：** `alpha_notes` 记忆文件",
         "詳見 `alpha_notes` 記憶。",
         "参见 `alpha_notes`。",
+        # Korean "see `x`" and "the `x` memory" (written for this test, in the style of
+        # the Korean stores found by `find_string 관련 메모리`).
+        "자세한 내용은 `alpha_notes` 메모리를 참고.",
+        "결정 배경은 `alpha_notes` 참조.",
+        "Serena 메모리 `alpha_notes`에 기록했다.",
         "See `mem:alpha_notes` for the background.",
         "See mem:alpha_notes for the background.",
         "See mem:alpha_notes.md.",

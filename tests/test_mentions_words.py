@@ -96,6 +96,17 @@ from verify_support import FIXED_NOW, STORE, GitRepo, code, coded
             [("track_thumbnail.dart", 69, 84, "cjk_words", ["69", "84"])],
         ),
         ("**位置**: `pipelines.py` 第264行", [("pipelines.py", 264, None, "cjk_words", ["264"])]),
+        # Korean writes the English word after the path (forms of real Korean memories,
+        # found with `find_string ".py 라인"`; these lines are written for the test).
+        (
+            "1. **manager.py 라인 229-233**: 예외가 나도 계속 진행",
+            [("manager.py", 229, 233, "cjk_words", ["229", "233"])],
+        ),
+        (
+            "오류 수정(engine.py 라인938~982), 테스트 추가",
+            [("engine.py", 938, 982, "cjk_words", ["938", "982"])],
+        ),
+        ("`solver.py` 라인 1603에서 고정된다", [("solver.py", 1603, None, "cjk_words", ["1603"])]),
     ],
 )
 def test_each_form_found_in_real_stores_is_a_mention_with_its_digits_marked(
@@ -124,6 +135,8 @@ def test_each_form_found_in_real_stores_is_a_mention_with_its_digits_marked(
         "`core/loaders/onnx_loader.py` (150-250行) — new file",  # a size estimate
         "`scripts/audit_shell.ps1` 第 3 项从矩阵提取",  # an item, not a line
         "`index.noun` 第 3 列非数字",  # a column
+        "`app.py` 200줄, `x.py` 30행 정도",  # lengths in Korean
+        "`app.py` 라인 수가 많다",  # the word, no number
         "`src/app.py` - Phase A-2 test (line 450 added)",  # words between: not close enough
         "`cache.py` L2 cache and `model.py` L1 norm",  # an L-number followed by a word
         "`changed_files` diffs `base_ref...HEAD` (line 150)",  # a git range, not a file
@@ -162,6 +175,7 @@ NOTE = [
     "- lib/old.py: 3行目に追加",  # renamed
     "- `src/app.py` line 99",  # out of range when written
     "- `src/app.py` 第 14-15 行的初始化",  # moved
+    "- src/app.py 라인 16~17에서 초기화",  # moved
 ]
 
 
@@ -197,6 +211,7 @@ def test_word_forms_are_judged_from_history_like_the_colon_form(repo: GitRepo) -
         "lib/old.py: 3行目": ("moved", 3, None, "lib/new.py"),
         "src/app.py` line 99": ("out_of_range", None, None, None),
         "src/app.py` 第 14-15 行": ("moved", 17, 18, None),
+        "src/app.py 라인 16~17": ("moved", 19, 20, None),
     }
     assert all(c.status is not Verdict.UNCHECKED for c in result.mentions)
 
@@ -224,7 +239,7 @@ def test_fix_rewrites_only_the_digits_of_a_word_form_and_leaves_the_words(
     assert "-- **Code location**: `src/app.py` lines 10-12" in dry.stdout
     assert "+- **Code location**: `src/app.py` lines 13-15" in dry.stdout
     done = cli("verify", "notes", "--fix")
-    assert "fixed 7 mentions in notes" in done.stdout
+    assert "fixed 8 mentions in notes" in done.stdout
     expected = [
         "# Notes",
         "",
@@ -236,6 +251,7 @@ def test_fix_rewrites_only_the_digits_of_a_word_form_and_leaves_the_words(
         "- lib/new.py: 3行目に追加",  # renamed: the path written in full, the words kept
         "- `src/app.py` line 99",
         "- `src/app.py` 第 17-18 行的初始化",
+        "- src/app.py 라인 19~20에서 초기화",
     ]
     assert file.read_text(encoding="utf-8") == "\n".join(expected) + "\n"
     again = json.loads(cli("verify", "notes", "--json").stdout)

@@ -94,8 +94,8 @@ def search(
     as_json: bool,
 ) -> None:
     """Search memories: hybrid (BM25 and meaning) by default when the [semantic] extra is
-    installed and the semantic index is current, else BM25. Finds words inside Chinese
-    and Japanese text too."""
+    installed and the semantic index is current, else BM25. Finds words inside Chinese,
+    Japanese and Korean text too."""
     from memory_enhancement.service.serialize import hit_dict
 
     service = app().service()

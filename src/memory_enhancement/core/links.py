@@ -95,6 +95,7 @@ class Resolver:
             name = path.rpartition("/")[2]
             self.by_name[name].append(path)
             self.by_folded[name.casefold()].append(path)
+        self._by_slug: dict[str, list[str]] | None = None  # made by suggest, when first asked
 
     def resolve(self, source: str, link: Link) -> Resolution:
         """A memory first (see _memory); failing that, a file of the repository."""
@@ -251,7 +252,9 @@ class Resolver:
 
         In order: the file git says the target was renamed to; for an ambiguous
         link, the only candidate in the linking memory's folder; for a dangling
-        one, the only memory with a nearly identical name.
+        one, the only memory whose name it is once case and separators are set aside
+        (`[[Cache Settings]]`, `[[캐시 설정]]` for `cache-settings`, `캐시-설정`: a
+        wiki link written as the title), else the only one with a nearly identical name.
         """
         path = strip_md(link.target.strip()).lstrip("/")
         for guess in (path, _join(source, path)):
@@ -264,6 +267,13 @@ class Resolver:
             return near[0] if len(near) == 1 else None
         if resolution.status is LinkStatus.DANGLING and link.kind is not LinkKind.MEM_ID:
             name = path.rpartition("/")[2]
+            if self._by_slug is None:
+                self._by_slug = defaultdict(list)
+                for known, found in self.by_name.items():
+                    self._by_slug[_slug(known)] += found
+            same = self._by_slug.get(_slug(name), [])
+            if len(same) == 1:
+                return same[0]
             close = difflib.get_close_matches(name, list(self.by_name), n=2, cutoff=0.85)
             if len(close) == 1 and len(self.by_name[close[0]]) == 1:
                 return self.by_name[close[0]][0]
@@ -273,6 +283,11 @@ class Resolver:
 _DANGLING = Resolution(LinkStatus.DANGLING)
 _UNMATCHED = Resolution(LinkStatus.UNMATCHED)
 _STORE_MARK = "memories/"  # where a path from the repository root enters a store
+
+
+def _slug(name: str) -> str:
+    """A name with case and separators set aside: `Cache Settings` -> `cache-settings`."""
+    return "-".join(name.casefold().replace("_", " ").replace("-", " ").split())
 
 
 def _path_like(target: str) -> bool:

@@ -9,6 +9,7 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     path L112-113         path (L125-155)  path L676, L732
     Line 316 of `path`    lines 695-718 in `path`
     `path`（行1258-1298付近）               path: 3行目に    `path` 第 69-84 行
+    path 라인 77-84    path 라인938~982
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
 a comma or an opening parenthesis, then the words; or the words come first and
@@ -19,7 +20,9 @@ some other file) are not mentions, and neither is Japanese `app.py（394行）` 
 `（新規、200-300行）`). An `L12` directly followed by a word (`cache.py L2 cache`)
 is not taken either. Chinese `第N行` is read right after its path only (1morr/FMP:
 `track_thumbnail.dart` 第 69-84 行); on a line of its own it is away from the path
-it belongs to, and `第 3 项`, `第 3 列` (item, column) are not lines.
+it belongs to, and `第 3 项`, `第 3 列` (item, column) are not lines. Korean writes the
+English word: `manager.py 라인 229-233`, `solver.py 라인 1603에서` (the number after it,
+as `line 42`; `N줄` and `N행` after a path are as often lengths, and are not read).
 
 A line may also be named by a label under its file's label, the layout of bug reports:
 `**File:** `path`` then `**Line:** 264` (other labels may come between, in the same
@@ -74,6 +77,8 @@ _AFTER = re.compile(
     r"(?P<k1>\d{1,7})(?:[-–~〜](?P<k2>\d{1,7}))?[ \t]?行目"
     r"|"
     r"第[ \t]?(?P<z1>\d{1,7})(?:[ \t]?[-–~〜][ \t]?(?P<z2>\d{1,7}))?[ \t]?行"
+    r"|"
+    r"라인[ \t]?(?P<r1>\d{1,7})(?:[ \t]?[-–~〜][ \t]?(?P<r2>\d{1,7}))?(?![0-9])"
     r")"
 )
 _BEFORE = re.compile(
@@ -110,7 +115,7 @@ _LABEL_HINT = r"(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*\d"
 HINTS = tuple(
     re.compile(p)
     for p in (
-        r"ines?[ \t]+\d", r"L\d", r"行(?:[ \t]?\d|目)", r"第[ \t]?\d",
+        r"ines?[ \t]+\d", r"L\d", r"行(?:[ \t]?\d|目)", r"第[ \t]?\d", r"라인[ \t]?\d",
         "ines?" + _LABEL_HINT, "INES?" + _LABEL_HINT,
     )
 )  # fmt: skip
@@ -138,7 +143,7 @@ def find_in_line(raw: str, is_file: Callable[[str], bool]) -> list[Found]:
 
 
 def _mention(m: re.Match[str]) -> list[Found]:
-    key = next(k for k in ("w", "l", "j", "k", "z") if m.groupdict().get(k + "1"))
+    key = next(k for k in ("w", "l", "j", "k", "z", "r") if m.groupdict().get(k + "1"))
     first, last = key + "1", key + "2"
     form = {"w": WORDS, "l": L_NUMBER}.get(key, CJK_WORDS)
     base = m.start()

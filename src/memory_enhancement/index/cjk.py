@@ -16,6 +16,9 @@ On the query side (`query_terms`), a CJK run is first cut where the script chang
 words in kanji or katakana), hiragana pieces are dropped when something else is
 left, and each piece becomes its phrase (the exact word, ranked first) and its
 bigrams (so a sentence-long Chinese question still matches the words it shares).
+Korean puts spaces between words but glues particles and endings to them (`캐시를`,
+`조회하는`): a Hangul piece is also searched without its ending (`hangul_stem`), and
+an ending glued to a Latin word (`Redis의`) is not searched at all.
 """
 
 from __future__ import annotations
@@ -129,11 +132,21 @@ def bigrams(run: str) -> list[str]:
 def segment(text: str) -> str | None:
     """The text with every CJK run replaced by its bigrams, or None when it has no CJK.
 
-    Runs are set apart by spaces, so Latin words glued to them become tokens.
+    Runs are set apart by spaces, so Latin words glued to them become tokens. Text is
+    composed first (NFC): Hangul decomposed into its jamo, as macOS writes file names
+    and what is pasted from them, shares no bigram with the syllables a query types.
     """
     if not has_cjk(text):
         return None
+    text = composed(text)
     return regex(_CJK).sub(lambda match: f" {' '.join(bigrams(match.group()))} ", text)
+
+
+def composed(text: str) -> str:
+    """The text in NFC (`캐시` as two syllables, not five jamo), itself when it is already."""
+    import unicodedata
+
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def _script(char: str) -> str:
@@ -141,7 +154,55 @@ def _script(char: str) -> str:
         return "hiragana"
     if "\u30a0" <= char <= "\u30ff" or "\u31f0" <= char <= "\u31ff" or "\uff66" <= char <= "\uff9f":
         return "katakana"
+    if _hangul(char):
+        return "hangul"
     return "other"
+
+
+def _hangul(char: str) -> bool:
+    return (
+        "\uac00" <= char <= "\ud7af" or "\u1100" <= char <= "\u11ff" or "\u3131" <= char <= "\u318e"
+    )
+
+
+# Particles and endings Korean glues to a word, as a query writes them: `캐시를` is the
+# word `캐시` (cache) plus `를`, and a memory says `캐시는`, `캐시가` or `캐시`. Bigrams
+# find a longer word's stem among its pairs, but a two-syllable word plus a one-syllable
+# particle is two pairs that must both match (`캐시 시를`), so `캐시를` found nothing in a
+# store where nine memories say `캐시`. Left out on purpose: endings that end common
+# nouns too (`인` in `로그인`, `서` in `문서`, `나`, `고`).
+_PARTICLES = """은 는 이 가 을 를 의 에 로 와 과 도 만
+    에서 으로 에게 한테 까지 부터 처럼 보다 마다 이나 이랑 하고 에는 에도 에선 와의 과의
+    로의 로는 로도 로서 로써 만의 만을 만은 밖에 조차 께서 이며 이고 이란 이라 이다 이면
+    인데 인지 에서는 에서도 에서의 으로는 으로도 으로의 으로서 으로써 에게서 로부터 이라는
+    이라고 입니다 으로부터"""
+# The endings of verbs made with 하다 and 되다 (`조회하는` is `조회` plus `하는`), and of
+# questions (`해제하나`, `저장되나요`).
+_VERB_ENDINGS = """하는 하기 하면 하여 해서 해야 해도 하지 한다 했다 하게 하던 했던 하며 합니다
+    하세요 하려면 하려고 하도록 할 한 함 되는 되면 된다 되어 되지 됩니다 되도록 된 됨
+    하나 하나요 할까 할까요 하죠 되나 되나요 인가요"""
+_ENDINGS = frozenset(_PARTICLES.split() + _VERB_ENDINGS.split())
+_LONGEST_ENDING = max(map(len, _ENDINGS))
+
+
+def hangul_stem(word: str) -> str | None:
+    """A Hangul word without the longest particle or ending it ends with, when at least
+    two syllables are left (`캐시를` -> `캐시`, `조회하는` -> `조회`), else None.
+
+    Two syllables at least, as a one-syllable stem would match every bigram starting
+    with it: `결과` (result) is not `결` plus `과`. A stem taken from a word that was not
+    inflected (`게이트웨이` -> `게이트웨`) is a prefix of the word itself, so it costs
+    little; the word as written is searched too, and ranks first.
+    """
+    for size in range(min(_LONGEST_ENDING, len(word) - 2), 0, -1):
+        if word[-size:] in _ENDINGS:
+            return word[:-size]
+    return None
+
+
+def _korean_ending(piece: str) -> bool:
+    """Whether a piece is only a particle or an ending (`를` in `JWT를`)."""
+    return piece in _ENDINGS
 
 
 def _pieces(run: str) -> list[str]:
@@ -181,6 +242,8 @@ def query_terms(word: str) -> list[str]:
             terms += [_phrase([t]) for t in WORDS.findall(part)]
             continue
         pieces = _pieces(part)
+        if len(parts) > 1:  # `Redis의`: the particle says nothing about the memory
+            pieces = [p for p in pieces if not _korean_ending(p)]
         if len(parts) > 1 or len(pieces) > 1:  # a lone character among words says little
             pieces = [p for p in pieces if len(p) > 1] or pieces
         for piece in pieces:
@@ -188,6 +251,10 @@ def query_terms(word: str) -> list[str]:
             if len(piece) == 1:
                 terms.append(f'"{piece}"*')  # the first character of any bigram
             else:
+                terms.append(_phrase(pairs))
+            stem = hangul_stem(piece) if _hangul(piece[0]) else None
+            if stem:  # `캐시를`: also `캐시`, and the pairs of the stem, not of its particle
+                pairs = bigrams(stem)
                 terms.append(_phrase(pairs))
             if len(pairs) > 2:
                 terms += [_phrase([pair]) for pair in pairs]
@@ -199,6 +266,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
 
     Used for memories indexed in segmented form, whose FTS5 snippet would show bigrams.
     """
+    content = composed(content)  # as segment() indexed it
     folded = content.lower()
     found = sorted(
         (folded.find(n), -len(n), n) for n in {n.lower() for n in needles if n} if n in folded
@@ -270,7 +338,9 @@ def needles(query: str) -> list[str]:
             continue
         for part in regex(_CJK_SPLIT).split(word):
             if part and has_cjk(part):
-                found += [p for p in _pieces(part) if len(p) > 1]
+                for piece in (p for p in _pieces(part) if len(p) > 1):
+                    stem = hangul_stem(piece) if _hangul(piece[0]) else None
+                    found += [piece, stem] if stem else [piece]
             elif part:
                 found += WORDS.findall(part)
     return found

@@ -254,9 +254,17 @@ END;
 # the link grammar reads more forms (Chinese prose references, `memory:` links, links in
 # headings, store paths naming no memory) and drops some (a memory's own ID bullet, `mem:`
 # examples naming nothing), so each memory's links must be read again; 18 -> 19: the mention
-# grammar reads `**Line:** 12` under `**File:** `app.py``, so the `mentions` flags again.
+# grammar reads `**Line:** 12` under `**File:** `app.py``, so the `mentions` flags again;
+# 19 -> 20: links again (a `- Related: `x`` label opening a list item, Korean "`x` 참조" and
+# "메모리 `x`"), and each memory's `mentions` flag with them (Korean `app.py 라인 42` is a
+# mention now), and its segmented text (decomposed Hangul is composed first, cjk.segment).
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
-IN_PLACE: dict[int, tuple[str, ...]] = {16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN}
+IN_PLACE: dict[int, tuple[str, ...]] = {
+    16: _READ_AGAIN,
+    17: _READ_AGAIN,
+    18: _READ_AGAIN,
+    19: _READ_AGAIN,
+}
 
 
 def connect(path: Path | None) -> sqlite3.Connection:

@@ -51,7 +51,8 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
     @mcp.tool(annotations=READ_ONLY)
     def search_memories(
         query: Annotated[
-            str, Field(description="Words to look for (found inside Chinese and Japanese too).")
+            str,
+            Field(description="Words to look for (found inside Chinese, Japanese and Korean too)."),
         ],
         ctx: Context,
         limit: Annotated[int, Field(description="At most this many hits (>= 1).")] = 10,

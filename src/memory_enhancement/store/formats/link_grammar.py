@@ -65,13 +65,15 @@ LEAD = re.compile(
 )
 # A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
 # "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録", "メモ `x`", "メモリー `x`",
-# Chinese "详见 `x`" / "参见 `x`" (see) and "`x` 记忆" / "`x` 記憶" (the x memory: 1morr/FMP).
+# Chinese "详见 `x`" / "参见 `x`" (see) and "`x` 记忆" / "`x` 記憶" (the x memory: 1morr/FMP),
+# Korean "`x` 메모리를 참고", "`x` 참조" (see x) and "메모리 `x`".
 PROSE_REF = re.compile(
     r"`(?P<name>(?:[\w.@-]+/)*memories/[\w.@/-]+)`"
-    r"|(?:(?<![\w])(?:[Ss]ee|[Mm]emory|[Mm]emories|[Mm]emory:)\s+|(?:メモリー?|メモ)\s*"
+    r"|(?:(?<![\w])(?:[Ss]ee|[Mm]emory|[Mm]emories|[Mm]emory:)\s+|(?:メモリー?|メモ|메모리)\s*"
     r"|(?:详见|詳見|参见|參見)[：:]?\s*)"
     r"`(?=[\w@])(?P<after>[\w.@/-]+)`"
-    r"|`(?P<before>[\w@][\w.@/-]*)`\s*(?:memory|memories|メモ|を参照|に記録|参照|记忆|記憶)"
+    r"|`(?P<before>[\w@][\w.@/-]*)`\s*"
+    r"(?:memory|memories|メモ|を参照|に記録|参照|记忆|記憶|메모리|참고|참조)"
 )
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
 NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")

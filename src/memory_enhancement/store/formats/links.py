@@ -106,8 +106,8 @@ def _may_link(line: str, first: str, entry: re.Match[str] | None) -> bool:
         return True
     if "`" in line and _may_refer(line) and g.PROSE_REF.search(line):
         return True
-    if entry is not None:
-        return entry.end() > entry.end("marker")  # an item: only one whose entry is a name
+    if entry is not None:  # an item: only one whose entry is a name, or a `- Related:` label
+        return entry.end() > entry.end("marker") or _labels(line[entry.end("marker") :])
     if first == "|":
         return g.NAME_CELL.search(line) is not None and not g.SEPARATOR_ROW.match(line)
     return _labels(line)
@@ -134,6 +134,9 @@ def _may_refer(line: str) -> bool:
         or "記憶" in line
         or "见" in line
         or "見" in line
+        or "메모리" in line
+        or "참고" in line
+        or "참조" in line
     )
 
 
@@ -183,7 +186,8 @@ def _line_links(
             if _name_like(name):
                 found.append(Link(name, default_type, LinkKind.NAMED, number))
     if body is not None:
-        if in_related:
+        # `- 관련 메모리: `a`(why), `b``: a label opening an item, as on a line of its own
+        if in_related or _labels(body):
             found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(body))
     elif _labels(line):
         found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(line))
