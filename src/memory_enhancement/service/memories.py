@@ -13,7 +13,6 @@ from datetime import datetime
 
 from memory_enhancement.core.citations import parse_citation
 from memory_enhancement.core.errors import (
-    AlreadyExistsError,
     ExpiredError,
     InvalidInputError,
     NotFoundError,
@@ -289,8 +288,7 @@ class Memories(ServiceBase):
             )
             if target == origin:
                 return self._written(origin, [], changed=False)
-            if self.store.exists(target):
-                raise AlreadyExistsError(f"memory already exists: {target!r}")
+            self.store.refuse_taken(target, moving=origin)
             held = links_touching(self.index, origin) if update_links else []
             self.store.prepare_move(origin, target)  # before the ID is written into origin
             self._declare_id(origin)

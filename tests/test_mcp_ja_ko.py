@@ -1,0 +1,98 @@
+"""An agent working over MCP on Japanese and Korean Serena stores.
+
+Found by driving `serve` over stdio on AstarWorks/AstarManagement (Japanese),
+3dollar-in-my-pocket/3dollar-in-my-pocket-android and josongmin/semantica-task-engine
+(Korean). The server is built as `serve` builds it, in a real git repository, and
+reached through the SDK's in-process client; every success is checked against the
+tool's output schema and every failure must be a tool error naming the bad value.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from mcp_support import Agent
+from memory_enhancement.cli.app import App
+from memory_enhancement.mcp.server import build_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def app(isolated_home: Path, git_repo: Path) -> App:
+    return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
+
+
+@pytest.fixture
+async def agent(app: App) -> AsyncIterator[Agent]:
+    async with Client(build_server(app.service_for)) as client:
+        yield Agent(client)
+
+
+@pytest.fixture
+def serena(git_repo: Path) -> Path:
+    store = git_repo / ".serena" / "memories"
+    store.mkdir(parents=True)
+    return store
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize("name", ["가게_편집_메모", "テナント設定ガイド"])
+async def test_a_memory_whose_file_name_a_mac_decomposed_is_found_by_its_composed_name(
+    agent: Agent, serena: Path, name: str
+) -> None:
+    """A copy from macOS (HFS+) leaves `가게.md` in NFD; agents type NFC. The memory was
+    "not found" by the name list_memories showed, update_memory failed, and add_memory
+    created its visual twin beside it."""
+    original = "# 가게 편집 메모\n\n뷰모델 메모.\n".encode()
+    (serena / f"{nfd(name)}.md").write_bytes(original)
+    assert nfd(name) != name
+
+    got = await agent.call("get_memory", path=name)
+    assert got["path"] == nfd(name)  # the memory as it sits on disk
+    refused = await agent.fail("add_memory", path=name, content="# 중복\n")
+    assert "already exists" in refused and "another Unicode form" in refused
+    assert names(serena) == [f"{nfd(name)}.md"]  # no twin
+    assert (serena / f"{nfd(name)}.md").read_bytes() == original
+
+    await agent.call("update_memory", path=name, content="# 가게 편집 메모\n\n업데이트.\n")
+    assert "업데이트." in (serena / f"{nfd(name)}.md").read_text(encoding="utf-8")
+    await agent.call("reinforce_memory", path=name)
+    assert (await agent.call("traverse_graph", root=name))["root"] == nfd(name)
+
+    moved = await agent.call("move_memory", from_path=name, to_path=name)  # respelled
+    assert moved["path"] == name
+    assert names(serena) == [f"{name}.md"]
+    assert (await agent.call("remove_memory", path=nfd(name)))["removed"] is True
+    assert names(serena) == []
+
+
+async def test_a_new_name_is_refused_when_a_decomposed_twin_exists_in_a_category(
+    agent: Agent, serena: Path
+) -> None:
+    (serena / nfd("설계")).mkdir()
+    (serena / nfd("설계") / f"{nfd('규칙')}.md").write_bytes(b"# rules\n")
+    (serena / "other.md").write_bytes(b"# other\n")
+
+    assert (await agent.call("get_memory", path="설계/규칙"))["path"] == nfd("설계/규칙")
+    refused = await agent.fail("move_memory", from_path="other", to_path="설계/규칙")
+    assert "already exists" in refused
+    assert (serena / "other.md").read_bytes() == b"# other\n"
