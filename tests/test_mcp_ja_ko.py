@@ -96,3 +96,22 @@ async def test_a_new_name_is_refused_when_a_decomposed_twin_exists_in_a_category
     refused = await agent.fail("move_memory", from_path="other", to_path="설계/규칙")
     assert "already exists" in refused
     assert (serena / "other.md").read_bytes() == b"# other\n"
+
+
+@pytest.mark.parametrize("name", ["없는_메모리", "未作成のメモ", "not_yet_written"])
+async def test_a_link_to_a_memory_not_yet_written_is_kept_and_dangling_in_any_script(
+    agent: Agent, serena: Path, name: str
+) -> None:
+    """add_memory(links=['없는_메모리']) wrote `- 없는_메모리` under `## Links` and then read
+    it back as a mere list item naming nothing: the link vanished from the result and the
+    graph, where an ASCII name showed as dangling. Once the memory exists, it resolves."""
+    added = await agent.call("add_memory", path="설정", content="# 설정\n", links=[name])
+    assert [(link["target"], link["kind"]) for link in added["links"]] == [(name, "bare")]
+    graph = await agent.call("traverse_graph", root="설정")
+    assert graph["dangling"] == [{"source": "설정", "target": name}]
+
+    await agent.call("add_memory", path=name, content="# 이제 있다\n")
+    graph = await agent.call("traverse_graph", root="설정")
+    assert graph["dangling"] == [] and graph["nodes"]["설정"] == [name]
+    related = await agent.call("related_memories", path=name)
+    assert [r["path"] for r in related["related"]] == ["설정"]

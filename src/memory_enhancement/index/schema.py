@@ -254,9 +254,12 @@ END;
 # the link grammar reads more forms (Chinese prose references, `memory:` links, links in
 # headings, store paths naming no memory) and drops some (a memory's own ID bullet, `mem:`
 # examples naming nothing), so each memory's links must be read again; 18 -> 19: the mention
-# grammar reads `**Line:** 12` under `**File:** `app.py``, so the `mentions` flags again.
+# grammar reads `**Line:** 12` under `**File:** `app.py``, so the `mentions` flags again;
+# 19 -> 20: a name alone in a `## Links` item is a link in any script (`- 설계`), so links.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
-IN_PLACE: dict[int, tuple[str, ...]] = {16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN}
+IN_PLACE: dict[int, tuple[str, ...]] = {
+    16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN, 19: _READ_AGAIN,
+}  # fmt: skip
 
 
 def connect(path: Path | None) -> sqlite3.Connection:
