@@ -115,3 +115,23 @@ async def test_a_link_to_a_memory_not_yet_written_is_kept_and_dangling_in_any_sc
     assert graph["dangling"] == [] and graph["nodes"]["설정"] == [name]
     related = await agent.call("related_memories", path=name)
     assert [r["path"] for r in related["related"]] == ["설정"]
+
+
+async def test_a_snippet_shows_where_the_query_s_words_meet_not_the_first_one_found(
+    agent: Agent, serena: Path
+) -> None:
+    """Found on AstarWorks/AstarManagement's frontend_directory_restructure_plan (22 KB):
+    `リスク管理 ロールバック` showed `# 経費管理機能` from the directory tree at its top,
+    not the `## リスク管理` section further down that holds both words."""
+    tree = "\n".join(f"│   ├── module{n}/   # 機能{n}" for n in range(60))
+    body = (
+        f"# 構成計画\n\n```\nfrontend/\n│   ├── expense/   # 経費管理機能\n{tree}\n```\n\n"
+        "## リスク管理\n\n1. **段階的移行**: 機能ごとに移行\n"
+        "2. **ロールバック計画**: git resetで即座に戻せる状態を維持\n"
+    )
+    (serena / "restructure_plan.md").write_text(body, encoding="utf-8")
+
+    found = await agent.call("search_memories", query="リスク管理 ロールバック")
+    (hit,) = found["hits"]
+    assert "**リスク管理**" in hit["snippet"] and "**ロールバック**" in hit["snippet"]
+    assert "経費" not in hit["snippet"]

@@ -25,6 +25,7 @@ import functools
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterator
 
 RANGES = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -195,9 +196,12 @@ def query_terms(word: str) -> list[str]:
 
 
 def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 90) -> str:
-    """A window of the original text around the first needle found, needles in bold.
+    """A window of the original text where the most different needles meet (the first
+    such), needles in bold.
 
     Used for memories indexed in segmented form, whose FTS5 snippet would show bigrams.
+    Not simply the first needle found: for `リスク管理 ロールバック` in a long plan, that
+    was a `# 経費管理機能` comment in a directory tree, far from the section holding both.
     """
     folded = content.lower()
     found = sorted(
@@ -206,7 +210,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     if not found:
         start, end = 0, before + after
     else:
-        at = found[0][0]
+        at = _densest(folded, [n for _, _, n in found], after) if len(found) > 1 else found[0][0]
         start, end = max(0, at - before), at + after
     window = " ".join(content[start:end].split())
     marked = window
@@ -219,6 +223,34 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
         pattern = "|".join(re.escape(n) for n in longest)
         marked = re.sub(f"((?:{pattern})+)", f"{OPEN}\\1{CLOSE}", window, flags=re.IGNORECASE)
     return emphasised(("…" if start > 0 else "") + marked + ("…" if end < len(content) else ""))
+
+
+def _densest(folded: str, found: list[str], span: int, most: int = 200) -> int:
+    """Where a window of span characters starting at a needle holds the most different
+    needles (whole), the first such; each needle's first `most` places are looked at."""
+    from itertools import islice
+
+    spots = sorted((at, n) for n in found for at in islice(_places(folded, n), most))
+    best, best_at = 0, spots[0][0]
+    for i, (at, _) in enumerate(spots):
+        inside = set()
+        for place, needle in spots[i:]:
+            if place > at + span:
+                break
+            if place + len(needle) <= at + span:
+                inside.add(needle)
+        if len(inside) > best:
+            best, best_at = len(inside), at
+            if best == len(found):
+                break
+    return best_at
+
+
+def _places(text: str, needle: str) -> Iterator[int]:
+    at = text.find(needle)
+    while at != -1:
+        yield at
+        at = text.find(needle, at + 1)
 
 
 # What a snippet's matches are marked with until `emphasised` makes them bold: characters
