@@ -135,3 +135,28 @@ async def test_a_snippet_shows_where_the_query_s_words_meet_not_the_first_one_fo
     (hit,) = found["hits"]
     assert "**リスク管理**" in hit["snippet"] and "**ロールバック**" in hit["snippet"]
     assert "経費" not in hit["snippet"]
+
+
+async def test_get_context_quotes_the_section_a_long_memory_answers_with_not_its_top(
+    agent: Agent, serena: Path
+) -> None:
+    """The same plan through get_context: too long for the budget, it was cut from its
+    top, so the block was all directory tree and never reached `## リスク管理`."""
+    tree = "\n".join(f"│   ├── module{n}/   # 機能{n}の管理" for n in range(300))
+    body = (
+        f"# 構成計画\n\n## ディレクトリ\n\n```\n{tree}\n```\n\n"
+        "## リスク管理\n\n1. **ロールバック計画**: git resetで即座に戻せる状態を維持\n\n"
+        "## 成功基準\n\n- すべてのテストがパス\n"
+    )
+    (serena / "restructure_plan.md").write_text(body, encoding="utf-8")
+
+    context = await agent.call("get_context", query="リスク管理 ロールバック", max_tokens=300)
+    block = context["context"]
+    assert block.startswith("> # 構成計画\n>\n> […]\n>\n> ## リスク管理\n")
+    assert "> 1. **ロールバック計画**: git resetで即座に戻せる状態を維持\n" in block
+    assert "module" not in block
+    assert block.endswith("- restructure_plan\n")
+
+    top = await agent.call("get_context", query="ディレクトリ 機能", max_tokens=300)
+    assert top["context"].startswith("> # 構成計画\n>\n> ## ディレクトリ\n")  # first section
+    assert "[… truncated to fit]" in top["context"]

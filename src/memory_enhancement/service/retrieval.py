@@ -122,7 +122,7 @@ class Retrieval(Verification):
             query, limit=limit, mode=self.resolve_mode(mode), filters=Filters(),
             verify=verify, action=None, progress=progress,
         )  # fmt: skip
-        text, used = render_context(self.store, results, max_tokens)
+        text, used = render_context(self.store, results, max_tokens, query)
         handed = [(r.hit.row.citation_id, r.hit.row.path) for r in used]
         self._record_use(handed, "context", query)
         return text, used
