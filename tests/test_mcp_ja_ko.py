@@ -160,3 +160,18 @@ async def test_get_context_quotes_the_section_a_long_memory_answers_with_not_its
     top = await agent.call("get_context", query="ディレクトリ 機能", max_tokens=300)
     assert top["context"].startswith("> # 構成計画\n>\n> ## ディレクトリ\n")  # first section
     assert "[… truncated to fit]" in top["context"]
+
+
+async def test_a_mistyped_argument_is_one_line_naming_it_and_the_value_given(
+    agent: Agent,
+) -> None:
+    """search_memories(limit='다섯') answered with pydantic's report: '1 validation error
+    for search_memoriesArguments', the message, and a URL per error."""
+    message = await agent.fail("search_memories", query="재시도", limit="다섯")
+    assert message == (
+        "invalid limit '다섯': Input should be a valid integer, unable to parse string as "
+        "an integer"
+    )
+    assert await agent.fail("get_memory") == "missing argument 'path'"
+    message = await agent.fail("add_memory", path="메모", content="내용", tags=["태그", 3])
+    assert message == "invalid tags[1] 3: Input should be a valid string"
