@@ -175,3 +175,25 @@ async def test_a_mistyped_argument_is_one_line_naming_it_and_the_value_given(
     assert await agent.fail("get_memory") == "missing argument 'path'"
     message = await agent.fail("add_memory", path="메모", content="내용", tags=["태그", 3])
     assert message == "invalid tags[1] 3: Input should be a valid string"
+
+
+async def test_a_memory_a_mac_wrote_decomposed_is_found_and_its_snippet_keeps_whole_syllables(
+    agent: Agent, serena: Path
+) -> None:
+    """Text in NFD (Hangul as jamo, kana with a separate voicing mark) was indexed as it
+    was: `타임아웃` and `맥에서` typed by an agent found nothing, and a snippet cut from it
+    could end inside a syllable (`환경` shown as `환겨`)."""
+    text = "# 맥에서 쓴 메모\n\n커넥션 풀의 타임아웃 설정은 환경 변수로 한다.\n\nガイドライン。\n"
+    (serena / "mac_note.md").write_bytes(nfd(text).encode())
+
+    for query, word in [
+        ("타임아웃", "**타임아웃**"),
+        ("맥에서", "**맥에서**"),
+        ("ガイドライン", "**ガイドライン**"),
+    ]:
+        found = await agent.call("search_memories", query=query)
+        assert [hit["path"] for hit in found["hits"]] == ["mac_note"], query
+        snippet = found["hits"][0]["snippet"]
+        assert word in snippet and "환경" in snippet
+        assert not any("\u1100" <= c <= "\u11ff" or c == "\u3099" for c in snippet)
+    assert (serena / "mac_note.md").read_bytes() == nfd(text).encode()  # the file as it was

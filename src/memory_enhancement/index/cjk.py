@@ -130,11 +130,26 @@ def bigrams(run: str) -> list[str]:
 def segment(text: str) -> str | None:
     """The text with every CJK run replaced by its bigrams, or None when it has no CJK.
 
-    Runs are set apart by spaces, so Latin words glued to them become tokens.
+    Runs are set apart by spaces, so Latin words glued to them become tokens. The text
+    is composed first (see `composed`), so a memory a Mac wrote in NFD is found by the
+    words every query is typed in.
     """
     if not has_cjk(text):
         return None
+    text = composed(text)
     return regex(_CJK).sub(lambda match: f" {' '.join(bigrams(match.group()))} ", text)
+
+
+def composed(text: str) -> str:
+    """text in NFC: Hangul that macOS decomposed into jamo (`ᄒ ᅡ ᆫ` for `한`) and kana
+    with a separate voicing mark (`カ ゙` for `ガ`) as the syllables queries are typed
+    in. A decomposed memory was found by no query, and its snippet could end inside a
+    syllable (`환경` shown as `환겨`)."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def _script(char: str) -> str:
@@ -203,6 +218,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     Not simply the first needle found: for `リスク管理 ロールバック` in a long plan, that
     was a `# 経費管理機能` comment in a directory tree, far from the section holding both.
     """
+    content = composed(content)
     folded = content.lower()
     found = sorted(
         (folded.find(n), -len(n), n) for n in {n.lower() for n in needles if n} if n in folded

@@ -26,7 +26,7 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # (vector_file.py); 13: meta 'texts_generation' (semantic.py); 17: each memory's `mentions`
 # flag read again (core/prose_mentions.py: `x.go` lines 28-76 is a mention now); 18: each
 # memory's links read again (store/formats/link_grammar.py reads more forms); 19: mention
-# flags again; 20: links again (a `## Links` item in any script). See schema.py.
+# flags again; 20: links and CJK text again (`## Links` items, NFC). See schema.py.
 SCHEMA_VERSION = 20
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds

@@ -255,7 +255,8 @@ END;
 # headings, store paths naming no memory) and drops some (a memory's own ID bullet, `mem:`
 # examples naming nothing), so each memory's links must be read again; 18 -> 19: the mention
 # grammar reads `**Line:** 12` under `**File:** `app.py``, so the `mentions` flags again;
-# 19 -> 20: a name alone in a `## Links` item is a link in any script (`- 설계`), so links.
+# 19 -> 20: a name alone in a `## Links` item is a link in any script (`- 설계`), and CJK
+# text is indexed composed (NFC, cjk.composed), so links and text again.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 IN_PLACE: dict[int, tuple[str, ...]] = {
     16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN, 19: _READ_AGAIN,

@@ -92,7 +92,7 @@ def _from_best_section(content: str, query: str) -> str:
         return content
 
     def held(first: int, end: int) -> int:
-        text = "\n".join(lines[first:end]).lower()
+        text = cjk.composed("\n".join(lines[first:end])).lower()
         return sum(w in text for w in words)
 
     scores = [held(a, b) for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
