@@ -85,7 +85,7 @@ async def test_a_memory_whose_file_name_a_mac_decomposed_is_found_by_its_compose
     assert names(serena) == []
 
 
-async def test_a_new_name_is_refused_when_a_decomposed_twin_exists_in_a_category(
+async def test_a_decomposed_category_is_found_by_its_composed_name_and_its_names_are_taken(
     agent: Agent, serena: Path
 ) -> None:
     (serena / nfd("설계")).mkdir()
@@ -93,6 +93,10 @@ async def test_a_new_name_is_refused_when_a_decomposed_twin_exists_in_a_category
     (serena / "other.md").write_bytes(b"# other\n")
 
     assert (await agent.call("get_memory", path="설계/규칙"))["path"] == nfd("설계/규칙")
+    listed = await agent.call("list_memories", category="설계")  # was empty
+    assert [m["path"] for m in listed["memories"]] == [nfd("설계/규칙")]
+    found = await agent.call("search_memories", query="rules", category="설계")
+    assert [hit["path"] for hit in found["hits"]] == [nfd("설계/규칙")]
     refused = await agent.fail("move_memory", from_path="other", to_path="설계/규칙")
     assert "already exists" in refused
     assert (serena / "other.md").read_bytes() == b"# other\n"

@@ -26,23 +26,25 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def spelled_otherwise(root: Path, path: str) -> str | None:
-    """The memory path of the file whose name is path in another Unicode normal form,
-    segment by segment as it sits on disk; None when path is spelled as on disk, or no
-    such file exists, or two would match (then no guess is made)."""
+def spelled_otherwise(root: Path, path: str, *, category: bool = False) -> str | None:
+    """The memory path of the file (or with `category`, the path of the folder) whose
+    name is path in another Unicode normal form, segment by segment as it sits on disk;
+    None when path is spelled as on disk, or nothing matches, or two would (then no
+    guess is made)."""
     if path.isascii():
         return None
     folder, found = root, []
     segments = path.split("/")
+    suffix = "" if category else MEMORY_SUFFIX
     for position, segment in enumerate(segments):
         last = position == len(segments) - 1
-        name = segment + MEMORY_SUFFIX if last else segment
+        name = segment + suffix if last else segment
         entry = name if os.path.lexists(folder / name) else _sole_match(folder, name)
         if entry is None:
             return None
         folder = folder / entry
-        found.append(entry[: -len(MEMORY_SUFFIX)] if last else entry)
-    if folder.is_dir():
+        found.append(entry[: len(entry) - len(suffix)] if last else entry)
+    if folder.is_dir() != category:
         return None
     spelled = "/".join(found)
     return spelled if spelled != path else None
