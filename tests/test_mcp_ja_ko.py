@@ -130,8 +130,8 @@ async def test_a_snippet_shows_where_the_query_s_words_meet_not_the_first_one_fo
     tree = "\n".join(f"│   ├── module{n}/   # 機能{n}" for n in range(60))
     body = (
         f"# 構成計画\n\n```\nfrontend/\n│   ├── expense/   # 経費管理機能\n{tree}\n```\n\n"
-        "## リスク管理\n\n1. **段階的移行**: 機能ごとに移行\n"
-        "2. **ロールバック計画**: git resetで即座に戻せる状態を維持\n"
+        "## リスク管理\n\n1. **少しずつ移す**: 一度に全部は動かさない\n"
+        "2. **ロールバック計画**: いつでも前の版に戻せるようにする\n"
     )
     (serena / "restructure_plan.md").write_text(body, encoding="utf-8")
 
@@ -149,7 +149,7 @@ async def test_get_context_quotes_the_section_a_long_memory_answers_with_not_its
     tree = "\n".join(f"│   ├── module{n}/   # 機能{n}の管理" for n in range(300))
     body = (
         f"# 構成計画\n\n## ディレクトリ\n\n```\n{tree}\n```\n\n"
-        "## リスク管理\n\n1. **ロールバック計画**: git resetで即座に戻せる状態を維持\n\n"
+        "## リスク管理\n\n1. **ロールバック計画**: いつでも前の版に戻せるようにする\n\n"
         "## 成功基準\n\n- すべてのテストがパス\n"
     )
     (serena / "restructure_plan.md").write_text(body, encoding="utf-8")
@@ -157,7 +157,7 @@ async def test_get_context_quotes_the_section_a_long_memory_answers_with_not_its
     context = await agent.call("get_context", query="リスク管理 ロールバック", max_tokens=300)
     block = context["context"]
     assert block.startswith("> # 構成計画\n>\n> […]\n>\n> ## リスク管理\n")
-    assert "> 1. **ロールバック計画**: git resetで即座に戻せる状態を維持\n" in block
+    assert "> 1. **ロールバック計画**: いつでも前の版に戻せるようにする\n" in block
     assert "module" not in block
     assert block.endswith("- restructure_plan\n")
 
