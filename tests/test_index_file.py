@@ -217,11 +217,11 @@ def test_an_index_of_an_older_schema_version_is_rebuilt(
     conn.close()
 
 
-@pytest.mark.parametrize("version", [16, 17, 18, 19])
-def test_an_index_of_version_16_to_19_is_brought_up_to_date_in_place_keeping_its_embeddings(
+@pytest.mark.parametrize("version", [16, 17, 18, 19, 20])
+def test_an_index_of_version_16_to_20_is_brought_up_to_date_in_place_keeping_its_embeddings(
     small_store: Path, git_repo: Path, tmp_path: Path, version: int
 ) -> None:
-    """16 to 19 -> 20 read every memory again (the mention grammar, then the link grammar,
+    """16 to 20 -> 21 read every memory again (the mention grammar, then the link grammar,
     then the mention grammar again, then both and Korean read more forms) without dropping
     what the files do not give: the embeddings, the database's instance."""
     write_memory(small_store, "notes/words", "The handler is in `src/api.go` lines 28-76.")

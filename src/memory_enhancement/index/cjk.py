@@ -28,6 +28,7 @@ import functools
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterator
 
 RANGES = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -132,9 +133,9 @@ def bigrams(run: str) -> list[str]:
 def segment(text: str) -> str | None:
     """The text with every CJK run replaced by its bigrams, or None when it has no CJK.
 
-    Runs are set apart by spaces, so Latin words glued to them become tokens. Text is
-    composed first (NFC): Hangul decomposed into its jamo, as macOS writes file names
-    and what is pasted from them, shares no bigram with the syllables a query types.
+    Runs are set apart by spaces, so Latin words glued to them become tokens. The text
+    is composed first (see `composed`), so a memory a Mac wrote in NFD is found by the
+    words every query is typed in.
     """
     if not has_cjk(text):
         return None
@@ -143,7 +144,12 @@ def segment(text: str) -> str | None:
 
 
 def composed(text: str) -> str:
-    """The text in NFC (`캐시` as two syllables, not five jamo), itself when it is already."""
+    """text in NFC: Hangul that macOS decomposed into jamo (`ᄒ ᅡ ᆫ` for `한`) and kana
+    with a separate voicing mark (`カ ゙` for `ガ`) as the syllables queries are typed
+    in. A decomposed memory was found by no query, and its snippet could end inside a
+    syllable (`환경` shown as `환겨`)."""
+    if text.isascii():
+        return text
     import unicodedata
 
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
@@ -262,9 +268,12 @@ def query_terms(word: str) -> list[str]:
 
 
 def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 90) -> str:
-    """A window of the original text around the first needle found, needles in bold.
+    """A window of the original text where the most different needles meet (the first
+    such), needles in bold.
 
     Used for memories indexed in segmented form, whose FTS5 snippet would show bigrams.
+    Not simply the first needle found: for `リスク管理 ロールバック` in a long plan, that
+    was a `# 経費管理機能` comment in a directory tree, far from the section holding both.
     """
     content = composed(content)  # as segment() indexed it
     folded = content.lower()
@@ -274,7 +283,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     if not found:
         start, end = 0, before + after
     else:
-        at = found[0][0]
+        at = _densest(folded, [n for _, _, n in found], after) if len(found) > 1 else found[0][0]
         start, end = max(0, at - before), at + after
     window = " ".join(content[start:end].split())
     marked = window
@@ -287,6 +296,34 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
         pattern = "|".join(re.escape(n) for n in longest)
         marked = re.sub(f"((?:{pattern})+)", f"{OPEN}\\1{CLOSE}", window, flags=re.IGNORECASE)
     return emphasised(("…" if start > 0 else "") + marked + ("…" if end < len(content) else ""))
+
+
+def _densest(folded: str, found: list[str], span: int, most: int = 200) -> int:
+    """Where a window of span characters starting at a needle holds the most different
+    needles (whole), the first such; each needle's first `most` places are looked at."""
+    from itertools import islice
+
+    spots = sorted((at, n) for n in found for at in islice(_places(folded, n), most))
+    best, best_at = 0, spots[0][0]
+    for i, (at, _) in enumerate(spots):
+        inside = set()
+        for place, needle in spots[i:]:
+            if place > at + span:
+                break
+            if place + len(needle) <= at + span:
+                inside.add(needle)
+        if len(inside) > best:
+            best, best_at = len(inside), at
+            if best == len(found):
+                break
+    return best_at
+
+
+def _places(text: str, needle: str) -> Iterator[int]:
+    at = text.find(needle)
+    while at != -1:
+        yield at
+        at = text.find(needle, at + 1)
 
 
 # What a snippet's matches are marked with until `emphasised` makes them bold: characters

@@ -257,14 +257,13 @@ END;
 # grammar reads `**Line:** 12` under `**File:** `app.py``, so the `mentions` flags again;
 # 19 -> 20: links again (a `- Related: `x`` label opening a list item, Korean "`x` 참조" and
 # "메모리 `x`"), and each memory's `mentions` flag with them (Korean `app.py 라인 42` is a
-# mention now), and its segmented text (decomposed Hangul is composed first, cjk.segment).
+# mention now), and its segmented text (decomposed Hangul is composed first, cjk.segment);
+# 20 -> 21: a name alone in a `## Links` item is a link in any script (`- 설계`), and CJK
+# text is indexed composed (NFC, cjk.composed), so links and text again.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 IN_PLACE: dict[int, tuple[str, ...]] = {
-    16: _READ_AGAIN,
-    17: _READ_AGAIN,
-    18: _READ_AGAIN,
-    19: _READ_AGAIN,
-}
+    16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN, 19: _READ_AGAIN, 20: _READ_AGAIN,
+}  # fmt: skip
 
 
 def connect(path: Path | None) -> sqlite3.Connection:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from memory_enhancement import __version__
@@ -84,7 +85,10 @@ class DeferredServer(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any) -> Any:
         self._ready()
         _refuse_unknown_arguments(name, arguments, self._tool_input_schema(name))
-        return await super().call_tool(name, arguments, *args)
+        try:
+            return await super().call_tool(name, arguments, *args)
+        except ToolError as exc:
+            raise _plain_validation_error(name, exc) from exc.__cause__
 
     async def list_resources(self) -> Any:
         self._ready()
@@ -119,12 +123,31 @@ def _refuse_unknown_arguments(
     known = schema.get("properties", {})
     unknown = sorted(key for key in arguments if key not in known)
     if unknown:
-        from mcp.server.mcpserver.exceptions import ToolError
-
         raise ToolError(
             f"Error executing tool {name}: unknown argument{'s' * (len(unknown) > 1)} "
             f"{', '.join(map(repr, unknown))} (it takes: {', '.join(known)})"
         )
+
+
+def _plain_validation_error(name: str, exc: ToolError) -> ToolError:
+    """A wrongly typed or missing argument, said in one line per argument naming it and
+    the value given; the SDK's text is pydantic's report (`1 validation error for
+    search_memoriesArguments`, a URL per error), tokens an agent pays for nothing.
+    Any other error is returned as it is."""
+    from pydantic import ValidationError
+
+    cause = exc.__cause__
+    if not isinstance(cause, ValidationError):
+        return exc
+    said = []
+    for error in cause.errors():
+        head, *rest = error["loc"]
+        where = f"{head}" + "".join(f"[{part!r}]" for part in rest)
+        if error["type"] == "missing":
+            said.append(f"missing argument {where!r}")
+        else:
+            said.append(f"invalid {where} {error.get('input')!r}: {error['msg']}")
+    return ToolError(f"Error executing tool {name}: {'; '.join(said)}")
 
 
 def build_server(factory: ServiceFactory, *, auth_token: str | None = None) -> MCPServer:

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.ids import ID_LENGTH
+from memory_enhancement.core.memory_paths import normalize_category
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.timestamps import format_timestamp, now
 from memory_enhancement.index.index import Index
 from memory_enhancement.service.inputs import prepare_citations
 from memory_enhancement.service.results import WriteResult
+from memory_enhancement.store import names
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.repofiles import RepoFiles
 from memory_enhancement.store.state import State
@@ -78,6 +80,14 @@ class ServiceBase:
             self.state, used, action=action, query=query, session=self.session,
             moment=self.clock(),
         )  # fmt: skip
+
+    def _category(self, category: str | None) -> str | None:
+        """A category filter as typed, spelled as its folder is on disk when that is
+        another Unicode form (a Mac's decomposed `설계/`, see store.names)."""
+        if not category:
+            return None
+        prefix = normalize_category(category)
+        return names.spelled_otherwise(self.store.root, prefix, category=True) or prefix
 
     def _prepare(
         self, wanted: Sequence[Citation], existing: Sequence[Citation]

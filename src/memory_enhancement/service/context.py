@@ -43,14 +43,16 @@ class SearchResult:
 
 
 def render_context(
-    store: Store, results: Sequence[SearchResult], max_tokens: int | None
+    store: Store, results: Sequence[SearchResult], max_tokens: int | None, query: str = ""
 ) -> tuple[str, list[SearchResult]]:
     """A markdown block for a prompt: each memory quoted, then `[mem:ID] - date, path`.
 
     With verification, a memory whose citations failed is flagged, not served as
     truth. Memories are added whole while they fit the token budget (chars / 4, a
     Chinese or Japanese character one token);
-    a first memory too long for the budget alone is cut, and says so. The cut is
+    a first memory too long for the budget alone is cut, and says so: from the section
+    that holds more of the query's words than its beginning does, if one does (its
+    title kept), else from the top. The cut is
     measured on the quoted block (each line gains `> `), so the budget holds; a
     budget too small for even one memory's citation line gives an empty block.
     """
@@ -66,7 +68,7 @@ def render_context(
         if budget is not None and used_size + size(block) > budget:
             if blocks:
                 break
-            cut = _cut_to_fit(memory.content, result, budget)
+            cut = _cut_to_fit(_from_best_section(memory.content, query), result, budget)
             if cut is None:
                 break
             block = cut
@@ -74,6 +76,32 @@ def render_context(
         used.append(result)
         used_size += size(block) + 1
     return "\n".join(blocks), used
+
+
+def _from_best_section(content: str, query: str) -> str:
+    """content from the section holding the most different words of the query, when that
+    is more than its first section holds: the title, a mark of what is left out, then
+    that section on. A 22 KB plan (AstarWorks/AstarManagement) otherwise spent the whole
+    budget on the directory tree at its top, far from the `## リスク管理` asked about."""
+    from memory_enhancement.store.formats.markdown import headings
+
+    words = {w.lower() for w in cjk.needles(query)}
+    lines = content.split("\n")
+    starts = [0, *(i for i, _, _ in headings(lines) if i > 0)]
+    if not words or len(starts) < 2:
+        return content
+
+    def held(first: int, end: int) -> int:
+        text = cjk.composed("\n".join(lines[first:end])).lower()
+        return sum(w in text for w in words)
+
+    scores = [held(a, b) for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
+    best = max(range(len(starts)), key=lambda k: (scores[k], -k))
+    title = [lines[0], ""] if lines[0].lstrip().startswith("#") else []
+    skipped = lines[len(title[:1]) : starts[best]]
+    if scores[best] <= scores[0] or not any(line.strip() for line in skipped):
+        return content
+    return "\n".join([*title, "[…]", "", *lines[starts[best] :]])
 
 
 def _cut_to_fit(content: str, result: SearchResult, budget: int) -> str | None:

@@ -13,13 +13,12 @@ from datetime import datetime
 
 from memory_enhancement.core.citations import parse_citation
 from memory_enhancement.core.errors import (
-    AlreadyExistsError,
     ExpiredError,
     InvalidInputError,
     NotFoundError,
 )
 from memory_enhancement.core.ids import format_citation_id
-from memory_enhancement.core.memory_paths import normalize_category, normalize_new_path
+from memory_enhancement.core.memory_paths import normalize_new_path
 from memory_enhancement.core.model import MAX_COUNT, Citation, Link, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.index import queries
@@ -69,7 +68,7 @@ class Memories(ServiceBase):
         if limit is not None and limit < 1:
             raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
         now_text = format_timestamp(self.clock())
-        prefix = normalize_category(category) if category else None
+        prefix = self._category(category)
         limit = None if limit is None else min(limit, MAX_COUNT)
         with self.index.connect() as conn:
             live_at = None if include_expired else now_text
@@ -289,8 +288,7 @@ class Memories(ServiceBase):
             )
             if target == origin:
                 return self._written(origin, [], changed=False)
-            if self.store.exists(target):
-                raise AlreadyExistsError(f"memory already exists: {target!r}")
+            self.store.refuse_taken(target, moving=origin)
             held = links_touching(self.index, origin) if update_links else []
             self.store.prepare_move(origin, target)  # before the ID is written into origin
             self._declare_id(origin)

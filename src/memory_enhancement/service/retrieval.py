@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError
-from memory_enhancement.core.memory_paths import normalize_category
 from memory_enhancement.core.model import MAX_COUNT, Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.service.context import SearchResult, render_context
@@ -99,7 +98,7 @@ class Retrieval(Verification):
         """`progress` hears how embedding goes when a semantic search must embed first."""
         from memory_enhancement.index.search import Filters
 
-        filters = Filters(normalize_category(category) if category else None, tag, include_expired)
+        filters = Filters(self._category(category), tag, include_expired)
         return self._run_search(
             query, limit=limit, mode=self.resolve_mode(mode), filters=filters,
             verify=verify, min_confidence=min_confidence, progress=progress,
@@ -122,7 +121,7 @@ class Retrieval(Verification):
             query, limit=limit, mode=self.resolve_mode(mode), filters=Filters(),
             verify=verify, action=None, progress=progress,
         )  # fmt: skip
-        text, used = render_context(self.store, results, max_tokens)
+        text, used = render_context(self.store, results, max_tokens, query)
         handed = [(r.hit.row.citation_id, r.hit.row.path) for r in used]
         self._record_use(handed, "context", query)
         return text, used

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.errors import InvalidInputError
-from memory_enhancement.core.memory_paths import normalize_category
 from memory_enhancement.index import queries
 from memory_enhancement.service.memories import Memories
 
@@ -51,7 +50,7 @@ class Verification(Memories):
         options: VerifyOptions | None = None,
     ) -> VerifyRun:
         """Verify every memory with citations, or only those a change since a ref touches."""
-        prefix = normalize_category(category) if category else None
+        prefix = self._category(category)
         paths: list[str] | None = None
         if changed_since:
             paths = self._changed_paths(changed_since, prefix)

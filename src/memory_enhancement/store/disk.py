@@ -16,10 +16,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG, S_ISSOCK
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from memory_enhancement.core.errors import (
-    AlreadyExistsError,
     InvalidInputError,
     InvalidPathError,
     MemoryToolError,
@@ -30,8 +29,9 @@ from memory_enhancement.core.errors import (
 )
 from memory_enhancement.core.memory_paths import existing_path_candidates
 from memory_enhancement.core.model import MEMORY_SUFFIX
-from memory_enhancement.store import atomic
+from memory_enhancement.store import atomic, names
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES, Decoded, Document
+from memory_enhancement.store.names import special_kind
 from memory_enhancement.store.scan import full_scan
 
 CONFIG_FILE = ".memory-enhancement.yaml"
@@ -90,14 +90,24 @@ class Store:
         return target
 
     def locate(self, path: str) -> str:
-        """The memory path of an existing memory, as given or normalized."""
-        for candidate in existing_path_candidates(path):
+        """The memory path of an existing memory, as given or normalized, else as the
+        disk spells it in another Unicode form (see `names`)."""
+        candidates = existing_path_candidates(path)
+        for candidate in candidates:
             file = self.file_for(candidate)
             # Not only regular files: a FIFO or socket named like a memory is found, so
             # reading it says what it is instead of "not found".
             if os.path.lexists(file) and not file.is_dir():
                 return candidate
+        for candidate in candidates:
+            if (spelled := names.spelled_otherwise(self.root, candidate)) is not None:
+                self.file_for(spelled)  # confined to the store like any path
+                return spelled
         raise NotFoundError(f"memory not found: {path!r} (store {self.root})")
+
+    def refuse_taken(self, path: str, *, moving: str | None = None) -> None:
+        """AlreadyExistsError when path is taken (see `names.refuse_taken`)."""
+        names.refuse_taken(self.root, self.file_for(path), path, moving=moving)
 
     def exists(self, path: str) -> bool:
         return self.file_for(path).is_file()
@@ -276,8 +286,7 @@ class Store:
         and content the store could not read back (checked before anything is written)."""
         file = self.file_for(path)
         check_size(path, data)
-        if os.path.lexists(file):
-            raise AlreadyExistsError(f"memory already exists: {path!r}")
+        self.refuse_taken(path)
         with _os_errors("write", path):
             file.parent.mkdir(parents=True, exist_ok=True)
             self._clean(file.parent)
@@ -348,8 +357,7 @@ class Store:
 
     def rename(self, source: str, target: str) -> None:
         src, dst = self.file_for(source), self.file_for(target)
-        if os.path.lexists(dst):
-            raise AlreadyExistsError(f"memory already exists: {target!r}")
+        self.refuse_taken(target, moving=source)
         self.prepare_move(source, target)
         with _os_errors("move", source, f" to {target!r}"):
             os.rename(src, dst)
@@ -385,14 +393,3 @@ def check_size(path: str, data: bytes) -> None:
             f"memory {path!r} would be {len(data)} bytes; the limit is {limit} bytes "
             "(nothing was written)"
         )
-
-
-def special_kind(mode: int) -> str:
-    """What a file that is neither a regular file nor a folder is, in words."""
-    if S_ISFIFO(mode):
-        return "a FIFO"
-    if S_ISSOCK(mode):
-        return "a socket"
-    if S_ISCHR(mode) or S_ISBLK(mode):
-        return "a device"
-    return "a special file"

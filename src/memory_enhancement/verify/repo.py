@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from memory_enhancement.store.disk import special_kind
+from memory_enhancement.store.names import special_kind
 
 MAX_SOURCE_BYTES = 20 * 1024 * 1024
 _BINARY_PROBE = 8192

@@ -52,7 +52,10 @@ EXAMPLE = re.compile(
 )
 SIMPLE_LINK = re.compile(r"\[([^\[\]]*)\]\(([^()\s]+)\)")
 ITEM = re.compile(r"\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
-BARE_ID = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
+# An item of the `## Links` / `## Related` sections that is a name alone (or a name and
+# its why): a link of its own. In any script, as the tool writes what an agent gave it:
+# `- 없는_메모리` had been a mere candidate, so a link to a memory not yet written vanished.
+BARE_ID = re.compile(r"^([^\W_][\w./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 # The entry a list item starts with: a name, bare, `backticked` or **bold** (either
 # way round), then the end of the item or a separator before the why.
 NAME = r"[\w@][\w.@/-]*"
