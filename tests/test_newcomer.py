@@ -401,6 +401,24 @@ def test_doctor_exits_1_naming_each_problem(
     assert result.stdout.endswith("4 problems found\n")
 
 
+def test_doctor_notes_a_store_setting_nothing_reads_naming_it(
+    run_cli: RunCli, git_repo: Path
+) -> None:
+    """A misspelled `expirey:` was ignored without a word: `expire` then said there was no
+    policy, and doctor, the command meant to show the effective configuration, found none."""
+    store = git_repo / ".memories"
+    store.mkdir()
+    config = store / ".memory-enhancement.yaml"
+    config.write_text("format: serena\nexpirey: {after_days: 90}\n")
+    data = json.loads(ok(run_cli(["doctor", "--json"], cwd=git_repo)))
+    assert data["problems"] == []
+    assert data["store"]["format"] == "serena"
+    assert [n for n in data["notes"] if "expirey" in n] == [
+        f"{config}: ignored, not a setting: 'expirey' "
+        "(settings: expiry, format, index, semantic_model)"
+    ]
+
+
 def test_the_repository_has_a_license_matching_its_metadata() -> None:
     license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert license_text.startswith("MIT License")
