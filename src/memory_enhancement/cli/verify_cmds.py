@@ -135,7 +135,10 @@ def verify(
 @click.command("verify-all", context_settings=CONTEXT)
 @click.argument("category", required=False)
 @click.option(
-    "--changed-since", metavar="REF", help="Only memories citing files changed since the git REF."
+    "--changed-since",
+    metavar="REF",
+    help="Only memories citing or mentioning files changed since the git REF, and those "
+    "edited since.",
 )
 @click.option(
     "--format",
