@@ -256,6 +256,18 @@ def test_skill_install_keeps_a_locally_edited_skill_unless_forced(
     assert "Our own rule." not in target.read_text()
 
 
+def test_skill_install_from_a_subfolder_writes_into_the_skills_folder_at_the_git_root(
+    run_cli: RunCli, git_repo: Path
+) -> None:
+    """README: `skill install` writes .claude/skills/memory-enhancement/SKILL.md, the folder
+    Claude Code reads at the project's root; run from `src/`, it wrote src/.claude/..."""
+    data = json.loads(ok(run_cli(["skill", "install", "--json"], cwd=git_repo / "src")))
+    target = git_repo / ".claude" / "skills" / "memory-enhancement" / "SKILL.md"
+    assert data == {"path": str(target), "status": "installed"}
+    assert target.read_text(encoding="utf-8").startswith("---\nname: memory-enhancement")
+    assert not (git_repo / "src" / ".claude").exists()
+
+
 def test_skill_install_writes_through_a_symlinked_skill_file(
     run_cli: RunCli, tmp_path: Path
 ) -> None:
