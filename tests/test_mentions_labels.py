@@ -112,8 +112,9 @@ def test_the_path_and_line_keys_of_frontmatter_citations_are_not_a_labelled_ment
             "**Line:** 12",
         ]
     )
-    got = [(m.path, m.start, m.end, m.form) for m in find_mentions(text + "\n")]
-    assert got == [("Looper.cpp", 1162, 1280, "range"), ("src/app.py", 12, None, "label")]
+    for written in (text + "\n", "\ufeff" + text.replace("\n", "\r\n") + "\r\n"):
+        got = [(m.path, m.start, m.end, m.form) for m in find_mentions(written)]
+        assert got == [("Looper.cpp", 1162, 1280, "range"), ("src/app.py", 12, None, "label")]
 
 
 def test_a_file_label_whose_line_names_its_own_lines_is_not_read_twice() -> None:

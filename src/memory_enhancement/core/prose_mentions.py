@@ -176,7 +176,7 @@ def _rel(span: Span, base: int) -> Span:
     return span[0] - base, span[1] - base
 
 
-_FRONT_OPEN = re.compile(r"---[ \t]*\r?\n")
+_FRONT_OPEN = re.compile(r"\ufeff?---[ \t]*\r?\n")  # after a byte order mark too
 _FRONT_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
 
