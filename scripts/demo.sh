@@ -26,7 +26,7 @@ if .venv/bin/python -m pip --version >/dev/null 2>&1; then
 elif "$PYTHON" -m pip --python .venv/bin/python --version >/dev/null 2>&1; then
   pip=("$PYTHON" -m pip --python .venv/bin/python)
 else
-  .venv/bin/python -m ensurepip -q --upgrade
+  .venv/bin/python -m ensurepip --upgrade --default-pip >/dev/null
   pip=(.venv/bin/python -m pip)
 fi
 stamp=.venv/.core-$(sha256sum pyproject.toml | cut -c1-16)

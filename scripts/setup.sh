@@ -11,11 +11,11 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install -q --upgrade pip
 fi
 # scripts/demo.sh may have made .venv without its own pip (faster); add it.
-.venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip -q --upgrade
+.venv/bin/python -m pip --version >/dev/null 2>&1 || .venv/bin/python -m ensurepip --upgrade --default-pip >/dev/null
 stamp=.venv/.installed-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "== installing memory-enhancement with its test and semantic-search dependencies" >&2
-  .venv/bin/pip install -q -e '.[dev,semantic]'
+  .venv/bin/python -m pip install -q -e '.[dev,semantic]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

@@ -185,6 +185,19 @@ def test_cli_expire_dry_run_and_json(stale_store: Project, run_cli: RunCli) -> N
     assert entry["expires_at"][:10] in days_from_now(7)
 
 
+def test_cli_expire_json_writes_the_expiry_as_every_other_timestamp_and_as_get_shows_it(
+    stale_store: Project, run_cli: RunCli
+) -> None:
+    """docs/cli.md: timestamps are `2026-01-31T12:00:00.000Z`; expire printed Python's
+    `2026-12-11T07:08:23.235000+00:00`, which no other command writes."""
+    (stale_store.store / ".memory-enhancement.yaml").write_text(POLICY, encoding="utf-8")
+    data = json.loads(run_cli(["expire", "--json", "--dir", stale_store.store]).stdout)
+    [entry] = data["expiring"]
+    got = json.loads(run_cli(["get", "notes/old", "--json", "--dir", stale_store.store]).stdout)
+    assert entry["expires_at"] == got["metadata"]["expires_at"]
+    assert entry["expires_at"].endswith("Z") and len(entry["expires_at"]) == 24
+
+
 def test_cli_expire_flags_override_the_config(stale_store: Project, run_cli: RunCli) -> None:
     (stale_store.store / ".memory-enhancement.yaml").write_text(POLICY, encoding="utf-8")
     result = run_cli(["expire", "--after-days", "5", "--dry-run", "--dir", stale_store.store])

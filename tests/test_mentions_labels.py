@@ -94,6 +94,29 @@ def test_numbers_under_labels_that_are_not_a_files_line_are_not_mentions(
     assert find_mentions("\n".join(["# Notes", "", *lines]) + "\n") == []
 
 
+def test_the_path_and_line_keys_of_frontmatter_citations_are_not_a_labelled_mention() -> None:
+    """The tool's own citation records (`- path: app/client.py` then `line: 11`) have the
+    shape of the label form: read as one, every `add --citation` of a range also reported a
+    mention of its first line (the README's demo showed it), and --fix rewrote the number."""
+    text = "\n".join(
+        [
+            "---",
+            "citations:",
+            "  - path: app/client.py",
+            "    line: 11",
+            "    end_line: 14",
+            "sources: [Looper.cpp:1162-1280]",
+            "---",
+            "# Retries",
+            "**File:** `src/app.py`",
+            "**Line:** 12",
+        ]
+    )
+    for written in (text + "\n", "\ufeff" + text.replace("\n", "\r\n") + "\r\n"):
+        got = [(m.path, m.start, m.end, m.form) for m in find_mentions(written)]
+        assert got == [("Looper.cpp", 1162, 1280, "range"), ("src/app.py", 12, None, "label")]
+
+
 def test_a_file_label_whose_line_names_its_own_lines_is_not_read_twice() -> None:
     got = found(["**File:** `src/lines.js` lines 1458-1911", "**Line:** 1500"])
     assert got == [("src/lines.js", 1458, 1911, "words", "src/lines.js` lines 1458-1911", 3)]

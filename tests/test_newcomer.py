@@ -256,6 +256,18 @@ def test_skill_install_keeps_a_locally_edited_skill_unless_forced(
     assert "Our own rule." not in target.read_text()
 
 
+def test_skill_install_from_a_subfolder_writes_into_the_skills_folder_at_the_git_root(
+    run_cli: RunCli, git_repo: Path
+) -> None:
+    """README: `skill install` writes .claude/skills/memory-enhancement/SKILL.md, the folder
+    Claude Code reads at the project's root; run from `src/`, it wrote src/.claude/..."""
+    data = json.loads(ok(run_cli(["skill", "install", "--json"], cwd=git_repo / "src")))
+    target = git_repo / ".claude" / "skills" / "memory-enhancement" / "SKILL.md"
+    assert data == {"path": str(target), "status": "installed"}
+    assert target.read_text(encoding="utf-8").startswith("---\nname: memory-enhancement")
+    assert not (git_repo / "src" / ".claude").exists()
+
+
 def test_skill_install_writes_through_a_symlinked_skill_file(
     run_cli: RunCli, tmp_path: Path
 ) -> None:
@@ -401,7 +413,43 @@ def test_doctor_exits_1_naming_each_problem(
     assert result.stdout.endswith("4 problems found\n")
 
 
+def test_doctor_notes_a_store_setting_nothing_reads_naming_it(
+    run_cli: RunCli, git_repo: Path
+) -> None:
+    """A misspelled `expirey:` was ignored without a word: `expire` then said there was no
+    policy, and doctor, the command meant to show the effective configuration, found none."""
+    store = git_repo / ".memories"
+    store.mkdir()
+    config = store / ".memory-enhancement.yaml"
+    config.write_text("format: serena\nexpirey: {after_days: 90}\n")
+    data = json.loads(ok(run_cli(["doctor", "--json"], cwd=git_repo)))
+    assert data["problems"] == []
+    assert data["store"]["format"] == "serena"
+    assert [n for n in data["notes"] if "expirey" in n] == [
+        f"{config}: ignored, not a setting: 'expirey' "
+        "(settings: expiry, format, index, semantic_model)"
+    ]
+
+
 def test_the_repository_has_a_license_matching_its_metadata() -> None:
     license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert license_text.startswith("MIT License")
     assert 'license = "MIT"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("script", ["scripts/demo.sh", "scripts/setup.sh"])
+def test_the_scripts_give_a_venv_made_without_pip_its_pip(script: str, tmp_path: Path) -> None:
+    """README runs `scripts/demo.sh` (a .venv made without pip, for speed), then
+    `scripts/test.sh`, whose setup.sh adds the venv's pip with ensurepip: it said
+    `ensurepip -q`, an option ensurepip does not have, so the test command failed with a
+    usage error on a clone where the demo had run; without `--default-pip` it then found no
+    `.venv/bin/pip`. The script's own line runs here."""
+    lines = (ROOT / script).read_text(encoding="utf-8").splitlines()
+    command = next(line.strip() for line in lines if "-m ensurepip" in line)
+    venv = [sys.executable, "-m", "venv", "--without-pip", ".venv"]
+    subprocess.run(venv, cwd=tmp_path, check=True)
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for check in ([".venv/bin/python", "-m", "pip"], [".venv/bin/pip"]):  # as venv makes it
+        run = subprocess.run([*check, "--version"], cwd=tmp_path, capture_output=True)
+        assert run.returncode == 0, (check, run.stderr)

@@ -421,6 +421,31 @@ def test_changed_since_verifies_only_memories_touched_by_the_change(
     )
 
 
+def test_changed_since_verifies_the_memories_that_mention_a_changed_file_in_prose(
+    project: GitRepo, cli: Any
+) -> None:
+    """In a Serena store most memories cite code only in their prose (`src/app.py:3`), and
+    the pull-request check of docs/ci.md passed them by: 'no memory cites code: nothing to
+    verify', exit 0, while verify-all reported the mention stale."""
+    project.write_lines(".serena/memories/version.md", ["# Version", "", "Set in `src/app.py:3`."])
+    project.write_lines(".serena/memories/helper.md", ["# Helper", "", "See src/util.py:1."])
+    base = project.commit("memories")
+    project.write_lines("src/app.py", [*APP[:2], "API_VERSION = 'v3'", *APP[3:]])
+    project.commit("v3")
+    result = cli("verify-all", "--changed-since", base)
+    assert result.exit_code == 1
+    assert "mention STALE        src/app.py:3 (line 3)" in result.stdout
+    assert "helper" not in result.stdout
+    assert result.stdout.splitlines()[-1] == (
+        "1 memory, 0 citations: 0 valid, 0 moved, 0 stale, 0 missing; 1 mention: 1 stale"
+    )
+    quiet = cli("verify-all", "--changed-since", base, "--no-mentions")
+    assert quiet.exit_code == 0
+    assert quiet.stdout == f"no memory cites or mentions a file changed since {base}: " + (
+        "nothing to verify\n"
+    )
+
+
 def test_changed_since_sees_a_renamed_cited_file(project: GitRepo, cli: Any) -> None:
     project.memory("util-notes", [at(project, "src/util.py", 1, "def helper(a, b):")])
     base = project.commit("memories")

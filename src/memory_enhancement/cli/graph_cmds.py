@@ -55,7 +55,13 @@ def graph(
     fmt: str,
     as_json: bool,
 ) -> None:
-    """Traverse the link graph from ROOT (a path, a citation ID or a unique name)."""
+    """Traverse the link graph from ROOT (a path, a citation ID or a unique name).
+
+    \b
+    Examples:
+      memory-enhancement graph decisions/api-version --depth 2 --direction both
+      memory-enhancement graph mem:a7Bc3x --type depends_on --format mermaid
+    """
     from memory_enhancement.graph.render import as_dict, as_dot, as_mermaid, as_text
 
     if depth < 0:

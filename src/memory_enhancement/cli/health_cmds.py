@@ -19,6 +19,7 @@ from memory_enhancement.cli.app import (
     warn,
 )
 from memory_enhancement.core.errors import os_error_text
+from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.store.atomic import write_output
 
 
@@ -142,7 +143,7 @@ def expire(
         emit_json(
             {
                 "dry_run": dry_run,
-                "expiring": [{"path": p, "expires_at": e.isoformat()} for p, e in chosen],
+                "expiring": [{"path": p, "expires_at": format_timestamp(e)} for p, e in chosen],
             }
         )
         return

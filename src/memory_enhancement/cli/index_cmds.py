@@ -95,7 +95,16 @@ def search(
 ) -> None:
     """Search memories: hybrid (BM25 and meaning) by default when the [semantic] extra is
     installed and the semantic index is current, else BM25. Finds words inside Chinese,
-    Japanese and Korean text too."""
+    Japanese and Korean text too.
+
+    The query is plain text: quotes, `-`, `*` and parentheses are words, not syntax.
+
+    \b
+    Examples:
+      memory-enhancement search "api version"
+      memory-enhancement search ヘッドレス --tag frontend -n 3
+      memory-enhancement search retries --verify --min-confidence 0.8 --json
+    """
     from memory_enhancement.service.serialize import hit_dict
 
     service = app().service()

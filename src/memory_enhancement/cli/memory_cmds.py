@@ -93,7 +93,17 @@ def add(
     as_json: bool,
 ) -> None:
     """Create the memory PATH (category/slug; in a Serena store a bare name will do). Refuses
-    an existing path."""
+    an existing path.
+
+    The content comes from --content, --file, or standard input when neither is given. Each
+    file citation's snippet (the text of the cited lines) is captured from the code now.
+
+    \b
+    Examples:
+      memory-enhancement add decisions/api-version -c "# API version" --citation app/config.py:3
+      memory-enhancement add pitfalls/retries -f notes.md --tag http --link decisions/api-version
+      git log -1 --format=%B | memory-enhancement add notes/last-commit
+    """
     text, source = _read_content(content, file, required=True)
     assert text is not None
     result = (

@@ -158,17 +158,23 @@ def show(as_json: bool) -> None:
 
 
 @skill.command("install", context_settings=CONTEXT)
-@click.argument("folder", default=".claude/skills/memory-enhancement")
+@click.argument("folder", required=False)
 @click.option("--force", is_flag=True, help="Overwrite a SKILL.md that differs from this one.")
 @json_option
-def install(folder: str, force: bool, as_json: bool) -> None:
-    """Copy SKILL.md into FOLDER (default: Claude Code's project skills folder).
+def install(folder: str | None, force: bool, as_json: bool) -> None:
+    """Copy SKILL.md into FOLDER (default: Claude Code's project skills folder,
+    .claude/skills/memory-enhancement at the git root, as the project store is).
 
     A SKILL.md already there that differs (edited by hand, or from another version)
     is kept unless --force is given.
     """
+    from memory_enhancement.store.locations import find_git_root
+
     bundled = SKILL_FILE.read_bytes()
-    target = app().cwd / folder / "SKILL.md"
+    cwd = app().cwd
+    if folder is None:  # from a subfolder too: Claude Code reads the project's root
+        folder = str((find_git_root(cwd) or cwd) / ".claude" / "skills" / "memory-enhancement")
+    target = cwd / folder / "SKILL.md"
     try:
         present = target.read_bytes() if target.is_file() else None
     except OSError as exc:

@@ -41,10 +41,12 @@ def verify_options(func: F) -> F:
         click.option(
             "--fix",
             is_flag=True,
-            help="Rewrite moved citations in place; capture missing snippets.",
+            help="Rewrite moved citations and mentions in place; capture missing snippets.",
         ),
         click.option(
-            "--dry-run", is_flag=True, help="With --fix: print the diff instead of writing."
+            "--dry-run",
+            is_flag=True,
+            help="With --fix or --write: print the diff instead of writing.",
         ),
         click.option("--strict", is_flag=True, help="Moved citations fail too."),
         click.option(
@@ -107,7 +109,17 @@ def verify(
     url_timeout: float,
 ) -> None:
     """Verify the citations of one MEMORY (a path, a citation ID or a unique name) against
-    the code, just in time."""
+    the code, just in time.
+
+    Prose mentions (`src/app.py:42` in the text) are verified too, from git history. Exits 1
+    when a citation or mention is stale, missing, out of range or invalid (moved too, with
+    --strict).
+
+    \b
+    Examples:
+      memory-enhancement verify decisions/api-version
+      memory-enhancement verify mem:a7Bc3x --fix --dry-run
+    """
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
     run = app().service().verify(memory, options)
     result = run.results[0]
@@ -123,7 +135,10 @@ def verify(
 @click.command("verify-all", context_settings=CONTEXT)
 @click.argument("category", required=False)
 @click.option(
-    "--changed-since", metavar="REF", help="Only memories citing files changed since the git REF."
+    "--changed-since",
+    metavar="REF",
+    help="Only memories citing or mentioning files changed since the git REF, and those "
+    "edited since.",
 )
 @click.option(
     "--format",
@@ -156,7 +171,16 @@ def verify_all(
     check_urls: bool,
     url_timeout: float,
 ) -> None:
-    """Verify every memory that has citations (optionally under CATEGORY)."""
+    """Verify every memory that has citations or prose mentions (optionally under CATEGORY).
+
+    Exits 1 when a citation or mention fails (see `verify`) or a memory file cannot be read.
+
+    \b
+    Examples:
+      memory-enhancement verify-all
+      memory-enhancement verify-all --changed-since origin/main --format github
+      memory-enhancement verify-all --fix --dry-run
+    """
     if as_json and fmt == "github":  # as `health` and `graph` say
         fail("give either --json or --format github, not both")
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout, recheck)
@@ -174,7 +198,7 @@ def verify_all(
                 print_result(result, verbose=False)
     print_fixes(run, quiet=fmt == "json")
     if fmt != "json":
-        click.echo(summary(run))
+        click.echo(summary(run, changed_since))
     if not run.ok(strict=strict):
         raise SystemExit(EXIT_PROBLEMS)
 

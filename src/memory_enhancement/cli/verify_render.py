@@ -176,12 +176,15 @@ def print_fixes(run: Any, *, quiet: bool) -> None:
         click.echo(f"{what} in {fix.path}")
 
 
-def summary(run: Any) -> str:
+def summary(run: Any, changed_since: str | None = None) -> str:
     from memory_enhancement.core.verdicts import Verdict
 
     if not len(run.results) and not run.skipped and not run.unwritten:
         # Not "0 memories, 0 citations": in a store of uncited memories, a new user read
         # that as the tool finding no memories at all.
+        if changed_since:
+            what = f"no memory cites or mentions a file changed since {changed_since}"
+            return f"{what}: nothing to verify"
         return "no memory cites code (a citation or a `path:line` mention): nothing to verify"
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]

@@ -67,8 +67,8 @@ _HOST_ENDINGS = frozenset({
     "co", "edu", "gov", "info", "biz", "us", "uk", "de", "jp", "cn", "fr", "ru", "in", "br", "eu",
 })  # fmt: skip
 # Which grammar read a memory file: readings kept by another (verify/mention_cache.py) are read
-# again. REVISION counts rule changes outside the patterns (2: the author's paths; 3: labels).
-REVISION = 3
+# again. REVISION counts rule changes outside the patterns (2: author's paths; 3, 4: labels).
+REVISION = 4
 GRAMMAR = zlib.crc32("\0".join((str(REVISION), _MENTION.pattern, *prose.PATTERNS)).encode())
 _REMOTE_URL = re.compile(r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)")
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
@@ -117,19 +117,19 @@ def may_mention(data: bytes) -> bool:
 
 def find_mentions(text: str) -> list[Mention]:
     """Every mention in a memory file's text, in order. YAML frontmatter is read too
-    (`sources: [Looper.cpp:1162-1280]`): the caller drops mentions that repeat a
-    declared citation.
+    (`sources: [Looper.cpp:1162-1280]`; not its citation records, see prose.frontmatter_end):
+    the caller drops mentions that repeat a declared citation.
 
     Most memories mention nothing, so one search over the whole text finds the
     lines that might (a dotted name followed by `:digit` or `#Ldigit`) and only
     those are parsed; a verify-all reads every memory of the store.
     """
-    hits = [m.start() for m in _HINT.finditer(text)]
-    hits = sorted(hits + [m.start() for h in prose.HINTS for m in h.finditer(text)])
+    hits = sorted(m.start() for h in (_HINT, *prose.HINTS) for m in h.finditer(text))
     if not hits:
         return []
     starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
     fences = [bisect.bisect_right(starts, m.start()) for m in _FENCES.finditer(text)]
+    front = prose.frontmatter_end(text)
     found: list[Mention] = []
     done = 0
     for at in hits:
@@ -142,7 +142,7 @@ def find_mentions(text: str) -> list[Mention]:
         raw = text[first:last].rstrip("\r")
         in_code = bisect.bisect_left(fences, number) % 2 == 1 and number not in fences
         mentions = _in_line(raw, number, in_code)
-        if not mentions and not in_code:  # `**Line:** 12` under `**File:** `app.py``
+        if not mentions and not in_code and number > front:  # `**Line:** 12` under a File
             labelled = prose.find_labelled(raw, text[starts[max(number - 5, 0)] : first], _is_file)
             mentions = [Mention(number, *f, in_code=in_code) for f in labelled]
         found.extend(mentions)

@@ -181,6 +181,19 @@ def _rel(span: Span, base: int) -> Span:
     return span[0] - base, span[1] - base
 
 
+_FRONT_OPEN = re.compile(r"\ufeff?---[ \t]*\r?\n")  # after a byte order mark too
+_FRONT_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+
+
+def frontmatter_end(text: str) -> int:
+    """The line of the closing `---` of a memory's YAML frontmatter, 0 without one. Its
+    `- path: app/x.py` then `line: 11` are citation records, not labels: the label form is
+    not read there (mentions on one line, `sources: [x.cpp:12]`, still are)."""
+    opened = _FRONT_OPEN.match(text)
+    closed = _FRONT_CLOSE.search(text, opened.end()) if opened else None
+    return text.count("\n", 0, closed.start()) + 1 if closed else 0
+
+
 def find_labelled(raw: str, above: str, is_file: Callable[[str], bool]) -> list[Found]:
     """The mentions of a `Line:` label line (`raw`) whose file a `File:` label names in
     `above`, the few lines over it; none when a blank line or prose comes first."""

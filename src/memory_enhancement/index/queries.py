@@ -199,6 +199,28 @@ def citing(conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+def mentioning(conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
+    """Memories that may mention one of these repository files in their prose: flagged
+    as possibly mentioning code and holding the file's name in their content. A mention
+    names a file by a path that ends with its name (`config.py:5` for `app/config.py`), so
+    this finds every memory that mentions one (and a few that only name it, which cost a
+    verification). The content leaves out a frontmatter, so a mention written there is
+    not found (they are rare: a `sources:` key)."""
+    names = sorted({f.rsplit("/", 1)[-1] for f in files if f})
+    found: set[str] = set()
+    for start in range(0, len(names), 100):
+        chunk = names[start : start + 100]
+        named = " OR ".join("instr(content, ?) > 0" for _ in chunk)
+        found.update(
+            str(row[0])
+            for row in conn.execute(
+                f"SELECT path FROM memories WHERE mentions = 1 AND error IS NULL AND ({named})",
+                chunk,
+            )
+        )
+    return sorted(found)
+
+
 def _category_filter(category: str | None) -> tuple[str, tuple[str, ...]]:
     if not category:
         return "", ()

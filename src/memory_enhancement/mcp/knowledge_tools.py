@@ -141,7 +141,8 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
     def verify_memories(
         ctx: Context,
         changed_since: Annotated[
-            str | None, Field(description="A git ref: only memories citing files changed since.")
+            str | None,
+            Field(description="A git ref: only memories citing or mentioning files changed since."),
         ] = None,
         category: str | None = None,
         store: Store = None,

