@@ -58,9 +58,10 @@ _ANY_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s)\]>\"'`]+")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _FENCES = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _NEWLINE = re.compile(r"\n")
-# Where a mention may be: a dotted name's ending right before `:digit` or `#Ldigit`.
+# Where a mention may be: `.ext:digit`, `.ext#Ldigit`, or prose's forms (CJK ones off ASCII).
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
-_HINT_BYTES = re.compile(_HINT.pattern.encode())
+_SCANS = {True: (_HINT, *prose.ASCII_HINTS), False: (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS)}
+_SCANS_BYTES = {k: tuple(re.compile(h.pattern.encode()) for h in v) for k, v in _SCANS.items()}
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset({
     "com", "org", "net", "io", "dev", "local", "localhost", "internal", "cloud", "ai", "app",
@@ -112,7 +113,7 @@ class Mention:
 def may_mention(data: bytes) -> bool:
     """Whether a memory file's bytes may hold a mention at all (checked before decoding:
     most memories mention nothing, and a verify-all reads them all)."""
-    return _HINT_BYTES.search(data) is not None or any(h.search(data) for h in prose.HINTS_BYTES)
+    return any(h.search(data) for h in _SCANS_BYTES[data.isascii()])
 
 
 def find_mentions(text: str) -> list[Mention]:
@@ -124,7 +125,7 @@ def find_mentions(text: str) -> list[Mention]:
     lines that might (a dotted name followed by `:digit` or `#Ldigit`) and only
     those are parsed; a verify-all reads every memory of the store.
     """
-    hits = sorted(m.start() for h in (_HINT, *prose.HINTS) for m in h.finditer(text))
+    hits = sorted(m.start() for h in _SCANS[text.isascii()] for m in h.finditer(text))
     if not hits:
         return []
     starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
