@@ -14,7 +14,6 @@ as given is not there: the common case costs nothing more than before.
 from __future__ import annotations
 
 import os
-import unicodedata
 from pathlib import Path
 from stat import S_ISBLK, S_ISCHR, S_ISFIFO, S_ISSOCK
 
@@ -23,6 +22,8 @@ from memory_enhancement.core.model import MEMORY_SUFFIX
 
 
 def _nfc(text: str) -> str:
+    import unicodedata  # only for names not in ASCII: every command imports this module
+
     return unicodedata.normalize("NFC", text)
 
 
