@@ -285,3 +285,19 @@ def test_fix_moves_both_numbers_of_a_list_written_before_its_path(repo: GitRepo,
     done = cli("verify", "notes", "--fix")
     assert done.exit_code in (0, 1), done.output
     assert memory.read_text(encoding="utf-8").splitlines()[2] == "- Lines 12, 22 of `src/app.py`"
+
+
+def test_the_text_report_shows_a_mention_in_words_as_path_and_lines(
+    repo: GitRepo, cli: Any
+) -> None:
+    """Quoting the words (`src/app.py` lines 10-12`) showed a backtick astray; the memory
+    line it sits on is printed beside it, so `path:lines` loses nothing."""
+    repo.write_lines(f"{STORE}/notes.md", NOTE)
+    repo.commit("memory")
+    move_code(repo)
+    lines = cli("verify-all").stdout.splitlines()
+    shown = [line.split(None, 3)[2:] for line in lines if line.lstrip().startswith("mention")]
+    assert ["src/app.py:10-12", "(line 3) -> src/app.py:13-15  found at line 13 (was 10)"] in shown
+    assert ["src/app.py:5", "(line 5) -> src/app.py:8  found at line 8 (was 5)"] in shown
+    assert [s[0] for s in shown].count("lib/old.py:3") == 1
+    assert not any("`" in s[0] for s in shown)

@@ -106,13 +106,21 @@ def _mention_line(check: Any) -> str:
     return f"  mention {mark:<12} {written}{where}{target}{reason}"
 
 
+# Forms whose text is words around the path and the numbers (core/prose_mentions.py).
+_IN_WORDS = frozenset({"words", "l_number", "cjk_words", "label"})
+
+
 def _written(check: Any) -> str:
-    """A mention as written; with its path when its text holds none: a later item of a list
-    (`, 55`), a `**Line:** 12` under its file's label."""
+    """A mention as written (`src/app.py:42`, `app.py#L10-L20`, a URL), or as `path:line`
+    when its text is words (`` `app.py` lines 10-12 `` would show as `app.py` lines 10-12`,
+    a backtick astray), a later item of a list (`, 55`) or a `**Line:** 12` label: the
+    memory line it is on is shown beside it."""
     mention = check.mention
     if mention is None:
         return str(check.citation.ref)
-    return f"{mention.path}:{mention.text}" if mention.path_at is None else str(mention.text)
+    if mention.path_at is None or mention.form in _IN_WORDS:
+        return f"{mention.path}:{mention.start}" + (f"-{mention.end}" if mention.end else "")
+    return str(mention.text)
 
 
 def print_github(run: Any, strict: bool) -> None:
