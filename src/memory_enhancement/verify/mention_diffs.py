@@ -72,6 +72,10 @@ def mention_git(
             spec = [_to_git(git, p) for p in sorted(paths | offered)]
             for old, new in _renames(git, ["-M", *_RENAMES, commit, "HEAD", "--", *spec]):
                 renames.setdefault(old, new)
+            unpaired = {p for p in paths if p not in renames}
+            if unpaired:  # renamed, then edited past what the direct diff pairs
+                for old, new in _renamed_since(git, commit, unpaired, offered):
+                    renames.setdefault(old, new)
     listed = files_now()
     tracked = (
         frozenset(listed.files) | frozenset(listed.submodules)
@@ -94,6 +98,36 @@ def _renames(git: Git, args: list[str]) -> list[tuple[str, str]]:
     except GitError:
         return []
     return _rename_fields(git, out.split("\0"))
+
+
+def _renamed_since(
+    git: Git, commit: str, olds: set[str], offered: set[str]
+) -> list[tuple[str, str]]:
+    """(old, new) for the gone files that commits since `commit` renamed, one commit at a
+    time, into a file of the work tree named like them.
+
+    A package renamed in one commit (`pause_monitor/` -> `rogue_hunter/`, every file
+    unchanged) and edited for months after is no rename to the direct diff from an old
+    commit: the files differ too much by then. Each commit's own diff pairs them. The
+    log is limited to the gone files and those named like them, so it reads only their
+    history; a rename through a name that is neither is not followed."""
+    spec = [_to_git(git, p) for p in sorted(olds | offered)]
+    try:
+        out = run_git(git, "log", "-M", "--format=", *_RENAMES, f"{commit}..HEAD", "--", *spec)
+    except GitError:
+        return []
+    chain: dict[str, str] = {}
+    for old, new in reversed(_rename_fields(git, out.split("\0"))):  # oldest first
+        chain[old] = new
+    found = []
+    for old in sorted(olds):
+        seen, current = {old}, chain.get(old)
+        while current in chain and chain[current] not in seen:
+            seen.add(current)
+            current = chain[current]
+        if current in offered:
+            found.append((old, current))
+    return found
 
 
 def _rename_fields(git: Git, fields: list[str]) -> list[tuple[str, str]]:
