@@ -547,6 +547,21 @@ def test_a_file_renamed_then_rewritten_without_the_cited_text_is_stale_not_missi
     assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")
 
 
+def test_a_rename_made_before_the_memory_line_is_not_followed(repo: GitRepo) -> None:
+    """lib/old.py was renamed away, then a new lib/old.py was written and mentioned, then
+    deleted: the rename says nothing of the file the memory line read."""
+    repo.mv("lib/old.py", "pkg/old.py")
+    repo.commit("rename")
+    repo.write_lines("lib/old.py", code("lib/again.py", 10))
+    repo.commit("a new lib/old.py")
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    (repo.root / "lib/old.py").unlink()
+    repo.commit("delete it")
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to) == (Verdict.MISSING, None)
+
+
 def test_a_memory_without_mentions_is_not_read_for_them_until_it_changes(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
