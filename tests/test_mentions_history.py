@@ -513,6 +513,55 @@ def test_a_renamed_file_that_lost_the_cited_text_is_stale_not_missing(repo: GitR
     assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")
 
 
+def rename_then_rewrite(repo: GitRepo, kept: list[str]) -> None:
+    """lib/old.py renamed unchanged to pkg/old.py in one commit, then rewritten in the
+    next (keeping only `kept`), so that from the memory's commit to HEAD git's diff no
+    longer pairs the two files."""
+    repo.mv("lib/old.py", "pkg/old.py")
+    repo.commit("rename the package")
+    repo.write_lines("pkg/old.py", [*(f"new_{n} = {n}" for n in range(1, 31)), *kept])
+    repo.commit("rewrite")
+
+
+def test_a_file_renamed_then_rewritten_is_followed_through_the_commit_that_renamed_it(
+    repo: GitRepo,
+) -> None:
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    rename_then_rewrite(repo, kept=[code("lib/old.py", 10)[6]])
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to, check.current_line) == (
+        Verdict.MOVED,
+        "pkg/old.py",
+        31,
+    )
+
+
+def test_a_file_renamed_then_rewritten_without_the_cited_text_is_stale_not_missing(
+    repo: GitRepo,
+) -> None:
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    rename_then_rewrite(repo, kept=[])
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")
+
+
+def test_a_rename_made_before_the_memory_line_is_not_followed(repo: GitRepo) -> None:
+    """lib/old.py was renamed away, then a new lib/old.py was written and mentioned, then
+    deleted: the rename says nothing of the file the memory line read."""
+    repo.mv("lib/old.py", "pkg/old.py")
+    repo.commit("rename")
+    repo.write_lines("lib/old.py", code("lib/again.py", 10))
+    repo.commit("a new lib/old.py")
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    (repo.root / "lib/old.py").unlink()
+    repo.commit("delete it")
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to) == (Verdict.MISSING, None)
+
+
 def test_a_memory_without_mentions_is_not_read_for_them_until_it_changes(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -300,7 +300,9 @@ def synthetic(work: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", default="dev", choices=["dev", "test", "corpus", "all"])
+    parser.add_argument(
+        "--split", default="dev", choices=["dev", "test", "corpus", "holdout24", "all"]
+    )
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "mentions-bench")
     parser.add_argument("--json-out", type=Path)

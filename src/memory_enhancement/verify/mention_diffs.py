@@ -61,6 +61,7 @@ def mention_git(
     # edits are looked for among files whose name starts like the old one's (`x.py` ->
     # `pkg/x.py`, `x_example.py`, `x.py.bak`).
     exact = _exact_renames(git, history, gone)
+    later: dict[str, tuple[set[str], set[str]]] = {}
     for commit, paths in sorted(gone.items()):
         found = exact.get(commit)
         if found is None:  # the trees could not be read: as git diff says
@@ -72,6 +73,14 @@ def mention_git(
             spec = [_to_git(git, p) for p in sorted(paths | offered)]
             for old, new in _renames(git, ["-M", *_RENAMES, commit, "HEAD", "--", *spec]):
                 renames.setdefault(old, new)
+            unpaired = {p for p in paths if p not in renames}
+            # Renamed, then edited past what the direct diff pairs: only into a file
+            # that was not there at the commit.
+            added = {p for p in offered if unpaired and history.object_id(commit, p) is None}
+            if added:
+                later[commit] = (unpaired, added)
+    for old, new in _renamed_since(git, later):
+        renames.setdefault(old, new)
     listed = files_now()
     tracked = (
         frozenset(listed.files) | frozenset(listed.submodules)
@@ -94,6 +103,75 @@ def _renames(git: Git, args: list[str]) -> list[tuple[str, str]]:
     except GitError:
         return []
     return _rename_fields(git, out.split("\0"))
+
+
+def _renamed_since(
+    git: Git, unpaired: Mapping[str, tuple[set[str], set[str]]]
+) -> list[tuple[str, str]]:
+    """(old, new) for the gone files that commits since their mention's commit renamed,
+    one commit at a time, into a file of the work tree named like them; `unpaired` gives
+    per commit the gone files and the names offered for them.
+
+    A package renamed in one commit (`pause_monitor/` -> `rogue_hunter/`, every file
+    unchanged) and edited for months after is no rename to the direct diff from an old
+    commit: the files differ too much by then. Each commit's own diff pairs them. One
+    log, limited to the gone files and those named like them, reads only their history
+    (a rename through a name that is neither is not followed) since the commit all the
+    mentions' commits come from; whether a rename came after a mention's own commit is
+    asked only of the renames found."""
+    if not unpaired:
+        return []
+    olds = {p for paths, _ in unpaired.values() for p in paths}
+    offered = {p for _, names in unpaired.values() for p in names}
+    spec = [_to_git(git, p) for p in sorted(olds | offered)]
+    commits = sorted(unpaired)
+    try:  # the history since the commit they all come from, not all of it
+        base = run_git(git, "merge-base", "--octopus", *commits).strip() if commits[1:] else ""
+    except GitError:
+        base = ""
+    since = [f"^{base or commits[0]}"] if base or not commits[1:] else []
+    try:
+        out = run_git(git, "log", "-M", "--format=%x01%H", *_RENAMES, "HEAD", *since, "--", *spec)
+    except GitError:
+        return []
+    found: list[tuple[str, str, str]] = []  # (commit, old, new), newest first
+    at, i, fields = "", 0, out.split("\0")
+    while i < len(fields):
+        field = fields[i].lstrip("\n")
+        if field.startswith("\x01"):
+            at = field[1:]
+        elif field.startswith("R") and i + 2 < len(fields):
+            old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
+            if old and new:
+                found.append((at, old, new))
+            i += 2
+        i += 1
+    before: dict[tuple[str, str], bool] = {}
+    renames = []
+    for commit, (paths, names) in sorted(unpaired.items()):
+        chain = {}
+        for at, old, new in reversed(found):  # oldest first
+            if (at, commit) not in before:
+                before[at, commit] = _ancestor(git, at, commit)
+            if not before[at, commit]:
+                chain[old] = new
+        for old in sorted(paths):
+            seen, current = {old}, chain.get(old)
+            while current in chain and chain[current] not in seen:
+                seen.add(current)
+                current = chain[current]
+            if current in names:
+                renames.append((old, current))
+    return renames
+
+
+def _ancestor(git: Git, commit: str, of: str) -> bool:
+    """Whether `commit` is `of` or came before it."""
+    try:
+        run_git(git, "merge-base", "--is-ancestor", commit, of)
+    except GitError:
+        return False
+    return True
 
 
 def _rename_fields(git: Git, fields: list[str]) -> list[tuple[str, str]]:
