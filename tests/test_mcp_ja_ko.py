@@ -102,6 +102,26 @@ async def test_a_decomposed_category_is_found_by_its_composed_name_and_its_names
     assert (serena / "other.md").read_bytes() == b"# other\n"
 
 
+async def test_a_memory_added_or_moved_into_a_decomposed_category_goes_into_that_folder(
+    agent: Agent, serena: Path
+) -> None:
+    """`설계/새것` typed composed made a composed `설계/` beside the Mac's decomposed one:
+    two folders that look the same, and `list 설계` then showed the new memory alone."""
+    (serena / nfd("설계")).mkdir()
+    (serena / nfd("설계") / f"{nfd('규칙')}.md").write_bytes(b"# rules\n")
+    (serena / "other.md").write_bytes(b"# other\n")
+
+    added = await agent.call("add_memory", path="설계/새것", content="# 새것\n\n내용.\n")
+    moved = await agent.call("move_memory", from_path="other", to_path="설계/옮김")
+    deeper = await agent.call("add_memory", path="설계/하위/깊은", content="# 깊은\n")
+
+    assert [added["path"], moved["path"]] == [f"{nfd('설계')}/새것", f"{nfd('설계')}/옮김"]
+    assert deeper["path"] == f"{nfd('설계')}/하위/깊은"  # a new folder inside, as typed
+    assert names(serena) == [nfd("설계")]  # one folder, and other.md moved into it
+    listed = await agent.call("list_memories", category="설계")
+    assert len(listed["memories"]) == 4
+
+
 @pytest.mark.parametrize("name", ["없는_메모리", "未作成のメモ", "not_yet_written"])
 async def test_a_link_to_a_memory_not_yet_written_is_kept_and_dangling_in_any_script(
     agent: Agent, serena: Path, name: str

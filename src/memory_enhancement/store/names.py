@@ -63,6 +63,24 @@ def refuse_taken(root: Path, file: Path, path: str, *, moving: str | None = None
         )
 
 
+def in_folders_as_on_disk(root: Path, path: str) -> str:
+    """A new memory's path with each of its folders that exists in another Unicode form
+    spelled as on disk: `설계/new` typed composed beside the `설계/` a Mac decomposed goes
+    into that folder, not into a composed twin of it that `list 설계` would then find
+    alone. Folders not there yet stay as typed."""
+    if path.isascii() or "/" not in path:
+        return path
+    *folders, name = path.split("/")
+    at, spelled = root, []
+    for segment in folders:
+        entry = segment if os.path.lexists(at / segment) else _sole_match(at, segment)
+        if entry is None:
+            break
+        spelled.append(entry)
+        at = at / entry
+    return "/".join([*spelled, *folders[len(spelled) :], name])
+
+
 def _sole_match(folder: Path, name: str) -> str | None:
     """The one entry of folder whose name is name in NFC, else None."""
     try:
