@@ -32,12 +32,12 @@ from __future__ import annotations
 import difflib
 import enum
 import posixpath
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from memory_enhancement.core.memory_paths import composed
 from memory_enhancement.core.model import MEMORY_SUFFIX, Link, LinkKind
 
 STORE_PREFIXES = frozenset({"global", "project"})
@@ -315,15 +315,9 @@ def lookup_name(target: str) -> str | None:
     return None if name in {".", ".."} else name_key(name)
 
 
-def composed(name: str) -> str:
-    """A name in NFC, as keyboards type it. A file name a Mac decomposed (`가게.md` in
-    NFD, see store/names.py) looks the same and is other characters: a link typed
-    `[[가게]]` named no memory."""
-    return name if name.isascii() else unicodedata.normalize("NFC", name)
-
-
 def name_key(name: str) -> str:
-    """The key memories and link targets are matched by: a name composed and case-folded."""
+    """The key memories and link targets are matched by: a name composed and case-folded
+    (a link typed `[[가게]]` named no memory a Mac had written as `가게.md`)."""
     return composed(name).casefold()
 
 

@@ -14,16 +14,12 @@ as given is not there: the common case costs nothing more than before.
 from __future__ import annotations
 
 import os
-import unicodedata
 from pathlib import Path
 from stat import S_ISBLK, S_ISCHR, S_ISFIFO, S_ISSOCK
 
 from memory_enhancement.core.errors import AlreadyExistsError
+from memory_enhancement.core.memory_paths import composed
 from memory_enhancement.core.model import MEMORY_SUFFIX
-
-
-def _nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
 
 
 def spelled_otherwise(root: Path, path: str, *, category: bool = False) -> str | None:
@@ -87,8 +83,8 @@ def _sole_match(folder: Path, name: str) -> str | None:
         entries = os.listdir(folder)
     except OSError:
         return None
-    wanted = _nfc(name)
-    matches = [entry for entry in entries if _nfc(entry) == wanted]
+    wanted = composed(name)
+    matches = [entry for entry in entries if composed(entry) == wanted]
     return matches[0] if len(matches) == 1 else None
 
 
