@@ -132,6 +132,8 @@ MCP_ROWS: list[tuple[str, str, dict[str, object], str]] = [
      "300 characters"),
     ("recent-limit-0", "recent_memories", {"limit": 0}, "0"),
     ("health-limit-0", "memory_health", {"limit": 0}, "0"),
+    ("limit-huge-text", "recent_memories", {"limit": LONG * 20}, "invalid limit"),
+    ("query-huge-object", "search_memories", {"query": {"q": LONG * 20}}, "invalid query"),
 ]  # fmt: skip
 
 

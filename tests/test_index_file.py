@@ -217,13 +217,14 @@ def test_an_index_of_an_older_schema_version_is_rebuilt(
     conn.close()
 
 
-@pytest.mark.parametrize("version", [16, 17, 18, 19, 20])
-def test_an_index_of_version_16_to_20_is_brought_up_to_date_in_place_keeping_its_embeddings(
+@pytest.mark.parametrize("version", [16, 17, 18, 19, 20, 21])
+def test_an_index_of_version_16_to_21_is_brought_up_to_date_in_place_keeping_its_embeddings(
     small_store: Path, git_repo: Path, tmp_path: Path, version: int
 ) -> None:
-    """16 to 20 -> 21 read every memory again (the mention grammar, then the link grammar,
-    then the mention grammar again, then both and Korean read more forms) without dropping
-    what the files do not give: the embeddings, the database's instance."""
+    """16 to 21 -> 22 read every memory again (the mention grammar, then the link grammar,
+    then the mention grammar again, then both and Korean read more forms, then names keyed
+    composed) without dropping what the files do not give: the embeddings, the database's
+    instance."""
     write_memory(small_store, "notes/words", "The handler is in `src/api.go` lines 28-76.")
     write_memory(small_store, "notes/label", "**File:** `src/api.go`\n**Line:** 28\n")
     write_memory(small_store, "notes/zh", "# 架构\n\n详见 `caching` 记忆。\n")

@@ -241,6 +241,24 @@ def test_a_200_kb_line_of_mem_references_is_read_in_one_pass(span: str) -> None:
     assert done.stdout == "20000 ['a0']\n"  # the first alone is given as an example
 
 
+@pytest.mark.parametrize("unit", ["[", "[[", ":", "a:", "[a](b ", "설"])
+@pytest.mark.parametrize("opening", ["## Related\n\n- ", "- Related: "])
+def test_a_200_kb_related_item_of_brackets_colons_or_one_word_is_read_in_one_pass(
+    opening: str, unit: str
+) -> None:
+    """The link syntax and URLs a related item's names skip were tried from every `[`
+    and every character to the end of the line: a line of `[[[`, `:::` or one long
+    word took minutes (in a child process: a hang fails the test)."""
+    code = (
+        "from memory_enhancement.store.formats.links import extract_links\n"
+        f"line = {opening!r} + {unit!r} * (200_000 // {len(unit)}) + ' `real-name`'\n"
+        "print([x.target for x in extract_links('# T\\n\\n' + line + '\\n')])"
+    )
+    done = python_bounded(code, timeout=20)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "'real-name'" in done.stdout
+
+
 # -- what is not a link -------------------------------------------------------------------
 
 

@@ -102,6 +102,52 @@ async def test_a_decomposed_category_is_found_by_its_composed_name_and_its_names
     assert (serena / "other.md").read_bytes() == b"# other\n"
 
 
+async def test_a_memory_added_or_moved_into_a_decomposed_category_goes_into_that_folder(
+    agent: Agent, serena: Path
+) -> None:
+    """`설계/새것` typed composed made a composed `설계/` beside the Mac's decomposed one:
+    two folders that look the same, and `list 설계` then showed the new memory alone."""
+    (serena / nfd("설계")).mkdir()
+    (serena / nfd("설계") / f"{nfd('규칙')}.md").write_bytes(b"# rules\n")
+    (serena / "other.md").write_bytes(b"# other\n")
+
+    added = await agent.call("add_memory", path="설계/새것", content="# 새것\n\n내용.\n")
+    moved = await agent.call("move_memory", from_path="other", to_path="설계/옮김")
+    deeper = await agent.call("add_memory", path="설계/하위/깊은", content="# 깊은\n")
+
+    assert [added["path"], moved["path"]] == [f"{nfd('설계')}/새것", f"{nfd('설계')}/옮김"]
+    assert deeper["path"] == f"{nfd('설계')}/하위/깊은"  # a new folder inside, as typed
+    assert names(serena) == [nfd("설계")]  # one folder, and other.md moved into it
+    listed = await agent.call("list_memories", category="설계")
+    assert len(listed["memories"]) == 4
+
+
+@pytest.mark.parametrize("written_first", ["link", "memory"])
+async def test_a_link_typed_composed_finds_the_memory_a_mac_named_decomposed(
+    agent: Agent, serena: Path, written_first: str
+) -> None:
+    """`[[가게]]`, `- 가게` under `## Links` and "`가게` 참조" typed by an agent were dangling
+    links to the Mac's `가게.md` in NFD (and `graph` and `related` did not see them),
+    whether the memory was there first or came after the link was indexed."""
+    text = "# other\n\nSee [[가게]], `가게` 참조.\n\n## Links\n\n- 가게\n"
+    linking = unicodedata.normalize("NFC", text).encode()
+    if written_first == "link":
+        (serena / "other.md").write_bytes(linking)
+        assert (await agent.call("related_memories", path="other"))["related"] == []
+        (serena / f"{nfd('가게')}.md").write_bytes(b"# shop\n")
+    else:
+        (serena / f"{nfd('가게')}.md").write_bytes(b"# shop\n")
+        (serena / "other.md").write_bytes(linking)
+
+    related = await agent.call("related_memories", path="가게")
+    assert [(r["path"], [at["line"] for at in r["links"]]) for r in related["related"]] == [
+        ("other", [3, 7])
+    ]
+    graph = await agent.call("traverse_graph", root="other")
+    assert (graph["nodes"]["other"], graph["dangling"]) == ([nfd("가게")], [])
+    assert (serena / f"{nfd('가게')}.md").read_bytes() == b"# shop\n"
+
+
 @pytest.mark.parametrize("name", ["없는_메모리", "未作成のメモ", "not_yet_written"])
 async def test_a_link_to_a_memory_not_yet_written_is_kept_and_dangling_in_any_script(
     agent: Agent, serena: Path, name: str

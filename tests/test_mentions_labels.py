@@ -66,6 +66,12 @@ def found(lines: list[str]) -> list[tuple[str, int, int | None, str, str, int]]:
             ["**File**: `src/main/java/shop/Order.java`  ", "**Lines**: 33-38"],
             [("src/main/java/shop/Order.java", 33, 38, "label", "33-38", 4)],
         ),
+        (  # full-width colons, as a Japanese or Chinese input method types them: the file's
+            # bytes were searched for `[:：]` as bytes, a class of single bytes, so the memory
+            # was flagged as mentioning nothing and never verified
+            ["**File：** `src/app.py`", "- **Line：** 12"],
+            [("src/app.py", 12, None, "label", "12", 4)],
+        ),
     ],
 )
 def test_a_line_label_under_a_file_label_is_a_mention_of_that_file(

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli
+from hostile_support import python_bounded
 from index_support import disk_service, paths, write_memory
 from memory_enhancement.index import cjk
 from memory_enhancement.service import MemoryService
@@ -106,6 +107,20 @@ def test_stems_keep_two_syllables_at_least() -> None:
     # 결과 (result) is not 결 plus the particle 과; a particle alone is no word.
     assert cjk.hangul_stem("결과") is None
     assert cjk.hangul_stem("에서") is None
+
+
+def test_a_megabyte_query_of_one_script_is_cut_into_pieces_in_one_pass() -> None:
+    """A run of one script was grown a character at a time, each step copying the piece:
+    a query of a million syllables took minutes (in a child process: a hang fails the
+    test)."""
+    done = python_bounded(
+        "from memory_enhancement.index import cjk\n"
+        "word = '캐시를' * 333_334\n"
+        "print(cjk.query_terms(word)[-1], cjk.needles(word)[-1][:4], len(cjk.needles(word)))\n",
+        timeout=30,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == '"를캐" 캐시를캐 2\n'
 
 
 def test_japanese_and_chinese_query_terms_are_unchanged() -> None:

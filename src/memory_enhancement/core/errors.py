@@ -57,3 +57,10 @@ def os_error_text(exc: OSError) -> str:
     reason = exc.strerror or str(exc) or type(exc).__name__
     names = [repr(str(n)) for n in (exc.filename, exc.filename2) if n is not None]
     return f"{reason}: {' -> '.join(names)}" if names else reason
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value for a message, as repr shows it, cut to limit characters: the value may be
+    what an agent sent, a megabyte, and a message that repeats it costs its tokens again."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"

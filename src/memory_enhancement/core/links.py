@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from memory_enhancement.core.memory_paths import composed
 from memory_enhancement.core.model import MEMORY_SUFFIX, Link, LinkKind
 
 STORE_PREFIXES = frozenset({"global", "project"})
@@ -94,14 +95,16 @@ class Resolver:
         for path in sorted(self.paths):
             name = path.rpartition("/")[2]
             self.by_name[name].append(path)
-            self.by_folded[name.casefold()].append(path)
+            if (spelled := composed(name)) != name:  # a Mac's `가게.md`, linked to as typed
+                self.by_name[spelled].append(path)
+            self.by_folded[name_key(name)].append(path)
         self._by_slug: dict[str, list[str]] | None = None  # made by suggest, when first asked
 
     def resolve(self, source: str, link: Link) -> Resolution:
         """A memory first (see _memory); failing that, a file of the repository."""
         if link.kind.candidate and not _path_like(link.target):
             name = link.target.strip()
-            if name.casefold() not in self.by_folded and "memories/" not in name:
+            if name_key(name) not in self.by_folded and "memories/" not in name:
                 return _UNMATCHED  # the common case: a list item naming no memory
         found = self._memory(source, link)
         if link.kind.candidate and found.target == source:
@@ -236,9 +239,9 @@ class Resolver:
         """The one memory of this file name; strict (candidates) matches a name of
         plain letters only in its own case, so the word `Testing` is not `testing`."""
         name = path.rpartition("/")[2]
-        matches = self.by_name.get(name)
+        matches = self.by_name.get(name) or self.by_name.get(composed(name))
         if not matches and not (strict and name.isalpha()):
-            matches = self.by_folded.get(name.casefold())
+            matches = self.by_folded.get(name_key(name))
         if matches and len(matches) == 1:
             return Resolution(LinkStatus.RESOLVED, matches[0])
         if matches:
@@ -300,16 +303,22 @@ def strip_md(target: str) -> str:
 
 
 def lookup_name(target: str) -> str | None:
-    """The case-folded name of the memories a link target can match.
+    """The name key (see name_key) of the memories a link target can match.
 
     None when the name depends on the linking memory's folder (`..`, `.`), so
     such a link is resolved again whenever any memory comes or goes.
     """
     path = strip_md(target.strip().lstrip("/"))
     if path and "/" not in path and path not in (".", ".."):
-        return path.casefold()  # a plain name, most links: no path to normalise
+        return name_key(path)  # a plain name, most links: no path to normalise
     name = posixpath.normpath(path or ".").rpartition("/")[2]
-    return None if name in {".", ".."} else name.casefold()
+    return None if name in {".", ".."} else name_key(name)
+
+
+def name_key(name: str) -> str:
+    """The key memories and link targets are matched by: a name composed and case-folded
+    (a link typed `[[가게]]` named no memory a Mac had written as `가게.md`)."""
+    return composed(name).casefold()
 
 
 def _join(source: str, target: str) -> str:

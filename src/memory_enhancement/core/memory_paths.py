@@ -33,6 +33,13 @@ def _check_lengths(path: str, segments: list[str], limit: int) -> None:
             )
 
 
+def composed(name: str) -> str:
+    """A name in NFC, as keyboards type it. A file name a Mac decomposed (`가게.md` in
+    NFD) looks the same and is other characters, so names are compared composed: by
+    links (core/links.py) and when a memory is looked up on disk (store/names.py)."""
+    return name if name.isascii() else unicodedata.normalize("NFC", name)
+
+
 def _fold(char: str) -> str:
     """A character with its accents folded when it has an ASCII base (`é` -> `e`, `Ａ` ->
     `A`); any other letter in its compatibility form (`代`, `ß`, half-width `ｶ` -> `カ`):

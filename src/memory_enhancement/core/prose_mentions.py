@@ -113,7 +113,9 @@ PATTERNS = (_AFTER.pattern, _BEFORE.pattern, _LINE_LABEL.pattern, _FILE_LABEL.pa
 # alternatives tried at every character cost a verify-all of 1,000 memories 80 ms. Each
 # scan costs about 1.5 ms over the corpus, so the forms sharing a literal share a scan, and
 # text in ASCII alone (most memories) is not scanned for the Chinese, Japanese and Korean.
-_LABEL_HINT = r"(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*\d"
+# `(?::|：)`, not `[:：]`: the hints also search a file's bytes, where a class holding `：`
+# is a class of its three UTF-8 bytes, each alone.
+_LABEL_HINT = r"(?:\*\*|__)?[ \t]*(?::|：)(?:\*\*|__)?[ \t]*\d"
 _ASCII_HINTS = (r"ines?(?:[ \t]+\d|" + _LABEL_HINT + ")", "INES?" + _LABEL_HINT, r"L\d")
 _CJK_HINTS = (r"行(?:[ \t]?\d|目)", r"第[ \t]?\d", r"라인[ \t]?\d")
 ASCII_HINTS, CJK_HINTS = tuple(map(re.compile, _ASCII_HINTS)), tuple(map(re.compile, _CJK_HINTS))

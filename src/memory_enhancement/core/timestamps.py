@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
-from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.errors import InvalidInputError, shown
 
 
 def now() -> datetime:
@@ -56,19 +56,11 @@ def parse_timestamp(value: object, *, field: str = "timestamp") -> datetime:
             return as_utc(datetime.fromisoformat(text))
     except OverflowError:  # `0001-01-01T00:00+05:00` is before the year 1 in UTC
         raise InvalidInputError(
-            f"invalid {field}: {_shown(value)} is outside the years 1 to 9999 in UTC"
+            f"invalid {field}: {shown(value)} is outside the years 1 to 9999 in UTC"
         ) from None
     except ValueError:
         pass
-    raise InvalidInputError(
-        f"invalid {field}: {_shown(value)} (expected ISO 8601, e.g. 2026-01-31)"
-    )
-
-
-def _shown(value: object) -> str:
-    """A value for a message, cut to 80 characters (an agent may send a megabyte)."""
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:80]}... ({len(text)} characters)"
+    raise InvalidInputError(f"invalid {field}: {shown(value)} (expected ISO 8601, e.g. 2026-01-31)")
 
 
 def maybe_timestamp(value: object, *, field: str = "timestamp") -> datetime | None:

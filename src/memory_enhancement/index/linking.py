@@ -11,7 +11,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 
-from memory_enhancement.core.links import STORE_PREFIXES, RepoView, Resolver, lookup_name
+from memory_enhancement.core.links import (
+    STORE_PREFIXES,
+    RepoView,
+    Resolver,
+    lookup_name,
+    name_key,
+)
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index.writer import ANY_NAME, UNMATCHED, chunks, path_key
 
@@ -88,7 +94,7 @@ def resolve_links(
 
 def _plain_unknown(target: str, folded: Mapping[str, list[str]]) -> bool:
     """A plain name (no path, no extension) that no memory has, in any case."""
-    return "/" not in target and "." not in target and target.casefold() not in folded
+    return "/" not in target and "." not in target and name_key(target) not in folded
 
 
 SMALL = 2_000  # links; fewer than this are resolved against only the memories they could mean

@@ -29,8 +29,9 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # memory's `mentions` flag again (`**Line:** 12` labels); 20: links, `mentions` flags and
 # segmented text again (`- Related: `x`` items, Korean prose references and `app.py 라인 42`,
 # decomposed Hangul composed); 21: links and CJK text again (`## Links` items in any
-# script, NFC). See schema.py.
-SCHEMA_VERSION = 21
+# script, NFC); 22: names keyed composed (NFC), so links again, and `mentions` flags
+# (full-width label colons). See schema.py.
+SCHEMA_VERSION = 22
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -259,10 +259,14 @@ END;
 # "메모리 `x`"), and each memory's `mentions` flag with them (Korean `app.py 라인 42` is a
 # mention now), and its segmented text (decomposed Hangul is composed first, cjk.segment);
 # 20 -> 21: a name alone in a `## Links` item is a link in any script (`- 설계`), and CJK
-# text is indexed composed (NFC, cjk.composed), so links and text again.
+# text is indexed composed (NFC, cjk.composed), so links and text again; 21 -> 22: names are
+# matched composed (core.links.name_key: `[[가게]]` finds a Mac's decomposed `가게.md`), so
+# each memory's `name_key` and its links' keys again, and its `mentions` flag (a `**Line：** 12`
+# label with a full-width colon was not flagged).
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 IN_PLACE: dict[int, tuple[str, ...]] = {
     16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN, 19: _READ_AGAIN, 20: _READ_AGAIN,
+    21: _READ_AGAIN,
 }  # fmt: skip
 
 

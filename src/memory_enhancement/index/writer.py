@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from memory_enhancement.core.links import lookup_name
+from memory_enhancement.core.links import lookup_name, name_key
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.index.cjk import segment, share
@@ -21,8 +21,8 @@ from memory_enhancement.store.formats.base import Document
 
 
 def path_key(path: str) -> str:
-    """The lookup key of a memory path: its name, case-folded (what links are matched by)."""
-    return path.rpartition("/")[2].casefold()
+    """The lookup key of a memory path: its name's key (what links are matched by)."""
+    return name_key(path.rpartition("/")[2])
 
 
 UNMATCHED = "unmatched"  # a candidate starts as no link; resolution may make it one

@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from memory_enhancement import __version__
+from memory_enhancement.core.errors import shown
 from memory_enhancement.mcp.tooling import PROCESS_SESSION, ServiceFactory
 
 if TYPE_CHECKING:
@@ -132,7 +133,8 @@ def _refuse_unknown_arguments(
 def _plain_validation_error(name: str, exc: ToolError) -> ToolError:
     """A wrongly typed or missing argument, said in one line per argument naming it and
     the value given; the SDK's text is pydantic's report (`1 validation error for
-    search_memoriesArguments`, a URL per error), tokens an agent pays for nothing.
+    search_memoriesArguments`, a URL per error), tokens an agent pays for nothing. The
+    value is cut (`core.errors.shown`): a megabyte sent was a megabyte said back.
     Any other error is returned as it is."""
     from pydantic import ValidationError
 
@@ -146,7 +148,7 @@ def _plain_validation_error(name: str, exc: ToolError) -> ToolError:
         if error["type"] == "missing":
             said.append(f"missing argument {where!r}")
         else:
-            said.append(f"invalid {where} {error.get('input')!r}: {error['msg']}")
+            said.append(f"invalid {where} {shown(error.get('input'))}: {error['msg']}")
     return ToolError(f"Error executing tool {name}: {'; '.join(said)}")
 
 

@@ -87,7 +87,8 @@ def _from_best_section(content: str, query: str) -> str:
 
     words = {w.lower() for w in cjk.needles(query)}
     lines = content.split("\n")
-    starts = [0, *(i for i, _, _ in headings(lines) if i > 0)]
+    heads = [i for i, _, _ in headings(lines)]
+    starts = [0, *(i for i in heads if i > 0)]
     if not words or len(starts) < 2:
         return content
 
@@ -97,7 +98,7 @@ def _from_best_section(content: str, query: str) -> str:
 
     scores = [held(a, b) for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
     best = max(range(len(starts)), key=lambda k: (scores[k], -k))
-    title = [lines[0], ""] if lines[0].lstrip().startswith("#") else []
+    title = [lines[0], ""] if heads[0] == 0 else []
     skipped = lines[len(title[:1]) : starts[best]]
     if scores[best] <= scores[0] or not any(line.strip() for line in skipped):
         return content
@@ -125,18 +126,10 @@ def _cut_to_fit(content: str, result: SearchResult, budget: int) -> str | None:
 def _closed(prefix: str) -> str:
     """prefix, with the code fence it ends inside closed: cut inside a fence, the
     truncation note and everything after it in the prompt would read as code."""
-    opener = ""
-    for line in prefix.splitlines():
-        text = line.lstrip(" ")
-        if len(line) - len(text) > 3 or text[:3] not in ("```", "~~~"):
-            continue
-        run = text[: len(text) - len(text.lstrip(text[0]))]
-        if not opener:
-            if not (run[0] == "`" and "`" in text[len(run) :]):  # a backtick info string has none
-                opener = run
-        elif run[0] == opener[0] and len(run) >= len(opener) and not text[len(run) :].strip():
-            opener = ""
-    return f"{prefix}\n{opener}" if opener else prefix
+    from memory_enhancement.store.formats.markdown import open_fence
+
+    fence = open_fence(prefix.split("\n"))
+    return f"{prefix}\n{fence}" if fence else prefix
 
 
 def _block(content: str, result: SearchResult) -> str:

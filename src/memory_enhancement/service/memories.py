@@ -31,6 +31,7 @@ from memory_enhancement.service.inputs import (
     parse_links,
 )
 from memory_enhancement.service.results import Fetched, Listing, Summary, WriteResult
+from memory_enhancement.store import names
 
 
 class Memories(ServiceBase):
@@ -132,6 +133,7 @@ class Memories(ServiceBase):
         with self.store.lock():
             from memory_enhancement.store import formats
 
+            target = names.in_folders_as_on_disk(self.store.root, target)
             fmt = formats.by_name(chosen)
             memory = Memory(target, content, meta, tuple(parse_links(links)), fmt.name)
             decoded = formats.Decoded(fmt.render(None, memory))
@@ -286,6 +288,7 @@ class Memories(ServiceBase):
             target = (
                 normalize_new_path(destination, flat=flat) if destination.strip() else destination
             )
+            target = names.in_folders_as_on_disk(self.store.root, target)
             if target == origin:
                 return self._written(origin, [], changed=False)
             self.store.refuse_taken(target, moving=origin)

@@ -18,13 +18,8 @@ from pathlib import Path
 from stat import S_ISBLK, S_ISCHR, S_ISFIFO, S_ISSOCK
 
 from memory_enhancement.core.errors import AlreadyExistsError
+from memory_enhancement.core.memory_paths import composed
 from memory_enhancement.core.model import MEMORY_SUFFIX
-
-
-def _nfc(text: str) -> str:
-    import unicodedata  # only for names not in ASCII: every command imports this module
-
-    return unicodedata.normalize("NFC", text)
 
 
 def spelled_otherwise(root: Path, path: str, *, category: bool = False) -> str | None:
@@ -64,14 +59,32 @@ def refuse_taken(root: Path, file: Path, path: str, *, moving: str | None = None
         )
 
 
+def in_folders_as_on_disk(root: Path, path: str) -> str:
+    """A new memory's path with each of its folders that exists in another Unicode form
+    spelled as on disk: `설계/new` typed composed beside the `설계/` a Mac decomposed goes
+    into that folder, not into a composed twin of it that `list 설계` would then find
+    alone. Folders not there yet stay as typed."""
+    if path.isascii() or "/" not in path:
+        return path
+    *folders, name = path.split("/")
+    at, spelled = root, []
+    for segment in folders:
+        entry = segment if os.path.lexists(at / segment) else _sole_match(at, segment)
+        if entry is None:
+            break
+        spelled.append(entry)
+        at = at / entry
+    return "/".join([*spelled, *folders[len(spelled) :], name])
+
+
 def _sole_match(folder: Path, name: str) -> str | None:
     """The one entry of folder whose name is name in NFC, else None."""
     try:
         entries = os.listdir(folder)
     except OSError:
         return None
-    wanted = _nfc(name)
-    matches = [entry for entry in entries if _nfc(entry) == wanted]
+    wanted = composed(name)
+    matches = [entry for entry in entries if composed(entry) == wanted]
     return matches[0] if len(matches) == 1 else None
 
 

@@ -81,9 +81,14 @@ PROSE_REF = re.compile(
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
 NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")
 SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+# Link syntax and URLs are skipped. Neither may scan past where it could start again (a
+# `[` or `(` inside, a URL's scheme begun mid-word): each was tried from every `[`, `:` or
+# letter to the end of the line, so a 200 KB line of `[[[` or `:::` in a Related item took
+# minutes.
 NAMES = re.compile(
     r"`(?P<code>[^`\n]+)`|\*\*(?P<bold>[^*\n]+)\*\*"
-    r"|\[[^\]\n]*\]\([^)\n]*\)|\[\[[^\]\n]*\]\]|\S+://\S+"  # links and URLs: skipped
+    r"|\[[^\[\]\n]*\]\([^()\n]*\)|\[\[[^\[\]\n]*\]\]"
+    r"|(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://\S+"
     r"|(?<![\w./@-])(?P<token>[\w@][\w.@]*(?:[_/-][\w.@/-]*|\.[mM][dD]\b))"
 )
 TOKEN = re.compile(rf"(?<![\w./@-]){NAME}")
