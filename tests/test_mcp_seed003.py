@@ -149,7 +149,7 @@ async def test_a_memory_is_got_by_its_citation_id_or_unique_name_as_the_cli_gets
     'memory not found' for the `[mem:ID]` every other tool hands it."""
     added = await agent.call("add_memory", path="decisions/use-sqlite", content="We use SQLite.")
     cid = added["id"]
-    for reference in (cid, f"[{cid}]", "use-sqlite"):
+    for reference in (cid, f"[{cid}]", cid.removeprefix("mem:"), "use-sqlite"):
         fetched = await agent.call("get_memory", path=reference)
         assert (fetched["path"], fetched["content"]) == ("decisions/use-sqlite", "We use SQLite.")
     message = await agent.fail("get_memory", path="mem:zzzzzz")

@@ -133,7 +133,8 @@ def add(
 def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
     """Show a memory: content, metadata, citations and links.
 
-    PATH may also be its citation ID (mem:a7Bc3x) or a name only one memory has.
+    PATH may also be its citation ID (mem:a7Bc3x, or a7Bc3x when no memory is named so)
+    or a name only one memory has.
     """
     from memory_enhancement.service.serialize import memory_dict, verification_dict
 

@@ -41,4 +41,9 @@ def find(index: Index, state: State, reference: str) -> str:
         return found.target
     if found.candidates:
         raise InvalidInputError(f"{reference!r} is ambiguous: {', '.join(found.candidates[:5])}")
+    if text.isascii() and text.isalnum():  # a bare citation ID (`a7Bc3x`), as `resolve` takes
+        with index.connect() as conn:  # one; a memory's name comes first (looked up above)
+            path = queries.path_of(conn, text)
+        if path is not None:
+            return path
     raise NotFoundError(f"memory not found: {reference!r} (store {store.root})")

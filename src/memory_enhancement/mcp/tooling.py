@@ -35,7 +35,7 @@ Store = Annotated[
 ]
 MemoryPath = Annotated[str, Field(description="Memory path, e.g. 'decisions/use-sqlite'.")]
 # An existing memory to read, check or confirm: what search and get hand an agent will do.
-MemoryRef = Annotated[str, Field(description="A memory path, [mem:ID] or unique name.")]
+MemoryRef = Annotated[str, Field(description="A memory path, [mem:ID], bare ID or unique name.")]
 MODE_HELP = (
     "auto (default): hybrid when semantic search is installed and its index is current, "
     "else lexical; or lexical (BM25), semantic, hybrid."
