@@ -53,6 +53,12 @@ GIT_ENV = {
 }
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """The event loop of the async tests (the MCP client's and server's): asyncio only."""
+    return "asyncio"
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The tool's own files (registry, global store) live in this test's tmp folder."""

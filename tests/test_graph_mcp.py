@@ -26,11 +26,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def app(isolated_home: Path, git_repo: Path) -> App:
     write_all(git_repo / ".memories", STORE)
     return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)

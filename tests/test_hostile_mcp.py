@@ -32,11 +32,6 @@ TOKEN = "a-long-random-test-token-0123456789"
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def app(isolated_home: Path, git_repo: Path) -> App:
     return App(env={"MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
 

@@ -147,11 +147,6 @@ async def agent(isolated_home: Path, git_repo: Path) -> AsyncIterator[Agent]:
         yield agent
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("tool", "arguments", "named"), [r[1:] for r in MCP_ROWS], ids=[r[0] for r in MCP_ROWS]

@@ -39,11 +39,6 @@ TIMEOUT = 120  # seconds for a whole test: generous on a shared, loaded machine
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def errlog(tmp_path: Path) -> Iterator[IO[str]]:
     """Where a server's stderr goes (its logs); stdout is the protocol."""
     with (tmp_path / "server-stderr.log").open("w+", encoding="utf-8") as file:

@@ -23,11 +23,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 async def agent(isolated_home: Path, git_repo: Path) -> AsyncIterator[Agent]:
     app = App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
     async with Client(build_server(app.service_for)) as client:

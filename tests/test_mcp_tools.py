@@ -43,11 +43,6 @@ CITATION_ID = re.compile(r"mem:[0-9A-Za-z]{6}")
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def app(isolated_home: Path, git_repo: Path) -> App:
     """The CLI's composition root as `serve` uses it, inside the test repository."""
     return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)

@@ -451,11 +451,6 @@ def test_a_query_asked_again_needs_no_model(
 # -- the MCP server keeps the model loaded ------------------------------------------------------
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.semantic
 @pytest.mark.anyio
 async def test_the_mcp_server_searches_by_meaning_without_loading_the_model_again(
