@@ -273,6 +273,22 @@ async def test_verify_memories_summarises_and_lists_only_the_invalid_ones(
     assert (stale["path"], stale["line"]) == ("src/app.py", 3)
 
 
+async def test_verify_memories_lists_at_most_limit_invalid_memories_and_counts_them_all(
+    agent: Agent, git_repo: Path
+) -> None:
+    """On a real store of a thousand memories every invalid one in full ran to 170,000
+    characters: the list is capped as memory_health's is, and the total says how many."""
+    for name in ("decisions/api", "decisions/client", "decisions/server"):
+        await add(agent, name, "Clients send v2.", citations=["src/app.py:3"])
+    commit_then_bump_the_version(git_repo)
+
+    capped = await agent.call("verify_memories", limit=2)
+    assert len(capped["invalid"]) == 2
+    assert capped["invalid_total"] == 3
+    everything = await agent.call("verify_memories")
+    assert len(everything["invalid"]) == everything["invalid_total"] == 3
+
+
 async def test_verify_memories_counts_prose_mentions_beside_declared_citations(
     agent: Agent, git_repo: Path
 ) -> None:
@@ -707,6 +723,7 @@ ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("resolve_citation", {"id": "mem:zzzzzz"}, "unknown citation ID [mem:zzzzzz]"),
     ("verify_memory", {"path": "notes/nope"}, "memory not found: 'notes/nope'"),
     ("verify_memories", {"changed_since": "no-such-ref"}, "unknown git ref 'no-such-ref'"),
+    ("verify_memories", {"limit": 0}, "invalid limit 0"),
     ("add_citation", {"path": "decisions/api", "citation": ""}, "invalid citation ''"),
     ("add_citation", {"path": "notes/nope", "citation": "src/app.py:1"}, "'notes/nope'"),
     (

@@ -145,12 +145,20 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             Field(description="A git ref: only memories citing or mentioning files changed since."),
         ] = None,
         category: str | None = None,
+        limit: Annotated[
+            int, Field(description="List at most this many invalid memories (>= 1).")
+        ] = 50,
         store: Store = None,
     ) -> VerifySummaryOut:
         """Verify every memory with citations or prose mentions (`src/x.py:42` in the
         text): counts for each, whether all hold, and the invalid memories."""
+        # The list is capped as memory_health's is: on a real store of a thousand memories
+        # every invalid one in full ran to 170,000 characters, more than an agent can read.
+        if limit < 1:
+            raise ToolError(f"invalid limit {limit}: it must be at least 1")
         with tool_errors():
             run = service(ctx, store).verify_all(category, changed_since=changed_since)
+            invalid = [r for r in run.results if not r.valid]
             return {
                 "memories": len(run.results),
                 "citations": run.citations,
@@ -161,10 +169,9 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
                 "mention_counts": {v.value: run.count_mentions(v) for v in Verdict},
                 "valid": run.ok(),
                 "invalid": [
-                    cast(VerificationOut, serialize.verification_dict(r))
-                    for r in run.results
-                    if not r.valid
+                    cast(VerificationOut, serialize.verification_dict(r)) for r in invalid[:limit]
                 ],
+                "invalid_total": len(invalid),
                 "skipped": run.skipped,
             }
 

@@ -162,6 +162,7 @@ class VerifySummaryOut(TypedDict):
     mention_counts: dict[str, int]
     valid: bool
     invalid: list[VerificationOut]
+    invalid_total: int
     skipped: list[str]
 
 
