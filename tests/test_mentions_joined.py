@@ -52,6 +52,14 @@ def test_a_line_joined_to_its_path_by_a_word_is_a_mention_with_its_digits_marked
     assert line[m.column : m.column + len(m.text)] == m.text
 
 
+def test_the_later_items_of_an_approximate_list_are_mentions_too() -> None:
+    found = find_mentions("- **Secondary**: `R/export.R` lines ~261 and ~432\n")
+    assert [(m.text, m.start, m.form) for m in found] == [
+        ("R/export.R` lines ~261", 261, "words"),
+        ("432", 432, "list"),
+    ]
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -65,10 +65,10 @@ _DASH = r"[ \t]?[-–][ \t]?"
 _WORD = r"[Ll]ines?[ \t]+"
 # A number ends where no digit, letter or decimal part goes on.
 _ENDS = r"(?![0-9A-Za-z_]|\.[0-9])"
-# Further items of a list: `, 95-97`, ` and 272` (`, L104` after an `L` number); an
+# Further items of a list: `, 95-97`, ` and 272`, ` and ~432` (`, L104` after an `L` number); an
 # item followed by a word is prose (`line 64, 3 tests`), not an item.
-_ITEMS = rf"(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*"
-_AND = rf"(?:,?[ \t]and[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))?"
+_ITEMS = rf"(?:,[ \t]?~?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*"
+_AND = rf"(?:,?[ \t]and[ \t]~?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))?"
 _MORE = rf"(?P<more_w>{_ITEMS}{_AND})"
 _MORE_L = rf"(?P<more_l>(?:,[ \t]?L\d{{1,7}}(?:[-–]L?\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*)"
 
