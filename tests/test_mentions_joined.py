@@ -1,9 +1,10 @@
 """Line mentions joined to their path by a word (core/prose_mentions.py, session 25): `app.py
-at line 42`, `app.py, around line 400-500`, `(line ~960)`, and the possessives of Japanese,
-Chinese and Korean notes, `app.pyの30行目`, `app.py 的第 30-40 行`, `app.rs의 라인 7`, with the
-Korean ordinal `app.rs 30번째 줄`. Shapes from real stores (bench/mentions/survey_forms.py,
-docs/benchmarks.md "Session 25"); the lines here are written for the tests. Each is judged from
-git like `app.py:42`, and `--fix` rewrites its digits only (`~` and the words stay)."""
+at line 42`, `app.py, around line 400-500`, `(line ~960)`, `app.R - Lines 955-1089`, and the
+possessives of Japanese, Chinese and Korean notes, `app.pyの30行目`, `app.py 的第 30-40 行`,
+`app.rs의 라인 7`, with the Korean ordinal `app.rs 30번째 줄`. Shapes from real stores
+(bench/mentions/survey_forms.py, docs/benchmarks.md "Session 25"); the lines here are written
+for the tests. Each is judged from git like `app.py:42`, and `--fix` rewrites its digits only
+(`~` and the words stay)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,14 @@ from verify_support import FIXED_NOW, STORE, GitRepo, code, coded
         ("error in `app/schemas.py` at line 41", ("app/schemas.py", 41, None, ["41"])),
         ("the hook in `hooks.ts` near line 12 reads it", ("hooks.ts", 12, None, ["12"])),
         ("set in config.py on lines 3–5", ("config.py", 3, 5, ["3", "5"])),
+        (
+            "- **File:** `R/ebay_api.R` - Lines 955-1089",
+            ("R/ebay_api.R", 955, 1089, ["955", "1089"]),
+        ),
+        ("- `R/app_ui.R` - Line 23: the title", ("R/app_ui.R", 23, None, ["23"])),
+        ("`R/card_processor.R` ~line 417", ("R/card_processor.R", 417, None, ["417"])),
+        ("**Line 1114** in `R/stamp_export.R` was", ("R/stamp_export.R", 1114, None, ["1114"])),
+        ("**File: `R/app_ui.R`** (Lines 79-135)", ("R/app_ui.R", 79, 135, ["79", "135"])),
         ("- **結果**: `widget_ui.py`の Line 22 に生成", ("widget_ui.py", 22, None, ["22"])),
         ("`src/auth.ts` の 42 行目を参照", ("src/auth.ts", 42, None, ["42"])),
         ("main.pyの30-40行目で初期化", ("main.py", 30, 40, ["30", "40"])),
@@ -70,6 +79,8 @@ def test_the_later_items_of_an_approximate_list_are_mentions_too() -> None:
         "`app.py` at 300 lines it is too long",
         "`app.py` at line level granularity",
         "`app.py` 두 번째 줄",  # an ordinal in words
+        "- `R/face.R` - Lines 376→395 (Python path)",  # a move, not a range
+        "`src/app.py` - Phase A-2 test (line 450 added)",  # words between the dash and line
     ],
 )
 def test_lengths_and_ordinals_in_words_near_a_path_are_not_line_numbers(line: str) -> None:
@@ -85,6 +96,8 @@ NOTE = [
     "- 在 src/app.py 的第 14 行",  # moved
     "- `src/app.py`의 라인 16에서",  # moved
     "- `src/app.py` 25번째 줄",  # moved
+    "- `src/app.py` - Lines 7-8: setup",  # moved
+    "- **Line 12** in `src/app.py` ~line 12",  # moved, twice
 ]
 
 
@@ -121,6 +134,9 @@ def test_each_joined_form_is_judged_from_history_like_the_colon_form(repo: GitRe
         "src/app.py 的第 14 行": ("moved", 17, None),
         "src/app.py`의 라인 16": ("moved", 19, None),
         "src/app.py` 25번째 줄": ("moved", 28, None),
+        "src/app.py` - Lines 7-8": ("moved", 10, 11),
+        "Line 12** in `src/app.py": ("moved", 15, None),
+        "src/app.py` ~line 12": ("moved", 15, None),
     }
 
 
@@ -131,7 +147,7 @@ def test_fix_rewrites_the_digits_of_a_joined_form_and_keeps_the_words_and_tilde(
     repo.commit("memory")
     three_lines_on_top(repo)
     done: Any = run_cli(["verify", "notes", "--fix", "--dir", str(repo.store_root)], cwd=repo.root)
-    assert "fixed 5 mentions in notes" in done.stdout
+    assert "fixed 8 mentions in notes" in done.stdout
     assert file.read_text(encoding="utf-8").splitlines()[2:] == [
         "- `src/app.py` (line ~13) sets it up",
         "- fails in src/app.py at line 20",  # stale: left for a person
@@ -139,4 +155,6 @@ def test_fix_rewrites_the_digits_of_a_joined_form_and_keeps_the_words_and_tilde(
         "- 在 src/app.py 的第 17 行",
         "- `src/app.py`의 라인 19에서",
         "- `src/app.py` 28번째 줄",
+        "- `src/app.py` - Lines 10-11: setup",
+        "- **Line 15** in `src/app.py` ~line 15",
     ]

@@ -10,7 +10,8 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     Line 316 of `path`    lines 695-718 in `path`
     `path`（行1258-1298付近）               path: 3行目に    `path` 第 69-84 行
     path 라인 77-84    path 라인938~982
-    path at line 41   path, around line 400-500   path (line ~960)   (also near, on)
+    path at line 41   path, around line 400-500   path (line ~960)   path ~line 417
+    path - Lines 955-1089   **Line 1114** in `path`   (also near, on)
     pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
@@ -32,8 +33,9 @@ paragraph; not in a code block, where `path:` and `line:` are configuration). Al
 a file, `**Lines:** 388` is as often its length, so the plural is read only with a range or
 a list (`59–70, 183`); `1,341`, `768 -> ~350`, `95,707/95,887` are counts.
 
-Session 25 (bench/mentions/survey_forms.py over 90 stores) added the joining words: `at`,
-`around`, `near`, `on` before the English word, `~` ("about") before its number, and the
+Session 25 (bench/mentions/survey_forms.py over 91 stores) added the joining words: `at`,
+`around`, `near`, `on`, a dash before the English word, `~` ("about") before it or its number
+(not a number an arrow touches: `Lines 376→395` is a move), and the
 possessives `の` / `的` / `의` before a word form; `app.rs의 30행` stays unread (`N행` is as
 often a length), and so do table cells (`| path | L273-293 |`, the column says what it is).
 
@@ -74,14 +76,17 @@ _MORE_L = rf"(?P<more_l>(?:,[ \t]?L\d{{1,7}}(?:[-–]L?\d{{1,7}})?{_ENDS}(?![ \t
 
 # Between the path and the words: `at`, `around`, `near`, `on` (`app.py at line 42`), and
 # the possessives `の` `的` `의` ("of": `app.pyの Line 22`, `app.py 的第 30 行`, `app.rs의 라인 7`);
-# `~` before the number is "about" (`(line ~960)`), as `付近` after it.
-_JOIN = r"(?:(?:at|around|near|on)[ \t]+)?"
+# `~` before the number is "about" (`(line ~960)`, `~line 417`), as `付近` after it. A dash
+# may join too (`` `app.R` - Lines 955-1089 ``), but not a number an arrow touches: `Lines
+# 376→395` is a move.
+_JOIN = r"(?:(?:at|around|near|on)[ \t]+|~[ \t]?)?"
 _OF = r"(?:[の的의][ \t]?)?"
 _TO = r"[-–~〜～]"
 _AFTER = re.compile(
-    _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
+    _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：][ \t]*|[-–—][ \t]+)?"
     r"(?:"
-    rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}{_MORE}"
+    rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"(?!->|→){_MORE}"
     r"|"
     rf"L(?P<l1>\d{{1,7}})(?:[-–]L?(?P<l2>\d{{1,7}}))?{_ENDS}(?![ \t]*[A-Za-z]){_MORE_L}"
     r"|"
@@ -99,7 +104,7 @@ _AFTER = re.compile(
 _BEFORE = re.compile(
     rf"(?<![A-Za-z0-9_]){_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?P<more_w>(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS})*{_AND})"
-    rf"[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
+    rf"(?:\*\*)?[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
 _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
 # The label form: a `Line` label (its number where the words are), and the `File` label
