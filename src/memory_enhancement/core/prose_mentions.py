@@ -10,6 +10,9 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     Line 316 of `path`    lines 695-718 in `path`
     `path`（行1258-1298付近）               path: 3行目に    `path` 第 69-84 行
     path 라인 77-84    path 라인938~982
+    path at line 41   path, around line 400-500   path (line ~960)   path ~line 417
+    path - Lines 955-1089   **Line 1114** in `path`   (also near, on)
+    pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
 a comma or an opening parenthesis, then the words; or the words come first and
@@ -29,6 +32,12 @@ A line may also be named by a label under its file's label, the layout of bug re
 paragraph; not in a code block, where `path:` and `line:` are configuration). Alone under
 a file, `**Lines:** 388` is as often its length, so the plural is read only with a range or
 a list (`59–70, 183`); `1,341`, `768 -> ~350`, `95,707/95,887` are counts.
+
+Session 25 (bench/mentions/survey_forms.py over 91 stores) added the joining words: `at`,
+`around`, `near`, `on`, a dash before the English word, `~` ("about") before it or its number
+(not a number an arrow touches: `Lines 376→395` is a move), and the
+possessives `の` / `的` / `의` before a word form; `app.rs의 30행` stays unread (`N행` is as
+often a length), and so do table cells (`| path | L273-293 |`, the column says what it is).
 
 Each mention records where its digits are, as core/mentions.py does, so `--fix`
 rewrites the numbers and leaves the words alone.
@@ -58,33 +67,44 @@ _DASH = r"[ \t]?[-–][ \t]?"
 _WORD = r"[Ll]ines?[ \t]+"
 # A number ends where no digit, letter or decimal part goes on.
 _ENDS = r"(?![0-9A-Za-z_]|\.[0-9])"
-# Further items of a list: `, 95-97`, ` and 272` (`, L104` after an `L` number); an
+# Further items of a list: `, 95-97`, ` and 272`, ` and ~432` (`, L104` after an `L` number); an
 # item followed by a word is prose (`line 64, 3 tests`), not an item.
-_ITEMS = rf"(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*"
-_AND = rf"(?:,?[ \t]and[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))?"
+_ITEMS = rf"(?:,[ \t]?~?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*"
+_AND = rf"(?:,?[ \t]and[ \t]~?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))?"
 _MORE = rf"(?P<more_w>{_ITEMS}{_AND})"
 _MORE_L = rf"(?P<more_l>(?:,[ \t]?L\d{{1,7}}(?:[-–]L?\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*)"
 
+# Between the path and the words: `at`, `around`, `near`, `on` (`app.py at line 42`), and
+# the possessives `の` `的` `의` ("of": `app.pyの Line 22`, `app.py 的第 30 行`, `app.rs의 라인 7`);
+# `~` before the number is "about" (`(line ~960)`, `~line 417`), as `付近` after it. A dash
+# may join too (`` `app.R` - Lines 955-1089 ``), but not a number an arrow touches: `Lines
+# 376→395` is a move.
+_JOIN = r"(?:(?:at|around|near|on)[ \t]+|~[ \t]?)?"
+_OF = r"(?:[の的의][ \t]?)?"
+_TO = r"[-–~〜～]"
 _AFTER = re.compile(
-    _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
+    _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：][ \t]*|[-–—][ \t]+)?"
     r"(?:"
-    rf"{_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}{_MORE}"
+    rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"(?!->|→){_MORE}"
     r"|"
     rf"L(?P<l1>\d{{1,7}})(?:[-–]L?(?P<l2>\d{{1,7}}))?{_ENDS}(?![ \t]*[A-Za-z]){_MORE_L}"
     r"|"
-    r"行[ \t]?(?P<j1>\d{1,7})(?:[-–~〜](?P<j2>\d{1,7}))?(?![0-9])"
+    rf"行[ \t]?(?P<j1>\d{{1,7}})(?:{_TO}(?P<j2>\d{{1,7}}))?(?![0-9])"
     r"|"
-    r"(?P<k1>\d{1,7})(?:[-–~〜](?P<k2>\d{1,7}))?[ \t]?行目"
+    rf"{_OF}(?P<k1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
     r"|"
-    r"第[ \t]?(?P<z1>\d{1,7})(?:[ \t]?[-–~〜][ \t]?(?P<z2>\d{1,7}))?[ \t]?行"
+    rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<z2>\d{{1,7}}))?[ \t]?行"
     r"|"
-    r"라인[ \t]?(?P<r1>\d{1,7})(?:[ \t]?[-–~〜][ \t]?(?P<r2>\d{1,7}))?(?![0-9])"
+    rf"{_OF}라인[ \t]?(?P<r1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<r2>\d{{1,7}}))?(?![0-9])"
+    r"|"
+    rf"{_OF}(?P<b1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<b2>\d{{1,7}}))?[ \t]?번째[ \t]?(?:줄|라인|행)"
     r")"
 )
 _BEFORE = re.compile(
     rf"(?<![A-Za-z0-9_]){_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?P<more_w>(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS})*{_AND})"
-    rf"[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
+    rf"(?:\*\*)?[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
 _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
 # The label form: a `Line` label (its number where the words are), and the `File` label
@@ -116,8 +136,8 @@ PATTERNS = (_AFTER.pattern, _BEFORE.pattern, _LINE_LABEL.pattern, _FILE_LABEL.pa
 # `(?::|：)`, not `[:：]`: the hints also search a file's bytes, where a class holding `：`
 # is a class of its three UTF-8 bytes, each alone.
 _LABEL_HINT = r"(?:\*\*|__)?[ \t]*(?::|：)(?:\*\*|__)?[ \t]*\d"
-_ASCII_HINTS = (r"ines?(?:[ \t]+\d|" + _LABEL_HINT + ")", "INES?" + _LABEL_HINT, r"L\d")
-_CJK_HINTS = (r"行(?:[ \t]?\d|目)", r"第[ \t]?\d", r"라인[ \t]?\d")
+_ASCII_HINTS = (r"ines?(?:[ \t]+~?[ \t]?\d|" + _LABEL_HINT + ")", "INES?" + _LABEL_HINT, r"L\d")
+_CJK_HINTS = (r"行(?:[ \t]?\d|目)", r"第[ \t]?\d", r"라인[ \t]?\d", r"번째")
 ASCII_HINTS, CJK_HINTS = tuple(map(re.compile, _ASCII_HINTS)), tuple(map(re.compile, _CJK_HINTS))
 
 # The forms, as `Mention.form` names them.
@@ -142,7 +162,7 @@ def find_in_line(raw: str, is_file: Callable[[str], bool]) -> list[Found]:
 
 
 def _mention(m: re.Match[str]) -> list[Found]:
-    key = next(k for k in ("w", "l", "j", "k", "z", "r") if m.groupdict().get(k + "1"))
+    key = next(k for k in ("w", "l", "j", "k", "z", "r", "b") if m.groupdict().get(k + "1"))
     first, last = key + "1", key + "2"
     form = {"w": WORDS, "l": L_NUMBER}.get(key, CJK_WORDS)
     base = m.start()
