@@ -97,6 +97,30 @@ def test_new_content_keeps_the_blank_line_after_the_frontmatter_and_the_end_of_t
     assert text == head.replace("type: project\n", "type: project\n" + stamp) + "New text.\n\n"
 
 
+def test_content_given_with_crlf_line_endings_is_written_in_the_files_own(
+    git_repo: Path, clock: object
+) -> None:
+    """An agent on Windows sends `update_memory(content="# T\\r\\n\\r\\nbody\\r\\n")`: in
+    an LF file (En-Nam/ennam-agents-scaffold's decisions/v1.9-scope.md) the new lines kept
+    their `\\r`s beside LF ones, and the content read back ended in a stray `\\r`; in a
+    CRLF file (fizic37/Delcampe) they became `\\r\\r\\n`. The CLI's `--file` reads text
+    with universal newlines; every caller now gets the same."""
+    head = "---\nname: scope\n---\n\n"
+    crlf = b"# Old\r\n\r\nText.\r\n"
+    service = _service(
+        git_repo, git_repo / "mem", clock, {"lf.md": head + "Old.\n", "crlf.md": crlf}
+    )
+    given = "# T\r\n\r\nbody\r\nlast\r"
+    assert service.update("lf", content=given).memory.content.rstrip("\n") == "# T\n\nbody\nlast"
+    service.update("crlf", content=given)
+    service.add("notes/new", given)
+    lf = (git_repo / "mem" / "lf.md").read_bytes()
+    assert b"\r" not in lf and lf.endswith(b"---\n\n# T\n\nbody\nlast\n")
+    windows = (git_repo / "mem" / "crlf.md").read_bytes()
+    assert windows.startswith(b"# T\r\n\r\nbody\r\nlast\r\n") and b"\r\r" not in windows
+    assert b"\r" not in (git_repo / "mem" / "notes" / "new.md").read_bytes()
+
+
 def test_new_content_of_a_bodyless_frontmatter_file_without_final_newline_goes_below_it(
     git_repo: Path, clock: object
 ) -> None:

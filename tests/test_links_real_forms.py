@@ -224,6 +224,21 @@ def test_a_mem_reference_given_as_an_example_links_only_a_memory_that_exists(
     assert [(t, s) for _, _, t, s, _ in broken(service)] == [("gone", "dangling")]
 
 
+def test_a_mem_reference_written_as_a_brace_pattern_is_no_link(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """En-Nam/ennam-agents-scaffold's decisions/v1.12-role-workflows.md names four
+    checkpoints at once, `mem:checkpoint/{ceo,cfo,ciso,hr}-workflow-designer-2026-07-10`:
+    `links` reported a dangling link to `checkpoint/`."""
+    write(store_dir, "checkpoint/ceo-2026", "# CEO\n")
+    _store(
+        store_dir,
+        "# Source\n\nSee `mem:checkpoint/{ceo,cfo}-2026`, then **mem:checkpoint/ceo-2026**.\n",
+    )
+    assert _targets(service) == ["checkpoint/ceo-2026"]
+    assert broken(service) == []
+
+
 @pytest.mark.parametrize("span", ["", "`"])
 def test_a_200_kb_line_of_mem_references_is_read_in_one_pass(span: str) -> None:
     """Whether a `mem:` reference is an example was read from all the text before it, for

@@ -35,6 +35,17 @@ def test_segments_are_normalized_like_cortex_does() -> None:
     assert normalize_new_path("a/snake_case_kept") == "a/snake_case_kept"
 
 
+def test_a_dot_between_two_letters_or_digits_is_kept_in_a_new_name() -> None:
+    """En-Nam/ennam-agents-scaffold names its decisions `decisions/v1.9-scope`: moved into
+    a folder, the memory kept its name only as `v1-9-scope`, and `move` back to
+    `decisions/v1.9-scope` answered `unchanged decisions/v1-9-scope (same path)`."""
+    assert normalize_new_path("decisions/v1.9-scope") == "decisions/v1.9-scope"
+    assert normalize_new_path("Notes/Next.js Setup") == "notes/next.js-setup"
+    assert normalize_segment(".hidden.") == "hidden"
+    assert normalize_segment("a..b") == "a-b"
+    assert normalize_segment("v1. 9") == "v1-9"
+
+
 @pytest.mark.parametrize(
     ("segment", "slug"),
     [

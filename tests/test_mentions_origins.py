@@ -248,3 +248,32 @@ def test_line_maps_read_by_pattern_are_those_git_diff_gives(repo: GitRepo) -> No
         learned.will_ask({first: paths})
         assert learned.line_maps(first, paths) == expected
     assert expected["src/sql.txt"].removed  # header-like removed lines were read
+
+
+def test_a_commit_that_only_changes_line_endings_or_spaces_writes_no_memory_line(
+    repo: GitRepo,
+) -> None:
+    """A memory file converted to CRLF (an editor on Windows, a `.gitattributes`), or
+    stripped of trailing spaces, says what it said: each line keeps the commit that wrote
+    it, in the replay and in blame, and a mention is judged from the code of that commit.
+    fizic37/Delcampe's memories went CRLF a week after they were written; judged from that
+    commit, `--fix` pointed `tracking_database.R` lines 254-256 at the code that sat there
+    a week later."""
+    from memory_enhancement.service import MemoryService
+    from memory_enhancement.store.disk import Store
+    from memory_enhancement.verify.repo import Repository
+
+    repo.write_lines("src/app.py", ["a = 0", "width = 1", "z = 2"])
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "The width is set at src/app.py:2.  "])
+    written = repo.commit("memory")
+    repo.write_lines("src/app.py", ["a = 0", "pad = 9", "width = 1", "z = 2"])
+    repo.commit("code moves")
+    repo.write(f"{STORE}/notes.md", b"# Notes\r\n\r\nThe width is set at src/app.py:2.\r\n")
+    repo.commit("line endings, trailing spaces")
+    name = f"{STORE}/notes.md"
+    counts, blobs = on_disk(repo, [name])
+    assert line_origins(git_of(repo), counts, blobs)[name] == [written] * 3
+    assert blamed(repo, name, counts[name]) == [written] * 3
+    result = MemoryService(Store(repo.store_root), Repository(repo.root)).verify("notes")
+    (check,) = result.results[0].mentions
+    assert (check.status.value, check.current_line, check.written_in) == ("moved", 3, written)

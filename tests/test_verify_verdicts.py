@@ -210,6 +210,19 @@ def test_a_range_moved_down_reports_its_new_start_and_end(repo: GitRepo) -> None
     assert (check.current_line, check.current_end_line) == (7, 9)
 
 
+def test_a_range_that_starts_on_a_blank_line_moves_with_its_blank_line(repo: GitRepo) -> None:
+    """A mention's snippet is the cited lines as git had them, a leading blank line
+    included (fizic37/Delcampe: `tracking_database.R` lines 369-373, a blank line then
+    `# Build query`). When only a search of the file can place it (the file rewritten
+    whole: its line endings changed), the range starts on the blank line before the
+    text, not on the text."""
+    citation = cite(repo, 4, "\n" + BODY, end_line=7)
+    repo.write("src/app.py", "".join(f"{line}\r\n" for line in ["# header", *APP]))
+    repo.commit("line endings")
+    [check] = repo.verify(citation)
+    assert (check.status, check.current_line, check.current_end_line) == (Verdict.MOVED, 5, 8)
+
+
 def test_a_range_with_one_changed_line_is_stale(repo: GitRepo) -> None:
     citation = cite(repo, 5, BODY, end_line=7)
     lines = list(APP)

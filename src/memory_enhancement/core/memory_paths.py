@@ -57,11 +57,23 @@ def _slug_char(char: str) -> bool:
 
 
 def normalize_segment(segment: str) -> str:
-    """Lower-case, fold accents, and join words with hyphens; letters of any script are kept."""
+    """Lower-case, fold accents, and join words with hyphens; letters of any script are kept,
+    and so is a dot between two of them (`v1.9-scope`, `next.js`: names real stores give
+    their memories, which a move into a folder keeps)."""
     folded = "".join(_fold(c) for c in unicodedata.normalize("NFC", segment))
     folded = unicodedata.normalize("NFC", folded).lower()  # ｶ + ﾞ composes to ガ
-    slug = _RUNS_OF_HYPHENS.sub("-", "".join(c if _slug_char(c) else "-" for c in folded))
+    kept = [
+        c if _slug_char(c) or (c == "." and _dotted(folded, n)) else "-"
+        for n, c in enumerate(folded)
+    ]
+    slug = _RUNS_OF_HYPHENS.sub("-", "".join(kept))
     return slug.strip("-") if any(c.isalnum() or c == "_" for c in slug) else ""
+
+
+def _dotted(text: str, at: int) -> bool:
+    """Whether the dot at `at` stands between two characters a slug keeps (`1.9`, not `a.`,
+    `.a` or `a..b`)."""
+    return 0 < at < len(text) - 1 and _slug_char(text[at - 1]) and _slug_char(text[at + 1])
 
 
 def split_path(path: str) -> list[str]:

@@ -36,6 +36,15 @@ def parse_citations(items: Iterable[CitationInput]) -> list[Citation]:
     return [parse_citation(item) if isinstance(item, str) else item for item in items]
 
 
+def clean_content(content: str) -> str:
+    """A memory's text with its lines ended by `\\n`, as memories hold it (a file's own line
+    ending is the writer's business): an agent on Windows sends `\\r\\n`, which the
+    writer would keep beside its own, and `--file` reads with universal newlines."""
+    if "\r" not in content:
+        return content
+    return content.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     if isinstance(tags, str):
         raise InvalidInputError("tags must be a list of strings, not one string")

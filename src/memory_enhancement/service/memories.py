@@ -26,6 +26,7 @@ from memory_enhancement.index.rows import SyncStats
 from memory_enhancement.service.base import ServiceBase
 from memory_enhancement.service.inputs import (
     CitationInput,
+    clean_content,
     clean_tags,
     parse_citations,
     parse_links,
@@ -120,6 +121,7 @@ class Memories(ServiceBase):
         target = normalize_new_path(path, flat=chosen == "serena")
         if not content or not content.strip():
             raise InvalidInputError(f"content of {target!r} is empty")
+        content = clean_content(content)
         moment = self.clock()
         prepared, warnings = self._prepare(parse_citations(citations), ())
         meta = MemoryMeta(
@@ -164,6 +166,7 @@ class Memories(ServiceBase):
             raise InvalidInputError("give either expires_at or clear_expiry, not both")
         if content is not None and not content.strip():
             raise InvalidInputError("content cannot be empty")
+        content = None if content is None else clean_content(content)
         target = self.store.locate(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:

@@ -49,7 +49,9 @@ class GitHistory(GitObjects):
             return {}
         ranges = [arg for n in wanted for arg in ("-L", f"{n},{n}")]
         try:
-            out = run_git(self.git, "blame", "--porcelain", *ranges, "--", file)
+            # -w: as the replay of the diffs (folder_log.DIFF), a change of spaces or line
+            # ending alone leaves a line the commit that wrote it
+            out = run_git(self.git, "blame", "-w", "--porcelain", *ranges, "--", file)
         except GitError:
             return None
         found: dict[int, str | None] = {}

@@ -33,7 +33,7 @@ class FileText:
         self._counts: Counter[str] | None = None
         self._joined: str | None = None
         self._starts: list[int] | None = None
-        self._found: dict[tuple[str, int], list[int]] = {}
+        self._found: dict[tuple[str, int, int], list[int]] = {}
 
     @property
     def lines(self) -> list[str]:
@@ -112,9 +112,10 @@ class FileText:
         at = window.find(wanted)  # said on the lines, or starting on the first of them
         return window == wanted or (at != -1 and at < len(first))
 
-    def starts_on(self, line: int, span: int, wanted: str) -> bool:
-        """Whether `line` is among `occurrences(wanted, span)`, found without looking at
-        the rest of the file: one bounded search from the line's start."""
+    def starts_on(self, line: int, span: int, wanted: str, lead: int = 0) -> bool:
+        """Whether `line` is among `occurrences(wanted, span, lead)`, found without looking
+        at the rest of the file: one bounded search from the start of the line the text
+        begins on."""
         lines = self.lines
         total = len(lines)
         if not 0 < line <= total - span + 1:
@@ -122,15 +123,20 @@ class FileText:
         if span == 1:
             return _line_holds(lines[line - 1], self.source.lines[line - 1], wanted)
         starts = self.starts
+        first = line + lead  # where the snippet's text begins, past its blank lines
         last = line - 1 + span  # the first line after the window
+        if first > last:
+            return False
         end = starts[last] if last < total else len(self.joined)
-        at = self.joined.find(wanted, starts[line - 1], end)
-        return at != -1 and (line == total or at < starts[line])
+        at = self.joined.find(wanted, starts[first - 1], end)
+        return at != -1 and (first == total or at < starts[first])
 
-    def occurrences(self, wanted: str, span: int) -> list[int]:
+    def occurrences(self, wanted: str, span: int, lead: int = 0) -> list[int]:
         """First lines of every window of `span` lines that holds the (squashed) snippet.
 
-        A window starts on the line where the snippet's text begins. The text is
+        A window starts on the line where the snippet's text begins, less the `lead`
+        blank lines the snippet starts with (a blank line squashes to nothing: without
+        them the window would start on the text and reach past the cited range). The text is
         matched across line breaks in the squashed file, not line by line: a
         serena table cell cannot hold a newline, so a range's snippet is often
         written on one line (`def f(): return 1` for two lines of code). It is also
@@ -138,7 +144,7 @@ class FileText:
         30,000 citations fast. Memories often cite the same line of the same file,
         so each answer is kept for the run.
         """
-        known = self._found.get((wanted, span))
+        known = self._found.get((wanted, span, lead))
         if known is not None:
             return known
         text, starts = self.joined, self.starts
@@ -146,16 +152,16 @@ class FileText:
         found: dict[int, None] = {}
         at = text.find(wanted)
         while at != -1:
-            first = bisect.bisect_right(starts, at) - 1
+            first = bisect.bisect_right(starts, at) - 1 - lead
             last = bisect.bisect_right(starts, at + len(wanted) - 1) - 1
-            if last - first < span and first + span <= total:
+            if first >= 0 and last - first < span and first + span <= total:
                 found[first + 1] = None
             at = text.find(wanted, at + 1)
         lines = list(found)
         if span == 1:
             squashed, raw = self.lines, self.source.lines
             lines = [n for n in lines if _line_holds(squashed[n - 1], raw[n - 1], wanted)]
-        self._found[(wanted, span)] = lines
+        self._found[(wanted, span, lead)] = lines
         return lines
 
 
@@ -176,6 +182,19 @@ class FileTexts:
     def forget(self, path: str) -> None:
         """Drop what was worked out about a file (its citations are judged)."""
         self._files.pop(path, None)
+
+
+def lead_of(snippet: str | None, span: int) -> int:
+    """How many blank lines a range's snippet starts with (none for one line: a blank
+    snippet is no snippet), as `occurrences` and `starts_on` take them."""
+    if span < 2 or not snippet:
+        return 0
+    lead = 0
+    for text in snippet.split("\n", span - 1)[: span - 1]:
+        if text.strip():
+            break
+        lead += 1
+    return lead
 
 
 def _line_holds(squashed: str, line: str, wanted: str) -> bool:

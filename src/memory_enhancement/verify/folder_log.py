@@ -27,7 +27,10 @@ from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import run_git
 
 QUIET = ("-c", "core.quotePath=false")
-DIFF = ("-U0", "--no-color", "--no-ext-diff", "--no-renames")
+# `-w`: a commit that only changes a memory line's spaces or line ending (a file turned
+# CRLF, trailing spaces stripped) did not write what the line says; the line keeps the
+# commit that did (git blame -w, blame.py, agrees).
+DIFF = ("-U0", "--no-color", "--no-ext-diff", "--no-renames", "-w")
 LOG = ("--first-parent", "-m", "--reverse", "-p", *DIFF, "--format=@@@%H %P")
 SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 

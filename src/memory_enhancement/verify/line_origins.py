@@ -267,8 +267,9 @@ def _rename_map(git: Git, commit: str, old: str, new: str) -> LineMap | None:
     """How the lines moved between the old file and the new one in a rename with edits."""
     try:
         out = run_git(
-            git, *QUIET, "diff", "-M", "-U0", "--no-color", commit + "^", commit, "--", old, new
-        )
+            git, *QUIET, "diff", "-M", "-U0", "-w", "--no-color", commit + "^", commit,
+            "--", old, new,
+        )  # fmt: skip
     except GitError:
         return None
     hunks = [parse_hunk(row) for row in out.split("\n") if row.startswith("@@ ")]

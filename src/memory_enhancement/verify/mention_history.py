@@ -27,7 +27,7 @@ from memory_enhancement.verify.mention_cache import Cached
 if TYPE_CHECKING:  # a rerun answered from the cache needs neither (see mentions.py)
     from memory_enhancement.verify.blame import GitHistory
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: a change of spaces or line ending alone writes no memory line
 # What history says a mention cited (`Then.kind`).
 TEXT, PAST_END, AMBIGUOUS, SUBMODULE, ABSENT, OUTSIDE, UNREADABLE, UNCOMMITTED = (
     "text", "past_end", "ambiguous", "submodule", "absent", "outside", "unreadable", "uncommitted",

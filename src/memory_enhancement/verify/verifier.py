@@ -27,7 +27,7 @@ from memory_enhancement.core.citations import squash
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.verify.decisions import Pending, span_of, stale
-from memory_enhancement.verify.file_text import FileText, FileTexts
+from memory_enhancement.verify.file_text import FileText, FileTexts, lead_of
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.history_pass import HistoryPass, oldest_stamp, row_of
 from memory_enhancement.verify.line_maps import LineMap
@@ -161,9 +161,12 @@ class Verifier(HistoryPass):
         wanted = "".join(snippet.split())
         if not wanted:
             return 0
-        return self._on_line(text, line, 1 if end is None else end - line + 1, wanted, row)
+        span = 1 if end is None else end - line + 1
+        return self._on_line(text, line, span, wanted, row, lead_of(snippet, span))
 
-    def _on_line(self, text: FileText, line: int, span: int, wanted: str, row: Row) -> int:
+    def _on_line(
+        self, text: FileText, line: int, span: int, wanted: str, row: Row, lead: int
+    ) -> int:
         """How a citation that names a line stands in its file (not renamed), from the
         file alone: `HERE` when its line says the snippet and no other line does (or when
         history cannot tell the copies apart, which is what the search ends in);
@@ -188,11 +191,11 @@ class Verifier(HistoryPass):
             here = text.only_here(line, span, wanted)
             if here is not None and (here or blind):
                 return HERE
-        if not text.starts_on(line, span, wanted):
+        if not text.starts_on(line, span, wanted, lead):
             return 0
         if blind:
             return HERE
-        candidates = text.occurrences(wanted, span)
+        candidates = text.occurrences(wanted, span, lead)
         window = "".join(text.lines[line - 1 : line - 1 + span])
         return HERE if len(candidates) == 1 and window == wanted else AT_LINE
 
@@ -245,17 +248,18 @@ class Verifier(HistoryPass):
             reason = f"{where}line {last} is past the end of {path} ({total} lines)"
             return CitationCheck(citation, Verdict.OUT_OF_RANGE, path, None, reason)
         span = span_of(citation)
+        lead = lead_of(snippet, span)
         text = self._texts.get(path, source)
         if line is not None and not renamed:
             row = row_of(citation)
-            code = self._on_line(text, line, span, wanted, row)
+            code = self._on_line(text, line, span, wanted, row, lead)
             if code == HERE:
                 return CitationCheck(citation, Verdict.VALID, path, line)
-            candidates = text.occurrences(wanted, span)
+            candidates = text.occurrences(wanted, span, lead)
             if code == AT_LINE:
                 return Pending(citation, path, candidates, at_line=True, wanted=wanted)
         else:
-            candidates = text.occurrences(wanted, span)
+            candidates = text.occurrences(wanted, span, lead)
         if line is None and candidates:
             found = candidates[0]
             reason = f"{where}snippet at line {found}"

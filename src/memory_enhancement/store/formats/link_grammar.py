@@ -44,7 +44,9 @@ MAYBE_RELATED = re.compile(
 # route folder (Next.js), which links to nothing (122sp7/xuanwu-app heads a section with one).
 WIKI = re.compile(r"(?<![\w\])/])\[\[(?![\s:])([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 MEM_ID = re.compile(r"\[mem:([A-Za-z0-9]{4,12})\]")
-MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*)")
+# Not one that runs into a brace pattern (`mem:checkpoint/{ceo,cfo}-x`): it names several
+# memories, none of them `checkpoint/`. (A `*` after one is emphasis: `**mem:core**`.)
+MEM_REF = re.compile(r"(?<![\w\[/])mem:((?:[^\W_]|[_.-])[\w./-]*+)(?!\{)")
 # What leads to a reference given as an example: `e.g. `, `for instance `, `like "x: `.
 EXAMPLE = re.compile(
     r"(?:\be\.g\.|\bfor (?:example|instance)|\bsuch as|\blike)[ \t,:]*(?:\"[^\"`]*)?$",
