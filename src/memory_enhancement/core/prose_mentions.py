@@ -151,9 +151,9 @@ _EU_HINTS = (
     r"neas?[ \t]+\d",
     r"rig(?:a|he)[ \t]+\d",
 )
-_CJK_HINTS += (r"трок(?:а|е|и|у|ах)[ \t]+\d",)
+_CYRILLIC_HINT = r"трок(?:а|е|и|у|ах)[ \t]+\d"
 ASCII_HINTS = tuple(map(re.compile, _ASCII_HINTS + _EU_HINTS))
-CJK_HINTS = tuple(map(re.compile, _CJK_HINTS))
+CJK_HINTS = tuple(map(re.compile, (*_CJK_HINTS, _CYRILLIC_HINT)))
 
 # The forms, as `Mention.form` names them.
 WORDS, L_NUMBER, CJK_WORDS, LABEL = "words", "l_number", "cjk_words", "label"
