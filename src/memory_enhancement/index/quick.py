@@ -31,7 +31,7 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # decomposed Hangul composed); 21: links and CJK text again (`## Links` items in any
 # script, NFC); 22: names keyed composed (NFC), so links again, and `mentions` flags
 # (full-width label colons). See schema.py.
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -262,11 +262,14 @@ END;
 # text is indexed composed (NFC, cjk.composed), so links and text again; 21 -> 22: names are
 # matched composed (core.links.name_key: `[[가게]]` finds a Mac's decomposed `가게.md`), so
 # each memory's `name_key` and its links' keys again, and its `mentions` flag (a `**Line：** 12`
-# label with a full-width colon was not flagged).
+# label with a full-width colon was not flagged); 22 -> 23: the mention grammar reads line
+# words of other European languages (`app.go` línea 42, `x.ts` Zeile 7, `x.py` строка 3), and
+# the link grammar their related headings (`## Verwandte Memories`, `## Связанные`), so the
+# `mentions` flags and the links again.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 IN_PLACE: dict[int, tuple[str, ...]] = {
     16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN, 19: _READ_AGAIN, 20: _READ_AGAIN,
-    21: _READ_AGAIN,
+    21: _READ_AGAIN, 22: _READ_AGAIN,
 }  # fmt: skip
 
 
