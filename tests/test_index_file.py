@@ -217,18 +217,22 @@ def test_an_index_of_an_older_schema_version_is_rebuilt(
     conn.close()
 
 
-@pytest.mark.parametrize("version", [16, 17, 18, 19, 20, 21])
-def test_an_index_of_version_16_to_21_is_brought_up_to_date_in_place_keeping_its_embeddings(
+@pytest.mark.parametrize("version", [16, 17, 18, 19, 20, 21, 22, 23])
+def test_an_index_of_version_16_to_23_is_brought_up_to_date_in_place_keeping_its_embeddings(
     small_store: Path, git_repo: Path, tmp_path: Path, version: int
 ) -> None:
-    """16 to 21 -> 22 read every memory again (the mention grammar, then the link grammar,
+    """16 to 23 -> 24 read every memory again (the mention grammar, then the link grammar,
     then the mention grammar again, then both and Korean read more forms, then names keyed
-    composed) without dropping what the files do not give: the embeddings, the database's
-    instance."""
+    composed, then European line words and related headings) without dropping what the files
+    do not give: the embeddings, the database's instance."""
     write_memory(small_store, "notes/words", "The handler is in `src/api.go` lines 28-76.")
     write_memory(small_store, "notes/label", "**File:** `src/api.go`\n**Line:** 28\n")
     write_memory(small_store, "notes/zh", "# 架构\n\n详见 `caching` 记忆。\n")
     write_memory(small_store, "notes/ko", "핸들러는 `src/api.go` 라인 28에 있다.\n")
+    write_memory(small_store, "notes/es", "El handler está en `src/api.go` línea 28.\n")
+    write_memory(
+        small_store, "notes/de", "# Cache\n\n## Verwandte Memories\n\n- Siehe `notes/zh`\n"
+    )
     service = disk_service(small_store, git_repo, tmp_path)
     service.list_memories()
     conn = sqlite3.connect(tmp_path / "index.db")
@@ -241,18 +245,18 @@ def test_an_index_of_version_16_to_21_is_brought_up_to_date_in_place_keeping_its
     conn.commit()
     conn.close()
     titles = {s.path: s.title for s in service.list_memories().memories}
-    assert "as read before" not in titles.values() and len(titles) == 7
+    assert "as read before" not in titles.values() and len(titles) == 9
     conn = sqlite3.connect(tmp_path / "index.db")
     assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     assert conn.execute("SELECT value FROM meta WHERE key = 'instance'").fetchone() == instance
     assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
     flagged = conn.execute("SELECT path FROM memories WHERE mentions = 1").fetchall()
-    assert {("notes/words",), ("notes/label",), ("notes/ko",)} <= set(flagged)
+    assert {("notes/words",), ("notes/label",), ("notes/ko",), ("notes/es",)} <= set(flagged)
     linked = conn.execute(
         "SELECT m.path, l.target FROM links l JOIN memories m ON m.id = l.memory_id "
-        "WHERE m.path = 'notes/zh'"
+        "WHERE m.path IN ('notes/zh', 'notes/de') ORDER BY m.path"
     ).fetchall()
-    assert linked == [("notes/zh", "caching")]
+    assert linked == [("notes/de", "notes/zh"), ("notes/zh", "caching")]
     conn.close()
 
 

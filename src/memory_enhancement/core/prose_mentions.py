@@ -39,6 +39,15 @@ Session 25 (bench/mentions/survey_forms.py over 91 stores) added the joining wor
 possessives `の` / `的` / `의` before a word form; `app.rs의 30행` stays unread (`N행` is as
 often a length), and so do table cells (`| path | L273-293 |`, the column says what it is).
 
+Other European languages write the word after the path the English way, in their own words:
+Spanish `` `dian.go` línea 125 ``, `` `settings.py` (líneas 283-284) ``, Portuguese `` `init.php`
+linha 34 ``, French `` `index.ts` ligne 1622 ``, Italian `` `Finder.ts` righe 141-155 ``, German
+`` `route.ts` Zeile 48 ``, `` `bambu-mqtt.ts` Zeilen 14-23 und 66-114 ``, Russian
+`` `ProductCard.tsx` строка 55 ``, `` `mockup-crm.html` строки 37-65 `` (forms found with
+`find_string` in real memories), lists joined by their `and` (`y`, `e`, `et`, `und`, `и`). Only
+after the path: the number comes right after the word, as in English, so `(120 líneas)`, `250
+строк` (lengths) are not read, nor `línea ~651` (an estimate).
+
 Each mention records where its digits are, as core/mentions.py does, so `--fix`
 rewrites the numbers and leaves the words alone.
 """
@@ -106,6 +115,16 @@ _BEFORE = re.compile(
     rf"(?P<more_w>(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS})*{_AND})"
     rf"(?:\*\*)?[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
+# The European words (module docstring); an item followed by a word in any script is prose.
+_EU_WORD = r"(?:[Ll][ií]neas?|[Ll]inhas?|[Ll]ignes?|[Rr]ig(?:a|he)|Zeilen?|[Сс]трок(?:а|е|и|у|ах))"
+_EU_PROSE = r"(?![ \t]*[^\W\d_])"
+_EU_AND = rf"(?:,?[ \t](?:and|y|e|et|und|и)[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{_EU_PROSE})?"
+_EU_ITEMS = rf"(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{_EU_PROSE})*"
+_AFTER_EU = re.compile(
+    _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
+    rf"{_EU_WORD}[ \t]+(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"(?P<more_w>{_EU_ITEMS}{_EU_AND})"
+)
 _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
 # The label form: a `Line` label (its number where the words are), and the `File` label
 # (a path and nothing else but a closing mark or a note in brackets) a few lines above it,
@@ -126,7 +145,13 @@ _FILE_LABEL = re.compile(
     + r"(?:`|\*\*?)?[ \t]*(?:$|[(（])"
 )
 _ANY_LABEL = re.compile(_LABEL + r"[A-Za-z][A-Za-z /-]{0,30}" + _COLON)
-PATTERNS = (_AFTER.pattern, _BEFORE.pattern, _LINE_LABEL.pattern, _FILE_LABEL.pattern)
+PATTERNS = (
+    _AFTER.pattern,
+    _BEFORE.pattern,
+    _LINE_LABEL.pattern,
+    _FILE_LABEL.pattern,
+    _AFTER_EU.pattern,
+)
 
 # Where such a mention may be (a line is parsed only when one of these finds something in
 # it). Each starts with a literal, which the regex engine scans for fast: one pattern with
@@ -138,7 +163,17 @@ PATTERNS = (_AFTER.pattern, _BEFORE.pattern, _LINE_LABEL.pattern, _FILE_LABEL.pa
 _LABEL_HINT = r"(?:\*\*|__)?[ \t]*(?::|：)(?:\*\*|__)?[ \t]*\d"
 _ASCII_HINTS = (r"ines?(?:[ \t]+~?[ \t]?\d|" + _LABEL_HINT + ")", "INES?" + _LABEL_HINT, r"L\d")
 _CJK_HINTS = (r"行(?:[ \t]?\d|目)", r"第[ \t]?\d", r"라인[ \t]?\d", r"번째")
-ASCII_HINTS, CJK_HINTS = tuple(map(re.compile, _ASCII_HINTS)), tuple(map(re.compile, _CJK_HINTS))
+# The European words, one literal each (`línea` and `linea` share `nea`); Cyrillic off ASCII.
+_EU_HINTS = (
+    r"eilen?[ \t]+\d",
+    r"ignes?[ \t]+\d",
+    r"inhas?[ \t]+\d",
+    r"neas?[ \t]+\d",
+    r"rig(?:a|he)[ \t]+\d",
+)
+_CYRILLIC_HINT = r"трок(?:а|е|и|у|ах)[ \t]+\d"
+ASCII_HINTS = tuple(map(re.compile, _ASCII_HINTS + _EU_HINTS))
+CJK_HINTS = tuple(map(re.compile, (*_CJK_HINTS, _CYRILLIC_HINT)))
 
 # The forms, as `Mention.form` names them.
 WORDS, L_NUMBER, CJK_WORDS, LABEL = "words", "l_number", "cjk_words", "label"
@@ -152,7 +187,7 @@ Found = tuple[int, str, str, int, int | None, str, Span | None, Span, Span | Non
 def find_in_line(raw: str, is_file: Callable[[str], bool]) -> list[Found]:
     """The word-form mentions of one line of a memory, in order."""
     found: list[Found] = []
-    for pattern in (_AFTER, _BEFORE):
+    for pattern in (_AFTER, _BEFORE, _AFTER_EU):
         for m in pattern.finditer(raw):
             path = m["path"].replace("[...", "[")  # `[...slug]` is a route folder, but
             if is_file(m["path"]) and "..." not in path:  # `base...HEAD` is a git range

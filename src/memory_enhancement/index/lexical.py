@@ -143,10 +143,15 @@ def _stem(word: str) -> str | None:
     The index keeps words as written (a stemmed index ranked below plain BM25 on the
     query sets, docs/benchmarks.md); a query word is searched as written and as its
     stem's prefix, so inflections still match and exact words rank first. SQLite's own
-    Porter tokenizer computes the stem.
+    Porter tokenizer computes the stem; a word with accents or in Cyrillic, which Porter
+    does not read, is cut by inflection.py instead (`migrações` -> `migraç`).
     """
     global _STEMMER
-    if not word.isascii() or not word.isalpha() or len(word) < 4:
+    if not word.isascii():
+        from memory_enhancement.index import inflection
+
+        return inflection.stem(word)
+    if not word.isalpha() or len(word) < 4:
         return None
     with _STEMMER_LOCK:
         if _STEMMER is None:

@@ -31,8 +31,9 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # decomposed Hangul composed); 21: links and CJK text again (`## Links` items in any
 # script, NFC); 22: names keyed composed (NFC), so links again, and `mentions` flags
 # (full-width label colons); 23: `mentions` flags (`app.py at line 42`, `(line ~960)`,
-# `app.rs 30번째 줄`). See schema.py.
-SCHEMA_VERSION = 23
+# `app.rs 30번째 줄`); 24: `mentions` flags and links (`app.go` línea 42, `x.ts` Zeile 7,
+# `## Verwandte Memories`). See schema.py.
+SCHEMA_VERSION = 24
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

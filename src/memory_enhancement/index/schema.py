@@ -264,10 +264,13 @@ END;
 # each memory's `name_key` and its links' keys again, and its `mentions` flag (a `**Line：** 12`
 # label with a full-width colon was not flagged); 22 -> 23: the `mentions` flags again (`app.py
 # at line 42`, `(line ~960)`, `app.rs 30번째 줄` are mentions now).
+# 23 -> 24: the mention grammar reads line words of other European languages (`app.go` línea
+# 42, `x.ts` Zeile 7, `x.py` строка 3), and the link grammar their related headings (`##
+# Verwandte Memories`, `## Связанные`), so the `mentions` flags and the links again.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 IN_PLACE: dict[int, tuple[str, ...]] = {
     16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN, 19: _READ_AGAIN, 20: _READ_AGAIN,
-    21: _READ_AGAIN, 22: _READ_AGAIN,
+    21: _READ_AGAIN, 22: _READ_AGAIN, 23: _READ_AGAIN,
 }  # fmt: skip
 
 

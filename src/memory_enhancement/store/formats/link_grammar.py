@@ -25,6 +25,11 @@ RELATED_WORDS = frozenset(
         "relacionado", "relacionados", "relacionada", "relacionadas", "ver también",
         "véase", "veja também", "referencias", "referências", "enlaces",
         "voir aussi", "liens", "références", "siehe auch", "verwandt", "verweise",
+        # `## Verwandte Memories`, `### Mémoires associées`, `## Связанные memories`, `Ver
+        # também` (headings of real memories, found with find_string), and their kin.
+        "verwandte", "querverweise", "ver também", "associées", "associés", "voir également",
+        "correlati", "correlate", "vedi anche", "collegamenti", "riferimenti",
+        "связанные", "связанное", "см также", "смотрите также", "ссылки",
     }
 )  # fmt: skip
 RELATED_CJK = ("関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고")
@@ -37,7 +42,8 @@ RELATED_WORD_ANY = re.compile(
 )
 # A quick test that a case-folded title may hold one of the words above (implied by them).
 MAYBE_RELATED = re.compile(
-    "rel|see|ref|réf|link|further|v[eé]|voir|lien|siehe|verw|enlac|" + "|".join(RELATED_CJK)
+    "rel|see|ref|réf|link|further|v[eé]|voir|lien|siehe|verw|enlac|assoc|correl|colleg|rifer|"
+    "связ|см|ссыл|" + "|".join(RELATED_CJK)
 )
 
 # Not right after an identifier (`FUN(X[[i]])`) nor a slash: `app/[[...slug]]/page.tsx` is a
