@@ -60,7 +60,12 @@ _FENCES = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _NEWLINE = re.compile(r"\n")
 # Where a mention may be: `.ext:digit`, `.ext#Ldigit`, or prose's forms (CJK ones off ASCII).
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
-_SCANS = {True: (_HINT, *prose.ASCII_HINTS), False: (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS)}
+# Keyed by (ASCII alone, a European letter): see prose_mentions' EU_HINTS.
+_SCANS = {
+    (True, False): (_HINT, *prose.ASCII_HINTS),
+    (False, False): (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS),
+    (False, True): (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS, *prose.EU_HINTS),
+}
 _SCANS_BYTES = {k: tuple(re.compile(h.pattern.encode()) for h in v) for k, v in _SCANS.items()}
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset({
@@ -113,7 +118,9 @@ class Mention:
 def may_mention(data: bytes) -> bool:
     """Whether a memory file's bytes may hold a mention at all (checked before decoding:
     most memories mention nothing, and a verify-all reads them all)."""
-    return any(h.search(data) for h in _SCANS_BYTES[data.isascii()])
+    ascii = data.isascii()
+    european = not ascii and prose.EUROPEAN_BYTES.search(data) is not None
+    return any(h.search(data) for h in _SCANS_BYTES[ascii, european])
 
 
 def find_mentions(text: str) -> list[Mention]:
@@ -125,7 +132,9 @@ def find_mentions(text: str) -> list[Mention]:
     lines that might (a dotted name followed by `:digit` or `#Ldigit`) and only
     those are parsed; a verify-all reads every memory of the store.
     """
-    hits = sorted(m.start() for h in _SCANS[text.isascii()] for m in h.finditer(text))
+    ascii = text.isascii()
+    european = not ascii and prose.EUROPEAN.search(text) is not None
+    hits = sorted(m.start() for h in _SCANS[ascii, european] for m in h.finditer(text))
     if not hits:
         return []
     starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
