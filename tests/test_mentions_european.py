@@ -109,7 +109,7 @@ def test_lengths_and_estimates_in_european_words_are_not_line_numbers(line: str)
 def test_a_memory_in_ascii_alone_is_not_searched_for_the_european_words() -> None:
     """The five scans for them cost indexing the shared corpus 2.5% more instructions, for
     English memories that hold none: they are only made in text holding a European
-    letter (prose_mentions.EUROPEAN), which Spanish, Portuguese, French, Italian, German
+    letter (prose_mentions.european), which Spanish, Portuguese, French, Italian, German
     and Russian paragraphs hardly ever lack."""
     line = "In `src/app/api/route.ts` Zeile 48 wird"
     assert find_mentions(f"# Notes\n\n{line}\n") == []

@@ -60,13 +60,10 @@ _FENCES = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _NEWLINE = re.compile(r"\n")
 # Where a mention may be: `.ext:digit`, `.ext#Ldigit`, or prose's forms (CJK ones off ASCII).
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
-# Keyed by (ASCII alone, a European letter): see prose_mentions' EU_HINTS.
-_SCANS = {
-    (True, False): (_HINT, *prose.ASCII_HINTS),
-    (False, False): (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS),
-    (False, True): (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS, *prose.EU_HINTS),
-}
+_SCANS = {True: (_HINT, *prose.ASCII_HINTS), False: (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS)}
 _SCANS_BYTES = {k: tuple(re.compile(h.pattern.encode()) for h in v) for k, v in _SCANS.items()}
+
+
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset({
     "com", "org", "net", "io", "dev", "local", "localhost", "internal", "cloud", "ai", "app",
@@ -119,8 +116,9 @@ def may_mention(data: bytes) -> bool:
     """Whether a memory file's bytes may hold a mention at all (checked before decoding:
     most memories mention nothing, and a verify-all reads them all)."""
     ascii = data.isascii()
-    european = not ascii and prose.EUROPEAN_BYTES.search(data) is not None
-    return any(h.search(data) for h in _SCANS_BYTES[ascii, european])
+    if any(h.search(data) for h in _SCANS_BYTES[ascii]):
+        return True
+    return not ascii and prose.european(data) and prose.eu_hint_bytes().search(data) is not None
 
 
 def find_mentions(text: str) -> list[Mention]:
@@ -133,8 +131,9 @@ def find_mentions(text: str) -> list[Mention]:
     those are parsed; a verify-all reads every memory of the store.
     """
     ascii = text.isascii()
-    european = not ascii and prose.EUROPEAN.search(text) is not None
-    hits = sorted(m.start() for h in _SCANS[ascii, european] for m in h.finditer(text))
+    european = not ascii and prose.european(text.encode())
+    scans = (*_SCANS[ascii], prose.eu_hint()) if european else _SCANS[ascii]
+    hits = sorted(m.start() for h in scans for m in h.finditer(text))
     if not hits:
         return []
     starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
@@ -151,7 +150,7 @@ def find_mentions(text: str) -> list[Mention]:
         last = starts[number] - 1 if number < len(starts) else len(text)
         raw = text[first:last].rstrip("\r")
         in_code = bisect.bisect_left(fences, number) % 2 == 1 and number not in fences
-        mentions = _in_line(raw, number, in_code)
+        mentions = _in_line(raw, number, in_code, european)
         if not mentions and not in_code and number > front:  # `**Line:** 12` under a File
             labelled = prose.find_labelled(raw, text[starts[max(number - 5, 0)] : first], _is_file)
             mentions = [Mention(number, *f, in_code=in_code) for f in labelled]
@@ -159,7 +158,7 @@ def find_mentions(text: str) -> list[Mention]:
     return found
 
 
-def _in_line(raw: str, number: int, in_code: bool) -> list[Mention]:
+def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Mention]:
     found: list[Mention] = []
     urls = [m.span() for m in _ANY_URL.finditer(raw)] if "://" in raw else []
     for m in _BLOB.finditer(raw):
@@ -181,7 +180,7 @@ def _in_line(raw: str, number: int, in_code: bool) -> list[Mention]:
             continue
         found.extend(_colon_or_anchor(m, number, in_code))
     taken = [(f.column, f.column + len(f.text)) for f in found] + urls
-    for f in prose.find_in_line(raw, _is_file):  # not `(line 10)` again after `x.py:10`
+    for f in prose.find_in_line(raw, _is_file, european):  # not `(line 10)` again after `x.py:10`
         if not any(x < f[0] + len(f[1]) and f[0] < y for x, y in taken):
             found.append(Mention(number, *f, in_code=in_code))
     found.sort(key=lambda mention: mention.column)

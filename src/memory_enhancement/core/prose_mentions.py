@@ -47,7 +47,7 @@ linha 34 ``, French `` `index.ts` ligne 1622 ``, Italian `` `Finder.ts` righe 14
 `find_string` in real memories), lists joined by their `and` (`y`, `e`, `et`, `und`, `и`). Only
 after the path: the number comes right after the word, as in English, so `(120 líneas)`, `250
 строк` (lengths) are not read, nor `línea ~651` (an estimate). They are looked for only in a
-memory holding a European letter (EUROPEAN): English memories do not pay for them.
+memory holding a European letter (european()): English memories do not pay for them.
 
 Each mention records where its digits are, as core/mentions.py does, so `--fix`
 rewrites the numbers and leaves the words alone.
@@ -55,6 +55,7 @@ rewrites the numbers and leaves the words alone.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -92,7 +93,7 @@ _MORE_L = rf"(?P<more_l>(?:,[ \t]?L\d{{1,7}}(?:[-–]L?\d{{1,7}})?{_ENDS}(?![ \t
 _JOIN = r"(?:(?:at|around|near|on)[ \t]+|~[ \t]?)?"
 _OF = r"(?:[の的의][ \t]?)?"
 _TO = r"[-–~〜～]"
-_AFTER = re.compile(
+_AFTER = (
     _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：][ \t]*|[-–—][ \t]+)?"
     r"(?:"
     rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
@@ -111,7 +112,7 @@ _AFTER = re.compile(
     rf"{_OF}(?P<b1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<b2>\d{{1,7}}))?[ \t]?번째[ \t]?(?:줄|라인|행)"
     r")"
 )
-_BEFORE = re.compile(
+_BEFORE = (
     rf"(?<![A-Za-z0-9_]){_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?P<more_w>(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS})*{_AND})"
     rf"(?:\*\*)?[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
@@ -121,7 +122,7 @@ _EU_WORD = r"(?:[Ll][ií]neas?|[Ll]inhas?|[Ll]ignes?|[Rr]ig(?:a|he)|Zeilen?|[С�
 _EU_PROSE = r"(?![ \t]*[^\W\d_])"
 _EU_AND = rf"(?:,?[ \t](?:and|y|e|et|und|и)[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{_EU_PROSE})?"
 _EU_ITEMS = rf"(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{_EU_PROSE})*"
-_AFTER_EU = re.compile(
+_AFTER_EU = (
     _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
     rf"{_EU_WORD}[ \t]+(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?P<more_w>{_EU_ITEMS}{_EU_AND})"
@@ -132,13 +133,13 @@ _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
 # only labels between.
 _LABEL = r"^[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?"
 _COLON = r"(?:\*\*|__)?[ \t]*[:：](?:\*\*|__)?[ \t]*"
-_LINE_LABEL = re.compile(
+_LINE_LABEL = (
     _LABEL + rf"(?i:(?P<many>lines)|line){_COLON}"
     rf"(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?P<more_w>(?:,[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*)"
     r"(?![ \t]*(?:->|→|/|%|,\d))"
 )
-_FILE_LABEL = re.compile(
+_FILE_LABEL = (
     _LABEL
     + rf"(?i:file|file path|path|location|source){_COLON}(?:`|\*\*?)?"
     + _BEFORE_PATH
@@ -146,13 +147,16 @@ _FILE_LABEL = re.compile(
     + r"(?:`|\*\*?)?[ \t]*(?:$|[(（])"
 )
 _ANY_LABEL = re.compile(_LABEL + r"[A-Za-z][A-Za-z /-]{0,30}" + _COLON)
-PATTERNS = (
-    _AFTER.pattern,
-    _BEFORE.pattern,
-    _LINE_LABEL.pattern,
-    _FILE_LABEL.pattern,
-    _AFTER_EU.pattern,
-)
+PATTERNS = (_AFTER, _BEFORE, _LINE_LABEL, _FILE_LABEL, _AFTER_EU)
+
+
+@functools.cache
+def _compiled() -> tuple[re.Pattern[str], ...]:
+    """The forms above, compiled when a line is first parsed for them. Indexing asks only
+    the hints below whether a memory may mention code, and compiling these took 5 ms of
+    every index run (15 million instructions on the shared corpus, `_AFTER` 3 ms alone)."""
+    return tuple(map(re.compile, PATTERNS))
+
 
 # Where such a mention may be (a line is parsed only when one of these finds something in
 # it). Each starts with a literal, which the regex engine scans for fast: one pattern with
@@ -164,25 +168,37 @@ PATTERNS = (
 _LABEL_HINT = r"(?:\*\*|__)?[ \t]*(?::|：)(?:\*\*|__)?[ \t]*\d"
 _ASCII_HINTS = (r"ines?(?:[ \t]+~?[ \t]?\d|" + _LABEL_HINT + ")", "INES?" + _LABEL_HINT, r"L\d")
 _CJK_HINTS = (r"行(?:[ \t]?\d|目)", r"第[ \t]?\d", r"라인[ \t]?\d", r"번째")
-# The European words, one literal each (`línea` and `linea` share `nea`), scanned only in
-# text holding a letter of Latin-1, Latin Extended or Cyrillic (EUROPEAN): their five scans
-# cost indexing the shared corpus 110 million instructions (2.5%), for English memories that
-# hold none of these words; Spanish, Portuguese, French, Italian, German and Russian prose
-# hardly runs a paragraph without such a letter (á, ç, é, ü, ß, д).
-_EU_HINTS = (
-    r"eilen?[ \t]+\d",
-    r"ignes?[ \t]+\d",
-    r"inhas?[ \t]+\d",
-    r"neas?[ \t]+\d",
-    r"rig(?:a|he)[ \t]+\d",
-    r"трок(?:а|е|и|у|ах)[ \t]+\d",
-)
+# The European words, looked for only in text holding a letter of Latin-1, Latin Extended or
+# Cyrillic (european()): as five literal scans in every memory they cost indexing the shared
+# corpus 110 million instructions (2.5%), for English memories that hold none of these
+# words; Spanish, Portuguese, French, Italian, German and Russian prose hardly runs a
+# paragraph without such a letter (á, ç, é, ü, ß, д). In the few memories that have one, a
+# single pattern (slower per character than a literal, but compiled once, when the first
+# such memory is met: compiling each word's own hint, for text and bytes, cost 10 million).
+_EU_HINT = r"(?:eilen?|ignes?|inhas?|neas?|rig(?:a|he)|трок(?:а|е|и|у|ах))[ \t]+\d"
 ASCII_HINTS = tuple(map(re.compile, _ASCII_HINTS))
 CJK_HINTS = tuple(map(re.compile, _CJK_HINTS))
-EU_HINTS = tuple(map(re.compile, _EU_HINTS))
-EUROPEAN = re.compile("[\u00c0-\u024f\u0400-\u04ff]")
-# The same in UTF-8: lead bytes of U+00C0-U+024F (C3-C9) and U+0400-U+04FF (D0-D3).
-EUROPEAN_BYTES = re.compile(b"[\xc3-\xc9\xd0-\xd3]")
+
+
+@functools.cache
+def eu_hint() -> re.Pattern[str]:
+    return re.compile(_EU_HINT)
+
+
+@functools.cache
+def eu_hint_bytes() -> re.Pattern[bytes]:
+    return re.compile(_EU_HINT.encode())
+
+
+# The UTF-8 lead bytes of U+00C0-U+024F (C3-C9: á, ç, ß, ł) and U+0400-U+04FF (D0-D3:
+# Cyrillic). Eleven `in` tests of bytes (memchr) cost a tenth of one regex class scan.
+_EUROPEAN_LEADS = tuple(bytes([b]) for b in (*range(0xC3, 0xCA), *range(0xD0, 0xD4)))
+
+
+def european(data: bytes) -> bool:
+    """Whether UTF-8 text holds a letter of Latin-1, Latin Extended or Cyrillic."""
+    return any(lead in data for lead in _EUROPEAN_LEADS)
+
 
 # The forms, as `Mention.form` names them.
 WORDS, L_NUMBER, CJK_WORDS, LABEL = "words", "l_number", "cjk_words", "label"
@@ -193,10 +209,12 @@ Span = tuple[int, int]
 Found = tuple[int, str, str, int, int | None, str, Span | None, Span, Span | None]
 
 
-def find_in_line(raw: str, is_file: Callable[[str], bool]) -> list[Found]:
-    """The word-form mentions of one line of a memory, in order."""
+def find_in_line(raw: str, is_file: Callable[[str], bool], european: bool) -> list[Found]:
+    """The word-form mentions of one line of a memory, in order; the European words only
+    in a memory holding a European letter."""
     found: list[Found] = []
-    for pattern in (_AFTER, _BEFORE, _AFTER_EU):
+    after, before, _, _, after_eu = _compiled()
+    for pattern in (after, before, after_eu) if european else (after, before):
         for m in pattern.finditer(raw):
             path = m["path"].replace("[...", "[")  # `[...slug]` is a route folder, but
             if is_file(m["path"]) and "..." not in path:  # `base...HEAD` is a git range
@@ -260,12 +278,13 @@ def frontmatter_end(text: str) -> int:
 def find_labelled(raw: str, above: str, is_file: Callable[[str], bool]) -> list[Found]:
     """The mentions of a `Line:` label line (`raw`) whose file a `File:` label names in
     `above`, the few lines over it; none when a blank line or prose comes first."""
-    m = _LINE_LABEL.match(raw)
+    _, _, line_label, file_label, _ = _compiled()
+    m = line_label.match(raw)
     if m is None or (m["many"] and not m["w2"] and not m["more_w"]):
         return []
     for line in reversed(above.split("\n")[:-1]):
         line = line.rstrip("\r")
-        named = _FILE_LABEL.match(line)
+        named = file_label.match(line)
         if named is not None:
             path = named["path"]
             return _labelled(m, path) if is_file(path) and "..." not in path else []
