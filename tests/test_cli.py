@@ -672,8 +672,8 @@ def test_a_serena_store_takes_new_memories_at_its_top_level(
     store.mkdir(parents=True)
     (store / "project_overview.md").write_text("# Project overview\n\nA tool.\n")
     ok(run_cli(["--dir", store, "add", "Tech_Stack", "-c", "# Tech stack\n\nPython."]))
-    assert (store / "tech_stack.md").read_text().startswith("# Tech stack\n")
-    ok(run_cli(["--dir", store, "move", "tech_stack", "tech-stack"]))
+    assert (store / "Tech_Stack.md").read_text().startswith("# Tech stack\n")
+    ok(run_cli(["--dir", store, "move", "Tech_Stack", "tech-stack"]))
     assert sorted(p.name for p in store.iterdir()) == ["project_overview.md", "tech-stack.md"]
     usage_error(run_cli(["--dir", git_repo / "notes", "add", "lonely", "-c", "x"]), "category")
 
