@@ -206,8 +206,8 @@ def test_get_json_of_a_memory_without_citations_has_an_empty_list(
 def test_get_prints_the_memory_for_people(run_cli: RunCli, store: Path, hand_written: Path) -> None:
     result = ok(run_cli(["--dir", store, "get", "design/layering"]))
     lines = result.stdout.splitlines()
-    assert lines[0] == "# Layering"
-    assert [line for line in lines[1:] if not line.startswith("id:")][:14] == [
+    assert lines[0].startswith("id:") and lines.count("# Layering") == 1
+    assert lines[1:15] == [
         "path:     design/layering",
         "format:   frontmatter",
         "created:  2026-01-01T00:00:00.000Z",
@@ -224,6 +224,27 @@ def test_get_prints_the_memory_for_people(run_cli: RunCli, store: Path, hand_wri
         "# Layering",
     ]
     assert result.stdout.endswith("The model imports nothing; see [[other-memory]].\n")
+
+
+def test_get_shows_the_title_once_the_body_or_else_the_tool_heading_it(
+    run_cli: RunCli, store: Path, hand_written: Path
+) -> None:
+    """A body that opens with its `# Title` shows it itself; a body without one gets the
+    title the tool gives it (its name) on top. The quick path prints the same bytes."""
+    (store / "design" / "plain.md").write_text("No heading, just prose.\n", encoding="utf-8")
+    titled = ok(run_cli(["--dir", store, "get", "design/layering"])).stdout
+    plain = ok(run_cli(["--dir", store, "get", "design/plain"])).stdout
+    assert titled.count("Layering") == 1 and titled.startswith("id:       [mem:")
+    assert plain.startswith("# plain\nid:       [mem:") and plain.count("# plain") == 1
+    for path, by_click in (("design/layering", titled), ("design/plain", plain)):
+        quick = subprocess.run(
+            [sys.executable, "-m", "memory_enhancement", "--dir", str(store), "get", path],
+            capture_output=True,
+            text=True,
+            env={**os.environ},
+            check=True,
+        )
+        assert quick.stdout == by_click
 
 
 def test_show_is_an_alias_of_get(run_cli: RunCli, store: Path, hand_written: Path) -> None:
@@ -651,8 +672,8 @@ def test_a_serena_store_takes_new_memories_at_its_top_level(
     store.mkdir(parents=True)
     (store / "project_overview.md").write_text("# Project overview\n\nA tool.\n")
     ok(run_cli(["--dir", store, "add", "Tech_Stack", "-c", "# Tech stack\n\nPython."]))
-    assert (store / "tech_stack.md").read_text().startswith("# Tech stack\n")
-    ok(run_cli(["--dir", store, "move", "tech_stack", "tech-stack"]))
+    assert (store / "Tech_Stack.md").read_text().startswith("# Tech stack\n")
+    ok(run_cli(["--dir", store, "move", "Tech_Stack", "tech-stack"]))
     assert sorted(p.name for p in store.iterdir()) == ["project_overview.md", "tech-stack.md"]
     usage_error(run_cli(["--dir", git_repo / "notes", "add", "lonely", "-c", "x"]), "category")
 

@@ -182,7 +182,7 @@ def test_get_takes_a_citation_id_or_a_unique_name_with_or_without_dir(
 ) -> None:
     store = repo / ".memories"
     by_path = run_cli(["get", "notes/api"]).stdout
-    cid = by_path.splitlines()[1].split()[1]  # `id:       [mem:XXXXXX]`
+    cid = by_path.splitlines()[0].split()[1]  # `id:       [mem:XXXXXX]` (the body has `# API`)
     for reference in (cid, cid.strip("[]"), cid.strip("[]").removeprefix("mem:"), "api"):
         assert run_cli(["get", reference]).stdout == by_path
         assert run_cli(["get", reference, "--dir", store]).stdout == by_path

@@ -19,6 +19,7 @@ from mcp import Client
 from conftest import Clock, RunCli
 from health_support import RANKED, Project, every_status
 from memory_enhancement.cli.app import App
+from memory_enhancement.core.verdicts import Verdict
 from memory_enhancement.health import render as health_render
 from memory_enhancement.health.html import render as render_html
 from memory_enhancement.health.render import as_json, as_markdown
@@ -56,7 +57,12 @@ def check_shape(data: dict[str, Any]) -> None:
     ]  # fmt: skip
     assert isinstance(data["store"], str) and isinstance(data["generated_at"], str)
     summary = data["summary"]
-    assert list(summary) == ["memories", "statuses", "confidence", "broken_files"]
+    assert list(summary) == [
+        "memories", "statuses", "confidence", "broken_files", "citations", "mentions",
+    ]  # fmt: skip
+    for kind in ("citations", "mentions"):  # the store's, by verdict, as each memory's
+        assert list(summary[kind]) == ["total", *(v.value for v in Verdict)]
+        assert all(isinstance(n, int) for n in summary[kind].values())
     assert isinstance(summary["memories"], int)
     assert list(summary["statuses"]) == list(STATUSES)
     assert all(isinstance(n, int) for n in summary["statuses"].values())
@@ -217,27 +223,29 @@ def test_the_markdown_reads_as_a_pull_request_comment(report: HealthReport, zoo:
     assert lines[0] == "## Memory health"
     assert lines[2] == (
         f"**10 memories** in `{zoo.store}` · missing files: **1** · stale: **2** · "
-        "dangling links: **1** · moved citations: **1** · expired: **1** · uncited: **1** · "
+        "dangling links: **1** · moved: **1** · expired: **1** · uncited: **1** · "
         "orphans: **1** · healthy: **2**"
     )
-    assert lines[4].startswith("Confidence: median **0.70**, mean 0.46 · distribution `")
-    assert lines[4].endswith("` (0 → 1)")
+    assert lines[4] == "Citations: **10** (5 ok, 1 moved, 4 failing)"  # no mentions: none said
+    assert lines[6].startswith("Confidence: median **0.70**, mean 0.46 · distribution `")
+    assert lines[6].endswith("` (0 → 1)")
     assert "### Needs attention (8, most urgent first)" in lines
     assert "### Cited files that broke the most memories" in lines
     assert lines[-1] == "<sub>memory-enhancement health, 2026-02-01T12:00:00.000Z</sub>"
     attention, files = tables(text)
     assert attention[0] == [
-        "#", "Memory", "Status", "Confidence", "Citations ok / moved / failing", "Last verified",
-        "Uses",
+        "#", "Memory", "Status", "Confidence", "Citations ok / moved / failing",
+        "Mentions ok / moved / failing", "Last verified", "Uses",
     ]  # fmt: skip
     cid = report.memories[0].citation_id
     assert attention[1] == [
-        "1", f"notes/missing [mem:{cid}]", "missing files", "0.00", "0 / 0 / 2", "2026-02-01", "0",
+        "1", f"notes/missing [mem:{cid}]", "missing files", "0.00", "0 / 0 / 2", "0 / 0 / 0",
+        "2026-02-01", "0",
     ]  # fmt: skip
     assert [row[1].split()[0] for row in attention[1:]] == [
         path for path, status in RANKED if status != "healthy"
     ]
-    assert attention[7][2:] == ["uncited", "0.00", "0 / 0 / 0", "never", "0"]
+    assert attention[7][2:] == ["uncited", "0.00", "0 / 0 / 0", "0 / 0 / 0", "never", "0"]
     assert files == [
         ["File", "Failing citations", "Memories"],
         ["src/app.py", "3", "3"],
@@ -261,7 +269,7 @@ def test_a_markdown_limit_summarises_the_rest_in_one_row(report: HealthReport) -
     text = as_markdown(report, limit=3)
     [attention, _] = tables(text)
     assert len(attention) == 1 + 3 + 1
-    assert attention[-1] == ["", "… 5 more", "", "", "", "", ""]
+    assert attention[-1] == ["", "… 5 more", "", "", "", "", "", ""]
     assert "### Needs attention (8, most urgent first)" in text
 
 
@@ -333,3 +341,34 @@ def test_cli_health_html_output(zoo: Project, run_cli: RunCli, tmp_path: Path) -
     page = target.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "10 memories in" in page
+
+
+def test_the_report_counts_moved_citations_and_moved_mentions_apart(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """The summary's `moved` counts memories, and the table added a memory's prose mentions
+    to its citations under "Citations": one cited line and two mentioned ones that moved
+    read "0 / 3 / 0". Each count now says what it counts; the JSON only gains fields."""
+    from verify_support import STORE, code, coded
+
+    repo = coded(tmp_path / "project", {"src/app.py": 10})
+    repo.write_lines(
+        f"{STORE}/notes.md", ["# Notes", "", "Set in src/app.py:3, read in src/app.py:4."]
+    )
+    where = ["--dir", str(repo.root / STORE)]
+    assert (
+        run_cli(["citation", "add", "notes", "src/app.py:2", *where], cwd=repo.root).exit_code == 0
+    )
+    repo.commit("memory")
+    repo.write_lines("src/app.py", ["# a", *code("src/app.py", 10)])
+    repo.commit("a line on top")
+    text = run_cli(["health", *where], cwd=repo.root).stdout
+    assert "· moved: **1**" in text
+    assert "Citations: **1** (0 ok, 1 moved, 0 failing) · prose mentions: **2** (0 ok, 2 moved, " \
+        "0 failing)" in text  # fmt: skip
+    (attention,) = tables(text)
+    assert attention[1][2] == "moved" and attention[1][4:6] == ["0 / 1 / 0", "0 / 2 / 0"]
+    summary = json.loads(run_cli(["health", "--format", "json", *where], cwd=repo.root).stdout)
+    summary = summary["summary"]
+    assert summary["statuses"]["moved"] == 1
+    assert (summary["citations"]["moved"], summary["mentions"]["moved"]) == (1, 2)

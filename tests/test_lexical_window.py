@@ -88,12 +88,17 @@ def test_a_tier_ranked_apart_equals_the_single_joined_query(
         for table in ("memories_fts", "memories_path_fts"):
             for terms in {tuple(exact), (*exact, *variants)}:
                 match = " OR ".join(terms)
+                marked = " OR ".join(lexical.marked_terms(list(terms)))
                 for category, tag, expired in filters:
                     where, args = lexical.where_sql(category, tag, expired, NOW)
                     for wanted in (1, 10, 50):
                         for snippets in (True, False):
-                            got = lexical._tier(index, table, match, where, args, wanted, snippets)
-                            want = reference(index, table, match, where, args, wanted, snippets)
+                            got = lexical._tier(
+                                index, table, match, marked, where, args, wanted, snippets
+                            )
+                            want = reference(
+                                index, table, match, marked, where, args, wanted, snippets
+                            )
                             assert shown(got) == shown(want), (
                                 query,
                                 table,

@@ -130,13 +130,13 @@ async def test_add_memory_returns_the_path_its_citation_id_and_captured_snippets
     agent: Agent, git_repo: Path
 ) -> None:
     data = await add(agent, "Decisions/API Version", "Clients send v2.", citations=["src/app.py:3"])
-    assert data["path"] == "decisions/api-version"
+    assert data["path"] == "Decisions/API-Version"
     assert CITATION_ID.fullmatch(data["id"])
     assert data["changed"] is True
     assert data["metadata"]["source"] == "mcp"
     assert data["citations"][0]["snippet"] == "API_VERSION = 'v2'"
     assert data["citations"][0]["verified"] is not None
-    assert (git_repo / ".memories" / "decisions" / "api-version.md").is_file()
+    assert (git_repo / ".memories" / "Decisions" / "API-Version.md").is_file()
 
 
 async def test_memories_named_in_chinese_or_japanese_can_be_added_and_moved_to(

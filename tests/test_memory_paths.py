@@ -28,10 +28,10 @@ def test_a_multi_level_path_is_a_valid_memory_path_of_any_depth() -> None:
     assert normalize_new_path(deep) == deep
 
 
-def test_segments_are_normalized_like_cortex_does() -> None:
-    assert normalize_segment("  Hello World  ") == "hello-world"
-    assert normalize_new_path("  Global  /  Hello World  ") == "global/hello-world"
-    assert normalize_new_path("Décisions/Use SQLite!") == "decisions/use-sqlite"
+def test_segments_are_normalized_like_cortex_does_in_the_case_typed() -> None:
+    assert normalize_segment("  Hello World  ") == "Hello-World"
+    assert normalize_new_path("  Global  /  Hello World  ") == "Global/Hello-World"
+    assert normalize_new_path("Décisions/Use SQLite!") == "Decisions/Use-SQLite"
     assert normalize_new_path("a/snake_case_kept") == "a/snake_case_kept"
 
 
@@ -40,7 +40,7 @@ def test_a_dot_between_two_letters_or_digits_is_kept_in_a_new_name() -> None:
     a folder, the memory kept its name only as `v1-9-scope`, and `move` back to
     `decisions/v1.9-scope` answered `unchanged decisions/v1-9-scope (same path)`."""
     assert normalize_new_path("decisions/v1.9-scope") == "decisions/v1.9-scope"
-    assert normalize_new_path("Notes/Next.js Setup") == "notes/next.js-setup"
+    assert normalize_new_path("Notes/Next.js Setup") == "Notes/Next.js-Setup"
     assert normalize_segment(".hidden.") == "hidden"
     assert normalize_segment("a..b") == "a-b"
     assert normalize_segment("v1. 9") == "v1-9"
@@ -53,8 +53,8 @@ def test_a_dot_between_two_letters_or_digits_is_kept_in_a_new_name() -> None:
         ("設計メモ", "設計メモ"),
         ("ｶﾞｲﾄﾞ", "ガイド"),  # half-width kana in their usual form
         ("한국어 메모", "한국어-메모"),
-        ("Straße", "straße"),  # a letter with no ASCII base is kept, not dropped
-        ("Ａｂｃ！", "abc"),  # full-width ASCII folds to ASCII
+        ("Straße", "Straße"),  # a letter with no ASCII base is kept, not dropped
+        ("Ａｂｃ！", "Abc"),  # full-width ASCII folds to ASCII
         ("हिन्दी नोट", "हिन्दी-नोट"),  # vowel signs stay with their word
         ("🙂", ""),
         ("\u0301", ""),  # a lone mark is no name
@@ -76,8 +76,8 @@ def test_a_trailing_md_suffix_is_not_part_of_the_path() -> None:
 
 
 def test_a_flat_store_takes_a_lone_slug() -> None:
-    assert normalize_new_path("Tech_Stack", flat=True) == "tech_stack"
-    assert normalize_new_path("notes/Tech Stack", flat=True) == "notes/tech-stack"
+    assert normalize_new_path("Tech_Stack", flat=True) == "Tech_Stack"
+    assert normalize_new_path("notes/Tech Stack", flat=True) == "notes/Tech-Stack"
 
 
 def test_a_new_memory_needs_a_category_and_a_slug() -> None:

@@ -172,3 +172,32 @@ def test_a_labelled_line_is_judged_from_history_and_fixed_in_its_digits_only(
     assert memory.read_text(encoding="utf-8").splitlines() == [
         *NOTE[:3], "**Line:** 12", "", NOTE[5], "- **Lines**: 22-23"
     ]  # fmt: skip
+
+
+def test_a_rename_rewrites_the_path_of_the_file_label_as_it_does_in_path_colon_line(
+    repo: GitRepo, cli: Any
+) -> None:
+    """`src/app.py:10` had its path rewritten after a rename, a `**Line:** 10` under
+    `**File:** `src/app.py`` only its number: the File label kept naming a file that is
+    gone. Now only the path's characters change there, and the line where it moved; the
+    rest of the file (its CRLF endings, the note after the path) is kept byte for byte."""
+    memory = repo.root / STORE / "bug.md"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    note = [
+        "# Bug", "", "- **File:** `src/app.py` (the entry point)", "- **Why:** a crash",
+        "- **Line:** 10", "", "Also src/app.py:20 in passing.", "",
+    ]  # fmt: skip
+    memory.write_bytes("\r\n".join(note).encode())
+    repo.commit("memory")
+    repo.mv("src/app.py", "src/main.py")
+    repo.commit("rename")
+    done = cli("verify", "bug", "--fix")
+    assert "fixed 2 mentions in bug" in done.stdout
+    renamed = [line.replace("src/app.py", "src/main.py") for line in note]
+    assert memory.read_bytes() == "\r\n".join(renamed).encode()
+    repo.commit("fixed")
+    repo.write_lines("src/main.py", ["# a", *code("src/app.py", 30)])
+    repo.commit("a line on top")
+    assert "fixed 2 mentions in bug" in cli("verify", "bug", "--fix").stdout
+    moved = [*renamed[:4], "- **Line:** 11", "", "Also src/main.py:21 in passing.", ""]
+    assert memory.read_bytes() == "\r\n".join(moved).encode()

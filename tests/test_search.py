@@ -90,6 +90,22 @@ def test_the_snippet_comes_from_the_content_even_when_a_tag_matched_best(
     assert "**kubernetes**" in body.hit.snippet
 
 
+@pytest.mark.parametrize("limit", [10, 600])  # 600: ranked in one query joining the rows
+def test_snippets_bold_the_words_that_count_not_the_function_words_around_them(
+    searcher: MemoryService, limit: int
+) -> None:
+    """`the` and `of` are searched, but in bold they drew the eye to every `the` of the
+    text. A memory that only they found still shows them: nothing else matched there."""
+    hits = {
+        r.hit.row.path: r.hit.snippet
+        for r in searcher.search("the espresso of the corner", limit=limit)
+    }
+    assert hits["ops/cafe"] == "# Coffee\n\nThe café on the **corner** sells **espresso**."
+    assert "**the**" in hits["notes/title"]  # FILLER: `the weather`, found by `the` alone
+    (alone,) = [r for r in searcher.search("the", limit=limit) if r.hit.row.path == "ops/cafe"]
+    assert alone.hit.snippet == "# Coffee\n\n**The** café on **the** corner sells espresso."
+
+
 def test_limit_keeps_the_best_hits(searcher: MemoryService) -> None:
     everything = paths(searcher.search("kubernetes"))
     assert len(everything) == 4

@@ -175,8 +175,7 @@ def test_resolve_prints_the_memory_for_any_form_of_its_id(cli: Any, form: str) -
     result = cli("resolve", form.format(cid, bare=cid[4:]))
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "# Caching"
-    assert f"id:       [{cid}]" in lines
+    assert lines[0] == f"id:       [{cid}]" and lines.count("# Caching") == 1
     assert "path:     notes/caching" in lines
     assert lines[-1] == "Redis holds the session cache for two hours."
 
@@ -257,7 +256,7 @@ def test_search_and_resolve_through_a_real_subprocess(store: Path, isolated_home
     assert hit["path"] == "notes/caching"
     resolved = run("resolve", f"[{hit['id']}]")
     assert resolved.returncode == 0
-    assert resolved.stdout.startswith("# Caching\n")
+    assert resolved.stdout.startswith(f"id:       [{hit['id']}]\n")
     popular = json.loads(run("stats", "popular", "--json").stdout)
     assert [(p["id"], p["uses"], p["sessions"]) for p in popular] == [(hit["id"], 2, 1)]
     failed = run("search", "?!")

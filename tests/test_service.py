@@ -162,8 +162,8 @@ def test_adding_refuses_an_existing_path_and_leaves_the_file_alone(
 
 def test_adding_normalizes_the_path(service: MemoryService) -> None:
     result = service.add("  Global  /  Hello World  ", "Hi.")
-    assert result.path == "global/hello-world"
-    assert (service.store.root / "global/hello-world.md").is_file()
+    assert result.path == "Global/Hello-World"
+    assert (service.store.root / "Global/Hello-World.md").is_file()
 
 
 @pytest.mark.parametrize("path", ["../escape/x", "/etc/passwd", "lonely", "a/./b"])
@@ -535,7 +535,46 @@ def test_moving_a_memory_to_its_own_path_is_a_no_op(cited: MemoryService) -> Non
 def test_moving_normalizes_the_destination_and_refuses_escapes(cited: MemoryService) -> None:
     with pytest.raises(InvalidPathError):
         cited.move("notes/cited", "../../etc/passwd")
-    assert cited.move("notes/cited", "Archive/Old Note").path == "archive/old-note"
+    assert cited.move("notes/cited", "Archive/Old Note").path == "Archive/Old-Note"
+
+
+def test_names_keep_the_case_typed_and_a_case_only_rename_keeps_the_file(
+    cited: MemoryService,
+) -> None:
+    """Serena names a memory file as the agent spelled it (`Tech_Stack.md`); so do `add`
+    and `move`. A memory named in lower case by earlier versions is still found by its name
+    in any case, and a rename that only changes case moves the one file, bytes and all."""
+    assert cited.add("notes/Tech_Stack", "Python.").path == "notes/Tech_Stack"
+    assert cited.get("notes/Cited").memory.path == "notes/cited"  # named so before
+    before = (cited.store.root / "notes/cited.md").read_bytes()
+    assert cited.move("notes/cited", "notes/Cited").path == "notes/Cited"
+    assert sorted(p.name for p in (cited.store.root / "notes").iterdir()) == [
+        "Cited.md",
+        "Tech_Stack.md",
+    ]
+    assert cited.get("notes/Cited").memory.meta.citation_id is not None
+    assert b"Original content." in (cited.store.root / "notes/Cited.md").read_bytes()
+    assert len((cited.store.root / "notes/Cited.md").read_bytes()) >= len(before)
+
+
+def test_a_name_that_differs_from_a_memory_only_in_case_is_taken(cited: MemoryService) -> None:
+    """On a case-insensitive file system (macOS, Windows) `Cited.md` is `cited.md`: a store
+    holding both could not be cloned there whole, so the second is refused; a folder typed
+    in another case is the folder on disk."""
+    file = cited.store.root / "notes/cited.md"
+    before = file.read_bytes()
+    with pytest.raises(
+        AlreadyExistsError, match=r"'notes/cited' \(the name 'notes/Cited' in another case\)"
+    ):
+        cited.add("notes/Cited", "A twin.")
+    cited.add("notes/other", "Other.")
+    with pytest.raises(AlreadyExistsError, match="in another case"):
+        cited.move("notes/other", "notes/CITED")
+    assert file.read_bytes() == before
+    assert cited.add("NOTES/new", "New.").path == "notes/new"
+    assert sorted(p.name for p in cited.store.root.iterdir() if not p.name.startswith(".")) == [
+        "notes"
+    ]
 
 
 def test_moving_a_missing_memory_is_a_not_found_error(service: MemoryService) -> None:

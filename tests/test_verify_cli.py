@@ -446,6 +446,33 @@ def test_changed_since_verifies_the_memories_that_mention_a_changed_file_in_pros
     )
 
 
+def test_changed_since_verifies_a_mention_in_a_frontmatter_and_in_a_decomposed_memory(
+    project: GitRepo, cli: Any
+) -> None:
+    """The whole run reads a mention written in a frontmatter (`sources: src/app.py:3`),
+    which the index's content leaves out: --changed-since passed that memory by. A memory
+    a Mac named decomposed (`가게.md` in NFD), its prose decomposed too, is picked as well."""
+    import unicodedata
+
+    project.write_lines(
+        ".serena/memories/sourced.md",
+        ["---", "sources: src/app.py:3", "---", "# Sourced", "", "No code named here."],
+    )
+    shop = unicodedata.normalize("NFD", "가게")
+    project.write_lines(f".serena/memories/{shop}.md", [f"# {shop}", "", f"{shop}: src/app.py:3"])
+    base = project.commit("memories")
+    project.write_lines("src/app.py", [*APP[:2], "API_VERSION = 'v3'", *APP[3:]])
+    project.commit("v3")
+    whole = {d["memory_id"]: d for d in json.loads(cli("verify-all", "--json").stdout)}
+    since = {
+        d["memory_id"]: d
+        for d in json.loads(cli("verify-all", "--json", "--changed-since", base).stdout)
+    }
+    assert [m["status"] for m in whole["sourced"]["mentions"]] == ["stale"]
+    assert sorted(since) == sorted(["sourced", f"{shop}"])
+    assert since["sourced"]["mentions"] == whole["sourced"]["mentions"]
+
+
 def test_changed_since_sees_a_renamed_cited_file(project: GitRepo, cli: Any) -> None:
     project.memory("util-notes", [at(project, "src/util.py", 1, "def helper(a, b):")])
     base = project.commit("memories")

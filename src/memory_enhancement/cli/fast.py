@@ -127,8 +127,8 @@ def _get(reads: QuickReads, reference: str) -> str | None:
 def render_memory(memory: Fetched, *, bold: bool) -> str | None:
     """What `get` prints (cli/render.py's print_memory), or None for text click would change
     (it strips terminal escapes from what it prints when the output is not a terminal)."""
-    title = f"# {memory.title}"
-    lines = [f"\x1b[1m{title}\x1b[0m" if bold else title]
+    header = "" if memory.content.lstrip().startswith("# ") else f"# {memory.title}"
+    lines = [f"\x1b[1m{header}\x1b[0m" if bold else header] if header else []
     rows = [
         ("id", f"[mem:{memory.citation_id}]"),
         ("path", memory.path),
@@ -154,7 +154,7 @@ def render_memory(memory: Fetched, *, bold: bool) -> str | None:
             lines.append(f"  {target}{'' if kind == 'link' else f' ({kind})'}  [line {line}]")
     lines += ["", memory.content]
     text = "\n".join(lines) + "\n"
-    return None if "\x1b" in text[len(lines[0]) :] else text
+    return None if "\x1b" in text[len(lines[0]) if header else 0 :] else text
 
 
 def _list(reads: QuickReads, limit_text: str | None) -> str | None:

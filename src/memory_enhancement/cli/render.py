@@ -14,7 +14,8 @@ from memory_enhancement.core.timestamps import format_timestamp
 
 def print_memory(memory: Memory, citation_id: str = "") -> None:
     meta = memory.meta
-    click.secho(f"# {memory.title}", bold=True)
+    if not memory.content.lstrip().startswith("# "):  # else the body shows its title itself
+        click.secho(f"# {memory.title}", bold=True)
     rows = [
         ("id", f"[mem:{citation_id}]" if citation_id else "-"),
         ("path", memory.path),

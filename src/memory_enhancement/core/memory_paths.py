@@ -1,8 +1,9 @@
 """Memory paths: `category/.../slug`, the identity of a memory inside its store.
 
-Two kinds of path meet here. A *new* path is normalized the way Cortex does it
-(`"  Hello World  "` becomes `hello-world`) and needs at least a category and a
-slug. An *existing* file is addressed exactly as it sits on disk, relative to
+Two kinds of path meet here. A *new* path is normalized much as Cortex does it
+(`"  Hello World  "` becomes `Hello-World`), in the case it was typed (Serena names a
+memory file as the agent spelled it: `Tech_Stack.md`), and needs at least a category
+and a slug. An *existing* file is addressed exactly as it sits on disk, relative to
 the store and without `.md`, whatever its name (`README`, `adr/ADR-014`).
 Both refuse anything that could leave the store: `.` or `..` segments, absolute
 paths, backslashes and empty segments.
@@ -57,11 +58,11 @@ def _slug_char(char: str) -> bool:
 
 
 def normalize_segment(segment: str) -> str:
-    """Lower-case, fold accents, and join words with hyphens; letters of any script are kept,
-    and so is a dot between two of them (`v1.9-scope`, `next.js`: names real stores give
-    their memories, which a move into a folder keeps)."""
+    """Fold accents and join words with hyphens, keeping the case typed; letters of any
+    script are kept, and so is a dot between two of them (`v1.9-scope`, `next.js`: names
+    real stores give their memories, which a move into a folder keeps)."""
     folded = "".join(_fold(c) for c in unicodedata.normalize("NFC", segment))
-    folded = unicodedata.normalize("NFC", folded).lower()  # ｶ + ﾞ composes to ガ
+    folded = unicodedata.normalize("NFC", folded)  # ｶ + ﾞ composes to ガ
     kept = [
         c if _slug_char(c) or (c == "." and _dotted(folded, n)) else "-"
         for n, c in enumerate(folded)
@@ -124,7 +125,8 @@ def normalize_category(path: str) -> str:
 
 
 def existing_path_candidates(path: str) -> list[str]:
-    """Paths to try for an existing memory: exactly as given, then normalized."""
+    """Paths to try for an existing memory: exactly as given, then normalized, then
+    normalized in lower case (the name earlier versions gave a new memory)."""
     segments = split_path(path)
     if any(not s.strip() for s in segments):
         raise InvalidPathError(f"invalid memory path {path!r}: a segment is empty")
@@ -132,6 +134,6 @@ def existing_path_candidates(path: str) -> list[str]:
     exact = "/".join(s.strip() for s in segments)
     normalized = "/".join(normalize_segment(s) for s in segments)
     candidates = [exact]
-    if normalized != exact and all(normalized.split("/")):
-        candidates.append(normalized)
+    if all(normalized.split("/")):
+        candidates += [c for c in (normalized, normalized.lower()) if c not in candidates]
     return candidates

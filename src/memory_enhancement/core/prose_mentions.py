@@ -278,19 +278,32 @@ def frontmatter_end(text: str) -> int:
 def find_labelled(raw: str, above: str, is_file: Callable[[str], bool]) -> list[Found]:
     """The mentions of a `Line:` label line (`raw`) whose file a `File:` label names in
     `above`, the few lines over it; none when a blank line or prose comes first."""
-    _, _, line_label, file_label, _ = _compiled()
-    m = line_label.match(raw)
+    m = _compiled()[2].match(raw)
     if m is None or (m["many"] and not m["w2"] and not m["more_w"]):
         return []
-    for line in reversed(above.split("\n")[:-1]):
+    named = file_label(above)
+    if named is None:
+        return []
+    lines = above.split("\n")
+    up, start, end = named
+    path = lines[len(lines) - 1 - up][start:end]
+    return _labelled(m, path) if is_file(path) and "..." not in path else []
+
+
+def file_label(above: str) -> tuple[int, int, int] | None:
+    """Where the path of the `File:` label that a `Line:` label reads its file from is
+    written in `above` (the lines over the Line label, each ending in a newline): how many
+    lines up (1: the line just above) and the path's span in that line; None when a
+    blank line or prose comes first. `--fix` rewrites those characters after a rename."""
+    lines = above.split("\n")[:-1]
+    for up, line in enumerate(reversed(lines), 1):
         line = line.rstrip("\r")
-        named = file_label.match(line)
+        named = _compiled()[3].match(line)
         if named is not None:
-            path = named["path"]
-            return _labelled(m, path) if is_file(path) and "..." not in path else []
+            return up, *named.span("path")
         if _ANY_LABEL.match(line) is None:
-            return []
-    return []
+            return None
+    return None
 
 
 def _labelled(m: re.Match[str], path: str) -> list[Found]:

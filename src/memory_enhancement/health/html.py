@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from memory_enhancement.health.render import LABELS, ROW_LABELS
+from memory_enhancement.health.render import LABELS, ROW_LABELS, checked_counts, ok_moved_failing
 from memory_enhancement.health.report import STATUSES, HealthReport
 
 COLOURS = {
@@ -107,6 +107,7 @@ def render(report: HealthReport, limit: int | None = None) -> str:
 <title>Memory health</title><style>{STYLE}</style></head>
 <body><header><h1>Memory health</h1>
 <p>{report.total} memor{"y" if report.total == 1 else "ies"} in <code>{escape(report.store)}</code> · {escape(report.generated_at)}</p>
+<p>{escape(checked_counts(report).replace("**", ""))}</p>
 </header><main>
 <div class="cards">{cards}</div>
 <div class="grid">
@@ -120,7 +121,7 @@ def render(report: HealthReport, limit: int | None = None) -> str:
 <div class="filters"><input id="filter-text" type="search" placeholder="Filter by path or title">
 <select id="filter-status"><option value="">any status</option>{options}</select></div>
 <table id="memories"><thead><tr><th>#</th><th>Memory</th><th>Status</th><th>Confidence</th>
-<th>Citations ok / moved / failing</th><th>Dangling links</th><th>Last verified</th><th>Uses</th>
+<th>Citations ok / moved / failing</th><th>Mentions ok / moved / failing</th><th>Dangling links</th><th>Last verified</th><th>Uses</th>
 </tr></thead><tbody>{rows}</tbody></table>
 <p><button id="show-more" type="button"{"" if len(memories) > PAGE_ROWS else " hidden"}>Show more</button></p></section>
 </main><script>{SCRIPT}</script></body></html>
@@ -131,8 +132,6 @@ def _row(rank: int, memory: object, *, hidden: bool = False) -> str:
     from memory_enhancement.health.report import MemoryHealth
 
     assert isinstance(memory, MemoryHealth)
-    c = {k: n + memory.mentions.get(k, 0) for k, n in memory.citations.items()}
-    failing = c["stale"] + c["missing"] + c["out_of_range"] + c["invalid"]
     search = escape(f"{memory.path} {memory.title}".lower(), quote=True)
     problems = "".join(
         f"<br><span class='muted'>{escape(ref)}: {escape(reason)}</span>"
@@ -147,7 +146,8 @@ def _row(rank: int, memory: object, *, hidden: bool = False) -> str:
         f'<td><span class="pill" style="background:{COLOURS[memory.status]}">'
         f"{escape(ROW_LABELS[memory.status])}</span></td>"
         f'<td class="num">{memory.confidence.score:.2f}</td>'
-        f'<td class="num">{c["valid"]} / {c["moved"]} / {failing}</td>'
+        f'<td class="num">{ok_moved_failing(memory.citations)}</td>'
+        f'<td class="num">{ok_moved_failing(memory.mentions)}</td>'
         f'<td class="num">{memory.dangling_links}</td>'
         f"<td>{escape((memory.last_verified or 'never')[:16])}</td>"
         f'<td class="num">{memory.uses}</td></tr>'

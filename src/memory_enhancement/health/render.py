@@ -20,13 +20,14 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from memory_enhancement.core.verdicts import Verdict
 from memory_enhancement.health.report import STATUSES, HealthReport, MemoryHealth
 
 LABELS = {
     "missing": "missing files",
     "stale": "stale",
     "dangling_links": "dangling links",
-    "moved": "moved citations",
+    "moved": "moved",  # citations or prose mentions whose code moved (counted apart below)
     "expired": "expired",
     "unchecked": "unchecked mentions",
     "uncited": "uncited",
@@ -54,6 +55,8 @@ def as_json(report: HealthReport, limit: int | None = None) -> dict[str, Any]:
                 {"file": f, "failing_citations": n, "memories": m}
                 for f, n, m in report.broken_files
             ],
+            "citations": totals(report, "citations"),
+            "mentions": totals(report, "mentions"),
         },
         "memories": [_memory(n, m) for n, m in enumerate(report.memories[:limit], start=1)],
         "history": [{"day": day, "counts": counts} for day, counts in report.verdict_days],
@@ -101,6 +104,9 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
         + " · ".join(f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s]),
         "",
     ]
+    checked = checked_counts(report)
+    if checked:
+        lines += [checked, ""]
     if scores:
         lines.append(
             f"Confidence: median **{statistics.median(scores):.2f}**, "
@@ -113,20 +119,18 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
             f"### Needs attention ({len(attention)}, most urgent first)",
             "",
             "| # | Memory | Status | Confidence | Citations ok / moved / failing "
-            "| Last verified | Uses |",
-            "|--:|--------|--------|-----------:|----------:|---------------|-----:|",
+            "| Mentions ok / moved / failing | Last verified | Uses |",
+            "|--:|--------|--------|-----------:|----------:|----------:|---------------|-----:|",
         ]
         for n, memory in enumerate(shown, start=1):
-            c = _both(memory)
-            failing = c["stale"] + c["missing"] + c["out_of_range"] + c["invalid"]
             verified = (memory.last_verified or "never")[:10]
             lines.append(
                 f"| {n} | `{memory.path}` [mem:{memory.citation_id}] | {ROW_LABELS[memory.status]} "
-                f"| {memory.confidence.score:.2f} | {c['valid']} / {c['moved']} / {failing} "
-                f"| {verified} | {memory.uses} |"
+                f"| {memory.confidence.score:.2f} | {ok_moved_failing(memory.citations)} "
+                f"| {ok_moved_failing(memory.mentions)} | {verified} | {memory.uses} |"
             )
         if len(attention) > len(shown):
-            lines.append(f"| | … {len(attention) - len(shown)} more | | | | | |")
+            lines.append(f"| | … {len(attention) - len(shown)} more | | | | | | |")
         lines.append("")
         problems = [m for m in shown if m.stale_details][:10]
         if problems:
@@ -156,10 +160,37 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _both(memory: MemoryHealth) -> dict[str, int]:
-    """Citation and mention counts added up (the table counts both)."""
-    mentions = memory.mentions
-    return {k: n + mentions.get(k, 0) for k, n in memory.citations.items()}
+def totals(report: HealthReport, kind: str) -> dict[str, int]:
+    """The store's citations (kind "citations") or prose mentions ("mentions") by verdict:
+    the per-memory counts added up, over every memory."""
+    summed = dict.fromkeys(("total", *(v.value for v in Verdict)), 0)
+    for memory in report.memories:
+        for verdict, n in getattr(memory, kind).items():
+            summed[verdict] = summed.get(verdict, 0) + n
+    return summed
+
+
+def failing(counts: dict[str, int]) -> int:
+    """How many of these citations or mentions fail: stale, missing, out of range, invalid."""
+    return sum(counts.get(k, 0) for k in ("stale", "missing", "out_of_range", "invalid"))
+
+
+def ok_moved_failing(counts: dict[str, int]) -> str:
+    return f"{counts.get('valid', 0)} / {counts.get('moved', 0)} / {failing(counts)}"
+
+
+def checked_counts(report: HealthReport) -> str:
+    """The line saying what was checked, citations and prose mentions apart (a memory's
+    status counts memories, and `moved` may be either): "" when there was neither."""
+    parts = []
+    for kind, label in (("citations", "Citations"), ("mentions", "prose mentions")):
+        counts = totals(report, kind)
+        if counts.get("total"):
+            parts.append(
+                f"{label}: **{counts['total']}** ({counts.get('valid', 0)} ok, "
+                f"{counts.get('moved', 0)} moved, {failing(counts)} failing)"
+            )
+    return " · ".join(parts)
 
 
 def _sparkline(histogram: list[int]) -> str:

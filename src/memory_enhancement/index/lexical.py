@@ -118,6 +118,22 @@ def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
     return list(dict.fromkeys(words_as_written)), searched, alone
 
 
+def marked_terms(terms: list[str]) -> list[str]:
+    """The terms a snippet highlights: a query's words without English function words
+    when others remain. `the` and `of` are searched (their weight in BM25 is small), but
+    in bold they drew the eye to every `the` of the text, away from the words that count."""
+    kept = [t for t in terms if t.strip('"*') not in STOPWORDS]
+    return kept or terms
+
+
+def needles(query: str) -> list[str]:
+    """What a snippet cut from the text highlights (cjk.needles), without English function
+    words when others remain, as `marked_terms`."""
+    found = cjk.needles(as_typed(query))
+    kept = [n for n in found if n.lower() not in STOPWORDS]
+    return kept or found
+
+
 def _variants(exact: list[str], searched: list[str], alone: str) -> list[str]:
     """The variants of query_terms: the stems of the words searched, the word alone."""
     variants = [f'"{stem}"*' for stem in map(_stem, searched) if stem is not None]
@@ -222,9 +238,12 @@ def ranked(
 
     hits: list[Ranked] = []
     seen: set[int] = set()
-    needles: list[str] | None = None
+    words: list[str] | None = None
     for table, terms in _tiers(exact, with_variants, words_first, lambda: len(hits) >= limit):
-        found = _tier(conn, table, " OR ".join(terms), where, args, limit + len(seen), snippets)
+        marked = " OR ".join(marked_terms(terms))
+        found = _tier(
+            conn, table, " OR ".join(terms), marked, where, args, limit + len(seen), snippets
+        )
         fresh = [values for values in found if values[0] not in seen][: limit - len(hits)]
         if not fresh:
             continue
@@ -235,8 +254,8 @@ def ranked(
             seen.add(values[0])
             snippet, original = str(values[-2]), values[-1]
             if original is not None:  # indexed as bigrams, or found by path: cut from the text
-                needles = needles if needles is not None else cjk.needles(as_typed(query))
-                snippet = cjk.snippet(original, needles)
+                words = words if words is not None else needles(query)
+                snippet = cjk.snippet(original, words)
             else:
                 snippet = cjk.emphasised(snippet)
             score = -float(values[-3])
@@ -274,6 +293,7 @@ def _tier(
     conn: sqlite3.Connection,
     table: str,
     match: str,
+    marked: str,
     where: str,
     args: list[object],
     wanted: int,
@@ -285,8 +305,10 @@ def _tier(
     Ranked in the FTS table alone first and cut to a window of the best; then only the
     rows needed are read from `memories` (for `where` and the columns: the best
     `wanted`, and the rest of the window only if `where` rejects some), and only the
-    kept ones given a snippet. A common word matches thousands of memories, and reading
-    each one's row (a page read each) and snippet was two thirds of a search. The order
+    kept ones given a snippet (highlighting the terms of `marked`, the match without its
+    function words, or of match for a memory only they found). A common word matches
+    thousands of memories, and reading each one's row (a page read each) and snippet was
+    two thirds of a search. The order
     is the one a single query joining `memories` gives (`_joined`): SQLite sorts under a
     LIMIT by score, then by the order rows came in (the FTS table's, by rowid), and
     taking out the rows `where` rejects keeps that order. When the window holds fewer
@@ -295,7 +317,7 @@ def _tier(
     """
     window = 2 * wanted + 16
     if window > _WINDOW_MAX:  # one SQL variable a row: a long list is read by the join
-        return _joined(conn, table, match, where, args, wanted, snippets)
+        return _joined(conn, table, match, marked, where, args, wanted, snippets)
     try:
         top = conn.execute(
             f"SELECT rowid, bm25({table}) AS rank FROM {table} "
@@ -325,22 +347,29 @@ def _tier(
             )
     kept = [(rows[rowid], rank) for rowid, rank in top if rowid in rows][:wanted]
     if len(kept) < wanted and len(top) == window:
-        return _joined(conn, table, match, where, args, wanted, snippets)
+        return _joined(conn, table, match, marked, where, args, wanted, snippets)
     cut: dict[int, str] = {}
     if snippets and table == "memories_fts":
         for row, _ in kept:
             if row[-1] is None:  # CJK text is cut from the original instead (cjk.snippet)
-                cut[row[0]] = conn.execute(
-                    f"SELECT {_SNIPPET} FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?",
-                    (match, row[0]),
-                ).fetchone()[0]
+                cut[row[0]] = _snippet(conn, marked, row[0]) or _snippet(conn, match, row[0])
     return [(*row[:-1], rank, cut.get(row[0], ""), row[-1]) for row, rank in kept]
+
+
+def _snippet(conn: sqlite3.Connection, match: str, rowid: int) -> str:
+    """The FTS5 snippet of one memory for match, "" when match does not find it."""
+    found = conn.execute(
+        f"SELECT {_SNIPPET} FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?",
+        (match, rowid),
+    ).fetchone()
+    return str(found[0]) if found else ""
 
 
 def _joined(
     conn: sqlite3.Connection,
     table: str,
     match: str,
+    marked: str,
     where: str,
     args: list[object],
     limit: int,
@@ -358,4 +387,10 @@ def _joined(
         f"FROM {table} JOIN memories m ON m.id = {table}.rowid "
         f"WHERE {table} MATCH ? AND {where} ORDER BY rank LIMIT ?"
     )
-    return conn.execute(sql, [match, *args, limit]).fetchall()
+    found = conn.execute(sql, [match, *args, limit]).fetchall()
+    if not snippets or table != "memories_fts" or marked == match:
+        return found
+    return [  # highlight the words that count (see _tier), where they found the memory
+        (*row[:-2], _snippet(conn, marked, row[0]) or row[-2], row[-1]) if row[-1] is None else row
+        for row in found
+    ]

@@ -204,8 +204,8 @@ def mentioning(conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
     as possibly mentioning code and holding the file's name in their content. A mention
     names a file by a path that ends with its name (`config.py:5` for `app/config.py`), so
     this finds every memory that mentions one (and a few that only name it, which cost a
-    verification). The content leaves out a frontmatter, so a mention written there is
-    not found (they are rare: a `sources:` key)."""
+    verification). The content leaves out a frontmatter: `mentioning_elsewhere` lists the
+    memories whose frontmatter the caller must read for a mention (a `sources:` key)."""
     names = sorted({f.rsplit("/", 1)[-1] for f in files if f})
     found: set[str] = set()
     for start in range(0, len(names), 100):
@@ -219,6 +219,18 @@ def mentioning(conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
             )
         )
     return sorted(found)
+
+
+def mentioning_elsewhere(conn: sqlite3.Connection, files: Iterable[str]) -> list[str]:
+    """Memories flagged as possibly mentioning code whose file has more than the content
+    the index holds (a frontmatter), and whose content names none of these files: a
+    mention written in the frontmatter (`sources: src/app.py:3`), which a verification
+    run reads, can only be found in the file (`mentioning` finds the others)."""
+    found = set(mentioning(conn, files))
+    rows = conn.execute(
+        "SELECT path FROM memories WHERE mentions = 1 AND error IS NULL AND format = 'frontmatter'"
+    )
+    return sorted(path for (path,) in rows if path not in found)
 
 
 def _category_filter(category: str | None) -> tuple[str, tuple[str, ...]]:

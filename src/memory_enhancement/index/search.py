@@ -33,6 +33,7 @@ from memory_enhancement.index.lexical import (
     _WORD,
     STOPWORDS,
     fts_query,
+    needles,
     query_terms,
     ranked,
     where_sql,
@@ -167,7 +168,7 @@ def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> lis
         cut[path] = (
             cjk.emphasised(str(snippet))
             if original is None
-            else cjk.snippet(original, cjk.needles(query))
+            else cjk.snippet(original, needles(query))
         )
     missing = [path for path in found if path not in cut]  # found by their path alone
     if missing:
@@ -175,7 +176,7 @@ def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> lis
             f"SELECT path, content FROM memories WHERE path IN ({','.join('?' * len(missing))})",
             missing,
         ).fetchall()
-        cut.update((path, cjk.snippet(text, cjk.needles(query))) for path, text in texts)
+        cut.update((path, cjk.snippet(text, needles(query))) for path, text in texts)
     return [replace(h, snippet=cut[h.row.path]) if h.row.path in cut else h for h in hits]
 
 

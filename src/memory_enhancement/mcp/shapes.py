@@ -232,6 +232,8 @@ class HealthSummaryOut(TypedDict):
     statuses: dict[str, int]
     confidence: ConfidenceSummaryOut
     broken_files: list[BrokenFileOut]
+    citations: dict[str, int]  # the store's citations by verdict
+    mentions: dict[str, int]  # its prose mentions by verdict, apart
 
 
 class ConfidencePartsOut(TypedDict):

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.batch import CitedBatch
-from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
 from memory_enhancement.index import queries
 from memory_enhancement.service.memories import Memories
 
@@ -125,7 +125,24 @@ class Verification(Memories):
             citing = queries.citing(conn, changed)
             if mentions:
                 citing += queries.mentioning(conn, changed)
+                elsewhere = queries.mentioning_elsewhere(conn, changed)
+                citing += self._naming(elsewhere, changed)
             return queries.readable(conn, [*citing, *own], category)
+
+    def _naming(self, paths: list[str], files: set[str]) -> list[str]:
+        """Those of these memories whose file holds the name of one of these repository
+        files: where a mention the index's content leaves out may be (a frontmatter).
+        A file that cannot be read is left to the run, which reports it."""
+        names = {f.rsplit("/", 1)[-1].encode() for f in files if f}
+        found = []
+        for path in paths:
+            try:
+                data, _ = self.store.read_bytes(path, scanned=True)  # paths the index scanned
+            except MemoryToolError:
+                continue
+            if any(name in data for name in names):
+                found.append(path)
+        return found
 
     def _runner(self) -> Runner:
         from memory_enhancement.verify.runs import Runner

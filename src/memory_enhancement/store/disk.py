@@ -360,7 +360,7 @@ class Store:
         self.refuse_taken(target, moving=source)
         self.prepare_move(source, target)
         with _os_errors("move", source, f" to {target!r}"):
-            os.rename(src, dst)
+            names.rename(src, dst)
         atomic.fsync_folder(dst.parent)
         self._prune_empty_dirs(src.parent)
 

@@ -9,6 +9,11 @@ and `add` would create its visual twin beside it. Comparing names in NFC finds i
 
 Only a name that is not ASCII can differ so, and the folder is listed only when the name
 as given is not there: the common case costs nothing more than before.
+
+Names keep the case they were typed in, and a case-insensitive file system (macOS,
+Windows) sees `Foo.md` and `foo.md` as one file: a new name that differs from a memory
+only in case is refused as taken, so a store stays whole when cloned there, and a move
+may respell a name in another case (the same file, found under both names there).
 """
 
 from __future__ import annotations
@@ -48,28 +53,83 @@ def spelled_otherwise(root: Path, path: str, *, category: bool = False) -> str |
 
 def refuse_taken(root: Path, file: Path, path: str, *, moving: str | None = None) -> None:
     """AlreadyExistsError when a new memory at path would sit beside a file of the same
-    name, in the same or another Unicode form (the memory `moving` there excepted: a move
-    may respell a name)."""
-    if os.path.lexists(file):
+    name, in the same or another Unicode form or case (the memory `moving` there excepted:
+    a move may respell a name)."""
+    if os.path.lexists(file) and not _is_file_of(root, file, moving):
         raise AlreadyExistsError(f"memory already exists: {path!r}")
     twin = spelled_otherwise(root, path)
     if twin is not None and twin != moving:
         raise AlreadyExistsError(
             f"memory already exists: {twin!r} (the name {path!r} in another Unicode form)"
         )
+    twin = _case_twin(root, path)
+    if twin is not None and twin != moving:
+        raise AlreadyExistsError(
+            f"memory already exists: {twin!r} (the name {path!r} in another case)"
+        )
+
+
+def _is_file_of(root: Path, file: Path, moving: str | None) -> bool:
+    """Whether file is the memory moving's own file under another spelling (a case-
+    insensitive file system finds `foo.md` when asked for `Foo.md`)."""
+    if moving is None:
+        return False
+    try:
+        return os.path.samefile(file, root / (moving + MEMORY_SUFFIX))
+    except OSError:
+        return False
+
+
+def _case_twin(root: Path, path: str) -> str | None:
+    """The memory path of a file beside path's whose name differs from it only in case
+    (or Unicode form), else None."""
+    folder, _, name = path.rpartition("/")
+    file = name + MEMORY_SUFFIX
+    try:
+        entries = os.listdir(root / folder if folder else root)
+    except OSError:
+        return None
+    wanted = composed(file).casefold()
+    twins = sorted(e for e in entries if e != file and composed(e).casefold() == wanted)
+    if not twins:
+        return None
+    twin = twins[0][: -len(MEMORY_SUFFIX)]
+    return f"{folder}/{twin}" if folder else twin
+
+
+def rename(source: Path, target: Path) -> None:
+    """Rename a memory file. A name respelled only in case is the same file on a case-
+    insensitive file system, where a rename onto itself may change nothing (Linux's
+    case-folding folders): it then goes through a name of its own, and the file is found
+    under one name or the other at every step."""
+    os.rename(source, target)
+    if source.parent != target.parent or source.name == target.name:
+        return
+    if composed(source.name).casefold() != composed(target.name).casefold():
+        return
+    if target.name in os.listdir(target.parent):
+        return
+    step = target.with_name(f"{target.name[: -len(MEMORY_SUFFIX)]}.respelled-{os.getpid()}.md")
+    os.rename(target, step)
+    os.rename(step, target)
 
 
 def in_folders_as_on_disk(root: Path, path: str) -> str:
     """A new memory's path with each of its folders that exists in another Unicode form
     spelled as on disk: `설계/new` typed composed beside the `설계/` a Mac decomposed goes
     into that folder, not into a composed twin of it that `list 설계` would then find
-    alone. Folders not there yet stay as typed."""
-    if path.isascii() or "/" not in path:
+    alone; `Notes/new` beside `notes/` goes into `notes/`, one folder on a case-insensitive
+    file system. Folders not there yet stay as typed."""
+    if "/" not in path:
         return path
     *folders, name = path.split("/")
     at, spelled = root, []
     for segment in folders:
-        entry = segment if os.path.lexists(at / segment) else _sole_match(at, segment)
+        entry = (
+            segment
+            if os.path.lexists(at / segment)
+            else _sole_match(at, segment) or _sole_match(at, segment, fold=True)
+        )
         if entry is None:
             break
         spelled.append(entry)
@@ -77,14 +137,19 @@ def in_folders_as_on_disk(root: Path, path: str) -> str:
     return "/".join([*spelled, *folders[len(spelled) :], name])
 
 
-def _sole_match(folder: Path, name: str) -> str | None:
-    """The one entry of folder whose name is name in NFC, else None."""
+def _sole_match(folder: Path, name: str, *, fold: bool = False) -> str | None:
+    """The one entry of folder whose name is name in NFC (with `fold`, in any case too),
+    else None."""
     try:
         entries = os.listdir(folder)
     except OSError:
         return None
-    wanted = composed(name)
-    matches = [entry for entry in entries if composed(entry) == wanted]
+    wanted = composed(name).casefold() if fold else composed(name)
+    matches = [
+        entry
+        for entry in entries
+        if (composed(entry).casefold() if fold else composed(entry)) == wanted
+    ]
     return matches[0] if len(matches) == 1 else None
 
 

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from memory_enhancement.core import prose_mentions as prose
 from memory_enhancement.core.errors import MemoryToolError
-from memory_enhancement.core.mentions import find_mentions, relocated
+from memory_enhancement.core.mentions import Mention, find_mentions, relocated
 from memory_enhancement.core.model import Citation, Fix, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.store import formats
@@ -70,13 +71,14 @@ def apply_fixes(
         for result in results:
             current = tuple(c.citation for c in result.checks)
             wanted = fixed_citations(result.checks, repo, stamp) if fix else current
-            edits = mention_edits(result.mentions) if fix else []
-            if wanted == current and not write and not edits:
+            mentions = result.mentions if fix else ()
+            touched = bool(mention_edits(mentions)) or any(map(_renames_label, mentions))
+            if wanted == current and not write and not touched:
                 continue
             try:
                 done = _fix_one(
                     store, result, wanted, states.get(result.path), dry_run=dry_run,
-                    only_recorded=not write, edits=edits,
+                    only_recorded=not write, mentions=mentions,
                 )  # fmt: skip
             except MemoryToolError as exc:
                 if refused is None:
@@ -96,7 +98,7 @@ def _fix_one(
     *,
     dry_run: bool,
     only_recorded: bool,
-    edits: Sequence[MentionEdit] = (),
+    mentions: Sequence[CitationCheck] = (),
 ) -> Fix | None:
     """Rewrite one memory, if the file still says what was verified.
 
@@ -123,8 +125,12 @@ def _fix_one(
                 written["confidence"] = score
         edited = replace(memory, meta=meta)
         text = formats.by_name(memory.format).render(loaded.doc, edited)
-        spliced[:] = [*edits, *repeated_mention_edits(loaded.decoded.text, result.checks)]
-        return splice_mentions(loaded.decoded.text, text, spliced) if spliced else text
+        before = loaded.decoded.text
+        spliced[:] = [
+            *mention_edits(mentions, before),
+            *repeated_mention_edits(before, result.checks),
+        ]
+        return splice_mentions(before, text, spliced) if spliced else text
 
     done = rewrite(store, result.path, change, name=result.file or result.path, dry_run=dry_run)
     if done is None:
@@ -133,7 +139,7 @@ def _fix_one(
     return replace(
         done,
         citations_fixed=changed,
-        mentions_fixed=len(spliced),
+        mentions_fixed=sum(1 for edit in spliced if not edit.again),
         confidence=written.get("confidence"),
     )
 
@@ -146,15 +152,18 @@ class MentionEdit:
     column: int
     old: str
     new: str
+    again: bool = False  # another edit of a mention already counted (a label's file)
 
 
-def mention_edits(checks: Sequence[CitationCheck]) -> list[MentionEdit]:
+def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> list[MentionEdit]:
     """The edits that make moved mentions cite where their code is now.
 
     A rename writes the new path in full (a partial path might name another file
     now); a list item (`, 20` after `app.py:10`) has no path of its own, so after a
     rename it is left alone; a permalink (a blob URL pinned to a commit) cites that
-    commit forever and is left alone too.
+    commit forever and is left alone too. A `**Line:** 12` label has its path in the
+    `**File:**` label above it: with the memory's `text`, a rename rewrites the path
+    there, as it does in `src/app.py:12` (and the line, if it moved, where it is).
     """
     edits = []
     for check in checks:
@@ -164,12 +173,44 @@ def mention_edits(checks: Sequence[CitationCheck]) -> list[MentionEdit]:
         if mention.permalink:
             continue
         path = check.renamed_to
-        if path is not None and mention.path_at is None:
+        label = _renames_label(check)
+        if path is not None and mention.path_at is None and not label:
             continue
         new = relocated(mention, check.current_line, check.current_end_line, path)
         if new != mention.text:
             edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
+        if label and text is not None and path is not None:
+            edits += _file_label_edit(text, mention, path, again=new != mention.text)
     return edits
+
+
+def _renames_label(check: CitationCheck) -> bool:
+    """Whether a check renames the file of a `**Line:**` label (its path is elsewhere)."""
+    mention = check.mention
+    return (
+        check.status is Verdict.MOVED
+        and check.renamed_to is not None
+        and mention is not None
+        and mention.form == prose.LABEL
+        and not mention.permalink
+    )
+
+
+def _file_label_edit(text: str, mention: Mention, path: str, *, again: bool) -> list[MentionEdit]:
+    """The edit of the path in the `**File:**` label a `**Line:**` label reads its file
+    from (found as the grammar found it, in the lines above), or none when it is not
+    there as read."""
+    lines = text.split("\n")
+    first = max(mention.line - 5, 0)
+    above = "".join(line + "\n" for line in lines[first : mention.line - 1])
+    found = prose.file_label(above)
+    if found is None:
+        return []
+    up, start, end = found
+    number = mention.line - up
+    if lines[number - 1].rstrip("\r")[start:end] != mention.path:
+        return []
+    return [MentionEdit(number, start, mention.path, path, again=again)]
 
 
 def repeated_mention_edits(text: str, checks: Sequence[CitationCheck]) -> list[MentionEdit]:
