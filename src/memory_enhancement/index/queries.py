@@ -39,7 +39,9 @@ def rows(
     errors = [
         str(e[0])
         for e in conn.execute(
-            f"SELECT error FROM memories WHERE error IS NOT NULL{where} ORDER BY path", args
+            "SELECT coalesce(error, header_error) FROM memories "
+            f"WHERE (error IS NOT NULL OR header_error IS NOT NULL){where} ORDER BY path",
+            args,
         )
     ]
     return rows, errors

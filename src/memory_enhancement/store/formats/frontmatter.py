@@ -29,7 +29,11 @@ from dataclasses import replace
 from typing import Any
 
 from memory_enhancement.core.citations import make_citation, parse_citation, parse_line_spec
-from memory_enhancement.core.errors import MemoryToolError, UnreadableMemoryError
+from memory_enhancement.core.errors import (
+    BrokenHeaderError,
+    MemoryToolError,
+    UnreadableMemoryError,
+)
 from memory_enhancement.core.ids import parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import maybe_timestamp
@@ -88,6 +92,20 @@ class FrontmatterFormat:
         if links:
             found = (*_frontmatter_links(doc), *extract_links(body, line_offset=close + 1))
         doc.memory = Memory(path, content_of(body), meta, found, self.name)
+        return doc
+
+    def parse_text_only(self, path: str, text: str, problem: str) -> FrontmatterDocument:
+        """A file whose frontmatter does not parse (`parse` raised BrokenHeaderError), read
+        for what can still be read: the text after the header as its content, its links.
+        The header is skipped, not guessed at; `problem` says why (the index reports it).
+        Never rendered: every edit parses the file again, and is refused."""
+        lines = as_lines(text)
+        close = _closing_line(lines)
+        body = "".join(lines[close + 1 :]) if close is not None else text
+        offset = close + 1 if close is not None else 0
+        links = tuple(extract_links(body, line_offset=offset))
+        doc = FrontmatterDocument(Memory(path, ""), text, [problem], lines=lines)
+        doc.memory = Memory(path, content_of(body), MemoryMeta(), links, self.name)
         return doc
 
     def render(self, doc: Document | None, memory: Memory) -> str:
@@ -152,18 +170,16 @@ def _load_yaml(path: str, text: str) -> dict[str, Any]:
     try:
         data = yamlload.load(text, first_line=2)
     except yamlload.YamlLimitError as exc:
-        raise UnreadableMemoryError(f"{path}: refused YAML frontmatter: {exc}") from None
+        raise BrokenHeaderError(f"{path}: refused YAML frontmatter: {exc}") from None
     except fd.yaml_module().YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UnreadableMemoryError(
-            f"{path}: malformed YAML frontmatter{where}: {problem}"
-        ) from None
+        raise BrokenHeaderError(f"{path}: malformed YAML frontmatter{where}: {problem}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise UnreadableMemoryError(
+        raise BrokenHeaderError(
             f"{path}: YAML frontmatter must be a mapping of keys, not {type(data).__name__}"
         )
     return {str(k): v for k, v in data.items()}
