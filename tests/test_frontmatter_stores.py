@@ -163,3 +163,69 @@ def test_a_memory_whose_header_does_not_parse_is_never_rewritten(
     with pytest.raises(UnreadableMemoryError, match=r"project_logo: malformed YAML .* line 3"):
         service.update("project_logo", content="Rewritten.")
     assert file.read_text(encoding="utf-8") == BROKEN
+
+
+# -- times kept under the store's own keys ---------------------------------------------
+
+
+def other_tool(time_line: str) -> str:
+    return (
+        f"---\nname: deploy-notes\ndescription: How we deploy\n{time_line}\ntags: ops, ci\n"
+        "related:\n  - runbook\n---\n\n# Deploy\n\nShip on Tuesdays.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "stamped"),
+    [
+        ("updated: 2026-01-05", "updated: 2026-01-31"),
+        ("last_updated: 2026-01-05T08:30:00Z", "last_updated: 2026-01-31T12:00:00Z"),
+        ("modified: '2026-01-05 08:30'  # by hand", "modified: '2026-01-31 12:00'  # by hand"),
+        ("updated: 2026-01-05T08:30:00.000+02:00", "updated: 2026-01-31T12:00:00.000+00:00"),
+    ],
+)
+def test_an_update_stamps_the_time_key_a_store_already_uses_in_its_own_format(
+    service: MemoryService, store_dir: Path, written: str, stamped: str
+) -> None:
+    """No second key beside the store's own (`updated_at` under `updated:`, left stale):
+    that key, as it was written; every other byte as it was."""
+    file = write(store_dir, "deploy_notes", other_tool(written))
+    service.update("deploy_notes", content="# Deploy\n\nShip on Wednesdays.")
+    expected = other_tool(stamped).replace("Tuesdays", "Wednesdays")
+    assert file.read_text(encoding="utf-8") == expected
+
+
+def test_the_time_a_store_keeps_under_its_own_keys_is_the_memorys_time(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write(store_dir, "deploy_notes", other_tool("created: 2025-12-01\nupdated: 2026-01-05"))
+    meta = service.get("deploy_notes").memory.meta
+    assert (meta.created_at.isoformat(), meta.updated_at.isoformat()) == (
+        "2025-12-01T00:00:00+00:00",
+        "2026-01-05T00:00:00+00:00",
+    )
+    assert "updated" not in meta.extra and meta.extra["name"] == "deploy-notes"
+
+
+def test_a_date_stamped_again_the_same_day_leaves_the_file_alone_but_for_the_edit(
+    service: MemoryService, store_dir: Path
+) -> None:
+    file = write(store_dir, "deploy_notes", other_tool("updated: 2026-01-31"))
+    service.update("deploy_notes", content="# Deploy\n\nShip on Wednesdays.")
+    expected = other_tool("updated: 2026-01-31").replace("Tuesdays", "Wednesdays")
+    assert file.read_text(encoding="utf-8") == expected
+
+
+def test_a_key_of_the_tools_own_or_a_value_that_is_no_time_leaves_the_other_key_alone(
+    service: MemoryService, store_dir: Path
+) -> None:
+    both = write(
+        store_dir, "both", other_tool("updated_at: 2026-01-05T00:00:00.000Z\nupdated: 2025-01-01")
+    )
+    words = write(store_dir, "words", other_tool("updated: last week"))
+    for path in ("both", "words"):
+        service.update(path, content="# Deploy\n\nShip on Wednesdays.")
+    assert "updated_at: 2026-01-31T12:00:00.000Z\nupdated: 2025-01-01\n" in both.read_text(
+        encoding="utf-8"
+    )
+    assert "updated: last week\n" in words.read_text(encoding="utf-8")

@@ -48,6 +48,7 @@ from memory_enhancement.store.formats.base import (
     keep_final_newline,
 )
 from memory_enhancement.store.formats.frontmatter_doc import (
+    ALIASES,
     FIELDS,
     ITEM_LINE,
     KEY_LINE,
@@ -122,6 +123,8 @@ class FrontmatterFormat:
         new_links = added_links(doc.memory, memory)
         if closed_text(doc.text) != doc.text:  # edited as if it ended with a newline
             doc = self.parse(doc.memory.path, closed_text(doc.text), links=False)
+        if doc.aliases:  # times kept under another key keep its format, and its precision
+            memory = replace(memory, meta=write.as_aliased(doc, memory.meta))
         lines = write.edit_keys(doc, memory.meta, new_links)
         if content_of(memory.content) != doc.memory.content:
             close = doc.close + len(lines) - len(doc.lines)  # key edits sit above it
@@ -251,6 +254,20 @@ def _read_meta(doc: FrontmatterDocument) -> MemoryMeta:
         except (MemoryToolError, ValueError, TypeError):
             extra[key] = value
             doc.problems.append(f"{doc.memory.path}: unreadable {key!r} value {value!r}")
+    for name, keys in ALIASES.items():
+        if name in data:
+            continue  # the tool's own key: any other stays a key of the file's own
+        for key in keys:
+            if key in extra:
+                try:
+                    moment = _field_value(name, extra[key])
+                except (MemoryToolError, ValueError, TypeError):
+                    break  # `updated: last week`: not a time, kept as the file has it
+                if moment is not None:
+                    values[name] = moment
+                    doc.aliases[name] = key
+                    del extra[key]
+                break
     values["citations"] = _read_citations(doc, data.get("citations"))
     return MemoryMeta(**values, extra=extra)
 

@@ -32,6 +32,12 @@ FIELDS = (
     "citation_id",
 )
 TIMES = ("created_at", "updated_at", "expires_at", "last_verified")
+# The keys other tools keep the same times under, by field: a file with one of these and not
+# the tool's own key has its time read from it, and written back to it in its own format.
+ALIASES = {
+    "created_at": ("created", "date_created", "created_on"),
+    "updated_at": ("updated", "last_updated", "last_modified", "modified", "updated_on"),
+}
 
 
 @cache
@@ -63,6 +69,7 @@ class FrontmatterDocument(Document):
     blocks: dict[str, Block] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     item_valid: bool = True  # every citation item parsed
+    aliases: dict[str, str] = field(default_factory=dict)  # field -> its key here (ALIASES)
 
 
 def text_of(value: Any) -> str | None:
