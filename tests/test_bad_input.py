@@ -115,7 +115,9 @@ def test_recent_and_prune_skip_bad_files_and_leave_them_alone(
     assert escaping_link.read_bytes() == outside
 
 
-@pytest.mark.parametrize("path", [*sorted(BAD_FILES), "bad/escape"])
+@pytest.mark.parametrize(
+    "path", [*(p for p in sorted(BAD_FILES) if p not in HEADER_ONLY), "bad/escape"]
+)
 def test_get_of_a_bad_file_fails_with_exit_2_naming_it(
     store_with_bad_files: Path, escaping_link: Path, run_cli: RunCli, path: str
 ) -> None:
@@ -124,6 +126,17 @@ def test_get_of_a_bad_file_fails_with_exit_2_naming_it(
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
     assert path in result.stderr
+
+
+@pytest.mark.parametrize("path", HEADER_ONLY)
+def test_get_of_a_file_whose_header_alone_does_not_parse_shows_its_text_with_a_warning(
+    store_with_bad_files: Path, run_cli: RunCli, path: str
+) -> None:
+    result = run_cli(["get", path, "--dir", store_with_bad_files])
+    assert result.exit_code == 0
+    assert result.stdout.endswith("\nBody\n")
+    assert result.stderr.startswith(f"warning: {path}: ")
+    assert BAD_FILES[path][1] in result.stderr and "read as plain text" in result.stderr
 
 
 @pytest.mark.parametrize(

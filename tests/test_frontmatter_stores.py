@@ -155,6 +155,17 @@ def test_a_memory_whose_header_does_not_parse_is_still_searched_and_its_links_re
     assert listing.skipped[0].startswith("project_logo: malformed YAML frontmatter at line 3")
 
 
+def test_a_memory_whose_header_does_not_parse_is_shown_and_quoted_as_its_text(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """What search finds, `get` and `context` can read: the text, with a warning."""
+    write(store_dir, "project_logo", BROKEN)
+    fetched = service.get("project_logo")
+    assert fetched.memory.content.startswith("The zebra mascot")
+    assert fetched.warnings[0].startswith("project_logo: malformed YAML frontmatter at line 3")
+    assert "The zebra mascot" in service.context("zebra mascot")[0]
+
+
 def test_a_memory_whose_header_does_not_parse_is_never_rewritten(
     service: MemoryService, store_dir: Path
 ) -> None:
@@ -229,3 +240,26 @@ def test_a_key_of_the_tools_own_or_a_value_that_is_no_time_leaves_the_other_key_
         encoding="utf-8"
     )
     assert "updated: last week\n" in words.read_text(encoding="utf-8")
+
+
+# -- what a memory is called -------------------------------------------------------------
+
+
+def test_a_memory_with_no_heading_is_titled_by_the_name_its_frontmatter_declares(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "feedback_no_fallbacks": claude("No defensive fallbacks", "Let errors surface."),
+            "headed": claude("headed-note", "# A heading wins\n\nText."),
+            "plain": "---\ntype: project\n---\n\nNo name, no heading.\n",
+        },
+    )
+    titles = {m.path: m.title for m in service.list_memories().memories}
+    assert titles == {
+        "feedback_no_fallbacks": "No defensive fallbacks",
+        "headed": "A heading wins",
+        "plain": "plain",
+    }
+    assert paths(service.search("defensive")) == ["feedback_no_fallbacks"]

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from memory_enhancement.core.errors import BrokenHeaderError, MemoryToolError, NotFoundError
+from memory_enhancement.core.errors import MemoryToolError, NotFoundError
 from memory_enhancement.core.mentions import may_mention
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import Document
@@ -51,27 +51,17 @@ def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
         return Outcome(path, "same", mtime=stat.st_mtime_ns, size=stat.st_size, digest=digest)
     header = None
     try:
-        doc: Document | None = store.parse(path, data, stat).doc
+        # Lenient: one bad line in a header (`description: Logo: v2`) must not hide the
+        # memory's text from search nor its links from the graph; the rest is read as text.
+        doc: Document | None = store.parse(path, data, stat, lenient=True).doc
         error = None
-    except BrokenHeaderError as exc:
-        # One bad line in a header (`description: Logo: v2`) must not hide the memory's
-        # text from search nor its links from the graph: read the rest as plain text.
-        header = f"{exc} (the rest is read as plain text; the tool edits it once the header parses)"
-        doc, error = _text_only(path, data, header), None
+        header = getattr(doc, "header_error", None)
     except MemoryToolError as exc:
         doc, error = None, str(exc)
     mentions = may_mention(data)
     return Outcome(
         path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest, mentions, header
     )
-
-
-def _text_only(path: str, data: bytes, problem: str) -> Document:
-    """A memory whose frontmatter does not parse, read as text (FrontmatterFormat)."""
-    from memory_enhancement.store import formats
-    from memory_enhancement.store.formats.frontmatter import FrontmatterFormat
-
-    return FrontmatterFormat().parse_text_only(path, formats.decode(path, data).text, problem)
 
 
 def unchanged(

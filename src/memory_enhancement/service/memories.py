@@ -44,7 +44,8 @@ class Memories(ServiceBase):
         self, path: str, *, include_expired: bool = False, action: str | None = "get"
     ) -> Fetched:
         """A memory's content and metadata; records the use (seed 002 §5) unless action=None."""
-        loaded = self.store.read(self.store.locate(path), links=False)
+        # Lenient: a memory whose header does not parse is shown as text (a warning says why).
+        loaded = self.store.read(self.store.locate(path), links=False, lenient=True)
         memory = loaded.doc.memory
         expires = memory.meta.expires_at
         if not include_expired and expires is not None and memory.meta.is_expired(self.clock()):

@@ -95,18 +95,21 @@ class FrontmatterFormat:
         doc.memory = Memory(path, content_of(body), meta, found, self.name)
         return doc
 
-    def parse_text_only(self, path: str, text: str, problem: str) -> FrontmatterDocument:
-        """A file whose frontmatter does not parse (`parse` raised BrokenHeaderError), read
-        for what can still be read: the text after the header as its content, its links.
-        The header is skipped, not guessed at; `problem` says why (the index reports it).
-        Never rendered: every edit parses the file again, and is refused."""
+    def parse_text_only(
+        self, path: str, text: str, error: BrokenHeaderError, *, links: bool = True
+    ) -> FrontmatterDocument:
+        """A file whose frontmatter does not parse (`parse` raised `error`), read for what
+        can still be read: the text after the header as its content, its links. The header
+        is skipped, not guessed at; `header_error` says why (listings report it). Never
+        rendered: every edit parses the file again, and is refused."""
         lines = as_lines(text)
         close = _closing_line(lines)
         body = "".join(lines[close + 1 :]) if close is not None else text
         offset = close + 1 if close is not None else 0
-        links = tuple(extract_links(body, line_offset=offset))
-        doc = FrontmatterDocument(Memory(path, ""), text, [problem], lines=lines)
-        doc.memory = Memory(path, content_of(body), MemoryMeta(), links, self.name)
+        found = tuple(extract_links(body, line_offset=offset)) if links else None
+        why = f"{error} (the rest is read as plain text; the tool edits it once the header parses)"
+        doc = FrontmatterDocument(Memory(path, ""), text, [why], lines=lines, header_error=why)
+        doc.memory = Memory(path, content_of(body), MemoryMeta(), found, self.name)
         return doc
 
     def render(self, doc: Document | None, memory: Memory) -> str:

@@ -70,6 +70,7 @@ class FrontmatterDocument(Document):
     data: dict[str, Any] = field(default_factory=dict)
     item_valid: bool = True  # every citation item parsed
     aliases: dict[str, str] = field(default_factory=dict)  # field -> its key here (ALIASES)
+    header_error: str | None = None  # read as text only: why (FrontmatterFormat.parse_text_only)
 
 
 def text_of(value: Any) -> str | None:
