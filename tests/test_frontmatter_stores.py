@@ -263,3 +263,18 @@ def test_a_memory_with_no_heading_is_titled_by_the_name_its_frontmatter_declares
         "plain": "plain",
     }
     assert paths(service.search("defensive")) == ["feedback_no_fallbacks"]
+
+
+def test_claude_codes_nested_modified_time_is_the_one_an_update_stamps(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Newer Claude Code files keep `metadata: {type, originSessionId, modified}`."""
+    nested = (
+        "---\nname: ci-variance\ndescription: runners vary\nmetadata: \n  node_type: memory\n"
+        "  type: feedback\n  modified: {}  # by the agent\n---\n\nCompare within one job.\n"
+    )
+    file = write(store_dir, "ci_variance", nested.format("2026-01-10T08:00:00.123Z"))
+    assert service.get("ci_variance").memory.meta.updated_at.isoformat().startswith("2026-01-10")
+    service.update("ci_variance", content="Compare within one job only.")
+    expected = nested.format("2026-01-31T12:00:00.000Z").replace("job.", "job only.")
+    assert file.read_text(encoding="utf-8") == expected

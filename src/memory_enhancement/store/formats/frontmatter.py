@@ -257,22 +257,35 @@ def _read_meta(doc: FrontmatterDocument) -> MemoryMeta:
         except (MemoryToolError, ValueError, TypeError):
             extra[key] = value
             doc.problems.append(f"{doc.memory.path}: unreadable {key!r} value {value!r}")
-    for name, keys in ALIASES.items():
-        if name in data:
-            continue  # the tool's own key: any other stays a key of the file's own
-        for key in keys:
-            if key in extra:
-                try:
-                    moment = _field_value(name, extra[key])
-                except (MemoryToolError, ValueError, TypeError):
-                    break  # `updated: last week`: not a time, kept as the file has it
-                if moment is not None:
-                    values[name] = moment
-                    doc.aliases[name] = key
-                    del extra[key]
-                break
+    if any(name not in data for name in ALIASES):
+        _read_aliases(doc, values, extra)
     values["citations"] = _read_citations(doc, data.get("citations"))
     return MemoryMeta(**values, extra=extra)
+
+
+def _read_aliases(doc: FrontmatterDocument, values: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Times another tool keeps under its own key (ALIASES), when the tool's own is absent:
+    read as the memory's, and taken out of `extra` (the writer stamps that key)."""
+    for name, keys in ALIASES.items():
+        if name in doc.data:
+            continue  # the tool's own key: any other stays a key of the file's own
+        for key in keys:
+            parent, _, child = key.rpartition(".")
+            holder = extra.get(parent) if parent else extra
+            if not isinstance(holder, dict) or child not in holder:
+                continue
+            try:
+                moment = _field_value(name, holder[child])
+            except (MemoryToolError, ValueError, TypeError):
+                break  # `updated: last week`: not a time, kept as the file has it
+            if moment is not None and fd.alias_line(doc, key) is not None:
+                values[name] = moment
+                doc.aliases[name] = key
+                if parent:
+                    extra[parent] = {k: v for k, v in holder.items() if k != child}
+                else:
+                    del extra[key]
+            break
 
 
 def _field_value(key: str, value: Any) -> Any:

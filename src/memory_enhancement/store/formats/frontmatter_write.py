@@ -39,12 +39,11 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
         if getattr(meta, name) == getattr(old, name):
             continue
         if name in doc.aliases:  # `updated: 2026-05-01`: that key, in that format
-            block = doc.blocks.get(doc.aliases[name])
-            moment = getattr(meta, name)
-            if block is not None and moment is not None:
-                line = doc.lines[block.start]
-                new = f"{doc.aliases[name]}: {_time_as_written(_value_text(line), moment)}\n"
-                edits.replace(block.start, block.end, [_as_written(line, new)])
+            at, moment = fd.alias_line(doc, doc.aliases[name]), getattr(meta, name)
+            if at is not None and moment is not None:
+                line = doc.lines[at]
+                new = f"{line.split(':', 1)[0]}: {_time_as_written(_value_text(line), moment)}\n"
+                edits.replace(at, at + 1, [_as_written(line, new)])
                 continue
         block = doc.blocks.get(name)
         if name == "citations" and block and block.items and doc.item_valid:
@@ -76,10 +75,10 @@ def as_aliased(doc: FrontmatterDocument, meta: MemoryMeta) -> MemoryMeta:
     leaves a date alone."""
     changes: dict[str, Any] = {}
     for name, key in doc.aliases.items():
-        moment, block = getattr(meta, name), doc.blocks.get(key)
-        if moment is None or block is None or moment == getattr(doc.memory.meta, name):
+        moment, at = getattr(meta, name), fd.alias_line(doc, key)
+        if moment is None or at is None or moment == getattr(doc.memory.meta, name):
             continue
-        text = _time_as_written(_value_text(doc.lines[block.start]), moment)
+        text = _time_as_written(_value_text(doc.lines[at]), moment)
         changes[name] = parse_timestamp(text.strip("'\""), field=key)
     return replace(meta, **changes) if changes else meta
 
