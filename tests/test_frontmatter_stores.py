@@ -15,7 +15,7 @@ import pytest
 
 from graph_support import broken, out_links, write, write_all
 from index_support import paths
-from memory_enhancement.core.errors import UnreadableMemoryError
+from memory_enhancement.core.errors import InvalidPathError, UnreadableMemoryError
 from memory_enhancement.core.links import LinkStatus, Resolver
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.service import MemoryService
@@ -278,3 +278,21 @@ def test_claude_codes_nested_modified_time_is_the_one_an_update_stamps(
     service.update("ci_variance", content="Compare within one job only.")
     expected = nested.format("2026-01-31T12:00:00.000Z").replace("job.", "job only.")
     assert file.read_text(encoding="utf-8") == expected
+
+
+def test_a_new_memory_in_a_folder_kept_flat_may_be_a_bare_name(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Claude Code keeps every memory at the top of its folder, beside `MEMORY.md`."""
+    write_all(
+        store_dir,
+        {
+            "MEMORY": "# Memory index\n\n- [Logo](project_logo.md)\n",
+            "project_logo": claude("x", "y"),
+        },
+    )
+    service.add("feedback_tests", "Run the tests first.")
+    assert (store_dir / "feedback_tests.md").is_file()
+    write(store_dir, "archive/old", claude("old", "Old."))
+    with pytest.raises(InvalidPathError, match="needs a category and a slug"):
+        service.add("feedback_more", "More.")

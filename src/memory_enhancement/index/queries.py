@@ -229,3 +229,10 @@ def _category_filter(category: str | None) -> tuple[str, tuple[str, ...]]:
     prefix = category.strip("/") + "/"
     # path in [prefix, prefix with its last character bumped): a prefix match on the index.
     return " AND path >= ? AND path < ?", (prefix, prefix[:-1] + "0")
+
+
+def flat(conn: sqlite3.Connection) -> bool:
+    """Whether the store has memories and all of them sit at its top (no folder)."""
+    some = conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
+    nested = conn.execute("SELECT 1 FROM memories WHERE instr(path, '/') > 0 LIMIT 1").fetchone()
+    return some is not None and nested is None
