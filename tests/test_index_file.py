@@ -243,6 +243,7 @@ def test_an_index_of_version_16_to_24_is_brought_up_to_date_in_place_keeping_its
     conn.execute("UPDATE memories SET mentions = 0, title = 'as read before'")
     conn.execute("DELETE FROM links")
     conn.execute("DROP INDEX memories_declared")  # the columns 25 adds: not there before
+    conn.execute("DROP INDEX memories_header")
     for column in ("declared_name", "declared_key", "header_error"):
         conn.execute(f"ALTER TABLE memories DROP COLUMN {column}")
     conn.execute(f"PRAGMA user_version = {version}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
@@ -39,12 +40,23 @@ def rows(
     errors = [
         str(e[0])
         for e in conn.execute(
-            "SELECT coalesce(error, header_error) FROM memories "
-            f"WHERE (error IS NOT NULL OR header_error IS NOT NULL){where} ORDER BY path",
-            args,
+            f"SELECT error FROM memories WHERE error IS NOT NULL{where} ORDER BY path", args
         )
     ]
+    headers = header_errors(conn, where, args)
+    if headers:  # read as text, and listed: reported all the same (formats.md)
+        errors = sorted([*errors, *headers.values()])
     return rows, errors
+
+
+def header_errors(conn: sqlite3.Connection, where: str = "", args: Any = ()) -> dict[str, str]:
+    """path -> why its frontmatter does not parse, for the memories read as text only
+    (none in most stores: a partial index answers). `where` continues a WHERE clause."""
+    return dict(
+        conn.execute(
+            f"SELECT path, header_error FROM memories WHERE header_error IS NOT NULL{where}", args
+        )
+    )
 
 
 def row(conn: sqlite3.Connection, path: str) -> Row | None:
@@ -93,6 +105,9 @@ def _verifiable(
         args,
     ).fetchall()
     batch = CitedBatch([], [], [0], rows, set())
+    # A memory whose header does not parse is not verified (its citations are unknown):
+    # named as skipped, as a file that cannot be read at all is.
+    headers = header_errors(conn, where.replace("WHERE m.path", " AND path"), args)
     skipped = []
     at = 0
     for path, error, cid, mentions, count in conn.execute(
@@ -100,8 +115,8 @@ def _verifiable(
         f"{where} ORDER BY m.path",
         args,
     ):
-        if error is not None:
-            skipped.append(str(error))
+        if error is not None or path in headers:
+            skipped.append(str(error if error is not None else headers[path]))
             continue
         if mentions:
             batch.mentionable.add(len(batch.paths))

@@ -60,12 +60,10 @@ CREATE TABLE memories (
     -- 1 when the file's bytes may mention code in prose (`src/app.py:42`): a verification
     -- run reads only those files again for their mentions (verify/mention_reading.py).
     mentions INTEGER NOT NULL DEFAULT 0,
-    -- The name a memory declares (frontmatter `name:`) where it is not its file name, and
-    -- its key (core.links.name_key): links find a memory by it too (core/links.py).
+    -- The name a memory declares (`name:`) where it is not its file name, and its key
+    -- (core.links.name_key); why its frontmatter does not parse, its text read as plain text.
     declared_name TEXT,
     declared_key TEXT,
-    -- Why a file's frontmatter does not parse, when its text could still be read (as plain
-    -- markdown): it is searched and its links read, reported, and never edited.
     header_error TEXT,
     -- Last: a row's columns are read in order, and the content, often larger than a
     -- page, would otherwise be walked through to reach the small ones after it.
@@ -88,8 +86,9 @@ CREATE TRIGGER memories_files_ad AFTER DELETE ON memories BEGIN
     DELETE FROM files WHERE path = old.path;
 END;
 CREATE INDEX memories_name ON memories(name_key);
--- Partial: a store whose memories declare no other name has an empty index, asked for free.
+-- Partial: empty in most stores (no other name declared, every header parses), asked for free.
 CREATE INDEX memories_declared ON memories(declared_key) WHERE declared_key IS NOT NULL;
+CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL;
 CREATE INDEX memories_hash ON memories(hash, error);  -- which texts need vectors (covering)
 
 CREATE VIEW memories_text AS SELECT id,
@@ -271,6 +270,7 @@ _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_key TEXT",
     "ALTER TABLE memories ADD COLUMN header_error TEXT",
     "CREATE INDEX memories_declared ON memories(declared_key) WHERE declared_key IS NOT NULL",
+    "CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL",
 )
 IN_PLACE: dict[int, tuple[str, ...]] = {
     version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)

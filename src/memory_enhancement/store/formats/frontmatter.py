@@ -176,7 +176,7 @@ def _load_yaml(path: str, text: str) -> dict[str, Any]:
     try:
         data = yamlload.load(text, first_line=2)
     except yamlload.YamlLimitError as exc:
-        raise BrokenHeaderError(f"{path}: refused YAML frontmatter: {exc}") from None
+        raise UnreadableMemoryError(f"{path}: refused YAML frontmatter: {exc}") from None
     except fd.yaml_module().YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
