@@ -296,3 +296,13 @@ def test_a_new_memory_in_a_folder_kept_flat_may_be_a_bare_name(
     write(store_dir, "archive/old", claude("old", "Old."))
     with pytest.raises(InvalidPathError, match="needs a category and a slug"):
         service.add("feedback_more", "More.")
+
+
+def test_tags_written_as_one_string_stay_one_string(
+    service: MemoryService, store_dir: Path
+) -> None:
+    file = write(store_dir, "deploy_notes", other_tool("updated: 2026-01-31"))
+    service.update("deploy_notes", tags=["ops", "release"])
+    assert file.read_text(encoding="utf-8") == other_tool("updated: 2026-01-31").replace(
+        "tags: ops, ci", "tags: ops, release"
+    )
