@@ -66,12 +66,22 @@ def test_a_memory_symlinked_out_of_the_store_is_refused(
         Store(store_with_bad_files).read("bad/escape")
 
 
+HEADER_ONLY = ("bad/not-a-mapping", "bad/yaml")  # the frontmatter alone does not parse
+
+
 def test_listing_skips_bad_files_with_a_warning_each_and_exits_1(
     store_with_bad_files: Path, escaping_link: Path, run_cli: RunCli
 ) -> None:
+    """A file whose header alone does not parse is listed (its text is read) and warned
+    about all the same."""
     result = run_cli(["list", "--dir", store_with_bad_files])
     assert result.exit_code == 1  # issue 14: the exit code says something was skipped
-    assert re.fullmatch(r"(\[mem:\w+\]  )?good/fine  fine  #ok\n", result.stdout)
+    listed = [re.sub(r"^\[mem:\w+\]  ", "", line).split() for line in result.stdout.splitlines()]
+    assert listed == [
+        ["bad/not-a-mapping", "not-a-mapping"],
+        ["bad/yaml", "yaml"],
+        ["good/fine", "fine", "#ok"],
+    ]
     warnings = result.stderr.splitlines()
     assert len(warnings) == len(BAD_FILES) + 1
     assert all(line.startswith("warning: ") for line in warnings)
@@ -87,7 +97,7 @@ def test_listing_as_json_skips_bad_files_too(
 
     result = run_cli(["list", "--json", "--dir", store_with_bad_files])
     assert result.exit_code == 1
-    assert [m["path"] for m in json.loads(result.stdout)] == ["good/fine"]
+    assert [m["path"] for m in json.loads(result.stdout)] == [*HEADER_ONLY, "good/fine"]
     assert "bad/yaml" in result.stderr
 
 
@@ -105,7 +115,9 @@ def test_recent_and_prune_skip_bad_files_and_leave_them_alone(
     assert escaping_link.read_bytes() == outside
 
 
-@pytest.mark.parametrize("path", [*sorted(BAD_FILES), "bad/escape"])
+@pytest.mark.parametrize(
+    "path", [*(p for p in sorted(BAD_FILES) if p not in HEADER_ONLY), "bad/escape"]
+)
 def test_get_of_a_bad_file_fails_with_exit_2_naming_it(
     store_with_bad_files: Path, escaping_link: Path, run_cli: RunCli, path: str
 ) -> None:
@@ -114,6 +126,17 @@ def test_get_of_a_bad_file_fails_with_exit_2_naming_it(
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
     assert path in result.stderr
+
+
+@pytest.mark.parametrize("path", HEADER_ONLY)
+def test_get_of_a_file_whose_header_alone_does_not_parse_shows_its_text_with_a_warning(
+    store_with_bad_files: Path, run_cli: RunCli, path: str
+) -> None:
+    result = run_cli(["get", path, "--dir", store_with_bad_files])
+    assert result.exit_code == 0
+    assert result.stdout.endswith("\nBody\n")
+    assert result.stderr.startswith(f"warning: {path}: ")
+    assert BAD_FILES[path][1] in result.stderr and "read as plain text" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -161,14 +161,18 @@ def test_the_graph_shows_the_worst_memories_and_their_neighbours(report: HealthR
         assert edge["source"] in nodes and edge["target"] in nodes
 
 
-def test_an_unreadable_memory_file_is_listed_as_skipped(project: Project) -> None:
+def test_a_memory_file_that_cannot_be_read_in_full_is_listed_as_skipped(project: Project) -> None:
+    """A file that is not text is left out of the report; one whose header alone does not
+    parse is in it (its text is read) and named among the skipped all the same."""
     project.service.add("notes/fine", "Fine.", citations=["src/app.py:3"])
     broken = project.file("notes/broken")
     broken.write_text("---\ntags: [unclosed\n---\nBody\n", encoding="utf-8")
+    project.file("notes/latin").write_bytes("Caf\xe9\n".encode("latin-1"))
     report = project.service.health()
-    assert [m.path for m in report.memories] == ["notes/fine"]
-    assert len(report.skipped) == 1
-    assert "notes/broken" in report.skipped[0]
+    assert [m.path for m in report.memories] == ["notes/broken", "notes/fine"]
+    assert len(report.skipped) == 2
+    assert "notes/broken: malformed YAML" in report.skipped[0]
+    assert "notes/latin: not UTF-8" in report.skipped[1]
 
 
 def test_an_empty_store_gives_an_empty_report(project: Project) -> None:

@@ -286,7 +286,7 @@ def test_a_healthy_store_says_so(tmp_path: Path, clock: Clock) -> None:
 def test_unreadable_files_are_mentioned_once(zoo: Project) -> None:
     zoo.file("notes/broken").write_text("---\ntags: [unclosed\n---\nx\n", encoding="utf-8")
     text = as_markdown(zoo.service.health())
-    assert "1 memory file could not be read (see `list`)." in text
+    assert "1 memory file could not be read in full (see `list`)." in text
 
 
 def test_cli_health_prints_the_markdown_by_default(zoo: Project, run_cli: RunCli) -> None:

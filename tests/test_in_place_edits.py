@@ -328,5 +328,5 @@ def test_a_memory_at_the_top_of_a_frontmatter_store_can_be_renamed_at_the_top(
     folder = git_repo / ".claude" / "memory"
     assert not (folder / "old_name.md").exists()
     assert (folder / "testing.md").read_text().endswith("See [[new_name]].\n")
-    with pytest.raises(MemoryToolError, match="a category and a slug"):
-        service.add("lonely", "A new memory still needs a category in this store.")
+    service.add("lonely", "A new memory may be a bare name in this flat store too.")
+    assert (folder / "lonely.md").is_file()

@@ -217,13 +217,14 @@ def test_an_index_of_an_older_schema_version_is_rebuilt(
     conn.close()
 
 
-@pytest.mark.parametrize("version", [16, 17, 18, 19, 20, 21, 22, 23])
-def test_an_index_of_version_16_to_23_is_brought_up_to_date_in_place_keeping_its_embeddings(
+@pytest.mark.parametrize("version", [16, 17, 18, 19, 20, 21, 22, 23, 24])
+def test_an_index_of_version_16_to_24_is_brought_up_to_date_in_place_keeping_its_embeddings(
     small_store: Path, git_repo: Path, tmp_path: Path, version: int
 ) -> None:
-    """16 to 23 -> 24 read every memory again (the mention grammar, then the link grammar,
+    """16 to 24 -> 25 read every memory again (the mention grammar, then the link grammar,
     then the mention grammar again, then both and Korean read more forms, then names keyed
-    composed, then European line words and related headings) without dropping what the files
+    composed, then European line words and related headings, then declared names and
+    headers that do not parse, in columns of their own) without dropping what the files
     do not give: the embeddings, the database's instance."""
     write_memory(small_store, "notes/words", "The handler is in `src/api.go` lines 28-76.")
     write_memory(small_store, "notes/label", "**File:** `src/api.go`\n**Line:** 28\n")
@@ -241,6 +242,10 @@ def test_an_index_of_version_16_to_23_is_brought_up_to_date_in_place_keeping_its
     # What only reading the files again corrects: a flag and links read with fewer forms.
     conn.execute("UPDATE memories SET mentions = 0, title = 'as read before'")
     conn.execute("DELETE FROM links")
+    conn.execute("DROP INDEX memories_declared")  # the columns 25 adds: not there before
+    conn.execute("DROP INDEX memories_header")
+    for column in ("declared_name", "declared_key", "header_error"):
+        conn.execute(f"ALTER TABLE memories DROP COLUMN {column}")
     conn.execute(f"PRAGMA user_version = {version}")
     conn.commit()
     conn.close()

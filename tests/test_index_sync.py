@@ -263,9 +263,11 @@ def test_git_checkout_of_another_branch_is_seen(git_repo: Path, tmp_path: Path) 
     assert paths(service.search("budget")) == ["team/budget"]
 
 
-def test_unreadable_files_are_reported_and_not_searchable(
+def test_unreadable_files_are_reported_and_a_header_that_does_not_parse_leaves_the_text_read(
     counting: MemoryService, store: Path
 ) -> None:
+    """A file that is not text is skipped; one whose frontmatter is not YAML is reported
+    too, but its text (after the header) is still searched, as plain markdown."""
     (store / "bad").mkdir()
     (store / "bad/latin.md").write_bytes("# Caf\xe9\n\nsecretword here\n".encode("latin-1"))
     (store / "bad/yaml.md").write_text(
@@ -273,11 +275,11 @@ def test_unreadable_files_are_reported_and_not_searchable(
     )
     write_memory(store, "notes/fine", "The secretword is fine here.", title="Fine")
     listing = counting.list_memories()
-    assert [s.path for s in listing.memories if s.path.startswith("bad/")] == []
+    assert [s.path for s in listing.memories if s.path.startswith("bad/")] == ["bad/yaml"]
     assert len(listing.skipped) == 2
     assert listing.skipped[0].startswith("bad/latin: not UTF-8")
     assert listing.skipped[1].startswith("bad/yaml: malformed YAML")
-    assert paths(counting.search("secretword")) == ["notes/fine"]
+    assert sorted(paths(counting.search("secretword"))) == ["bad/yaml", "notes/fine"]
     # Once repaired by hand, the file is indexed like any other.
     write_memory(store, "bad/yaml", "The secretword, repaired.", title="Y", tags=["fixed"])
     assert paths(counting.search("secretword", tag="fixed")) == ["bad/yaml"]

@@ -73,9 +73,9 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     original = Store.parse
 
-    def counting(self: Store, path: str, data: bytes, stat: Any, *, links: bool = True) -> Loaded:
+    def counting(self: Store, path: str, data: bytes, stat: Any, **options: bool) -> Loaded:
         seen.append(path)
-        return original(self, path, data, stat, links=links)
+        return original(self, path, data, stat, **options)
 
     monkeypatch.setattr(Store, "parse", counting)
     return seen

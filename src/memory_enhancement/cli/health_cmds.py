@@ -48,7 +48,8 @@ def health(
     """Verify every memory and rank them by urgency: stale and doubtful first.
 
     A report, not a gate: it exits 0 (use `verify-all` to fail a build), or 1 when a
-    memory file could not be read and is missing from the report (each one is named).
+    memory file could not be read in full (each one is named; one whose frontmatter alone
+    does not parse is in the report, its text read as plain markdown).
     """
     import json
 

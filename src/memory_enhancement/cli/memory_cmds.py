@@ -92,8 +92,8 @@ def add(
     expires_at: str | None,
     as_json: bool,
 ) -> None:
-    """Create the memory PATH (category/slug; in a Serena store a bare name will do). Refuses
-    an existing path.
+    """Create the memory PATH (category/slug; a bare name in a flat store: Serena's, Claude
+    Code's). Refuses an existing path.
 
     The content comes from --content, --file, or standard input when neither is given. Each
     file citation's snippet (the text of the cited lines) is captured from the code now.

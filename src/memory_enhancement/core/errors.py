@@ -44,6 +44,12 @@ class UnreadableMemoryError(MemoryToolError):
     """
 
 
+class BrokenHeaderError(UnreadableMemoryError):
+    """A memory whose frontmatter does not parse (malformed YAML, not a mapping): its
+    text can still be read as plain markdown (searched, its links followed), but the
+    tool does not edit it, which would mean guessing what its header says."""
+
+
 class StoreError(MemoryToolError):
     """A store that cannot be located, registered or created."""
 

@@ -8,8 +8,11 @@ the way its authors meant it:
   folders); a link that leaves the store and matches nothing is external (a
   repository document), not dangling.
 - `[[other]]`, bare ids, `[link:TYPE](other)` and frontmatter `related:` by
-  path from the store root, then by unique name; `store:path` points into
-  another store and is external.
+  path from the store root, then by unique name, then by the unique name a
+  memory declares (frontmatter `name:`, as Claude Code's memories do: its
+  `[[project-logo]]` means the memory whose header says `name: project-logo`,
+  kept in `project_logo.md`); `store:path` points into another store and is
+  external.
 - `[mem:a7Bc3x]` through the citation IDs; `mem:beta` (Serena's convention)
   by path, then by unique name, then as a citation ID.
 - candidates (a list item's lead, a name in related material; see
@@ -85,7 +88,10 @@ class Resolver:
         ids: Mapping[str, str] | None = None,
         stores: Iterable[str] = STORE_PREFIXES,
         repo: RepoView | None = None,
+        declared: Mapping[str, str] | None = None,
     ) -> None:
+        """`declared`: the names memories declare (path -> name), where one differs from
+        the memory's file name."""
         self.repo = repo
         self.paths = set(paths)
         self.ids = dict(ids or {})
@@ -98,6 +104,14 @@ class Resolver:
             if (spelled := composed(name)) != name:  # a Mac's `가게.md`, linked to as typed
                 self.by_name[spelled].append(path)
             self.by_folded[name_key(name)].append(path)
+        # Declared names are asked only when no file name matches, so most stores (none
+        # declared) pay nothing for them.
+        self.declared: dict[str, list[str]] = defaultdict(list)
+        self.declared_folded: dict[str, list[str]] = defaultdict(list)
+        for path, name in sorted((declared or {}).items()):
+            if path in self.paths:
+                self.declared[name].append(path)
+                self.declared_folded[name_key(name)].append(path)
         self._by_slug: dict[str, list[str]] | None = None  # made by suggest, when first asked
 
     def resolve(self, source: str, link: Link) -> Resolution:
@@ -170,7 +184,10 @@ class Resolver:
             # since moved into a folder is found by its unique name, as `x` would be.
             return self._by_name(inside, strict=True)
         if link.kind is not LinkKind.MARKDOWN:
-            by_name = self._by_name(strip_md(target.lstrip("/")), strict=link.kind.candidate)
+            name = strip_md(target.lstrip("/"))
+            by_name = self._by_name(name, strict=link.kind.candidate)
+            if by_name is _DANGLING and self.declared and not link.kind.candidate:
+                by_name = self._by_declared(name)
             if by_name.status is LinkStatus.DANGLING and link.kind is LinkKind.MEM_REF:
                 found = self.ids.get(target)
                 return Resolution(LinkStatus.RESOLVED, found) if found else _DANGLING
@@ -242,6 +259,18 @@ class Resolver:
         matches = self.by_name.get(name) or self.by_name.get(composed(name))
         if not matches and not (strict and name.isalpha()):
             matches = self.by_folded.get(name_key(name))
+        if matches and len(matches) == 1:
+            return Resolution(LinkStatus.RESOLVED, matches[0])
+        if matches:
+            return Resolution(LinkStatus.AMBIGUOUS, None, tuple(matches))
+        return _DANGLING
+
+    def _by_declared(self, name: str) -> Resolution:
+        """The one memory declaring this name (`[[project-logo]]` for `name: project-logo`),
+        as written, else case-folded like file names; a name that is a path is none."""
+        if "/" in name:
+            return _DANGLING
+        matches = self.declared.get(name) or self.declared_folded.get(name_key(name))
         if matches and len(matches) == 1:
             return Resolution(LinkStatus.RESOLVED, matches[0])
         if matches:

@@ -165,7 +165,9 @@ class Memory:
 
     @property
     def title(self) -> str:
-        """The first `# ` heading of the content, else the last path segment."""
+        """The first `# ` heading of the content, else the title or name its frontmatter
+        declares (`name: No defensive fallbacks`: Claude Code's memories have no heading),
+        else the last path segment."""
         head = self.content.lstrip()
         if head.startswith("# "):  # most memories open with their title: read one line
             first = _FIRST_LINE.match(head)
@@ -181,6 +183,11 @@ class Memory:
                 continue
             if not fence and line.startswith("# "):
                 return line[2:].strip().strip("#").strip()
+        extra = self.meta.extra
+        for key in ("title", "name"):
+            declared = extra.get(key) if extra else None
+            if isinstance(declared, str) and declared.strip() and "\n" not in declared:
+                return declared.strip()
         return self.path.rsplit("/", 1)[-1]
 
     @property

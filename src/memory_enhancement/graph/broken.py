@@ -25,6 +25,7 @@ from urllib.parse import unquote
 from memory_enhancement.core.links import LinkStatus, Resolution, Resolver, link_text_for
 from memory_enhancement.core.model import Fix, Link, LinkKind
 from memory_enhancement.index.index import Index
+from memory_enhancement.index.linking import whole_store
 from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.edits import rewrite
 
@@ -206,8 +207,7 @@ def links_touching(index: Index, path: str) -> list[_Held]:
             "WHERE l.status = 'resolved' AND l.kind != ? AND (l.resolved = ? OR m.path = ?)",
             (LinkKind.MEM_ID.value, path, path),
         ).fetchall()
-        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
-    resolver = Resolver(paths)
+        resolver = whole_store(conn)
     held = []
     for source, target, kind, kind_type, line, resolved in rows:
         link = Link(target, kind_type, LinkKind(kind), line)
@@ -224,8 +224,7 @@ def follow_move(
     links start from a new folder). Links that still find their memory are left alone;
     `[mem:ID]` links never need it, the ID moves with the memory."""
     with index.connect() as conn:
-        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
-    resolver = Resolver(paths)
+        resolver = whole_store(conn)  # the names memories declare too: `[[name]]` still finds
     items = []
     for item in held:
         source = target if item.source == origin else item.source

@@ -154,7 +154,7 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
         files = (
             "1 memory file" if len(report.skipped) == 1 else f"{len(report.skipped)} memory files"
         )
-        lines.append(f"{files} could not be read (see `list`).")
+        lines.append(f"{files} could not be read in full (see `list`).")
         lines.append("")
     lines.append(f"<sub>memory-enhancement health, {report.generated_at}</sub>")
     return "\n".join(lines) + "\n"

@@ -46,6 +46,7 @@ def apply(
         for p in gone
         for row in conn.execute("SELECT citation_id FROM memories WHERE path = ?", (p,))
     ]
+    names = _declared_keys(conn, [*gone, *todo])  # names declared before: links to re-resolve
     conn.executemany("DELETE FROM memories WHERE path = ?", [(p,) for p in gone])
     added: list[tuple[str, Document | None, str | None]] = []
     updated = 0
@@ -59,10 +60,12 @@ def apply(
     for path, ready in sorted(preloaded.items()):
         digest = hashlib.blake2b(ready.data, digest_size=16).hexdigest()
         updated += path in known
-        upsert(
+        declared = upsert(
             conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
             fresh=path not in known, children=children, mentions=may_mention(ready.data),
         )  # fmt: skip
+        if declared is not None:
+            names.add(declared)
         if path not in known:
             added.append((path, ready.doc, None))
     digests = {path: row[2] for path, row in known.items()}
@@ -78,11 +81,13 @@ def apply(
             restamped.append((outcome.mtime, outcome.size, path))
             continue
         updated += path in known
-        upsert(
+        declared = upsert(
             conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
             outcome.digest, fresh=path not in known, children=children,
-            mentions=outcome.mentions,
+            mentions=outcome.mentions, header_error=outcome.header,
         )  # fmt: skip
+        if declared is not None:
+            names.add(declared)
         if path not in known:
             added.append((path, outcome.doc, outcome.error))
     conn.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
@@ -101,8 +106,33 @@ def apply(
     # memories read anew have theirs resolved again (a bulk rewrite of a store would
     # otherwise resolve every link of it).
     reread = [p for p in todo if p not in same] if same else todo
-    resolve_links(conn, store.name, reread, [*appeared, *gone], gone_ids, repo)
+    resolve_links(conn, store.name, reread, [*appeared, *gone], gone_ids, repo, names)
     return len(added), updated, len(gone), touched
+
+
+def _declared_keys(conn: sqlite3.Connection, paths: list[str]) -> set[str]:
+    """The keys of the names these memories declared as the index holds them (a memory
+    that declares another name, or goes, changes what links of its old name find). One
+    look at the partial index first: a store whose memories declare none asks no more."""
+    if (
+        not paths
+        or not conn.execute(
+            "SELECT 1 FROM memories WHERE declared_key IS NOT NULL LIMIT 1"
+        ).fetchone()
+    ):
+        return set()
+    keys: set[str] = set()
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        keys.update(
+            row[0]
+            for row in conn.execute(
+                "SELECT declared_key FROM memories WHERE declared_key IS NOT NULL "
+                f"AND path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return keys
 
 
 def known_rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, int, str]]:

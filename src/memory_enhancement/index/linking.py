@@ -9,7 +9,7 @@ appears or vanishes, so only those links are resolved again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from memory_enhancement.core.links import (
     STORE_PREFIXES,
@@ -29,13 +29,15 @@ def resolve_links(
     moved: list[str],
     gone_ids: list[str],
     repo: RepoView | None = None,
+    names: set[str] | None = None,
 ) -> None:
     """Re-resolve the links whose answer may have changed, and only those.
 
     That is the links of memories just (re)written, and links anywhere whose
-    target name (or citation ID) is that of a memory that appeared or vanished.
+    target name (or citation ID) is that of a memory that appeared or vanished,
+    or a name (key) a memory declared or stopped declaring (`names`).
     """
-    keys = {path_key(p) for p in moved} | {ANY_NAME}
+    keys = {path_key(p) for p in moved} | {ANY_NAME} | (names or set())
     for chunk in chunks(moved):
         marks = ",".join("?" * len(chunk))
         keys.update(
@@ -118,7 +120,7 @@ def _resolver_for(
     names: set[str] = set()
     ids: set[str] = set()
     if len(rows) >= SMALL:
-        return _whole_store(conn, stores, repo)  # a big batch: no names worth gathering
+        return whole_store(conn, stores, repo)  # a big batch: no names worth gathering
     for _, _, target, kind, _ in rows:
         if len(names) + len(ids) >= SMALL:
             break
@@ -133,15 +135,24 @@ def _resolver_for(
         names.add(name)
     else:
         paths: list[str] = []
+        declared: dict[str, str] = {}
         for chunk in chunks(sorted(names)):
+            marks = ",".join("?" * len(chunk))
             paths.extend(
                 row[0]
                 for row in conn.execute(
-                    "SELECT path FROM memories WHERE error IS NULL AND name_key IN "
-                    f"({','.join('?' * len(chunk))})",
+                    f"SELECT path FROM memories WHERE error IS NULL AND name_key IN ({marks})",
                     chunk,
                 )
             )
+            declared.update(
+                conn.execute(
+                    "SELECT path, declared_name FROM memories WHERE error IS NULL "
+                    f"AND declared_key IN ({marks})",
+                    chunk,
+                )
+            )
+        paths.extend(declared)
         by_id: dict[str, str] = {}
         for chunk in chunks(sorted(ids)):
             by_id.update(
@@ -151,14 +162,32 @@ def _resolver_for(
                     chunk,
                 )
             )
-        return Resolver(paths, by_id, stores, repo)
-    return _whole_store(conn, stores, repo)
+        return Resolver(paths, by_id, stores, repo, declared)
+    return whole_store(conn, stores, repo)
 
 
-def _whole_store(conn: sqlite3.Connection, stores: set[str], repo: RepoView | None) -> Resolver:
+def whole_store(
+    conn: sqlite3.Connection,
+    stores: Iterable[str] = STORE_PREFIXES,
+    repo: RepoView | None = None,
+) -> Resolver:
+    """A resolver that knows every readable memory of the index, its citation ID and the
+    name it declares."""
     return Resolver(
         [row[0] for row in conn.execute("SELECT path FROM memories WHERE error IS NULL")],
         dict(conn.execute("SELECT citation_id, path FROM memories WHERE citation_id IS NOT NULL")),
         stores,
         repo,
+        declared_names(conn),
+    )
+
+
+def declared_names(conn: sqlite3.Connection) -> dict[str, str]:
+    """path -> the name it declares, for the memories that declare another name than their
+    file's (none in most stores: asked of a partial index, it costs nothing then)."""
+    return dict(
+        conn.execute(
+            "SELECT path, declared_name FROM memories "
+            "WHERE declared_key IS NOT NULL AND error IS NULL"
+        )
     )

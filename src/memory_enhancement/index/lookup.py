@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memory_enhancement.core.errors import InvalidInputError, NotFoundError
 from memory_enhancement.core.ids import format_citation_id, parse_citation_id
-from memory_enhancement.core.links import LinkStatus, Resolver
+from memory_enhancement.core.links import LinkStatus
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import queries
 from memory_enhancement.index.index import Index
@@ -34,9 +34,11 @@ def find(index: Index, state: State, reference: str) -> str:
     text = reference.strip()
     if text.startswith(("mem:", "[mem:")):
         return resolve_id(index, state, text)
+    from memory_enhancement.index.linking import whole_store  # loads the writer: only here
+
     with index.connect() as conn:
-        paths = [r[0] for r in conn.execute("SELECT path FROM memories WHERE error IS NULL")]
-    found = Resolver(paths).resolve("", Link(text, "link", LinkKind.BARE))
+        resolver = whole_store(conn)  # a unique file name, else a unique declared name
+    found = resolver.resolve("", Link(text, "link", LinkKind.BARE))
     if found.status is LinkStatus.RESOLVED and found.target:
         return found.target
     if found.candidates:

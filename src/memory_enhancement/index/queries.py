@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.index.rows import ROW_COLUMNS, Row, row_from
@@ -42,7 +43,20 @@ def rows(
             f"SELECT error FROM memories WHERE error IS NOT NULL{where} ORDER BY path", args
         )
     ]
+    headers = header_errors(conn, where, args)
+    if headers:  # read as text, and listed: reported all the same (formats.md)
+        errors = sorted([*errors, *headers.values()])
     return rows, errors
+
+
+def header_errors(conn: sqlite3.Connection, where: str = "", args: Any = ()) -> dict[str, str]:
+    """path -> why its frontmatter does not parse, for the memories read as text only
+    (none in most stores: a partial index answers). `where` continues a WHERE clause."""
+    return dict(
+        conn.execute(
+            f"SELECT path, header_error FROM memories WHERE header_error IS NOT NULL{where}", args
+        )
+    )
 
 
 def row(conn: sqlite3.Connection, path: str) -> Row | None:
@@ -91,6 +105,9 @@ def _verifiable(
         args,
     ).fetchall()
     batch = CitedBatch([], [], [0], rows, set())
+    # A memory whose header does not parse is not verified (its citations are unknown):
+    # named as skipped, as a file that cannot be read at all is.
+    headers = header_errors(conn, where.replace("WHERE m.path", " AND path"), args)
     skipped = []
     at = 0
     for path, error, cid, mentions, count in conn.execute(
@@ -98,8 +115,8 @@ def _verifiable(
         f"{where} ORDER BY m.path",
         args,
     ):
-        if error is not None:
-            skipped.append(str(error))
+        if error is not None or path in headers:
+            skipped.append(str(error if error is not None else headers[path]))
             continue
         if mentions:
             batch.mentionable.add(len(batch.paths))
@@ -239,3 +256,10 @@ def _category_filter(category: str | None) -> tuple[str, tuple[str, ...]]:
     prefix = category.strip("/") + "/"
     # path in [prefix, prefix with its last character bumped): a prefix match on the index.
     return " AND path >= ? AND path < ?", (prefix, prefix[:-1] + "0")
+
+
+def flat(conn: sqlite3.Connection) -> bool:
+    """Whether the store has memories and all of them sit at its top (no folder)."""
+    some = conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
+    nested = conn.execute("SELECT 1 FROM memories WHERE instr(path, '/') > 0 LIMIT 1").fetchone()
+    return some is not None and nested is None

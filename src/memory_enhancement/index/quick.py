@@ -32,8 +32,9 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # script, NFC); 22: names keyed composed (NFC), so links again, and `mentions` flags
 # (full-width label colons); 23: `mentions` flags (`app.py at line 42`, `(line ~960)`,
 # `app.rs 30번째 줄`); 24: `mentions` flags and links (`app.go` línea 42, `x.ts` Zeile 7,
-# `## Verwandte Memories`). See schema.py.
-SCHEMA_VERSION = 24
+# `## Verwandte Memories`); 25: names memories declare (`name:`), frontmatter that does not
+# parse read as plain text (three columns). See schema.py.
+SCHEMA_VERSION = 25
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 
@@ -220,6 +221,10 @@ def listing_rows(
         (live_at, limit) if limit is not None else (live_at,),
     ).fetchall()
     broken = conn.execute("SELECT 1 FROM memories WHERE error IS NOT NULL LIMIT 1").fetchone()
+    if broken is None:  # a header that does not parse is reported too (a partial index)
+        broken = conn.execute(
+            "SELECT 1 FROM memories WHERE header_error IS NOT NULL LIMIT 1"
+        ).fetchone()
     return rows, broken is not None
 
 

@@ -36,6 +36,7 @@ class Outcome(NamedTuple):
     size: int = 0
     digest: str = ""
     mentions: bool = False  # the bytes may mention code in prose (core.mentions.may_mention)
+    header: str | None = None  # why its frontmatter does not parse (doc: the rest, as text)
 
 
 def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
@@ -48,13 +49,19 @@ def read_one(store: Store, path: str, known_digest: str | None) -> Outcome:
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if digest == known_digest:
         return Outcome(path, "same", mtime=stat.st_mtime_ns, size=stat.st_size, digest=digest)
+    header = None
     try:
-        doc: Document | None = store.parse(path, data, stat).doc
+        # Lenient: one bad line in a header (`description: Logo: v2`) must not hide the
+        # memory's text from search nor its links from the graph; the rest is read as text.
+        doc: Document | None = store.parse(path, data, stat, lenient=True).doc
         error = None
+        header = getattr(doc, "header_error", None)
     except MemoryToolError as exc:
         doc, error = None, str(exc)
     mentions = may_mention(data)
-    return Outcome(path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest, mentions)
+    return Outcome(
+        path, "doc", doc, error, stat.st_mtime_ns, stat.st_size, digest, mentions, header
+    )
 
 
 def unchanged(
@@ -132,6 +139,6 @@ def _work(root: str, paths: list[str], known: dict[str, str]) -> list[Outcome]:
         if doc is not None:  # send back what the index keeps, not the whole document
             light = Document(doc.memory, "", doc.problems, doc.citation_lines)
             outcome = Outcome(path, outcome.kind, light, None, outcome.mtime, outcome.size,
-                              outcome.digest, outcome.mentions)  # fmt: skip
+                              outcome.digest, outcome.mentions, outcome.header)  # fmt: skip
         outcomes.append(outcome)
     return outcomes

@@ -60,6 +60,11 @@ CREATE TABLE memories (
     -- 1 when the file's bytes may mention code in prose (`src/app.py:42`): a verification
     -- run reads only those files again for their mentions (verify/mention_reading.py).
     mentions INTEGER NOT NULL DEFAULT 0,
+    -- The name a memory declares (`name:`) where it is not its file name, and its key
+    -- (core.links.name_key); why its frontmatter does not parse, its text read as plain text.
+    declared_name TEXT,
+    declared_key TEXT,
+    header_error TEXT,
     -- Last: a row's columns are read in order, and the content, often larger than a
     -- page, would otherwise be walked through to reach the small ones after it.
     content TEXT NOT NULL DEFAULT ''
@@ -81,6 +86,9 @@ CREATE TRIGGER memories_files_ad AFTER DELETE ON memories BEGIN
     DELETE FROM files WHERE path = old.path;
 END;
 CREATE INDEX memories_name ON memories(name_key);
+-- Partial: empty in most stores (no other name declared, every header parses), asked for free.
+CREATE INDEX memories_declared ON memories(declared_key) WHERE declared_key IS NOT NULL;
+CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL;
 CREATE INDEX memories_hash ON memories(hash, error);  -- which texts need vectors (covering)
 
 CREATE VIEW memories_text AS SELECT id,
@@ -249,29 +257,24 @@ END;
 # From an older version, the SQL that makes it this one with the same tables: every file
 # is made to look changed (a size and a hash no file has) and every folder unrecorded, so
 # the next sync reads and parses them all again, as a rebuild would, but keeps the rows the
-# files do not give (the embeddings). 16 -> 17: the mention grammar reads more forms
-# (core/prose_mentions.py), so each memory's `mentions` flag must be read again; 17 -> 18:
-# the link grammar reads more forms (Chinese prose references, `memory:` links, links in
-# headings, store paths naming no memory) and drops some (a memory's own ID bullet, `mem:`
-# examples naming nothing), so each memory's links must be read again; 18 -> 19: the mention
-# grammar reads `**Line:** 12` under `**File:** `app.py``, so the `mentions` flags again;
-# 19 -> 20: links again (a `- Related: `x`` label opening a list item, Korean "`x` 참조" and
-# "메모리 `x`"), and each memory's `mentions` flag with them (Korean `app.py 라인 42` is a
-# mention now), and its segmented text (decomposed Hangul is composed first, cjk.segment);
-# 20 -> 21: a name alone in a `## Links` item is a link in any script (`- 설계`), and CJK
-# text is indexed composed (NFC, cjk.composed), so links and text again; 21 -> 22: names are
-# matched composed (core.links.name_key: `[[가게]]` finds a Mac's decomposed `가게.md`), so
-# each memory's `name_key` and its links' keys again, and its `mentions` flag (a `**Line：** 12`
-# label with a full-width colon was not flagged); 22 -> 23: the `mentions` flags again (`app.py
-# at line 42`, `(line ~960)`, `app.rs 30번째 줄` are mentions now).
-# 23 -> 24: the mention grammar reads line words of other European languages (`app.go` línea
-# 42, `x.ts` Zeile 7, `x.py` строка 3), and the link grammar their related headings (`##
-# Verwandte Memories`, `## Связанные`), so the `mentions` flags and the links again.
+# files do not give (the embeddings). 16 to 24 each read more from the same files (what
+# changed is listed at SCHEMA_VERSION, quick.py): the mention grammar (`x.go` lines 28-76,
+# `**Line:** 12`, `app.py 라인 42`, `app.go` línea 42), the link grammar (Chinese and Korean
+# prose references, `## Links` items in any script, European related headings), names and
+# CJK text composed (NFC). 24 -> 25: links find a memory by the name its frontmatter
+# declares, and a file whose frontmatter does not parse is read as plain text: three
+# columns (added after `content`, which a new index has last), every file read again.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
+_ADD_COLUMNS = (
+    "ALTER TABLE memories ADD COLUMN declared_name TEXT",
+    "ALTER TABLE memories ADD COLUMN declared_key TEXT",
+    "ALTER TABLE memories ADD COLUMN header_error TEXT",
+    "CREATE INDEX memories_declared ON memories(declared_key) WHERE declared_key IS NOT NULL",
+    "CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL",
+)
 IN_PLACE: dict[int, tuple[str, ...]] = {
-    16: _READ_AGAIN, 17: _READ_AGAIN, 18: _READ_AGAIN, 19: _READ_AGAIN, 20: _READ_AGAIN,
-    21: _READ_AGAIN, 22: _READ_AGAIN, 23: _READ_AGAIN,
-}  # fmt: skip
+    version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)
+}
 
 
 def connect(path: Path | None) -> sqlite3.Connection:

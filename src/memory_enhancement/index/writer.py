@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -69,7 +69,7 @@ _COLUMNS = (
     "path", "name_key", "title", "tags", "content", "format", "created_at", "updated_at",
     "expires_at", "source", "confidence", "last_verified", "citation_count", "declared_id",
     "mtime_ns", "size", "hash", "error", "problems", "fts_title", "fts_tags", "fts_path",
-    "fts_content", "cjk", "mentions",
+    "fts_content", "cjk", "mentions", "declared_name", "declared_key", "header_error",
 )  # fmt: skip
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
@@ -91,11 +91,14 @@ def upsert(
     fresh: bool = False,
     children: Children | None = None,
     mentions: bool = False,
-) -> None:
+    header_error: str | None = None,
+) -> str | None:
     """Write one memory's row; its tags, links and citations go to `children`
     (inserted at once by the caller), or are inserted now when none is given.
     `mentions`: the file's bytes may mention code in prose (only those files are read
-    again for their mentions by a verification run)."""
+    again for their mentions by a verification run); `header_error`: why its frontmatter
+    does not parse, the rest of its text read as plain markdown (reading.py). Returns the
+    key of the name the memory declares, if any (see declared_name)."""
     memory = doc.memory if doc else None
     meta = memory.meta if memory else None
     title = memory.title if memory else ""  # a property that reads the content: once
@@ -105,6 +108,8 @@ def upsert(
     cjk = 0.0
     if memory and (fts_title is not None or fts_content is not None):
         cjk = share(f"{title}\n{memory.content}")
+    declared = declared_name(path, meta.extra) if meta and meta.extra else None
+    declared_key = name_key(declared) if declared is not None else None
     values = (
         path,
         path_key(path),
@@ -131,6 +136,9 @@ def upsert(
         fts_content,
         cjk,
         int(mentions and error is None),
+        declared,
+        declared_key,
+        header_error if error is None else None,
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
     conn.execute(
@@ -141,7 +149,7 @@ def upsert(
         if not fresh:
             for table in ("tags", "links", "citations"):
                 conn.execute(f"DELETE FROM {table} WHERE memory_id = ?", (memory_id,))
-        return
+        return None
     links = [
         (
             memory_id,
@@ -178,7 +186,7 @@ def upsert(
         # One memory the index cannot hold is recorded as unreadable (and so reported and
         # skipped by every listing) instead of failing the whole sync.
         upsert(conn, path, None, str(exc), mtime, size, digest, children=children)
-        return
+        return None
     if not fresh:  # a memory seen for the first time has no old rows to clear
         conn.execute("DELETE FROM tags WHERE memory_id = ?", (memory_id,))
         conn.execute("DELETE FROM links WHERE memory_id = ?", (memory_id,))
@@ -192,6 +200,20 @@ def upsert(
     rows.citations.extend(citations)
     if children is None:
         rows.flush(conn)
+    return declared_key
+
+
+def declared_name(path: str, extra: Mapping[str, Any]) -> str | None:
+    """The name a memory's frontmatter declares (`name: project-logo`, as Claude Code's
+    memories do), when it is one a link can write and not the file's own name already.
+    Links written `[[project-logo]]` find `project_logo.md` by it (core/links.py)."""
+    name = extra.get("name")
+    if not isinstance(name, str):
+        return None
+    name = name.strip()
+    if not name or "/" in name or "\n" in name or len(name) > 200:
+        return None
+    return None if name_key(name) == path_key(path) else name
 
 
 def _same_citations(conn: sqlite3.Connection, memory_id: int, rows: list[tuple[Any, ...]]) -> bool:

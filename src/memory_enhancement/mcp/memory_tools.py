@@ -45,7 +45,8 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         store: Store = None,
     ) -> MemoryOut:
         """Save a new memory (creating its store and category). Refuses an existing path. A
-        path is category/slug; in a Serena store (.serena/memories) a bare name will do."""
+        path is category/slug; a bare name in a store that keeps all its memories at its top
+        (.serena/memories, a Claude Code memory folder)."""
         with tool_errors():
             result = service(ctx, store, create=True).add(
                 path, content, tags=tags or (), expires_at=expires_at,

@@ -63,7 +63,8 @@ def render_context(
     used: list[SearchResult] = []
     used_size = 0
     for result in results:
-        memory = store.read(result.hit.row.path, links=False).doc.memory
+        # Lenient: search finds a memory whose header does not parse by its text (formats.md).
+        memory = store.read(result.hit.row.path, links=False, lenient=True).doc.memory
         block = _block(memory.content, result)
         if budget is not None and used_size + size(block) > budget:
             if blocks:

@@ -40,11 +40,18 @@ class Memories(ServiceBase):
 
     # -- reading ----------------------------------------------------------------
 
+    def _flat(self) -> bool:
+        """Whether the store keeps every memory at its top, as Claude Code's memory folder
+        does (`feedback_x.md` beside `MEMORY.md`): a new memory may then be a bare name."""
+        with self.index.connect() as conn:
+            return queries.flat(conn)
+
     def get(
         self, path: str, *, include_expired: bool = False, action: str | None = "get"
     ) -> Fetched:
         """A memory's content and metadata; records the use (seed 002 §5) unless action=None."""
-        loaded = self.store.read(self.store.locate(path), links=False)
+        # Lenient: a memory whose header does not parse is shown as text (a warning says why).
+        loaded = self.store.read(self.store.locate(path), links=False, lenient=True)
         memory = loaded.doc.memory
         expires = memory.meta.expires_at
         if not include_expired and expires is not None and memory.meta.is_expired(self.clock()):
@@ -118,7 +125,8 @@ class Memories(ServiceBase):
         source: str = "cli",
     ) -> WriteResult:
         chosen = self.store.default_format()  # samples the store's files: asked once
-        target = normalize_new_path(path, flat=chosen == "serena")
+        bare = "/" not in path.strip().strip("/")
+        target = normalize_new_path(path, flat=chosen == "serena" or (bare and self._flat()))
         if not content or not content.strip():
             raise InvalidInputError(f"content of {target!r} is empty")
         content = clean_content(content)

@@ -130,18 +130,28 @@ class Store:
 
     # -- reading --------------------------------------------------------------
 
-    def read(self, path: str, *, links: bool = True) -> Loaded:
-        """Read and parse one memory; UnreadableMemoryError says what is wrong with it."""
+    def read(self, path: str, *, links: bool = True, lenient: bool = False) -> Loaded:
+        """Read and parse one memory; UnreadableMemoryError says what is wrong with it.
+        `lenient` (a read that writes nothing) takes a file whose frontmatter alone does not
+        parse as text (formats.parse_text)."""
         data, stat = self.read_bytes(path)
-        return self.parse(path, data, stat, links=links)
+        return self.parse(path, data, stat, links=links, lenient=lenient)
 
-    def parse(self, path: str, data: bytes, stat: os.stat_result, *, links: bool = True) -> Loaded:
+    def parse(
+        self,
+        path: str,
+        data: bytes,
+        stat: os.stat_result,
+        *,
+        links: bool = True,
+        lenient: bool = False,
+    ) -> Loaded:
         # The formats (their parsers, YAML, markdown) are loaded when a file is parsed:
         # a call whose index is in step parses nothing and need not load them.
         from memory_enhancement.store import formats
 
         decoded = formats.decode(path, data)
-        doc = formats.parse_text(path, decoded.text, links=links)
+        doc = formats.parse_text(path, decoded.text, links=links, lenient=lenient)
         return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size, data)
 
     def read_bytes(self, path: str, *, scanned: bool = False) -> tuple[bytes, os.stat_result]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from memory_enhancement.core.errors import BrokenHeaderError
 from memory_enhancement.store.formats.base import Decoded, Document, Format, decode
 
 
@@ -44,8 +45,18 @@ def detect(text: str) -> Format:
     return formats[-1]
 
 
-def parse_text(path: str, text: str, *, links: bool = True) -> Document:
-    return detect(text).parse(path, text, links=links)
+def parse_text(path: str, text: str, *, links: bool = True, lenient: bool = False) -> Document:
+    """The file's document; `lenient` reads a file whose frontmatter does not parse as
+    text (a read-only document: see FrontmatterFormat.parse_text_only) instead of raising."""
+    fmt = detect(text)
+    if not lenient:
+        return fmt.parse(path, text, links=links)
+    try:
+        return fmt.parse(path, text, links=links)
+    except BrokenHeaderError as exc:
+        from memory_enhancement.store.formats.frontmatter import FrontmatterFormat
+
+        return FrontmatterFormat().parse_text_only(path, text, exc, links=links)
 
 
 __all__ = ["Decoded", "Document", "Format", "by_name", "decode", "detect", "parse_text", "registry"]

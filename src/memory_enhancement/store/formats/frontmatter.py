@@ -29,7 +29,11 @@ from dataclasses import replace
 from typing import Any
 
 from memory_enhancement.core.citations import make_citation, parse_citation, parse_line_spec
-from memory_enhancement.core.errors import MemoryToolError, UnreadableMemoryError
+from memory_enhancement.core.errors import (
+    BrokenHeaderError,
+    MemoryToolError,
+    UnreadableMemoryError,
+)
 from memory_enhancement.core.ids import parse_citation_id
 from memory_enhancement.core.model import Citation, Link, LinkKind, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import maybe_timestamp
@@ -44,6 +48,7 @@ from memory_enhancement.store.formats.base import (
     keep_final_newline,
 )
 from memory_enhancement.store.formats.frontmatter_doc import (
+    ALIASES,
     FIELDS,
     ITEM_LINE,
     KEY_LINE,
@@ -90,6 +95,23 @@ class FrontmatterFormat:
         doc.memory = Memory(path, content_of(body), meta, found, self.name)
         return doc
 
+    def parse_text_only(
+        self, path: str, text: str, error: BrokenHeaderError, *, links: bool = True
+    ) -> FrontmatterDocument:
+        """A file whose frontmatter does not parse (`parse` raised `error`), read for what
+        can still be read: the text after the header as its content, its links. The header
+        is skipped, not guessed at; `header_error` says why (listings report it). Never
+        rendered: every edit parses the file again, and is refused."""
+        lines = as_lines(text)
+        close = _closing_line(lines)
+        body = "".join(lines[close + 1 :]) if close is not None else text
+        offset = close + 1 if close is not None else 0
+        found = tuple(extract_links(body, line_offset=offset)) if links else None
+        why = f"{error} (the rest is read as plain text; the tool edits it once the header parses)"
+        doc = FrontmatterDocument(Memory(path, ""), text, [why], lines=lines, header_error=why)
+        doc.memory = Memory(path, content_of(body), MemoryMeta(), found, self.name)
+        return doc
+
     def render(self, doc: Document | None, memory: Memory) -> str:
         from memory_enhancement.store.formats import frontmatter_write as write  # writes only
 
@@ -104,6 +126,8 @@ class FrontmatterFormat:
         new_links = added_links(doc.memory, memory)
         if closed_text(doc.text) != doc.text:  # edited as if it ended with a newline
             doc = self.parse(doc.memory.path, closed_text(doc.text), links=False)
+        if doc.aliases:  # times kept under another key keep its format, and its precision
+            memory = replace(memory, meta=write.as_aliased(doc, memory.meta))
         lines = write.edit_keys(doc, memory.meta, new_links)
         if content_of(memory.content) != doc.memory.content:
             close = doc.close + len(lines) - len(doc.lines)  # key edits sit above it
@@ -157,13 +181,11 @@ def _load_yaml(path: str, text: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UnreadableMemoryError(
-            f"{path}: malformed YAML frontmatter{where}: {problem}"
-        ) from None
+        raise BrokenHeaderError(f"{path}: malformed YAML frontmatter{where}: {problem}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise UnreadableMemoryError(
+        raise BrokenHeaderError(
             f"{path}: YAML frontmatter must be a mapping of keys, not {type(data).__name__}"
         )
     return {str(k): v for k, v in data.items()}
@@ -235,8 +257,35 @@ def _read_meta(doc: FrontmatterDocument) -> MemoryMeta:
         except (MemoryToolError, ValueError, TypeError):
             extra[key] = value
             doc.problems.append(f"{doc.memory.path}: unreadable {key!r} value {value!r}")
+    if any(name not in data for name in ALIASES):
+        _read_aliases(doc, values, extra)
     values["citations"] = _read_citations(doc, data.get("citations"))
     return MemoryMeta(**values, extra=extra)
+
+
+def _read_aliases(doc: FrontmatterDocument, values: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Times another tool keeps under its own key (ALIASES), when the tool's own is absent:
+    read as the memory's, and taken out of `extra` (the writer stamps that key)."""
+    for name, keys in ALIASES.items():
+        if name in doc.data:
+            continue  # the tool's own key: any other stays a key of the file's own
+        for key in keys:
+            parent, _, child = key.rpartition(".")
+            holder = extra.get(parent) if parent else extra
+            if not isinstance(holder, dict) or child not in holder:
+                continue
+            try:
+                moment = _field_value(name, holder[child])
+            except (MemoryToolError, ValueError, TypeError):
+                break  # `updated: last week`: not a time, kept as the file has it
+            if moment is not None and fd.alias_line(doc, key) is not None:
+                values[name] = moment
+                doc.aliases[name] = key
+                if parent:
+                    extra[parent] = {k: v for k, v in holder.items() if k != child}
+                else:
+                    del extra[key]
+            break
 
 
 def _field_value(key: str, value: Any) -> Any:

@@ -32,6 +32,15 @@ FIELDS = (
     "citation_id",
 )
 TIMES = ("created_at", "updated_at", "expires_at", "last_verified")
+# The keys other tools keep the same times under, by field: a file with one of these and not
+# the tool's own key has its time read from it, and written back to it in its own format.
+# `metadata.modified`: a key of a mapping (Claude Code keeps `metadata: {type, modified}`).
+ALIASES = {
+    "created_at": ("created", "date_created", "created_on"),
+    "updated_at": (
+        "updated", "last_updated", "last_modified", "modified", "updated_on", "metadata.modified",
+    ),
+}  # fmt: skip
 
 
 @cache
@@ -63,6 +72,8 @@ class FrontmatterDocument(Document):
     blocks: dict[str, Block] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     item_valid: bool = True  # every citation item parsed
+    aliases: dict[str, str] = field(default_factory=dict)  # field -> its key here (ALIASES)
+    header_error: str | None = None  # read as text only: why (FrontmatterFormat.parse_text_only)
 
 
 def text_of(value: Any) -> str | None:
@@ -88,3 +99,27 @@ def flow(value: Any) -> str:
     else:
         dumped = yaml.safe_dump(value, default_flow_style=True, width=2**31, allow_unicode=True)
     return str(dumped).removesuffix("\n").removesuffix("\n...").strip()
+
+
+def alias_line(doc: FrontmatterDocument, key: str) -> int | None:
+    """The line holding the one-line value of an alias key (ALIASES), if it has one:
+    `updated: 2026-05-01`, or `  modified: ...` among the lines of `metadata:`."""
+    parent, _, child = key.rpartition(".")
+    block = doc.blocks.get(parent or key)
+    if block is None:
+        return None
+    if not parent:
+        return block.start if block.end - block.start == 1 else None
+    indent = None
+    for i in range(block.start + 1, block.end):
+        line = doc.lines[i]
+        stripped = line.lstrip(" ")
+        if not stripped.strip() or stripped.startswith("#"):
+            continue
+        depth = len(line) - len(stripped)
+        indent = depth if indent is None else indent
+        if depth == indent and KEY_LINE.match(stripped) and stripped.split(":", 1)[0] == child:
+            after = doc.lines[i + 1] if i + 1 < block.end else ""
+            deeper = after.strip() and len(after) - len(after.lstrip(" ")) > depth
+            return None if deeper or not stripped.split(":", 1)[1].strip() else i
+    return None

@@ -9,13 +9,15 @@ there and compared with what was meant before anything is written.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from datetime import date, datetime
 from difflib import SequenceMatcher
 from typing import Any
 
 from memory_enhancement.core.ids import PREFIX
 from memory_enhancement.core.model import Citation, Link, MemoryMeta
-from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.core.timestamps import as_utc, format_timestamp, parse_timestamp
 from memory_enhancement.store.formats import frontmatter_doc as fd
 from memory_enhancement.store.formats.base import LineEdits, content_of
 from memory_enhancement.store.formats.frontmatter_doc import (
@@ -36,6 +38,13 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
     for name in FIELDS:
         if getattr(meta, name) == getattr(old, name):
             continue
+        if name in doc.aliases:  # `updated: 2026-05-01`: that key, in that format
+            at, moment = fd.alias_line(doc, doc.aliases[name]), getattr(meta, name)
+            if at is not None and moment is not None:
+                line = doc.lines[at]
+                new = f"{line.split(':', 1)[0]}: {_time_as_written(_value_text(line), moment)}\n"
+                edits.replace(at, at + 1, [_as_written(line, new)])
+                continue
         block = doc.blocks.get(name)
         if name == "citations" and block and block.items and doc.item_valid:
             _edit_citation_items(doc, block, list(meta.citations), edits)
@@ -43,6 +52,9 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
         new_lines = render_key(name, meta)
         if name == "tags" and block and block.items and meta.tags:
             new_lines = _block_sequence(doc, block, meta.tags)
+        elif name == "tags" and isinstance(doc.data.get("tags"), str) and meta.tags:
+            if not any("," in tag for tag in meta.tags):  # `tags: ops, ci`: kept a string
+                new_lines = [f"tags: {fd.flow(', '.join(meta.tags))}\n"]
         elif block is not None and block.end - block.start == 1 and len(new_lines) == 1:
             new_lines = [_as_written(doc.lines[block.start], new_lines[0])]
         if block is not None:
@@ -50,6 +62,58 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
     return edits.apply(doc.lines)
+
+
+# A time as people write one: its date, then maybe a time (`T` or a blank) of minutes,
+# seconds or a fraction, then maybe its zone (`Z`, `+02:00`, `+0200`).
+_TIME = re.compile(
+    r"(?P<q>['\"]?)\d{4}-\d{2}-\d{2}(?:(?P<sep>[T ])\d{2}:\d{2}(?P<sec>:\d{2}(?P<frac>\.\d+)?)?"
+    r"[ \t]*(?P<zone>Z|z|[+-]\d{2}:?\d{2})?)?(?P=q)"
+)
+
+
+def as_aliased(doc: FrontmatterDocument, meta: MemoryMeta) -> MemoryMeta:
+    """meta with each time a file keeps under another key (`updated: 2026-05-01`) cut to
+    what that key's format can hold: what the file reads back, so an update the same day
+    leaves a date alone."""
+    changes: dict[str, Any] = {}
+    for name, key in doc.aliases.items():
+        moment, at = getattr(meta, name), fd.alias_line(doc, key)
+        if moment is None or at is None or moment == getattr(doc.memory.meta, name):
+            continue
+        text = _time_as_written(_value_text(doc.lines[at]), moment)
+        changes[name] = parse_timestamp(text.strip("'\""), field=key)
+    return replace(meta, **changes) if changes else meta
+
+
+def _value_text(line: str) -> str:
+    """The value of a one-line `key: value`, without its comment."""
+    value = line.split(":", 1)[1] if ":" in line else ""
+    comment = _trailing_comment(line)
+    value = value.rstrip("\r\n")
+    return value[: len(value) - len(comment)].strip() if comment else value.strip()
+
+
+def _time_as_written(old: str, moment: datetime) -> str:
+    """moment (UTC) in the format of the time `old`: a date stays a date, a time keeps its
+    separator, its precision, its zone's style (written as UTC) and its quotes. A value in
+    no format known is replaced by the tool's own."""
+    found = _TIME.fullmatch(old)
+    if found is None:
+        return format_timestamp(moment)
+    moment = as_utc(moment)
+    text = moment.date().isoformat()
+    if found["sep"]:
+        text += f"{found['sep']}{moment.hour:02d}:{moment.minute:02d}"
+        if found["sec"]:
+            text += f":{moment.second:02d}"
+        if found["frac"]:
+            digits = len(found["frac"]) - 1
+            text += "." + f"{moment.microsecond:06d}"[:digits].ljust(digits, "0")
+        zone = found["zone"]
+        if zone:
+            text += zone if zone in "Zz" else "+00:00" if ":" in zone else "+0000"
+    return f"{found['q']}{text}{found['q']}"
 
 
 def _as_written(old: str, new: str) -> str:
