@@ -557,6 +557,20 @@ def test_names_keep_the_case_typed_and_a_case_only_rename_keeps_the_file(
     assert len((cited.store.root / "notes/Cited.md").read_bytes()) >= len(before)
 
 
+def test_a_memory_named_with_capitals_is_found_by_its_name_typed_in_lower_case(
+    cited: MemoryService,
+) -> None:
+    """`add "Tech Stack"` writes `Tech-Stack.md` now; `update tech-stack`, as typed when
+    new names were lower case, finds it. Two files differing only in case are no guess."""
+    assert cited.add("notes/Tech Stack", "Python.").path == "notes/Tech-Stack"
+    assert cited.update("notes/tech stack", content="Python 3.").path == "notes/Tech-Stack"
+    assert cited.get("NOTES/TECH-STACK").memory.content.startswith("Python 3.")
+    (cited.store.root / "notes/tech-STACK.md").write_text("A twin made by hand.\n")
+    with pytest.raises(NotFoundError):
+        cited.update("notes/tech stack", content="Which?")
+    assert cited.remove("notes/Tech Stack") == "notes/Tech-Stack"
+
+
 def test_a_name_that_differs_from_a_memory_only_in_case_is_taken(cited: MemoryService) -> None:
     """On a case-insensitive file system (macOS, Windows) `Cited.md` is `cited.md`: a store
     holding both could not be cloned there whole, so the second is refused; a folder typed
