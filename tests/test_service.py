@@ -571,6 +571,23 @@ def test_a_memory_named_with_capitals_is_found_by_its_name_typed_in_lower_case(
     assert cited.remove("notes/Tech Stack") == "notes/Tech-Stack"
 
 
+def test_a_category_typed_in_another_case_lists_the_folder_on_disk(
+    service: MemoryService,
+) -> None:
+    """`add "Decisions/API"` makes `Decisions/` now, where earlier versions made
+    `decisions/`: `list decisions`, as typed before, and a search under it find it (a folder
+    spelled as typed still comes first)."""
+    service.add("Decisions/API Version", "Clients send v2.")
+    service.add("notes/x", "Unrelated.")
+    assert [s.path for s in service.list_memories("decisions").memories] == [
+        "Decisions/API-Version"
+    ]
+    assert [r.hit.row.path for r in service.search("clients", category="DECISIONS")] == [
+        "Decisions/API-Version"
+    ]
+    assert [s.path for s in service.list_memories("Notes").memories] == ["notes/x"]
+
+
 def test_a_name_that_differs_from_a_memory_only_in_case_is_taken(cited: MemoryService) -> None:
     """On a case-insensitive file system (macOS, Windows) `Cited.md` is `cited.md`: a store
     holding both could not be cloned there whole, so the second is refused; a folder typed
