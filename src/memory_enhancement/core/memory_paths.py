@@ -133,7 +133,6 @@ def existing_path_candidates(path: str) -> list[str]:
     _check_lengths(path, [s.strip() for s in segments], MAX_SEGMENT)
     exact = "/".join(s.strip() for s in segments)
     normalized = "/".join(normalize_segment(s) for s in segments)
-    candidates = [exact]
-    if all(normalized.split("/")):
-        candidates += [c for c in (normalized, normalized.lower()) if c not in candidates]
-    return candidates
+    if not all(normalized.split("/")):
+        return [exact]
+    return list(dict.fromkeys((exact, normalized, normalized.lower())))
