@@ -134,9 +134,13 @@ def test_category_filters_refuse_the_same_escapes(path: str) -> None:
         ("notes/a..b", ["notes/a..b", "notes/a-b"]),
         ("Notes/Tech Stack", ["Notes/Tech Stack", "Notes/Tech-Stack", "notes/tech-stack"]),
         ("notes/x", ["notes/x"]),
+        (
+            "notes/v1.9 Scope",
+            ["notes/v1.9 Scope", "notes/v1.9-Scope", "notes/v1.9-scope", "notes/v1-9-scope"],
+        ),
     ],
 )
-def test_an_existing_path_is_tried_as_typed_normalized_and_in_lower_case_each_once(
+def test_an_existing_path_is_tried_as_typed_normalized_and_as_earlier_versions_named_it(
     path: str, candidates: list[str]
 ) -> None:
     assert existing_path_candidates(path) == candidates

@@ -571,6 +571,21 @@ def test_a_memory_named_with_capitals_is_found_by_its_name_typed_in_lower_case(
     assert cited.remove("notes/Tech Stack") == "notes/Tech-Stack"
 
 
+def test_a_memory_an_earlier_version_named_without_its_dots_is_found_by_the_name_typed(
+    service: MemoryService,
+) -> None:
+    """Earlier versions wrote `add "decisions/v1.9 Scope"` as `v1-9-scope.md`; names keep
+    their dots now (`v1.9-Scope`), and `update "decisions/v1.9 Scope"`, typed as when it
+    was added, still finds the file those versions wrote."""
+    file = service.store.root / "decisions" / "v1-9-scope.md"
+    file.parent.mkdir(parents=True)
+    file.write_text("# Scope\n\nOld.\n", encoding="utf-8")
+    assert service.update("decisions/v1.9 Scope", content="# Scope\n\nNew.\n").path == (
+        "decisions/v1-9-scope"
+    )
+    assert service.get("decisions/v1.9 scope").memory.content == "# Scope\n\nNew."
+
+
 def test_a_category_typed_in_another_case_lists_the_folder_on_disk(
     service: MemoryService,
 ) -> None:
