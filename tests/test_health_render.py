@@ -372,3 +372,15 @@ def test_the_report_counts_moved_citations_and_moved_mentions_apart(
     summary = summary["summary"]
     assert summary["statuses"]["moved"] == 1
     assert (summary["citations"]["moved"], summary["mentions"]["moved"]) == (1, 2)
+
+
+def test_the_line_of_what_was_checked_opens_with_a_capital_when_nothing_is_cited(
+    report: HealthReport,
+) -> None:
+    """A store with prose mentions and no citations (BigKAA/artStore's) read
+    "prose mentions: **8** (...)" at the head of its line."""
+    for memory in report.memories:
+        memory.mentions.update(memory.citations)
+        memory.citations.update(dict.fromkeys(memory.citations, 0))
+    line = health_render.checked_counts(report)
+    assert line == "Prose mentions: **10** (5 ok, 1 moved, 4 failing)"

@@ -128,6 +128,24 @@ def test_category_filters_refuse_the_same_escapes(path: str) -> None:
         normalize_category(path)
 
 
+@pytest.mark.parametrize(
+    ("path", "candidates"),
+    [
+        ("notes/a..b", ["notes/a..b", "notes/a-b"]),
+        ("Notes/Tech Stack", ["Notes/Tech Stack", "Notes/Tech-Stack", "notes/tech-stack"]),
+        ("notes/x", ["notes/x"]),
+        (
+            "notes/v1.9 Scope",
+            ["notes/v1.9 Scope", "notes/v1.9-Scope", "notes/v1.9-scope", "notes/v1-9-scope"],
+        ),
+    ],
+)
+def test_an_existing_path_is_tried_as_typed_normalized_and_as_earlier_versions_named_it(
+    path: str, candidates: list[str]
+) -> None:
+    assert existing_path_candidates(path) == candidates
+
+
 def test_an_existing_file_is_addressed_exactly_as_it_is_on_disk(tmp_path: Path) -> None:
     root = tmp_path / "store"
     (root / "adr").mkdir(parents=True)

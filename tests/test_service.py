@@ -557,6 +557,52 @@ def test_names_keep_the_case_typed_and_a_case_only_rename_keeps_the_file(
     assert len((cited.store.root / "notes/Cited.md").read_bytes()) >= len(before)
 
 
+def test_a_memory_named_with_capitals_is_found_by_its_name_typed_in_lower_case(
+    cited: MemoryService,
+) -> None:
+    """`add "Tech Stack"` writes `Tech-Stack.md` now; `update tech-stack`, as typed when
+    new names were lower case, finds it. Two files differing only in case are no guess."""
+    assert cited.add("notes/Tech Stack", "Python.").path == "notes/Tech-Stack"
+    assert cited.update("notes/tech stack", content="Python 3.").path == "notes/Tech-Stack"
+    assert cited.get("NOTES/TECH-STACK").memory.content.startswith("Python 3.")
+    (cited.store.root / "notes/tech-STACK.md").write_text("A twin made by hand.\n")
+    with pytest.raises(NotFoundError):
+        cited.update("notes/tech stack", content="Which?")
+    assert cited.remove("notes/Tech Stack") == "notes/Tech-Stack"
+
+
+def test_a_memory_an_earlier_version_named_without_its_dots_is_found_by_the_name_typed(
+    service: MemoryService,
+) -> None:
+    """Earlier versions wrote `add "decisions/v1.9 Scope"` as `v1-9-scope.md`; names keep
+    their dots now (`v1.9-Scope`), and `update "decisions/v1.9 Scope"`, typed as when it
+    was added, still finds the file those versions wrote."""
+    file = service.store.root / "decisions" / "v1-9-scope.md"
+    file.parent.mkdir(parents=True)
+    file.write_text("# Scope\n\nOld.\n", encoding="utf-8")
+    assert service.update("decisions/v1.9 Scope", content="# Scope\n\nNew.\n").path == (
+        "decisions/v1-9-scope"
+    )
+    assert service.get("decisions/v1.9 scope").memory.content == "# Scope\n\nNew."
+
+
+def test_a_category_typed_in_another_case_lists_the_folder_on_disk(
+    service: MemoryService,
+) -> None:
+    """`add "Decisions/API"` makes `Decisions/` now, where earlier versions made
+    `decisions/`: `list decisions`, as typed before, and a search under it find it (a folder
+    spelled as typed still comes first)."""
+    service.add("Decisions/API Version", "Clients send v2.")
+    service.add("notes/x", "Unrelated.")
+    assert [s.path for s in service.list_memories("decisions").memories] == [
+        "Decisions/API-Version"
+    ]
+    assert [r.hit.row.path for r in service.search("clients", category="DECISIONS")] == [
+        "Decisions/API-Version"
+    ]
+    assert [s.path for s in service.list_memories("Notes").memories] == ["notes/x"]
+
+
 def test_a_name_that_differs_from_a_memory_only_in_case_is_taken(cited: MemoryService) -> None:
     """On a case-insensitive file system (macOS, Windows) `Cited.md` is `cited.md`: a store
     holding both could not be cloned there whole, so the second is refused; a folder typed

@@ -126,14 +126,15 @@ def normalize_category(path: str) -> str:
 
 def existing_path_candidates(path: str) -> list[str]:
     """Paths to try for an existing memory: exactly as given, then normalized, then
-    normalized in lower case (the name earlier versions gave a new memory)."""
+    as earlier versions named a new memory: in lower case, and with its dots as hyphens
+    (`v1.9 Scope` was `v1-9-scope`)."""
     segments = split_path(path)
     if any(not s.strip() for s in segments):
         raise InvalidPathError(f"invalid memory path {path!r}: a segment is empty")
     _check_lengths(path, [s.strip() for s in segments], MAX_SEGMENT)
     exact = "/".join(s.strip() for s in segments)
     normalized = "/".join(normalize_segment(s) for s in segments)
-    candidates = [exact]
-    if all(normalized.split("/")):
-        candidates += [c for c in (normalized, normalized.lower()) if c not in candidates]
-    return candidates
+    if not all(normalized.split("/")):
+        return [exact]
+    undotted = "/".join(normalize_segment(s.replace(".", "-")) for s in segments).lower()
+    return list(dict.fromkeys((exact, normalized, normalized.lower(), undotted)))

@@ -62,8 +62,6 @@ _NEWLINE = re.compile(r"\n")
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
 _SCANS = {True: (_HINT, *prose.ASCII_HINTS), False: (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS)}
 _SCANS_BYTES = {k: tuple(re.compile(h.pattern.encode()) for h in v) for k, v in _SCANS.items()}
-
-
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset({
     "com", "org", "net", "io", "dev", "local", "localhost", "internal", "cloud", "ai", "app",
@@ -74,6 +72,7 @@ _HOST_ENDINGS = frozenset({
 REVISION = 4
 GRAMMAR = zlib.crc32("\0".join((str(REVISION), _MENTION.pattern, *prose.PATTERNS)).encode())
 _REMOTE_URL = re.compile(r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)")
+_SCP_URL = re.compile(r"(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?P<path>[^/\s].*)")  # git@host:o/n
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
 
 
@@ -221,9 +220,7 @@ def _colon_or_anchor(m: re.Match[str], number: int, in_code: bool) -> list[Menti
 
 
 def _end(first: str, last: str | None) -> int | None:
-    if not last or int(last) == int(first):
-        return None
-    return int(last)
+    return None if not last or int(last) == int(first) else int(last)
 
 
 def _rel(span: tuple[int, int], base: int) -> tuple[int, int]:
@@ -377,18 +374,12 @@ def normalize(written: str, folder: str = "") -> str | None:
 def remote_repository(url: str) -> str | None:
     """`host/owner/name` of a git remote URL (https, ssh or scp-like), lowercased."""
     text = url.strip()
-    scp = re.fullmatch(r"(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?P<path>[^/\s].*)", text)
-    if "://" not in text and scp:
-        host, path = scp["host"], scp["path"]
-    else:
-        parsed = re.fullmatch(
-            r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)", text
-        )
-        if parsed is None:
-            return None
-        host, path = parsed["host"], parsed["path"]
-    path = path.strip("/").removesuffix(".git")
-    return f"{host}/{path}".lower() if path else None
+    scp = _SCP_URL.fullmatch(text) if "://" not in text else None
+    found = scp or _REMOTE_URL.fullmatch(text)
+    if found is None:
+        return None
+    path = found["path"].strip("/").removesuffix(".git")
+    return f"{found['host']}/{path}".lower() if path else None
 
 
 # -- rewriting (--fix) -----------------------------------------------------------

@@ -190,7 +190,8 @@ def checked_counts(report: HealthReport) -> str:
                 f"{label}: **{counts['total']}** ({counts.get('valid', 0)} ok, "
                 f"{counts.get('moved', 0)} moved, {failing(counts)} failing)"
             )
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    return line[:1].upper() + line[1:]  # "Prose mentions: ..." when nothing is cited
 
 
 def _sparkline(histogram: list[int]) -> str:

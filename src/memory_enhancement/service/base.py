@@ -83,11 +83,19 @@ class ServiceBase:
 
     def _category(self, category: str | None) -> str | None:
         """A category filter as typed, spelled as its folder is on disk when that is
-        another Unicode form (a Mac's decomposed `설계/`, see store.names)."""
+        another Unicode form (a Mac's decomposed `설계/`, see store.names), or when no
+        folder is spelled so, another case: `add NOTES/x` goes into `notes/` (one folder
+        on a case-insensitive file system), and names keep their case now, so `list
+        decisions` finds the `Decisions/` that `add "Decisions/API"` made."""
         if not category:
             return None
         prefix = normalize_category(category)
-        return names.spelled_otherwise(self.store.root, prefix, category=True) or prefix
+        root = self.store.root
+        return (
+            names.spelled_otherwise(root, prefix, category=True)
+            or names.spelled_otherwise(root, prefix, category=True, fold=True)
+            or prefix
+        )
 
     def _prepare(
         self, wanted: Sequence[Citation], existing: Sequence[Citation]

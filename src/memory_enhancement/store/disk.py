@@ -91,7 +91,9 @@ class Store:
 
     def locate(self, path: str) -> str:
         """The memory path of an existing memory, as given or normalized, else as the
-        disk spells it in another Unicode form (see `names`)."""
+        disk spells it in another Unicode form, else in another case (see `names`): names
+        keep the case typed, so `add "Tech Stack"` writes `Tech-Stack.md`, which
+        `update tech-stack` finds as it did when new names were lower case."""
         candidates = existing_path_candidates(path)
         for candidate in candidates:
             file = self.file_for(candidate)
@@ -99,10 +101,12 @@ class Store:
             # reading it says what it is instead of "not found".
             if os.path.lexists(file) and not file.is_dir():
                 return candidate
-        for candidate in candidates:
-            if (spelled := names.spelled_otherwise(self.root, candidate)) is not None:
-                self.file_for(spelled)  # confined to the store like any path
-                return spelled
+        for fold in (False, True):
+            for candidate in candidates:
+                spelled = names.spelled_otherwise(self.root, candidate, fold=fold)
+                if spelled is not None:
+                    self.file_for(spelled)  # confined to the store like any path
+                    return spelled
         raise NotFoundError(f"memory not found: {path!r} (store {self.root})")
 
     def refuse_taken(self, path: str, *, moving: str | None = None) -> None:

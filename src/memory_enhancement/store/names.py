@@ -27,12 +27,14 @@ from memory_enhancement.core.memory_paths import composed
 from memory_enhancement.core.model import MEMORY_SUFFIX
 
 
-def spelled_otherwise(root: Path, path: str, *, category: bool = False) -> str | None:
+def spelled_otherwise(
+    root: Path, path: str, *, category: bool = False, fold: bool = False
+) -> str | None:
     """The memory path of the file (or with `category`, the path of the folder) whose
-    name is path in another Unicode normal form, segment by segment as it sits on disk;
-    None when path is spelled as on disk, or nothing matches, or two would (then no
-    guess is made)."""
-    if path.isascii():
+    name is path in another Unicode normal form (with `fold`, or in another case),
+    segment by segment as it sits on disk; None when path is spelled as on disk, or
+    nothing matches, or two would (then no guess is made)."""
+    if path.isascii() and not fold:
         return None
     folder, found = root, []
     segments = path.split("/")
@@ -40,7 +42,7 @@ def spelled_otherwise(root: Path, path: str, *, category: bool = False) -> str |
     for position, segment in enumerate(segments):
         last = position == len(segments) - 1
         name = segment + suffix if last else segment
-        entry = name if os.path.lexists(folder / name) else _sole_match(folder, name)
+        entry = name if os.path.lexists(folder / name) else _sole_match(folder, name, fold=fold)
         if entry is None:
             return None
         folder = folder / entry
