@@ -19,7 +19,6 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from memory_enhancement.core.errors import (
-    InvalidInputError,
     InvalidPathError,
     MemoryToolError,
     NotFoundError,
@@ -30,7 +29,7 @@ from memory_enhancement.core.errors import (
 from memory_enhancement.core.memory_paths import existing_path_candidates
 from memory_enhancement.core.model import MEMORY_SUFFIX
 from memory_enhancement.store import atomic, names
-from memory_enhancement.store.formats.base import MAX_FILE_BYTES, Decoded, Document
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES, Decoded, Document, check_size
 from memory_enhancement.store.names import special_kind
 from memory_enhancement.store.scan import full_scan
 
@@ -397,13 +396,3 @@ def _os_errors(verb: str, path: str, more: str = "") -> Iterator[None]:
         yield
     except OSError as exc:
         raise StoreError(f"cannot {verb} memory {path!r}{more}: {os_error_text(exc)}") from None
-
-
-def check_size(path: str, data: bytes) -> None:
-    """Refuse, before writing, a memory too large to be read back."""
-    limit = MAX_FILE_BYTES
-    if len(data) > limit:
-        raise InvalidInputError(
-            f"memory {path!r} would be {len(data)} bytes; the limit is {limit} bytes "
-            "(nothing was written)"
-        )

@@ -13,11 +13,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from memory_enhancement.core.errors import UnreadableMemoryError
+from memory_enhancement.core.errors import InvalidInputError, UnreadableMemoryError
 from memory_enhancement.core.model import Link, Memory
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 _BOM = "\ufeff"
+
+
+def check_size(path: str, data: bytes) -> None:
+    """Refuse, before writing, a memory too large to be read back (decode's limit)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidInputError(
+            f"memory {path!r} would be {len(data)} bytes; the limit is {MAX_FILE_BYTES} bytes "
+            "(nothing was written)"
+        )
 
 
 class Format(Protocol):
