@@ -15,7 +15,11 @@ import pytest
 
 from graph_support import broken, out_links, write, write_all
 from index_support import paths
-from memory_enhancement.core.errors import InvalidPathError, UnreadableMemoryError
+from memory_enhancement.core.errors import (
+    InvalidInputError,
+    InvalidPathError,
+    UnreadableMemoryError,
+)
 from memory_enhancement.core.links import LinkStatus, Resolver
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.service import MemoryService
@@ -116,6 +120,26 @@ def test_get_finds_a_memory_by_the_name_it_declares(
 ) -> None:
     write(store_dir, "project_logo", claude("project-logo", "Teal."))
     assert service.find("project-logo") == "project_logo"
+
+
+def test_writes_find_a_memory_by_its_declared_name_or_id_as_get_does(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """An agent gets `project-logo` (the name its links use) and then edits it by that
+    name: update, citations, links and move found it for `get` but not for the writes."""
+    logo = write(store_dir, "project_logo", claude("project-logo", "Teal."))
+    write(store_dir, "project_site", claude("project-site", "Site."))
+    handle = service.citation_id("project_logo")
+    assert service.update("project-logo", tags=["brand"]).path == "project_logo"
+    assert service.update(handle, content="Teal and white.").path == "project_logo"
+    assert service.add_links("project-logo", ["project-site"]).path == "project_logo"
+    assert service.add_citation("project-logo", "https://example.com/brand").path == "project_logo"
+    assert service.remove_citation("project-logo", "https://example.com/brand").changed
+    assert "tags: [brand]" in logo.read_text() and "Teal and white." in logo.read_text()
+    assert service.move("project-logo", "archive/project_logo").path == "archive/project_logo"
+    with pytest.raises(InvalidInputError, match="ambiguous"):
+        write(store_dir, "other_logo", claude("project-logo", "Red."))
+        service.update("project-logo", tags=["x"])
 
 
 def test_moving_a_memory_leaves_links_to_its_declared_name_as_written(

@@ -106,7 +106,9 @@ class Memories(ServiceBase):
         return self.get(path, include_expired=include_expired, action="resolve")
 
     def find(self, reference: str) -> str:
-        """An existing memory from a path, a citation ID or a unique name."""
+        """An existing memory from a path, a citation ID or a unique (or declared) name:
+        what reads take, and so do the writes that change one (an agent edits the memory
+        it just got by the handle it got it by); `remove` alone wants its path."""
         from memory_enhancement.index.lookup import find
 
         return find(self.index, self.state, reference)
@@ -175,7 +177,7 @@ class Memories(ServiceBase):
         if content is not None and not content.strip():
             raise InvalidInputError("content cannot be empty")
         content = None if content is None else clean_content(content)
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             meta, warnings = memory.meta, list[str]()
@@ -205,7 +207,7 @@ class Memories(ServiceBase):
         Serena note that records no timestamps gains no Metadata section for it.
         """
         citation = _one_citation(ref, snippet)
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -228,7 +230,7 @@ class Memories(ServiceBase):
         `src/x.py:17-25`, a URL); a reference the memory does not cite is an error
         that lists what it does cite.
         """
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -249,7 +251,7 @@ class Memories(ServiceBase):
         """Replace one citation by another in its place; the others stay as written.
         The new one's snippet is captured from the code when none is given."""
         citation = _one_citation(new, snippet)
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -271,7 +273,7 @@ class Memories(ServiceBase):
         """Append links to a memory (the formats add them; they never drop one)."""
         extra = parse_links(links)
         return self._edit(
-            self.store.locate(path),
+            self.find(path),
             lambda m: (replace(m, links=(*(m.links or ()), *extra)), []),
             touch=True,
         )
@@ -292,7 +294,7 @@ class Memories(ServiceBase):
         from memory_enhancement.graph.broken import follow_move, links_touching
 
         with self.store.lock():
-            origin = self.store.locate(source)
+            origin = self.find(source)
             # A Serena store is flat, and so is a memory already at the top of any store
             # (Claude Code's memory folder holds its frontmatter memories there).
             flat = "/" not in origin or self.store.default_format() == "serena"
