@@ -192,9 +192,7 @@ class Memories(ServiceBase):
                 prepared, warnings = self._prepare(wanted, meta.citations)
                 meta = replace(meta, citations=tuple(prepared))
             new = replace(memory, meta=meta, content=memory.content if content is None else content)
-            if extra_links:
-                new = replace(new, links=(*(new.links or ()), *extra_links))
-            return new, warnings
+            return _with_links(new, extra_links), warnings
 
         return self._edit(target, change, touch=True)
 
@@ -274,7 +272,7 @@ class Memories(ServiceBase):
         extra = parse_links(links)
         return self._edit(
             self.find(path),
-            lambda m: (replace(m, links=(*(m.links or ()), *extra)), []),
+            lambda m: (_with_links(m, extra), []),
             touch=True,
         )
 
@@ -347,3 +345,12 @@ def _one_citation(ref: CitationInput, snippet: str | None) -> Citation:
     if snippet is not None and not snippet.strip():
         raise InvalidInputError("snippet cannot be empty")
     return citation
+
+
+def _with_links(memory: Memory, links: Iterable[Link]) -> Memory:
+    """The memory with the links it lacks added (by target and type, as the formats add
+    them): asking for a link it has already leaves it equal, so nothing is written and
+    no time is stamped (a Serena note would gain a `## Metadata` section for nothing)."""
+    have = {(link.target, link.type) for link in memory.links or ()}
+    new = [link for link in links if (link.target, link.type) not in have]
+    return replace(memory, links=(*(memory.links or ()), *new)) if new else memory
