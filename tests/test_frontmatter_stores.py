@@ -200,6 +200,48 @@ def test_a_memory_whose_header_does_not_parse_is_never_rewritten(
     assert file.read_text(encoding="utf-8") == BROKEN
 
 
+def test_a_move_rewrites_the_links_it_can_and_names_the_memory_whose_header_stops_it(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Found moving reed-state in BoykoNeov/physsynth's docs/memory: web-viewer-state links
+    to it and its header does not parse. The move was made, the links of the memories
+    sorted before it rewritten, those after it not, and the move reported as an error."""
+    write_all(
+        store_dir,
+        {
+            "target_note": claude("target-note", "Target."),
+            "a_broken": BROKEN.replace("[[feedback-colors]]", "[[target_note]]"),
+            "b_ok": claude("b", "See [[target_note]]."),
+        },
+    )
+    before = (store_dir / "a_broken.md").read_bytes()
+    moved = service.move("target_note", "archive/target_note")
+    assert moved.links_updated == ("b_ok",)
+    assert "[[archive/target_note]]" in (store_dir / "b_ok.md").read_text()
+    assert (store_dir / "a_broken.md").read_bytes() == before
+    assert [w.split(":")[0] for w in moved.warnings] == ["a_broken"]
+    assert "left as written" in moved.warnings[0]
+
+
+def test_fixing_links_skips_a_memory_whose_header_does_not_parse_and_fixes_the_others(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "target_note": claude("target-note", "Target."),
+            "a_broken": BROKEN.replace("[[feedback-colors]]", "[[target_notes]]"),
+            "b_ok": claude("b", "See [[target_notes]]."),
+        },
+    )
+    before = (store_dir / "a_broken.md").read_bytes()
+    broken, fixes, skipped = service.fix_links()
+    assert [f.path for f in fixes] == ["b_ok"] and len(broken) == 2
+    assert "[[target_note]]" in (store_dir / "b_ok.md").read_text()
+    assert (store_dir / "a_broken.md").read_bytes() == before
+    assert [s.split(":")[0] for s in skipped] == ["a_broken"]
+
+
 # -- times kept under the store's own keys ---------------------------------------------
 
 

@@ -310,8 +310,10 @@ class Memories(ServiceBase):
             with self.index.connect(sync=False) as conn:
                 self.index.refresh(conn, [origin, target])  # the ID moves with the file
         # Each file is rewritten under the lock on its own (the store lock is not reentrant).
-        fixes = follow_move(self.index, self.repo.root, origin, target, held) if held else []
-        result = self._written(target, [])
+        fixes, skipped = (
+            follow_move(self.index, self.repo.root, origin, target, held) if held else ([], [])
+        )
+        result = self._written(target, skipped)
         return replace(result, links_updated=tuple(sorted({f.path for f in fixes})))
 
     def prune(self, *, dry_run: bool = False) -> Listing:
