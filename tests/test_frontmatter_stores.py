@@ -15,7 +15,11 @@ import pytest
 
 from graph_support import broken, out_links, write, write_all
 from index_support import paths
-from memory_enhancement.core.errors import InvalidPathError, UnreadableMemoryError
+from memory_enhancement.core.errors import (
+    InvalidInputError,
+    InvalidPathError,
+    UnreadableMemoryError,
+)
 from memory_enhancement.core.links import LinkStatus, Resolver
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.service import MemoryService
@@ -118,6 +122,26 @@ def test_get_finds_a_memory_by_the_name_it_declares(
     assert service.find("project-logo") == "project_logo"
 
 
+def test_writes_find_a_memory_by_its_declared_name_or_id_as_get_does(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """An agent gets `project-logo` (the name its links use) and then edits it by that
+    name: update, citations, links and move found it for `get` but not for the writes."""
+    logo = write(store_dir, "project_logo", claude("project-logo", "Teal."))
+    write(store_dir, "project_site", claude("project-site", "Site."))
+    handle = service.citation_id("project_logo")
+    assert service.update("project-logo", tags=["brand"]).path == "project_logo"
+    assert service.update(handle, content="Teal and white.").path == "project_logo"
+    assert service.add_links("project-logo", ["project-site"]).path == "project_logo"
+    assert service.add_citation("project-logo", "https://example.com/brand").path == "project_logo"
+    assert service.remove_citation("project-logo", "https://example.com/brand").changed
+    assert "tags: [brand]" in logo.read_text() and "Teal and white." in logo.read_text()
+    assert service.move("project-logo", "archive/project_logo").path == "archive/project_logo"
+    with pytest.raises(InvalidInputError, match="ambiguous"):
+        write(store_dir, "other_logo", claude("project-logo", "Red."))
+        service.update("project-logo", tags=["x"])
+
+
 def test_moving_a_memory_leaves_links_to_its_declared_name_as_written(
     service: MemoryService, store_dir: Path
 ) -> None:
@@ -174,6 +198,48 @@ def test_a_memory_whose_header_does_not_parse_is_never_rewritten(
     with pytest.raises(UnreadableMemoryError, match=r"project_logo: malformed YAML .* line 3"):
         service.update("project_logo", content="Rewritten.")
     assert file.read_text(encoding="utf-8") == BROKEN
+
+
+def test_a_move_rewrites_the_links_it_can_and_names_the_memory_whose_header_stops_it(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Found moving reed-state in BoykoNeov/physsynth's docs/memory: web-viewer-state links
+    to it and its header does not parse. The move was made, the links of the memories
+    sorted before it rewritten, those after it not, and the move reported as an error."""
+    write_all(
+        store_dir,
+        {
+            "target_note": claude("target-note", "Target."),
+            "a_broken": BROKEN.replace("[[feedback-colors]]", "[[target_note]]"),
+            "b_ok": claude("b", "See [[target_note]]."),
+        },
+    )
+    before = (store_dir / "a_broken.md").read_bytes()
+    moved = service.move("target_note", "archive/target_note")
+    assert moved.links_updated == ("b_ok",)
+    assert "[[archive/target_note]]" in (store_dir / "b_ok.md").read_text()
+    assert (store_dir / "a_broken.md").read_bytes() == before
+    assert [w.split(":")[0] for w in moved.warnings] == ["a_broken"]
+    assert "left as written" in moved.warnings[0]
+
+
+def test_fixing_links_skips_a_memory_whose_header_does_not_parse_and_fixes_the_others(
+    service: MemoryService, store_dir: Path
+) -> None:
+    write_all(
+        store_dir,
+        {
+            "target_note": claude("target-note", "Target."),
+            "a_broken": BROKEN.replace("[[feedback-colors]]", "[[target_notes]]"),
+            "b_ok": claude("b", "See [[target_notes]]."),
+        },
+    )
+    before = (store_dir / "a_broken.md").read_bytes()
+    broken, fixes, skipped = service.fix_links()
+    assert [f.path for f in fixes] == ["b_ok"] and len(broken) == 2
+    assert "[[target_note]]" in (store_dir / "b_ok.md").read_text()
+    assert (store_dir / "a_broken.md").read_bytes() == before
+    assert [s.split(":")[0] for s in skipped] == ["a_broken"]
 
 
 # -- times kept under the store's own keys ---------------------------------------------

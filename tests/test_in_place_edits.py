@@ -330,3 +330,26 @@ def test_a_memory_at_the_top_of_a_frontmatter_store_can_be_renamed_at_the_top(
     assert (folder / "testing.md").read_text().endswith("See [[new_name]].\n")
     service.add("lonely", "A new memory may be a bare name in this flat store too.")
     assert (folder / "lonely.md").is_file()
+
+
+# -- links a memory already has ----------------------------------------------------------
+
+
+def test_adding_a_link_a_memory_already_has_leaves_its_file_alone(
+    git_repo: Path, clock: object
+) -> None:
+    """Found on kqc-real/arsnova.eu's Serena store: `update conventions/naming --link core`
+    on a note whose `## Verwandte Memories:` list already held `mem:core` said changed and wrote a
+    `## Metadata` section stamping the time, though no link was added."""
+    serena = "# Naming\n\n## Verwandte Memories:\n\n- `mem:core`\n"
+    front = "---\nname: api\nlinks:\n  - core\n---\n\nThe API.\n"
+    service = _serena(
+        git_repo, clock, {"naming.md": serena, "api.md": front, "core.md": "# Core\n"}
+    )
+    store = git_repo / ".serena" / "memories"
+    for path, text in (("naming", serena), ("api", front)):
+        assert service.update(path, links=["core"]).changed is False
+        assert service.add_links(path, ["core"]).changed is False
+        assert (store / f"{path}.md").read_text() == text
+    assert service.update("naming", links=["core", "api"]).changed is True
+    assert (store / "naming.md").read_text().count("mem:core") == 1

@@ -490,6 +490,7 @@ def test_links_json_lists_each_broken_link_with_its_fix(
             }
         ],
         "fixes": [],
+        "skipped": [],
         "remaining": 1,
     }
 
@@ -536,7 +537,7 @@ def test_fixing_the_real_corpus_rewrites_only_reported_lines_and_leaves_the_rest
     offered = [item for item in found if item.replacement]
     assert len(offered) > 50
     before = {f: f.read_bytes() for f in copy.rglob("*.md")}
-    _, fixes = service.fix_links()
+    _, fixes, _ = service.fix_links()
     assert {f.path for f in fixes} == {item.source for item in offered}
     lines_reported = {(item.source, item.line) for item in offered}
     for file, old in before.items():

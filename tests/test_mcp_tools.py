@@ -923,3 +923,23 @@ async def test_the_state_database_is_the_cli_s(app: App, agent: Agent) -> None:
     with sqlite3.connect(state) as conn:
         (count,) = conn.execute("SELECT count(*) FROM usage WHERE session LIKE 'mcp:%'").fetchone()
     assert count == 1
+
+
+async def test_update_and_move_take_the_id_or_declared_name_get_memory_took(
+    agent: Agent, git_repo: Path
+) -> None:
+    """Found driving the server over a Claude Code memory folder (criativvo-workspace):
+    get_memory, reinforce_memory and traverse_graph found `project-logo` by the name its
+    frontmatter declares, then update_memory and move_memory said 'memory not found'."""
+    store = git_repo / ".memories"
+    store.mkdir(exist_ok=True)
+    logo = store / "project_logo.md"
+    logo.write_text("---\nname: project-logo\ntype: project\n---\n\nTeal.\n")
+    got = await agent.call("get_memory", path="Project-Logo")
+    updated = await agent.call("update_memory", path=got["id"], tags=["brand"])
+    assert (updated["path"], updated["metadata"]["tags"]) == ("project_logo", ["brand"])
+    assert (await agent.call("update_memory", path="project-logo", content="Teal.\n"))["path"] == (
+        "project_logo"
+    )
+    moved = await agent.call("move_memory", from_path="project-logo", to_path="archive/logo")
+    assert moved["path"] == "archive/logo" and not logo.exists()

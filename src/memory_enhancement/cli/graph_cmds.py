@@ -15,6 +15,7 @@ from memory_enhancement.cli.app import (
     json_option,
     plural,
     store_options,
+    warn,
 )
 
 
@@ -149,10 +150,12 @@ def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
     if dry_run and not fix:
         raise click.UsageError("--dry-run only applies with --fix")
     service = app().service()
+    skipped: list[str] = []
     if fix:
-        broken, fixes = service.fix_links(dry_run=dry_run)
+        broken, fixes, skipped = service.fix_links(dry_run=dry_run)
     else:
         broken, fixes = service.broken_links(), []
+    warn(skipped)
     # After a written fix, ask again: counting every link that had a replacement as
     # fixed exited 0 while a link the rewrite could not apply was still broken.
     written = any(f.written for f in fixes)
@@ -162,6 +165,7 @@ def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
             {
                 "broken": [_broken_dict(b) for b in broken],
                 "fixes": [{"path": f.path, "diff": f.diff, "written": f.written} for f in fixes],
+                "skipped": skipped,
                 "remaining": len(remaining),
             }
         )

@@ -252,6 +252,7 @@ def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None
     relative links) have their target rewritten, nothing else in those files.
     """
     result = app().service().move(source, destination, update_links=not keep_links)
+    warn(result.warnings)
     if as_json:
         emit_json(
             {

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from memory_enhancement.core.errors import UnreadableMemoryError
 from memory_enhancement.core.links import LinkStatus, Resolution, Resolver, link_text_for
 from memory_enhancement.core.model import Fix, Link, LinkKind
 from memory_enhancement.index.index import Index
@@ -94,13 +95,18 @@ def _still_broken(index: Index, row: tuple[str, str, str, str, int, str, str]) -
     return index.repo is None or index.repo.find(source, target) is None
 
 
-def fix_links(store: Store, broken: list[BrokenLink], *, dry_run: bool) -> list[Fix]:
-    """Rewrite the target text of every broken link that has a single likely fix."""
+def fix_links(
+    store: Store, broken: list[BrokenLink], *, dry_run: bool
+) -> tuple[list[Fix], list[str]]:
+    """Rewrite the target text of every broken link that has a single likely fix; and
+    why the files the tool does not edit (a header that does not parse) were left alone.
+    One such file used to stop the run at it, the files after it unfixed."""
     by_source: dict[str, list[BrokenLink]] = defaultdict(list)
     for item in broken:
         if item.replacement and item.line:
             by_source[item.source].append(item)
-    fixes = []
+    fixes: list[Fix] = []
+    skipped: list[str] = []
     for source, items in sorted(by_source.items()):
 
         def change(loaded: Loaded, items: list[BrokenLink] = items) -> str:
@@ -112,10 +118,14 @@ def fix_links(store: Store, broken: list[BrokenLink], *, dry_run: bool) -> list[
                     lines[at] = _retarget(lines[at], item)
             return "\n".join(lines)
 
-        done = rewrite(store, source, change, name=items[0].file, dry_run=dry_run)
+        try:
+            done = rewrite(store, source, change, name=items[0].file, dry_run=dry_run)
+        except UnreadableMemoryError as exc:
+            skipped.append(f"{exc} (its links are left as written)")
+            continue
         if done is not None:
             fixes.append(done)
-    return fixes
+    return fixes, skipped
 
 
 def _retarget(line: str, item: BrokenLink) -> str:
@@ -218,11 +228,12 @@ def links_touching(index: Index, path: str) -> list[_Held]:
 
 def follow_move(
     index: Index, repo_root: Path, origin: str, target: str, held: list[_Held]
-) -> list[Fix]:
+) -> tuple[list[Fix], list[str]]:
     """After a move: rewrite the target text of each link the move broke or sent elsewhere,
     in the memories linking to the moved one and in the moved one itself (its relative
     links start from a new folder). Links that still find their memory are left alone;
-    `[mem:ID]` links never need it, the ID moves with the memory."""
+    `[mem:ID]` links never need it, the ID moves with the memory. A memory the tool does
+    not edit keeps its links as written, and is named (the move is made all the same)."""
     with index.connect() as conn:
         resolver = whole_store(conn)  # the names memories declare too: `[[name]]` still finds
     items = []

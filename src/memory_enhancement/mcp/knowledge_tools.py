@@ -31,7 +31,6 @@ from memory_enhancement.mcp.tooling import (
     READ_ONLY,
     SKILL_FILE,
     WRITES,
-    MemoryPath,
     MemoryRef,
     ServiceFactory,
     ServiceFor,
@@ -177,7 +176,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
 
     @mcp.tool(annotations=WRITES)
     def add_citation(
-        path: MemoryPath,
+        path: MemoryRef,
         citation: Annotated[str, Field(description="src/x.py:42, src/x.py:17-25 or a URL.")],
         ctx: Context,
         snippet: Annotated[

@@ -77,7 +77,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=WRITES)
     def update_memory(
-        path: MemoryPath,
+        path: MemoryRef,
         ctx: Context,
         content: str | None = None,
         tags: Annotated[list[str] | None, Field(description="Replaces the tags.")] = None,
@@ -110,7 +110,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=WRITES)
     def move_memory(
-        from_path: MemoryPath,
+        from_path: MemoryRef,
         to_path: MemoryPath,
         ctx: Context,
         update_links: Annotated[

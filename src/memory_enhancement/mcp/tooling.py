@@ -34,7 +34,7 @@ Store = Annotated[
     Field(description="Store name (see `store list`); omitted: the server's default store."),
 ]
 MemoryPath = Annotated[str, Field(description="Memory path, e.g. 'decisions/use-sqlite'.")]
-# An existing memory to read, check or confirm: what search and get hand an agent will do.
+# An existing memory to read, check, confirm or change: what search and get hand an agent.
 MemoryRef = Annotated[str, Field(description="A memory path, [mem:ID], bare ID or unique name.")]
 MODE_HELP = (
     "auto (default): hybrid when semantic search is installed and its index is current, "

@@ -63,11 +63,13 @@ class Graph(Memories):
 
         return broken_links(self.index, self.repo.root, self._memory_renames)
 
-    def fix_links(self, *, dry_run: bool = False) -> tuple[list[BrokenLink], list[Fix]]:
+    def fix_links(self, *, dry_run: bool = False) -> tuple[list[BrokenLink], list[Fix], list[str]]:
+        """The broken links, the fixes made, and why a memory's fixes were not (its header
+        does not parse: the tool does not edit it)."""
         from memory_enhancement.graph.broken import fix_links
 
         broken = self.broken_links()
-        return broken, fix_links(self.store, broken, dry_run=dry_run)
+        return broken, *fix_links(self.store, broken, dry_run=dry_run)
 
     def _memory_renames(self) -> dict[str, str]:
         """Memory path -> the path git says its file was renamed to (within the store)."""

@@ -106,7 +106,9 @@ class Memories(ServiceBase):
         return self.get(path, include_expired=include_expired, action="resolve")
 
     def find(self, reference: str) -> str:
-        """An existing memory from a path, a citation ID or a unique name."""
+        """An existing memory from a path, a citation ID or a unique (or declared) name:
+        what reads take, and so do the writes that change one (an agent edits the memory
+        it just got by the handle it got it by); `remove` alone wants its path."""
         from memory_enhancement.index.lookup import find
 
         return find(self.index, self.state, reference)
@@ -175,7 +177,7 @@ class Memories(ServiceBase):
         if content is not None and not content.strip():
             raise InvalidInputError("content cannot be empty")
         content = None if content is None else clean_content(content)
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             meta, warnings = memory.meta, list[str]()
@@ -190,9 +192,7 @@ class Memories(ServiceBase):
                 prepared, warnings = self._prepare(wanted, meta.citations)
                 meta = replace(meta, citations=tuple(prepared))
             new = replace(memory, meta=meta, content=memory.content if content is None else content)
-            if extra_links:
-                new = replace(new, links=(*(new.links or ()), *extra_links))
-            return new, warnings
+            return _with_links(new, extra_links), warnings
 
         return self._edit(target, change, touch=True)
 
@@ -205,7 +205,7 @@ class Memories(ServiceBase):
         Serena note that records no timestamps gains no Metadata section for it.
         """
         citation = _one_citation(ref, snippet)
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -228,7 +228,7 @@ class Memories(ServiceBase):
         `src/x.py:17-25`, a URL); a reference the memory does not cite is an error
         that lists what it does cite.
         """
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -249,7 +249,7 @@ class Memories(ServiceBase):
         """Replace one citation by another in its place; the others stay as written.
         The new one's snippet is captured from the code when none is given."""
         citation = _one_citation(new, snippet)
-        target = self.store.locate(path)
+        target = self.find(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -271,8 +271,8 @@ class Memories(ServiceBase):
         """Append links to a memory (the formats add them; they never drop one)."""
         extra = parse_links(links)
         return self._edit(
-            self.store.locate(path),
-            lambda m: (replace(m, links=(*(m.links or ()), *extra)), []),
+            self.find(path),
+            lambda m: (_with_links(m, extra), []),
             touch=True,
         )
 
@@ -292,7 +292,7 @@ class Memories(ServiceBase):
         from memory_enhancement.graph.broken import follow_move, links_touching
 
         with self.store.lock():
-            origin = self.store.locate(source)
+            origin = self.find(source)
             # A Serena store is flat, and so is a memory already at the top of any store
             # (Claude Code's memory folder holds its frontmatter memories there).
             flat = "/" not in origin or self.store.default_format() == "serena"
@@ -310,8 +310,10 @@ class Memories(ServiceBase):
             with self.index.connect(sync=False) as conn:
                 self.index.refresh(conn, [origin, target])  # the ID moves with the file
         # Each file is rewritten under the lock on its own (the store lock is not reentrant).
-        fixes = follow_move(self.index, self.repo.root, origin, target, held) if held else []
-        result = self._written(target, [])
+        fixes, skipped = (
+            follow_move(self.index, self.repo.root, origin, target, held) if held else ([], [])
+        )
+        result = self._written(target, skipped)
         return replace(result, links_updated=tuple(sorted({f.path for f in fixes})))
 
     def prune(self, *, dry_run: bool = False) -> Listing:
@@ -345,3 +347,12 @@ def _one_citation(ref: CitationInput, snippet: str | None) -> Citation:
     if snippet is not None and not snippet.strip():
         raise InvalidInputError("snippet cannot be empty")
     return citation
+
+
+def _with_links(memory: Memory, links: Iterable[Link]) -> Memory:
+    """The memory with the links it lacks added (by target and type, as the formats add
+    them): asking for a link it has already leaves it equal, so nothing is written and
+    no time is stamped (a Serena note would gain a `## Metadata` section for nothing)."""
+    have = {(link.target, link.type) for link in memory.links or ()}
+    new = [link for link in links if (link.target, link.type) not in have]
+    return replace(memory, links=(*(memory.links or ()), *new)) if new else memory
