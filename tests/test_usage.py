@@ -16,7 +16,11 @@ import pytest
 
 from conftest import Clock, RunCli
 from index_support import disk_service, usage_rows, write_memory
-from memory_enhancement.core.errors import AlreadyExistsError, InvalidInputError
+from memory_enhancement.core.errors import (
+    AlreadyExistsError,
+    InvalidInputError,
+    UnreadableMemoryError,
+)
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.locations import store_key
@@ -264,6 +268,21 @@ def test_graduating_twice_or_into_the_same_store_is_a_clear_error(
         project.graduate("notes/api", global_store)
     with pytest.raises(InvalidInputError, match="own store"):
         project.graduate("notes/api", project)
+
+
+def test_a_memory_whose_header_does_not_parse_is_not_graduated_and_nothing_is_written(
+    project: MemoryService, global_store: MemoryService, git_repo: Path, isolated_home: Path
+) -> None:
+    """`get` reads such a memory as its text; graduate copied that text into the global
+    store (its tags and times lost), then failed to link it back and reported an error,
+    the copy left behind."""
+    bad = git_repo / ".memories" / "notes" / "bad.md"
+    text = "---\ntags: [keep]\ndescription: Logo: v2\n---\n# Bad\n\nBody.\n"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(UnreadableMemoryError, match=r"notes/bad: malformed YAML"):
+        project.graduate("notes/bad", global_store)
+    assert not (isolated_home / "memories" / "notes" / "bad.md").exists()
+    assert bad.read_text(encoding="utf-8") == text
 
 
 # -- the CLI ------------------------------------------------------------------------------

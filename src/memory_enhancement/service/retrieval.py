@@ -217,6 +217,10 @@ class Retrieval(Verification):
             raise InvalidInputError("cannot graduate a memory into its own store")
         # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
         found = self.find(path)  # a path, a [mem:ID] as `stats graduation` shows, or a name
+        # Read strictly first: `get` shows a memory whose header does not parse as its text,
+        # and copying that would drop its header, then fail to link back (BrokenHeaderError
+        # now, before anything is written).
+        self.store.read(found, links=False)
         source = self.get(found, include_expired=True, action=None).memory
         citations = source.meta.citations
         warnings: list[str] = []
