@@ -372,3 +372,14 @@ def test_tags_written_as_one_string_stay_one_string(
     assert file.read_text(encoding="utf-8") == other_tool("updated: 2026-01-31").replace(
         "tags: ops, ci", "tags: ops, release"
     )
+
+
+def test_tags_kept_one_string_keep_their_comment_and_line_ending(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Every other one-line key keeps both; the string branch wrote `tags: ...\\n` bare."""
+    text = other_tool("updated: 2026-01-31").replace("tags: ops, ci\n", "tags: ops, ci  # x\r\n")
+    file = write(store_dir, "deploy_notes", text)
+    service.update("deploy_notes", tags=["ops", "release"])
+    expected = text.replace("tags: ops, ci  # x\r\n", "tags: ops, release  # x\r\n")
+    assert file.read_bytes() == expected.encode("utf-8")

@@ -52,11 +52,12 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
         new_lines = render_key(name, meta)
         if name == "tags" and block and block.items and meta.tags:
             new_lines = _block_sequence(doc, block, meta.tags)
-        elif name == "tags" and isinstance(doc.data.get("tags"), str) and meta.tags:
-            if not any("," in tag for tag in meta.tags):  # `tags: ops, ci`: kept a string
+        else:
+            kept = name == "tags" and isinstance(doc.data.get("tags"), str) and meta.tags
+            if kept and not any("," in tag for tag in meta.tags):  # `tags: ops, ci`: a string
                 new_lines = [f"tags: {fd.flow(', '.join(meta.tags))}\n"]
-        elif block is not None and block.end - block.start == 1 and len(new_lines) == 1:
-            new_lines = [_as_written(doc.lines[block.start], new_lines[0])]
+            if block is not None and block.end - block.start == 1 and len(new_lines) == 1:
+                new_lines = [_as_written(doc.lines[block.start], new_lines[0])]
         if block is not None:
             edits.replace(block.start, block.end, new_lines)
         elif new_lines:
