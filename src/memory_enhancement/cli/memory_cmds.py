@@ -199,6 +199,7 @@ def update(
     """Change a memory. What is given replaces (links are added); what is omitted is kept.
 
     --clear-citations with --citation replaces the citations, as --citation alone does.
+    PATH may also be its citation ID or a name only one memory has (or declares), as for `get`.
     """
     if tags and clear_tags:
         fail("give either --tag or --clear-tags, not both")
@@ -249,7 +250,8 @@ def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None
     """Move a memory to a new path; citations, links and its citation ID go with it.
 
     Links that would stop finding it (in the memories linking to it, and its own
-    relative links) have their target rewritten, nothing else in those files.
+    relative links) have their target rewritten, nothing else in those files. SOURCE may
+    also be its citation ID or a name only one memory has (or declares), as for `get`.
     """
     result = app().service().move(source, destination, update_links=not keep_links)
     warn(result.warnings)
