@@ -426,6 +426,25 @@ def test_updating_a_missing_memory_is_a_not_found_error(service: MemoryService) 
         service.update("notes/nothing", content="x")
 
 
+def test_a_write_to_a_path_in_a_folder_never_changes_the_memory_of_that_name_elsewhere(
+    service: MemoryService,
+) -> None:
+    """A link to `notes/foo` finds the one `foo` anywhere (a memory since moved), and so
+    does `get`; the writes took that too: `update notes/foo` replaced archive/foo's text,
+    `move notes/foo` moved it. A path names its own file."""
+    service.add("archive/foo", "# Foo\n\nKept.")
+    file = service.store.file_for("archive/foo")
+    before = file.read_bytes()
+    with pytest.raises(NotFoundError, match="'notes/foo'"):
+        service.update("notes/foo", content="Overwritten.")
+    with pytest.raises(NotFoundError, match="'notes/foo'"):
+        service.add_citation("notes/foo", "https://example.com/x")
+    with pytest.raises(NotFoundError, match="'notes/foo'"):
+        service.move("notes/foo", "elsewhere/foo")
+    assert file.read_bytes() == before
+    assert service.update("foo", tags=["kept"]).path == "archive/foo"  # a name still does
+
+
 def test_an_update_that_changes_nothing_leaves_the_file_byte_identical(
     cited: MemoryService,
 ) -> None:

@@ -113,6 +113,14 @@ class Memories(ServiceBase):
 
         return find(self.index, self.state, reference)
 
+    def _to_change(self, reference: str) -> str:
+        """The memory a write changes: as `find`, but a path with a folder names its own
+        file only. `find` takes `notes/foo` for the one `foo` anywhere (as a link to a
+        memory since moved finds it), and `update notes/foo` replaced archive/foo's text."""
+        if "/" in reference:
+            return self.store.locate(reference)
+        return self.find(reference)
+
     # -- writing ----------------------------------------------------------------
 
     def add(
@@ -177,7 +185,7 @@ class Memories(ServiceBase):
         if content is not None and not content.strip():
             raise InvalidInputError("content cannot be empty")
         content = None if content is None else clean_content(content)
-        target = self.find(path)
+        target = self._to_change(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             meta, warnings = memory.meta, list[str]()
@@ -205,7 +213,7 @@ class Memories(ServiceBase):
         Serena note that records no timestamps gains no Metadata section for it.
         """
         citation = _one_citation(ref, snippet)
-        target = self.find(path)
+        target = self._to_change(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -228,7 +236,7 @@ class Memories(ServiceBase):
         `src/x.py:17-25`, a URL); a reference the memory does not cite is an error
         that lists what it does cite.
         """
-        target = self.find(path)
+        target = self._to_change(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -249,7 +257,7 @@ class Memories(ServiceBase):
         """Replace one citation by another in its place; the others stay as written.
         The new one's snippet is captured from the code when none is given."""
         citation = _one_citation(new, snippet)
-        target = self.find(path)
+        target = self._to_change(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
@@ -271,7 +279,7 @@ class Memories(ServiceBase):
         """Append links to a memory (the formats add them; they never drop one)."""
         extra = parse_links(links)
         return self._edit(
-            self.find(path),
+            self._to_change(path),
             lambda m: (_with_links(m, extra), []),
             touch=True,
         )
@@ -292,7 +300,7 @@ class Memories(ServiceBase):
         from memory_enhancement.graph.broken import follow_move, links_touching
 
         with self.store.lock():
-            origin = self.find(source)
+            origin = self._to_change(source)
             # A Serena store is flat, and so is a memory already at the top of any store
             # (Claude Code's memory folder holds its frontmatter memories there).
             flat = "/" not in origin or self.store.default_format() == "serena"
