@@ -8,6 +8,7 @@ that expiry off again. The policy lives in the store's `.memory-enhancement.yaml
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -238,3 +239,19 @@ def test_cli_reinforce_renews_what_cli_expire_set(stale_store: Project, run_cli:
     result = run_cli(["reinforce", "notes/old", "--dir", stale_store.store])
     assert result.exit_code == 0, result.output
     assert expiry_in_file(stale_store, "notes/old") is None
+
+
+def test_a_memory_whose_header_does_not_parse_is_left_out_and_the_others_still_fade(
+    aged: Project, clock: Clock
+) -> None:
+    """Such a memory is indexed as its text now (it was skipped as unreadable), and the
+    policy chose it too: its write was refused, stopping the run before notes/failing."""
+    broken = aged.store / "notes" / "broken.md"
+    text = "---\ndescription: Logo: v2\n---\n# Broken\n\nText.\n"
+    broken.write_text(text, encoding="utf-8")
+    old = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
+    os.utime(broken, (old, old))  # no time in its header: its file's time is its age
+    chosen = aged.service.apply_expiry_policy(after_days=90, grace_days=14)
+    assert [path for path, _ in chosen] == ["notes/failing", "notes/old"]
+    assert expiry_in_file(aged, "notes/old") == format_timestamp(clock.moment + timedelta(days=14))
+    assert broken.read_text(encoding="utf-8") == text

@@ -50,6 +50,10 @@ class Health(Verification):
 
         with self.index.connect() as conn:
             rows, _ = queries.rows(conn)
+            # A memory whose header does not parse is listed (its text read), but its file
+            # is not edited: choosing it stopped the run at it, the memories after it left.
+            unedited = queries.header_errors(conn)
+        rows = [row for row in rows if row.path not in unedited]
         facts = history.evidence(self.state, [row.citation_id for row in rows])
         chosen, expires = choose(
             rows, facts, now=self.clock(), after_days=after_days, grace_days=grace_days
