@@ -353,3 +353,10 @@ def test_adding_a_link_a_memory_already_has_leaves_its_file_alone(
         assert (store / f"{path}.md").read_text() == text
     assert service.update("naming", links=["core", "api"]).changed is True
     assert (store / "naming.md").read_text().count("mem:core") == 1
+
+
+def test_a_link_asked_for_twice_at_once_is_added_once(git_repo: Path, clock: object) -> None:
+    """`update conv --link x1 --link x1` wrote `- x1` twice under `## Links`."""
+    service = _serena(git_repo, clock, {"conv.md": "# Conv\n\nText.\n", "x1.md": "# X1\n"})
+    service.update("conv", links=["x1", "x1"])
+    assert (git_repo / ".serena" / "memories" / "conv.md").read_text().count("- x1") == 1

@@ -360,7 +360,12 @@ def _one_citation(ref: CitationInput, snippet: str | None) -> Citation:
 def _with_links(memory: Memory, links: Iterable[Link]) -> Memory:
     """The memory with the links it lacks added (by target and type, as the formats add
     them): asking for a link it has already leaves it equal, so nothing is written and
-    no time is stamped (a Serena note would gain a `## Metadata` section for nothing)."""
+    no time is stamped (a Serena note would gain a `## Metadata` section for nothing); a
+    link asked for twice at once is added once."""
     have = {(link.target, link.type) for link in memory.links or ()}
-    new = [link for link in links if (link.target, link.type) not in have]
+    new = []
+    for link in links:
+        if (link.target, link.type) not in have:
+            have.add((link.target, link.type))
+            new.append(link)
     return replace(memory, links=(*(memory.links or ()), *new)) if new else memory
