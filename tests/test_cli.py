@@ -397,6 +397,16 @@ def test_move_renames_and_keeps_citations(run_cli: RunCli, store: Path, hand_wri
     assert not hand_written.exists()
 
 
+def test_a_move_by_its_name_reports_the_path_it_moved_from(
+    run_cli: RunCli, store: Path, hand_written: Path
+) -> None:
+    """Writes take a name since qa-int-s25; `from` echoed the name typed, not the path."""
+    result = ok(run_cli(["--dir", store, "move", "layering", "archive/layering", "--json"]))
+    assert as_json(result.stdout)["from"] == "design/layering"
+    result = ok(run_cli(["--dir", store, "move", "layering", "design/layering"]))
+    assert result.stdout == "moved archive/layering -> design/layering\n"
+
+
 def test_move_to_the_same_path_is_a_no_op(run_cli: RunCli, store: Path, hand_written: Path) -> None:
     before = hand_written.read_bytes()
     result = ok(run_cli(["--dir", store, "move", "design/layering", "design/layering", "--json"]))

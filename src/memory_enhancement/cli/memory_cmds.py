@@ -258,14 +258,14 @@ def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None
     if as_json:
         emit_json(
             {
-                "from": source,
+                "from": result.moved_from or source,
                 "path": result.path,
                 "changed": result.changed,
                 "links_updated": list(result.links_updated),
             }
         )
     elif result.changed:
-        click.echo(f"moved {source} -> {result.path}")
+        click.echo(f"moved {result.moved_from or source} -> {result.path}")
         for path in result.links_updated:
             click.echo(f"  updated links in {path}")
     else:

@@ -309,7 +309,7 @@ class Memories(ServiceBase):
             )
             target = names.in_folders_as_on_disk(self.store.root, target)
             if target == origin:
-                return self._written(origin, [], changed=False)
+                return replace(self._written(origin, [], changed=False), moved_from=origin)
             self.store.refuse_taken(target, moving=origin)
             held = links_touching(self.index, origin) if update_links else []
             self.store.prepare_move(origin, target)  # before the ID is written into origin
@@ -322,7 +322,8 @@ class Memories(ServiceBase):
             follow_move(self.index, self.repo.root, origin, target, held) if held else ([], [])
         )
         result = self._written(target, skipped)
-        return replace(result, links_updated=tuple(sorted({f.path for f in fixes})))
+        moved = tuple(sorted({f.path for f in fixes}))
+        return replace(result, links_updated=moved, moved_from=origin)
 
     def prune(self, *, dry_run: bool = False) -> Listing:
         """Remove expired memories (or only list them). Unreadable files are never touched."""

@@ -19,6 +19,7 @@ class WriteResult:
     warnings: tuple[str, ...] = ()
     citation_id: str = ""
     links_updated: tuple[str, ...] = ()  # memories whose links a move rewrote
+    moved_from: str = ""  # the path a move took it from (it was named by path, ID or name)
 
 
 @dataclass(frozen=True)
