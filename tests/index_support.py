@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from memory_enhancement.service import MemoryService
@@ -84,6 +84,14 @@ def disk_service(
         state=State(folder / "state.db"),
         **extra,  # type: ignore[arg-type]
     )
+
+
+def titled_notes_service(folder: Path, notes: Mapping[str, tuple[str, str]]) -> MemoryService:
+    """A store of the memories `notes` names (path -> (title, body)) in `folder/store`, and
+    its service: what the search tests of each language query."""
+    for path, (title, body) in notes.items():
+        write_memory(folder / "store", path, body, title=title)
+    return disk_service(folder / "store", folder, folder)
 
 
 def usage_rows(state_file: Path) -> list[tuple[str, str, str, str, str, str | None]]:

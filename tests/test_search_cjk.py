@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli
-from index_support import disk_service, paths, write_memory
+from index_support import disk_service, paths, titled_notes_service, write_memory
 from memory_enhancement.index import cjk
 from memory_enhancement.index.search import fts_query
 from memory_enhancement.service import MemoryService
@@ -54,11 +54,7 @@ ZH = {
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> MemoryService:
-    tmp_path = tmp_path_factory.mktemp("cjk")
-    store = tmp_path / "store"
-    for path, (title, body) in {**JA, **ZH}.items():
-        write_memory(store, path, body, title=title)
-    return disk_service(store, tmp_path, tmp_path)
+    return titled_notes_service(tmp_path_factory.mktemp("cjk"), {**JA, **ZH})
 
 
 def test_a_katakana_word_inside_a_sentence_is_found(service: MemoryService) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from index_support import disk_service, paths, write_memory
+from index_support import disk_service, paths, titled_notes_service, write_memory
 from memory_enhancement.index import inflection, lexical
 from memory_enhancement.service import MemoryService
 
@@ -34,11 +34,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> MemoryService:
-    tmp_path = tmp_path_factory.mktemp("inflection")
-    store = tmp_path / "store"
-    for path, (title, body) in NOTES.items():
-        write_memory(store, path, body, title=title)
-    return disk_service(store, tmp_path, tmp_path)
+    return titled_notes_service(tmp_path_factory.mktemp("inflection"), NOTES)
 
 
 @pytest.mark.parametrize(

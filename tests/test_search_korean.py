@@ -16,7 +16,7 @@ import pytest
 
 from conftest import RunCli
 from hostile_support import python_bounded
-from index_support import disk_service, paths, write_memory
+from index_support import disk_service, paths, titled_notes_service, write_memory
 from memory_enhancement.index import cjk
 from memory_enhancement.service import MemoryService
 
@@ -43,11 +43,7 @@ KO = {
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> MemoryService:
-    tmp_path = tmp_path_factory.mktemp("ko")
-    store = tmp_path / "store"
-    for path, (title, body) in KO.items():
-        write_memory(store, path, body, title=title)
-    return disk_service(store, tmp_path, tmp_path)
+    return titled_notes_service(tmp_path_factory.mktemp("ko"), KO)
 
 
 @pytest.mark.parametrize(

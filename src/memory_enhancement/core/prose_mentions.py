@@ -78,10 +78,19 @@ _DASH = r"[ \t]?[-–][ \t]?"
 _WORD = r"[Ll]ines?[ \t]+"
 # A number ends where no digit, letter or decimal part goes on.
 _ENDS = r"(?![0-9A-Za-z_]|\.[0-9])"
+
+
+def _list(ands: str, prose: str, about: str) -> tuple[str, str]:
+    """The later items of a list after the first number: `, 95-97` (any number of them), then
+    one joined by a word of `ands` (` and 272`); `prose`, after an item, makes it a word of a
+    sentence instead (`line 64, 3 tests`); `about` may stand before a number (`~432`)."""
+    item = rf"{about}\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{prose}"
+    return rf"(?:,[ \t]?{item})*", rf"(?:,?[ \t]{ands}[ \t]{item})?"
+
+
 # Further items of a list: `, 95-97`, ` and 272`, ` and ~432` (`, L104` after an `L` number); an
 # item followed by a word is prose (`line 64, 3 tests`), not an item.
-_ITEMS = rf"(?:,[ \t]?~?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*"
-_AND = rf"(?:,?[ \t]and[ \t]~?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))?"
+_ITEMS, _AND = _list("and", r"(?![ \t]*[A-Za-z])", about="~?")
 _MORE = rf"(?P<more_w>{_ITEMS}{_AND})"
 _MORE_L = rf"(?P<more_l>(?:,[ \t]?L\d{{1,7}}(?:[-–]L?\d{{1,7}})?{_ENDS}(?![ \t]*[A-Za-z]))*)"
 
@@ -114,14 +123,13 @@ _AFTER = (
 )
 _BEFORE = (
     rf"(?<![A-Za-z0-9_]){_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
-    rf"(?P<more_w>(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS})*{_AND})"
+    rf"(?P<more_w>{_list('and', '', about='')[0]}{_AND})"
     rf"(?:\*\*)?[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
 # The European words (module docstring); an item followed by a word in any script is prose.
 _EU_WORD = r"(?:[Ll][ií]neas?|[Ll]inhas?|[Ll]ignes?|[Rr]ig(?:a|he)|Zeilen?|[Сс]трок(?:а|е|и|у|ах))"
 _EU_PROSE = r"(?![ \t]*[^\W\d_])"
-_EU_AND = rf"(?:,?[ \t](?:and|y|e|et|und|и)[ \t]\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{_EU_PROSE})?"
-_EU_ITEMS = rf"(?:,[ \t]?\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{_EU_PROSE})*"
+_EU_ITEMS, _EU_AND = _list("(?:and|y|e|et|und|и)", _EU_PROSE, about="")
 _AFTER_EU = (
     _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
     rf"{_EU_WORD}[ \t]+(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
