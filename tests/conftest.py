@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner, Result
@@ -21,6 +22,12 @@ from memory_enhancement.cli import cli
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.verify.repo import Repository
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from mcp_support import Agent
+    from memory_enhancement.cli.app import App
 
 # The real corpus is vendored in `corpus/` (a byte-for-byte copy, MIT; see corpus/README.md);
 # MEMORY_ENHANCEMENT_CORPUS points elsewhere.
@@ -155,3 +162,24 @@ def run_cli(monkeypatch: pytest.MonkeyPatch) -> RunCli:
         return CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture
+def app(isolated_home: Path, git_repo: Path) -> App:
+    """The CLI's composition root as `serve` uses it, inside the test repository: the
+    server the MCP tests talk to (a module may give its own, with a store written first)."""
+    from memory_enhancement.cli.app import App
+
+    return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
+
+
+@pytest.fixture
+async def agent(app: App) -> AsyncIterator[Agent]:
+    """An agent's session with the MCP server `app` builds, over the SDK's own client."""
+    from mcp import Client
+
+    from mcp_support import Agent
+    from memory_enhancement.mcp.server import build_server
+
+    async with Client(build_server(app.service_for)) as client:
+        yield Agent(client)

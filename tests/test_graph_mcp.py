@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from conftest import RunCli
 from graph_support import FULL, STORE, write_all
 from mcp_support import Agent
 from memory_enhancement.cli.app import App
-from memory_enhancement.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 
@@ -29,12 +26,6 @@ pytestmark = pytest.mark.anyio
 def app(isolated_home: Path, git_repo: Path) -> App:
     write_all(git_repo / ".memories", STORE)
     return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
-
-
-@pytest.fixture
-async def agent(app: App) -> AsyncIterator[Agent]:
-    async with Client(build_server(app.service_for)) as client:
-        yield Agent(client)
 
 
 async def test_traverse_graph_answers_as_graph_json(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -21,7 +20,6 @@ from mcp.client.streamable_http import streamable_http_client
 from hostile_support import ALIAS_BOMB, MEMORY_LIMIT, run_bounded, snapshot
 from mcp_support import Agent, child_env, free_port, serve_command, wait_for
 from memory_enhancement.cli.app import App
-from memory_enhancement.mcp.server import build_server
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.locations import REGISTRY_FILE
 
@@ -34,12 +32,6 @@ TOKEN = "a-long-random-test-token-0123456789"
 @pytest.fixture
 def app(isolated_home: Path, git_repo: Path) -> App:
     return App(env={"MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
-
-
-@pytest.fixture
-async def agent(app: App) -> AsyncIterator[Agent]:
-    async with Client(build_server(app.service_for)) as client:
-        yield Agent(client)
 
 
 def project_store(git_repo: Path) -> Path:

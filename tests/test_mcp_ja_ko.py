@@ -9,30 +9,14 @@ tool's output schema and every failure must be a tool error naming the bad value
 
 from __future__ import annotations
 
-import os
 import unicodedata
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from mcp_support import Agent
-from memory_enhancement.cli.app import App
-from memory_enhancement.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def app(isolated_home: Path, git_repo: Path) -> App:
-    return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
-
-
-@pytest.fixture
-async def agent(app: App) -> AsyncIterator[Agent]:
-    async with Client(build_server(app.service_for)) as client:
-        yield Agent(client)
 
 
 @pytest.fixture

@@ -10,10 +10,8 @@ must be a tool error whose message names the bad value.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +38,6 @@ WRITES = {
 }  # fmt: skip
 DESTRUCTIVE = {"remove_memory", "prune_memories"}
 CITATION_ID = re.compile(r"mem:[0-9A-Za-z]{6}")
-
-
-@pytest.fixture
-def app(isolated_home: Path, git_repo: Path) -> App:
-    """The CLI's composition root as `serve` uses it, inside the test repository."""
-    return App(env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
-
-
-@pytest.fixture
-async def agent(app: App) -> AsyncIterator[Agent]:
-    async with Client(build_server(app.service_for)) as client:
-        yield Agent(client)
 
 
 def usage_rows(app: App) -> list[tuple[str, str, str]]:
