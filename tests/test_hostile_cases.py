@@ -488,14 +488,16 @@ def test_verify_all_names_a_skipped_file_in_every_format_and_exits_1(
     assert cli(run_cli, store, git_repo, "add", "n/ok", "-c", "Fine.").exit_code == 0
     (store / "n" / "bad.md").write_text("---\ntags: [unclosed\n---\nBody\n", encoding="utf-8")
     text = cli(run_cli, store, git_repo, "verify-all")
-    assert text.exit_code == 1 and "n/bad" in text.stderr and "1 unreadable" in text.stdout
+    assert text.exit_code == 1 and "n/bad" in text.stderr
+    assert "1 memory whose frontmatter does not parse" in text.stdout
     github = cli(run_cli, store, git_repo, "verify-all", "--format", "github")
     assert github.exit_code == 1
     errors = [line for line in github.stdout.splitlines() if line.startswith("::error ")]
     assert len(errors) == 1 and "n/bad" in errors[0] and "malformed YAML" in errors[0]
     as_json = cli(run_cli, store, git_repo, "verify-all", "--json")
     assert as_json.exit_code == 1 and "n/bad" in as_json.stderr
-    json.loads(as_json.stdout)  # stdout stays valid JSON
+    listed = json.loads(as_json.stdout)  # stdout stays valid JSON, and names the file
+    assert [item["memory_id"] for item in listed if "header_error" in item] == ["n/bad"]
     health = cli(run_cli, store, git_repo, "health", "--format", "json")
     assert health.exit_code == 1
     assert any("n/bad" in reason for reason in json.loads(health.stdout)["skipped"])

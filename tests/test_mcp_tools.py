@@ -293,6 +293,22 @@ async def test_verify_memories_counts_prose_mentions_beside_declared_citations(
     assert set(summary["mention_counts"]) == set(summary["counts"])
 
 
+async def test_verify_memories_names_a_header_that_does_not_parse_and_checks_its_prose(
+    agent: Agent, app: App, git_repo: Path
+) -> None:
+    await add(agent, "decisions/api", "Clients send v2.")
+    root = app.service().store.root
+    (root / "decisions" / "broken.md").write_text(
+        "---\ntags: [unclosed\n---\nThe version is set in src/app.py:3 for clients.\n"
+    )
+    commit_then_bump_the_version(git_repo)
+
+    summary = await agent.call("verify_memories")
+    (unparsed,) = summary["unparsed_headers"]
+    assert unparsed.startswith("decisions/broken: malformed YAML") and summary["skipped"] == []
+    assert summary["mention_counts"]["stale"] == 1 and summary["valid"] is False
+
+
 async def test_add_citation_captures_the_snippet_and_a_duplicate_changes_nothing(
     agent: Agent,
 ) -> None:

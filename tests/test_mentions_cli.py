@@ -142,15 +142,23 @@ def test_github_annotations_name_mentions_on_their_lines_and_unreadable_files(
     repo: GitRepo, cli: Any
 ) -> None:
     repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "see src/app.py:10", "old src/app.py:99"])
-    repo.write(f"{STORE}/broken.md", b"---\ntags: [unclosed\n---\nbody\n")
+    repo.write(f"{STORE}/broken.md", b"---\ntags: [unclosed\n---\nbody src/app.py:10\n")
+    repo.write(f"{STORE}/latin1.md", b"caf\xe9 src/app.py:10\n")
     repo.commit("memory")
     shift(repo)
     result = cli("verify-all", "--format", "github")
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith(
-        "::error file=.serena/memories/broken.md,title=unreadable memory broken::malformed YAML"
+        "::error file=.serena/memories/latin1.md,title=unreadable memory latin1::not UTF-8 text"
     )
+    assert lines[1].startswith(
+        "::error file=.serena/memories/broken.md,title=frontmatter of memory broken::malformed YAML"
+    )
+    assert (  # its prose is verified all the same
+        "::notice file=.serena/memories/broken.md,line=4,title=memory broken::"
+        "moved mention src/app.py:10: found at line 13 (was 10)"
+    ) in lines
     assert (
         "::notice file=.serena/memories/notes.md,line=3,title=memory notes::"
         "moved mention src/app.py:10: found at line 13 (was 10)"
@@ -168,12 +176,15 @@ def test_github_annotations_name_mentions_on_their_lines_and_unreadable_files(
 
 
 def test_json_lists_unreadable_memory_files_with_the_reason(repo: GitRepo, cli: Any) -> None:
+    repo.write(f"{STORE}/latin1.md", b"caf\xe9\n")
     repo.write(f"{STORE}/broken.md", b"---\ntags: [unclosed\n---\nbody\n")
     result = cli("verify-all", "--json")
     assert result.exit_code == 1
-    (item,) = json.loads(result.stdout)
-    assert item["memory_id"] == "broken" and item["valid"] is False
-    assert item["unreadable"].startswith("malformed YAML frontmatter")
+    unreadable, unparsed = json.loads(result.stdout)
+    assert unreadable["memory_id"] == "latin1" and unreadable["valid"] is False
+    assert unreadable["unreadable"].startswith("not UTF-8 text")
+    assert unparsed["memory_id"] == "broken" and unparsed["valid"] is False
+    assert unparsed["header_error"].startswith("malformed YAML frontmatter")
 
 
 def test_text_never_calls_a_memory_valid_over_a_failing_mention(repo: GitRepo, cli: Any) -> None:
@@ -229,3 +240,29 @@ def test_a_list_of_lines_is_named_with_its_path_in_annotations_and_in_the_health
     report = cli("health").stdout
     assert "- `secrets`: `src/app.py:5 (line 3)`: line 5 now reads `moved_out = 5`" in report
     assert "- `secrets`: `src/app.py:20 (line 3)`: line 20 now reads `moved_out = 20`" in report
+
+
+BROKEN_HEADER = b"---\ntags: [unclosed\n---\n# Broken\n\nthe flag at src/app.py:20\n"
+
+
+def test_a_memory_whose_header_does_not_parse_has_its_prose_verified_and_fixes_refused(
+    repo: GitRepo, cli: Any
+) -> None:
+    """Found on real stores (session 25): such a memory was skipped by every verification,
+    so its drifted mention went unreported and health called it uncited."""
+    file = repo.write(f"{STORE}/broken.md", BROKEN_HEADER)
+    repo.commit("memory")
+    shift(repo)
+    one = cli("verify", "broken")
+    assert one.exit_code == 1 and "broken: malformed YAML" in one.stderr
+    assert "mention moved        src/app.py:20 (line 6) -> src/app.py:23" in one.stdout
+    whole = cli("verify-all", "--json")
+    (item,) = json.loads(whole.stdout)
+    assert item["header_error"].startswith("malformed YAML") and whole.exit_code == 1
+    assert [(m["status"], m["current_line"]) for m in item["mentions"]] == [("moved", 23)]
+    health = json.loads(cli("health", "--format", "json").stdout)
+    (memory,) = health["memories"]
+    assert memory["status"] != "uncited" and memory["mentions"]["moved"] == 1
+    fixed = cli("verify-all", "--fix")
+    assert fixed.exit_code == 1 and "1 memory file left unchanged" in fixed.stdout
+    assert file.read_bytes() == BROKEN_HEADER  # every edit of it is refused, this one too

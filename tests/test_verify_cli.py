@@ -233,12 +233,15 @@ def test_an_unreadable_memory_file_fails_verify_all_and_is_named(
     project: GitRepo, cli: Any
 ) -> None:
     project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    project.write(".serena/memories/latin1.md", b"caf\xe9\n")
     project.write(".serena/memories/broken.md", b"---\ntags: [unclosed\n---\nbody\n")
     result = cli("verify-all")
     assert result.exit_code == 1
+    assert "latin1: not UTF-8 text" in result.stderr
     assert "broken" in result.stderr and "malformed YAML" in result.stderr
     assert result.stdout.splitlines()[-1] == (
-        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing, 1 unreadable memory file"
+        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing, 1 unreadable memory file, "
+        "1 memory whose frontmatter does not parse"
     )
 
 

@@ -113,7 +113,7 @@ def verify(
 
     Prose mentions (`src/app.py:42` in the text) are verified too, from git history. Exits 1
     when a citation or mention is stale, missing, out of range or invalid (moved too, with
-    --strict).
+    --strict), or when the memory's frontmatter does not parse (its prose is verified).
 
     \b
     Examples:
@@ -122,6 +122,7 @@ def verify(
     """
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout)
     run = app().service().verify(memory, options)
+    warn(f"{path}: {why}" for path, _, why in run.headers)
     result = run.results[0]
     if as_json:
         emit_json(_with_fixes(run)[0])
@@ -173,7 +174,8 @@ def verify_all(
 ) -> None:
     """Verify every memory that has citations or prose mentions (optionally under CATEGORY).
 
-    Exits 1 when a citation or mention fails (see `verify`) or a memory file cannot be read.
+    Exits 1 when a citation or mention fails (see `verify`), a memory file cannot be read,
+    or a memory's frontmatter does not parse (its prose mentions are verified all the same).
 
     \b
     Examples:
@@ -186,6 +188,7 @@ def verify_all(
     options = _options(fix, dry_run, include_mentions, write, check_urls, url_timeout, recheck)
     run = app().service().verify_all(category, changed_since=changed_since, options=options)
     warn(run.skipped)
+    warn(f"{path}: {why}" for path, _, why in run.headers)
     warn(run.unwritten)
     fmt = "json" if as_json else fmt
     if fmt == "json":
@@ -209,19 +212,23 @@ def _with_fixes(run: Any) -> list[dict[str, Any]]:
     from memory_enhancement.service.serialize import verification_dict
 
     fixes = {fix.path: fix for fix in run.fixes}
+    headers = {path: why for path, _, why in run.headers}
     out = []
     for result in run.results:
         data = verification_dict(result)
         fix = fixes.get(result.path)
         if fix is not None:
             data["fix"] = {"diff": fix.diff, "written": fix.written}
+        if result.path in headers:
+            data["header_error"] = headers[result.path]
         out.append(data)
     return out
 
 
 def _emit_results(run: Any) -> None:
-    """verify-all's JSON list, one memory per line; a fixed memory carries its fix, and
-    each unreadable memory file is listed with the reason (`"unreadable"`)."""
+    """verify-all's JSON list, one memory per line; a fixed memory carries its fix, one
+    whose frontmatter does not parse says why (`"header_error"`), and each unreadable
+    memory file is listed with the reason (`"unreadable"`)."""
     from memory_enhancement.service.serialize import verifications_json
 
     unreadable = [
@@ -235,7 +242,21 @@ def _emit_results(run: Any) -> None:
         }
         for path, _, reason in run.unreadable
     ]
-    if len(run.results) <= 50 or run.fixes:
+    if run.headers:  # a memory with nothing to verify is not among the results: said apart
+        listed = {result.path for result in run.results}
+        unreadable += [
+            {
+                "memory_id": path,
+                "valid": False,
+                "confidence": None,
+                "stale_citations": [],
+                "citations": [],
+                "header_error": reason,
+            }
+            for path, _, reason in run.headers
+            if path not in listed
+        ]
+    if len(run.results) <= 50 or run.fixes or run.headers:
         emit_json(_with_fixes(run) + unreadable)
         return
     import json

@@ -131,6 +131,9 @@ def print_github(run: Any, strict: bool) -> None:
         title = f"unreadable memory {path}" if path else "unreadable memory file"
         where = f"file={_escape(file, True)}," if file else ""
         click.echo(f"::error {where}title={_escape(title, True)}::{_escape(reason)}")
+    for path, file, reason in run.headers:
+        title = _escape(f"frontmatter of memory {path}", True)
+        click.echo(f"::error file={_escape(file, True)},title={title}::{_escape(reason)}")
     for result in not_settled(run.results):
         title = f"memory {result.path}"
         for n, check in enumerate(result.checks):
@@ -187,7 +190,7 @@ def print_fixes(run: Any, *, quiet: bool) -> None:
 def summary(run: Any, changed_since: str | None = None) -> str:
     from memory_enhancement.core.verdicts import Verdict
 
-    if not len(run.results) and not run.skipped and not run.unwritten:
+    if not len(run.results) and not run.skipped and not run.unwritten and not run.headers:
         # Not "0 memories, 0 citations": in a store of uncited memories, a new user read
         # that as the tool finding no memories at all.
         if changed_since:
@@ -208,6 +211,9 @@ def summary(run: Any, changed_since: str | None = None) -> str:
         ]
         text += f"; {plural(run.mentions, 'mention')}: " + ", ".join(said)
     tail = f", {plural(len(run.skipped), 'unreadable memory file')}" if run.skipped else ""
+    if run.headers:
+        unparsed = plural(len(run.headers), "memory", "memories")
+        tail += f", {unparsed} whose frontmatter does not parse"
     if run.unwritten:
         tail += f", {plural(len(run.unwritten), 'memory file')} left unchanged"
     return text + tail

@@ -147,6 +147,9 @@ class VerifyRun:
     # Memory files a --fix or --write could not edit in place (the format cannot hold
     # the edit), each `path: why`; they were left unchanged, the others written.
     unwritten: list[str] = field(default_factory=list)
+    # Per memory verified whose frontmatter does not parse (its prose read as text, its
+    # header's citations unknown): (path, file, reason), as `unreadable`.
+    headers: list[tuple[str, str, str]] = field(default_factory=list)
 
     def _tally(self) -> Counter[tuple[str, str]]:
         """How many citations ("c") and mentions ("m") got each verdict."""
@@ -175,9 +178,11 @@ class VerifyRun:
         return self._tally()["c", status._value_]
 
     def ok(self, *, strict: bool = False) -> bool:
-        """No failing citation or mention, no unreadable memory file and no fix left
-        unwritten; with strict, no moved citation either. A memory that cannot be read
-        cannot be vouched for."""
-        if self.skipped or self.unwritten or any(s in _FAILING for _, s in +self._tally()):
+        """No failing citation or mention, no unreadable memory file, no header that does
+        not parse and no fix left unwritten; with strict, no moved citation either. A
+        memory that cannot be read cannot be vouched for."""
+        if self.skipped or self.unwritten or self.headers:
+            return False
+        if any(s in _FAILING for _, s in +self._tally()):
             return False
         return not (strict and self.count(Verdict.MOVED))

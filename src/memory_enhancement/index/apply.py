@@ -63,6 +63,7 @@ def apply(
         declared = upsert(
             conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
             fresh=path not in known, children=children, mentions=may_mention(ready.data),
+            header_error=getattr(ready.doc, "header_error", None),  # a lenient read's
         )  # fmt: skip
         if declared is not None:
             names.add(declared)

@@ -73,27 +73,31 @@ def path_of(conn: sqlite3.Connection, bare_id: str) -> str | None:
 
 def verifiable(
     conn: sqlite3.Connection, paths: Iterable[str] | None = None
-) -> tuple[CitedBatch, list[str]]:
+) -> tuple[CitedBatch, list[str], list[str]]:
     """Memories to verify, as the index holds them (no file is parsed, no citation
-    object made: see core/batch.py), and the reasons unreadable ones among `paths`
-    (all memories when None) were skipped. Memories come in path order, each with its
-    citations in the order written."""
+    object made: see core/batch.py), the reasons unreadable ones among `paths` (all
+    memories when None) were skipped, and the `path: why` of those verified whose
+    header does not parse. Memories come in path order, each with its citations in the
+    order written."""
     if paths is None:
         return _verifiable(conn, "", [])
     wanted = sorted(set(paths))
     found = CitedBatch([], [], [0], [], set())
     skipped: list[str] = []
+    headers: list[str] = []
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
-        more, errors = _verifiable(conn, f"WHERE m.path IN ({','.join('?' * len(chunk))})", chunk)
+        where = f"WHERE m.path IN ({','.join('?' * len(chunk))})"
+        more, errors, unparsed = _verifiable(conn, where, chunk)
         found.extend(more)
         skipped.extend(errors)
-    return found, skipped
+        headers.extend(unparsed)
+    return found, skipped, headers
 
 
 def _verifiable(
     conn: sqlite3.Connection, where: str, args: list[str]
-) -> tuple[CitedBatch, list[str]]:
+) -> tuple[CitedBatch, list[str], list[str]]:
     """One query for the citations, in memory path order and in the order written (the
     rows as SQLite gives them: no per-row work in Python), one for the memories. Both
     are answered from indexes (a memory that cannot be read has no citations, so the
@@ -105,8 +109,10 @@ def _verifiable(
         args,
     ).fetchall()
     batch = CitedBatch([], [], [0], rows, set())
-    # A memory whose header does not parse is not verified (its citations are unknown):
-    # named as skipped, as a file that cannot be read at all is.
+    # A memory whose header does not parse has no citations the index knows (they would
+    # be in that header), but its text was read: its prose mentions are verified, and the
+    # header named apart. Skipping it left a drifted mention unchecked and the memory
+    # "uncited" in the health report.
     headers = header_errors(conn, where.replace("WHERE m.path", " AND path"), args)
     skipped = []
     at = 0
@@ -115,8 +121,8 @@ def _verifiable(
         f"{where} ORDER BY m.path",
         args,
     ):
-        if error is not None or path in headers:
-            skipped.append(str(error if error is not None else headers[path]))
+        if error is not None:
+            skipped.append(str(error))
             continue
         if mentions:
             batch.mentionable.add(len(batch.paths))
@@ -128,7 +134,7 @@ def _verifiable(
         damaged = sqlite3.DatabaseError(f"{len(rows)} citation rows, but {at} counted")
         damaged.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
         raise damaged  # the index is discarded and built again (Index.connect)
-    return batch, skipped
+    return batch, skipped, sorted(headers.values())
 
 
 def settled_files(conn: sqlite3.Connection) -> tuple[dict[str, tuple[str, str | None]], str]:

@@ -172,6 +172,8 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
                 ],
                 "invalid_total": len(invalid),
                 "skipped": run.skipped,
+                # Verified for their prose; their frontmatter (and any citation in it) unread.
+                "unparsed_headers": [f"{path}: {why}" for path, _, why in run.headers],
             }
 
     @mcp.tool(annotations=WRITES)

@@ -164,6 +164,7 @@ class VerifySummaryOut(TypedDict):
     invalid: list[VerificationOut]
     invalid_total: int
     skipped: list[str]
+    unparsed_headers: list[str]
 
 
 class EdgeOut(TypedDict):

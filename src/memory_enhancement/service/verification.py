@@ -28,17 +28,22 @@ class Verification(Memories):
 
         The memory is named as `get` names it (a path, a `[mem:ID]` or a unique name:
         an agent verifies what it is about to quote), read from its file (errors are
-        raised, not skipped), and the index takes that read as it is.
+        raised, not skipped), and the index takes that read as it is. A memory whose
+        frontmatter does not parse is verified for its prose, the header named in the
+        run's `headers` (a fix to it is refused, as every edit of it is).
         """
         target = self.find(path)
-        loaded = self.store.read(target)
+        loaded = self.store.read(target, lenient=True)
+        header = getattr(loaded.doc, "header_error", None)
         ids = self.index.citation_ids([target], {target: loaded})
         batch = [(loaded.doc.memory, tuple(loaded.doc.citation_lines), ids.get(target))]
         if options is None:
             from memory_enhancement.core.verdicts import VerifyOptions
 
             options = VerifyOptions()
-        run = self._runner().run(CitedBatch.of(batch), options, keep_uncited=True)
+        run = self._runner().run(
+            CitedBatch.of(batch), options, keep_uncited=True, headers=[header] if header else ()
+        )
         self._after_writes(run)
         return run
 
@@ -65,14 +70,15 @@ class Verification(Memories):
     def _verify_paths(self, paths: list[str] | None, options: VerifyOptions) -> VerifyRun:
         """A batch (all memories when paths is None) as the index knows them: the index
         is in step with the files (it syncs first), so nothing is parsed again;
-        unreadable memory files are reported as skipped. A run over the whole store
-        skips the cited files that held at the last one and did not change since
-        (verify/settled.py), unless asked to recheck them."""
+        unreadable memory files are reported as skipped, and memories whose header does
+        not parse are verified for their prose and named in the run's `headers`. A run
+        over the whole store skips the cited files that held at the last one and did not
+        change since (verify/settled.py), unless asked to recheck them."""
         whole = paths is None
         settled = None
         started = time.time_ns()
         with self.index.connect() as conn:
-            batch, skipped = queries.verifiable(conn, paths)
+            batch, skipped, headers = queries.verifiable(conn, paths)
             if whole:
                 known, changes = queries.settled_files(conn)
         if whole:
@@ -81,8 +87,9 @@ class Verification(Memories):
             known_now = {} if options.recheck else known
             settled = SettledFiles(known_now, self.git, str(self.repo.root), started, changes)
         run = self._runner().run(
-            batch, options, skipped=skipped, whole_store=whole, settled=settled, many=True
-        )
+            batch, options, skipped=skipped, headers=headers, whole_store=whole,
+            settled=settled, many=True,
+        )  # fmt: skip
         if settled is not None and settled.changed:
             with self.index.connect(sync=False) as conn:
                 queries.settle_files(conn, settled.found, known, changes)

@@ -54,6 +54,7 @@ class Runner:
         options: VerifyOptions,
         *,
         skipped: Iterable[str] = (),
+        headers: Iterable[str] = (),
         keep_uncited: bool = False,
         whole_store: bool = False,
         settled: SettledFiles | None = None,
@@ -98,7 +99,8 @@ class Runner:
             )  # fmt: skip
         skipped = list(skipped)
         unreadable = [self._unreadable(reason) for reason in skipped]
-        return VerifyRun(kept, fixes, skipped, unreadable, unwritten)
+        unparsed = [self._unreadable(reason) for reason in headers]
+        return VerifyRun(kept, fixes, skipped, unreadable, unwritten, unparsed)
 
     def _mentions(self, batch: CitedBatch) -> dict[int, tuple[CitationCheck, ...]]:
         """Prose mentions, verified from history as citations (verify/mentions.py), of the
@@ -134,7 +136,8 @@ class Runner:
         return states
 
     def _unreadable(self, reason: str) -> tuple[str, str, str]:
-        """An unreadable memory's path, file and reason, from the index's `path: reason`."""
+        """An unreadable memory's (or header's) path, file and reason, from the index's
+        `path: reason`."""
         path, sep, why = reason.partition(": ")
         if not sep:
             return "", "", reason
