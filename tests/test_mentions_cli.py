@@ -266,3 +266,38 @@ def test_a_memory_whose_header_does_not_parse_has_its_prose_verified_and_fixes_r
     fixed = cli("verify-all", "--fix")
     assert fixed.exit_code == 1 and "1 memory file left unchanged" in fixed.stdout
     assert file.read_bytes() == BROKEN_HEADER  # every edit of it is refused, this one too
+
+
+def test_a_first_run_tracing_many_memory_files_says_so_on_a_terminal_only(repo: GitRepo) -> None:
+    """On a real store of 88 memory files with 3,600 commits, the first run took seconds
+    with nothing on the screen; the next reads the cache and has nothing to say."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    for n in range(20):
+        repo.write_lines(f"{STORE}/note{n}.md", [f"# Note {n}", "", f"see src/app.py:{n + 1}"])
+    repo.commit("memories")
+    command = [sys.executable, "-m", "memory_enhancement", "verify-all", "--dir", STORE]
+
+    def run(*, terminal: bool) -> str:
+        leader, follower = pty.openpty()
+        done = subprocess.run(
+            command, cwd=repo.root, stdout=subprocess.PIPE,
+            stderr=follower if terminal else subprocess.PIPE, check=True,
+        )  # fmt: skip
+        os.close(follower)
+        try:
+            shown = os.read(leader, 65536).decode() if terminal else done.stderr.decode()
+        except OSError:  # nothing was written to the terminal (Linux: EIO once it is closed)
+            shown = ""
+        os.close(leader)
+        assert done.stdout.decode().endswith("20 mentions: 20 valid\n")
+        return shown
+
+    first = run(terminal=True)
+    assert first.startswith("note: checking 20 mentions in 20 memory files against git history")
+    assert run(terminal=True) == ""  # the cache answers
+    repo.write_lines(f"{STORE}/note0.md", ["# Note 0", "", "see src/app.py:2"])
+    assert run(terminal=False) == ""  # piped: never

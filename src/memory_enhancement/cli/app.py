@@ -306,6 +306,13 @@ def warn(messages: Iterable[str]) -> None:
         click.echo(f"warning: {message}", err=True)
 
 
+def terminal_notice() -> Callable[[str], None] | None:
+    """`note: ...` on stderr when a run starts long work, only when a person watches."""
+    if not sys.stderr.isatty():
+        return None
+    return lambda text: click.echo(f"note: {text}", err=True)
+
+
 class ProblemsFound(ToolError):
     """A check that ran and found problems: exit code 1."""
 

@@ -16,6 +16,7 @@ from memory_enhancement.cli.app import (
     json_option,
     plural,
     store_options,
+    terminal_notice,
     warn,
 )
 from memory_enhancement.core.errors import os_error_text
@@ -61,7 +62,7 @@ def health(
         fmt = "json"
     if limit is not None and limit < 1:
         fail(f"invalid --limit {limit}: it must be at least 1")
-    report = app().service().health(mentions=mentions)
+    report = app().service().health(mentions=mentions, notice=terminal_notice())
     warn(report.skipped)
     if fmt == "json":
         data = as_json(report, limit)

@@ -21,6 +21,7 @@ from memory_enhancement.cli.app import (
     emit_json,
     fail,
     store_options,
+    terminal_notice,
     warn,
 )
 from memory_enhancement.cli.verify_render import (
@@ -89,7 +90,7 @@ def _options(
         raise click.UsageError("--dry-run only applies with --fix or --write")
     if not 0 < timeout <= 3600:  # NaN too; past an hour the socket layer overflows
         fail(f"invalid --url-timeout {timeout}: give seconds, more than 0 and at most 3600")
-    return VerifyOptions(fix, dry_run, mentions, urls, timeout, write, recheck)
+    return VerifyOptions(fix, dry_run, mentions, urls, timeout, write, recheck, terminal_notice())
 
 
 @click.command(context_settings=CONTEXT)

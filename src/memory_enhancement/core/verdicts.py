@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from memory_enhancement.core.mentions import Mention
@@ -128,6 +128,9 @@ class VerifyOptions:
     url_timeout: float = 5.0
     write: bool = False
     recheck: bool = False  # judge every cited file, even one that held and did not change
+    # Told, in a sentence, when a run starts work that takes seconds (tracing the history of
+    # many memory files for their mentions); the CLI passes one only on a terminal.
+    notice: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -15,13 +16,15 @@ if TYPE_CHECKING:
 class Health(Verification):
     """Rank memories by urgency; record confirmations; let unused memories fade."""
 
-    def health(self, *, mentions: bool = True) -> HealthReport:
+    def health(
+        self, *, mentions: bool = True, notice: Callable[[str], None] | None = None
+    ) -> HealthReport:
         """Verify every memory now (prose mentions too, unless told not to) and rank them
-        by urgency (see health/report.py)."""
+        by urgency (see health/report.py). `notice`: as VerifyOptions.notice."""
         from memory_enhancement.core.verdicts import VerifyOptions
         from memory_enhancement.health.report import build
 
-        run = self.verify_all(options=VerifyOptions(include_mentions=mentions))
+        run = self.verify_all(options=VerifyOptions(include_mentions=mentions, notice=notice))
         return build(run, self.index, self.state, self.clock())
 
     def reinforce(self, path: str, note: str | None = None) -> tuple[str, int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 
@@ -70,3 +71,20 @@ class RepoFiles:
         except (OSError, ValueError):
             return False
         return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
+MAX_WALKED_FILES = 50_000
+
+
+def walk_files(root: os.PathLike[str] | str) -> Iterator[str]:
+    """The files under a folder that is not a git repository (hidden folders and
+    node_modules skipped, at most MAX_WALKED_FILES): what mentions resolve against there."""
+    count = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        for name in names:
+            yield name if rel == "." else f"{rel}/{name}"
+            count += 1
+            if count >= MAX_WALKED_FILES:
+                return

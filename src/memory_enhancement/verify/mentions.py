@@ -24,8 +24,7 @@ blank line, a range that grew) is mention_diffs.py.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +40,7 @@ from memory_enhancement.core.mentions import (
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
@@ -76,7 +76,7 @@ from memory_enhancement.verify.verifier import Verifier
 if TYPE_CHECKING:  # what only a run that asks git needs is imported when it does: a rerun
     from memory_enhancement.verify.blame import GitHistory  # answered from the cache skips it
 
-MAX_WALKED_FILES = 50_000
+NOTICE_FILES = 20  # memory files to trace before a run says it is tracing them
 
 
 @dataclass
@@ -87,6 +87,7 @@ class MentionChecker:
     repo: Repository
     git: Git | None
     state: State
+    notice: Callable[[str], None] | None = None  # told when the history work will be long
     _history: GitHistory | None = field(default=None, repr=False)
     _listed: FileList | None = field(default=None, repr=False)
     _prints: Fingerprints | None = field(default=None, repr=False)
@@ -128,6 +129,7 @@ class MentionChecker:
             if git is not None and self._history is not None:
                 reader = HistoryReader(git, self._history)
                 pending = [f for f in todo if f is not None and f.mentions]
+                self._announce([f for f in pending if not _traced(rows, f, head)])
                 thens, fresh = reader.read(pending, rows, head)
             judged = self._judge(todo, thens)
         finally:
@@ -136,6 +138,14 @@ class MentionChecker:
             self._history = None
         self._remember(cache, todo, judged, rows, fresh, head)
         return [kept.get(n, judged[n]) for n in range(len(found))]
+
+    def _announce(self, pending: list[Written]) -> None:
+        """Say that a first run traces many memory files (on a big history, seconds with
+        nothing else on the screen), and that the next will not."""
+        if self.notice is not None and len(pending) >= NOTICE_FILES:
+            count = sum(len(item.mentions) for item in pending)
+            self.notice(f"checking {count} mentions in {len(pending)} memory files against "
+                        "git history (the next run reuses what it learns)")  # fmt: skip
 
     def _remember(
         self,
@@ -329,7 +339,7 @@ class MentionChecker:
 
                 self._listed = GitHistory(self.git).files_now()  # no process left to close
             else:
-                self._listed = FileList(_walk(self.repo.root))
+                self._listed = FileList(walk_files(self.repo.root))
         return self._listed
 
 
@@ -346,6 +356,11 @@ def _check(
     return CitationCheck(
         citation, status, current, line, reason, None, mention, commit, tuple(candidates)
     )
+
+
+def _traced(rows: dict[str, Cached], item: Written, head: str | None) -> bool:
+    """Whether what git said of this memory file's lines is cached and still holds."""
+    return (hit := rows.get(item.file or "")) is not None and still_true(hit, item.blob, head)
 
 
 def _decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
@@ -382,16 +397,3 @@ def _other_repository(mention: Mention, origin: str | None) -> CitationCheck:
 
 def _end(start: int, end: int) -> int | None:
     return end if end != start else None
-
-
-def _walk(root: os.PathLike[str] | str) -> Iterator[str]:
-    """The files under a folder that is not a git repository (hidden folders skipped)."""
-    count = 0
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
-        rel = os.path.relpath(folder, root).replace(os.sep, "/")
-        for name in names:
-            yield name if rel == "." else f"{rel}/{name}"
-            count += 1
-            if count >= MAX_WALKED_FILES:
-                return

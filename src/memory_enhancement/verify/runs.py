@@ -76,7 +76,7 @@ class Runner:
             urls = UrlChecker(timeout=options.url_timeout)
         verifier = Verifier(self.repo, self.git, urls)
         valid, checks = verifier.verify_batch(batch, settled)
-        mentions = self._mentions(batch) if options.include_mentions else {}
+        mentions = self._mentions(batch, options.notice) if options.include_mentions else {}
         prefix = _store_prefix(str(self.store.root), str(self.repo.root))
         results = BatchVerdicts(batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited)
         results.judged = verifier.judged
@@ -102,7 +102,9 @@ class Runner:
         unparsed = [self._unreadable(reason) for reason in headers]
         return VerifyRun(kept, fixes, skipped, unreadable, unwritten, unparsed)
 
-    def _mentions(self, batch: CitedBatch) -> dict[int, tuple[CitationCheck, ...]]:
+    def _mentions(
+        self, batch: CitedBatch, notice: Callable[[str], None] | None
+    ) -> dict[int, tuple[CitationCheck, ...]]:
         """Prose mentions, verified from history as citations (verify/mentions.py), of the
         memories whose files may mention code (the index read every file's bytes)."""
         which = sorted(batch.mentionable)
@@ -110,7 +112,7 @@ class Runner:
             return {}
         from memory_enhancement.verify.mentions import MentionChecker
 
-        checker = MentionChecker(self.store, self.repo, self.git, self.state)
+        checker = MentionChecker(self.store, self.repo, self.git, self.state, notice=notice)
         found = checker.check([batch.verifiable(i) for i in which])
         return {i: checks for i, checks in zip(which, found, strict=True) if checks}
 
