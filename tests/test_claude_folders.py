@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import Clock, RunCli
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.service import MemoryService
+from memory_enhancement.store import claude_index
 from memory_enhancement.store.disk import Store
 from memory_enhancement.verify.repo import Repository
 
@@ -32,6 +35,9 @@ if TYPE_CHECKING:
     from memory_enhancement.cli.app import App
 
 FOLDERS = Path(__file__).parent / "claude_folders"
+PROPERTY = settings(
+    max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 DASH = "\u2014"
 
 
@@ -380,3 +386,118 @@ async def test_an_agent_adds_and_removes_a_claude_code_memory_over_mcp(
     message = await agent.fail("add_memory", path="x", content="X.", memory_type="decision")
     assert "memory_type" in message
     assert "not removed as a memory" in await agent.fail("remove_memory", path="MEMORY")
+
+
+# -- where a line goes, and how it is written --------------------------------------------
+
+
+def claude_memory(name: str, kind: str) -> str:
+    return f"---\nname: {name}\ndescription: about {name}\ntype: {kind}\n---\n\n{name}.\n"
+
+
+TOPICAL = (
+    "# Project Memory\n\n## Workspace\n- `src/` holds the code\n\n"
+    "## Working rules & preferences\n- [No fallbacks](feedback_a.md) - let errors surface\n\n"
+    "## Player metadata\n- [Players](project_b.md) - ids are canonical\n\n"
+    "## Engine\n- [Kernel](project_c.md) - shared deduction\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "after"),
+    [
+        ("feedback_new", "(feedback_a.md)"),  # the only heading that holds feedback alone
+        ("project_new", "(project_c.md)"),  # two hold projects alone: at the end
+        ("user_new", "(project_c.md)"),  # none names users or holds them: at the end
+    ],
+)
+def test_an_index_grouped_by_topic_takes_a_line_where_its_type_alone_is_kept(
+    tmp_path: Path, git_repo: Path, clock: Clock, path: str, after: str
+) -> None:
+    """As AnotherSava/bga-assistant keeps its feedback under `## User Preferences`; a
+    document title naming `Project` is no heading of projects. Its own hyphen and bullet."""
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text(TOPICAL, encoding="utf-8")
+    for name, kind in (
+        ("feedback_a", "feedback"),
+        ("project_b", "project"),
+        ("project_c", "project"),
+    ):
+        (folder / f"{name}.md").write_text(claude_memory(name, kind), encoding="utf-8")
+    service_for(folder, git_repo, clock).add(path, "A fact.")
+    lines = (folder / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    at = next(n for n, line in enumerate(lines) if after in line)
+    assert lines[at + 1] == f"- [{path}]({path}.md) - A fact."
+    assert len(lines) == len(TOPICAL.splitlines()) + 1
+
+
+def test_an_empty_heading_named_for_the_type_takes_its_first_line(
+    tmp_path: Path, git_repo: Path, clock: Clock
+) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    text = "# Memory\n\n## Feedback\n\n## Projects\n* [B](project_b.md) \u2013 b\n"
+    (folder / "MEMORY.md").write_text(text, encoding="utf-8")
+    (folder / "project_b.md").write_text(claude_memory("project_b", "project"), "utf-8")
+    service_for(folder, git_repo, clock).add("feedback_x", "X.")
+    assert (folder / "MEMORY.md").read_text(encoding="utf-8") == text.replace(
+        "## Feedback\n", "## Feedback\n* [feedback_x](feedback_x.md) \u2013 X.\n"
+    )
+
+
+def test_a_claude_folder_with_no_memory_yet_writes_as_claude_code_writes_now(
+    tmp_path: Path, git_repo: Path, clock: Clock
+) -> None:
+    """A `MEMORY.md` in a `.claude` folder is Claude Code's, listing something or not."""
+    folder = tmp_path / ".claude" / "projects" / "-home-me-app" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("# Memory Index\n", encoding="utf-8")
+    service_for(folder, git_repo, clock).add(
+        "reference_ci", "# CI runners\n\nThe runners are in `ci/runners.tf`.\n"
+    )
+    assert (folder / "reference_ci.md").read_text(encoding="utf-8") == (
+        "---\nname: reference_ci\ndescription: The runners are in `ci/runners.tf`.\n"
+        "metadata:\n  node_type: memory\n  type: reference\n---\n\n# CI runners\n\n"
+        "The runners are in `ci/runners.tf`.\n"
+    )
+    assert (folder / "MEMORY.md").read_text(encoding="utf-8") == (
+        f"# Memory Index\n- [CI runners](reference_ci.md) {DASH} The runners are in "
+        "`ci/runners.tf`.\n"
+    )
+
+
+_LINE = st.sampled_from(
+    [
+        "# Memory",
+        "## Feedback",
+        "## Projects",
+        "",
+        "   ",
+        "- a note",
+        "- [Old](old.md) \u2014 hook",
+        "  - nested under it",
+        "```",
+        "- [In a fence](fenced.md) - not an item",
+        "\tindented",
+        "trailing blanks  ",
+    ]
+)
+
+
+@PROPERTY
+@given(
+    lines=st.lists(_LINE, max_size=12),
+    final=st.booleans(),
+    kind=st.sampled_from(["user", "feedback", "project", "reference"]),
+)
+def test_a_line_added_then_dropped_gives_the_index_back_byte_for_byte(
+    lines: list[str], final: bool, kind: str
+) -> None:
+    text = "\n".join(lines) + ("\n" if final and lines else "")
+    index = claude_index.read(text)
+    at = claude_index.place(index, kind, {"old.md": "project"})
+    line = claude_index.entry_line(index, at, "New [one]", "new.md", "a  hook\nhere")
+    added = claude_index.insert(text, at, line)
+    assert [e.file for e in claude_index.read(added).entries].count("new.md") == 1
+    assert claude_index.drop(added, "new.md") == text

@@ -59,6 +59,7 @@ class Index:
     lines: tuple[str, ...]
     entries: tuple[Entry, ...]
     headings: tuple[Heading, ...]
+    unclosed: int | None = None  # the line of a code fence never closed: the rest is code
 
     def listing(self, file: str) -> list[Entry]:
         """The items that list this file (`feedback_x.md`)."""
@@ -71,6 +72,7 @@ def read(text: str) -> Index:
     entries: list[Entry] = []
     headings: list[Heading] = []
     fence: str | None = None
+    opened = 0
     for n, line in enumerate(lines):
         bare = line.rstrip("\n")
         opening = _FENCE.match(bare)
@@ -78,7 +80,7 @@ def read(text: str) -> Index:
             fence = None if opening and opening.group(1)[0] == fence else fence
             continue
         if opening:
-            fence = opening.group(1)[0]
+            fence, opened = opening.group(1)[0], n
         elif heading := _HEADING.match(bare):
             headings.append(Heading(n, len(heading["marks"]), heading["text"]))
         elif item := _ENTRY.match(bare):
@@ -89,7 +91,7 @@ def read(text: str) -> Index:
             entries.append(
                 Entry(n, item["lead"], title, file_of(item["target"]), separator, rest, section)
             )
-    return Index(lines, tuple(entries), tuple(headings))
+    return Index(lines, tuple(entries), tuple(headings), opened if fence else None)
 
 
 def file_of(target: str) -> str:
@@ -112,9 +114,14 @@ def entry_line(index: Index, near: int, title: str, file: str, hook: str) -> str
 
 
 def place(index: Index, kind: str, types: dict[str, str]) -> int:
-    """The line a new item of this type goes before.
+    """The line a new item of this type goes before (see `_place`), never inside a code
+    fence left open: Claude Code would read the item as code."""
+    at = _place(index, kind, types)
+    return at if index.unclosed is None else min(at, index.unclosed)
 
-    Under the heading that names its type (`## Feedback`, `## Project state`,
+
+def _place(index: Index, kind: str, types: dict[str, str]) -> int:
+    """Under the heading that names its type (`## Feedback`, `## Project state`,
     `## References`), the one already holding that type when several do; else under
     the only heading whose items are all of that type (bga-assistant keeps its feedback
     under `## User Preferences`); else after the last item of the index, where Claude
