@@ -140,7 +140,7 @@ class Memories(ServiceBase):
     ) -> WriteResult:
         """In a Claude Code memory folder, the new memory declares its `description` and
         `memory_type` (see service/claude.py) and is listed in `MEMORY.md`."""
-        folder = claude.folder_of(self.store)
+        folder = claude.folder_of(self.store, learn=False)  # create() learns its style
         chosen = "frontmatter" if folder else self.store.default_format()  # samples files
         claude.refuse_declaration(folder, description, memory_type)
         bare = "/" not in path.strip().strip("/")
