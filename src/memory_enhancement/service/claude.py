@@ -16,10 +16,7 @@ from dataclasses import dataclass, replace
 
 from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
 from memory_enhancement.core.model import MEMORY_SUFFIX, Memory
-from memory_enhancement.store import claude_index
-from memory_enhancement.store.claude_folder import (
-    INDEX as INDEX,
-)
+from memory_enhancement.store import claude_folder, claude_index
 from memory_enhancement.store.claude_folder import (
     Folder,
     description_of,
@@ -29,6 +26,7 @@ from memory_enhancement.store.claude_folder import (
 )
 from memory_enhancement.store.disk import Store
 
+INDEX = claude_folder.INDEX  # MEMORY.md's path as a memory
 INDEX_FILE = INDEX + MEMORY_SUFFIX
 
 
