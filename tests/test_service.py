@@ -501,7 +501,7 @@ def test_citation_add_to_a_serena_note_touches_only_its_citations(
 def test_removing_a_memory_deletes_its_file_and_empty_category(service: MemoryService) -> None:
     service.add("gone/soon/memory", "Body")
     service.add("gone/stays", "Body")
-    assert service.remove("gone/soon/memory") == "gone/soon/memory"
+    assert service.remove("gone/soon/memory").path == "gone/soon/memory"
     assert not (service.store.root / "gone/soon").exists()
     assert (service.store.root / "gone/stays.md").is_file()
     with pytest.raises(NotFoundError):
@@ -587,7 +587,7 @@ def test_a_memory_named_with_capitals_is_found_by_its_name_typed_in_lower_case(
     (cited.store.root / "notes/tech-STACK.md").write_text("A twin made by hand.\n")
     with pytest.raises(NotFoundError):
         cited.update("notes/tech stack", content="Which?")
-    assert cited.remove("notes/Tech Stack") == "notes/Tech-Stack"
+    assert cited.remove("notes/Tech Stack").path == "notes/Tech-Stack"
 
 
 def test_a_memory_an_earlier_version_named_without_its_dots_is_found_by_the_name_typed(

@@ -49,9 +49,14 @@ def _write_result(result: Any, as_json: bool, verb: str) -> None:
 
     warn(result.warnings)
     if as_json:
-        emit_json({**memory_dict(result.memory, result.citation_id), "changed": result.changed})
+        data = {**memory_dict(result.memory, result.citation_id), "changed": result.changed}
+        if result.links_updated:
+            data["links_updated"] = list(result.links_updated)
+        emit_json(data)
     elif result.changed:
         click.echo(f"{verb} {result.path}  [mem:{result.citation_id}]")
+        for path in result.links_updated:
+            click.echo(f"  updated links in {path}")
     else:
         click.echo(f"unchanged {result.path}")
 
@@ -80,6 +85,19 @@ def _write_result(result: Any, as_json: bool, verb: str) -> None:
 @click.option(
     "--expires-at", metavar="WHEN", help="ISO 8601 date or time after which the memory is hidden."
 )
+@click.option(
+    "--description",
+    "-d",
+    metavar="TEXT",
+    help="Claude Code memory folder: its one-line description (default: the content's first line).",
+)
+@click.option(
+    "--type",
+    "memory_type",
+    type=click.Choice(["user", "feedback", "project", "reference"], case_sensitive=False),
+    help="Claude Code memory folder: its type (default: the one the name starts with, "
+    "feedback_x, else project).",
+)
 @json_option
 @store_options
 def add(
@@ -90,6 +108,8 @@ def add(
     citations: tuple[str, ...],
     links: tuple[str, ...],
     expires_at: str | None,
+    description: str | None,
+    memory_type: str | None,
     as_json: bool,
 ) -> None:
     """Create the memory PATH (category/slug; a bare name in a flat store: Serena's, Claude
@@ -98,11 +118,16 @@ def add(
     The content comes from --content, --file, or standard input when neither is given. Each
     file citation's snippet (the text of the cited lines) is captured from the code now.
 
+    In a Claude Code memory folder (its MEMORY.md lists memories that declare name,
+    description and type) the memory declares its name, --description and --type as the
+    folder's own do, and gets its line in MEMORY.md, where Claude Code looks.
+
     \b
     Examples:
       memory-enhancement add decisions/api-version -c "# API version" --citation app/config.py:3
       memory-enhancement add pitfalls/retries -f notes.md --tag http --link decisions/api-version
       git log -1 --format=%B | memory-enhancement add notes/last-commit
+      memory-enhancement --dir .claude/memory add feedback_tabs -c "Indent with tabs." -d "Tabs"
     """
     text, source = _read_content(content, file, required=True)
     assert text is not None
@@ -117,6 +142,8 @@ def add(
             citations=citations,
             links=links,
             source=source,
+            description=description,
+            memory_type=memory_type,
         )
     )
     _write_result(result, as_json, "added")
@@ -227,12 +254,17 @@ def update(
 @json_option
 @store_options
 def remove(path: str, as_json: bool) -> None:
-    """Delete a memory."""
+    """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too)."""
     removed = app().service().remove(path)
     if as_json:
-        emit_json({"path": removed, "removed": True})
+        data: dict[str, Any] = {"path": removed.path, "removed": True}
+        if removed.links_updated:
+            data["links_updated"] = list(removed.links_updated)
+        emit_json(data)
     else:
-        click.echo(f"removed {removed}")
+        click.echo(f"removed {removed.path}")
+        for updated in removed.links_updated:
+            click.echo(f"  updated links in {updated}")
 
 
 @click.command(context_settings=CONTEXT)

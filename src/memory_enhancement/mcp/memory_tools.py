@@ -5,7 +5,7 @@ Each parses its arguments, calls the service and returns what `--json` prints.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
@@ -42,17 +42,31 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         links: Annotated[
             list[str] | None, Field(description="Other memories: 'path' or 'type:path'.")
         ] = None,
+        description: Annotated[
+            str | None,
+            Field(description="Claude Code memory folder: one line (default: the first)."),
+        ] = None,
+        memory_type: Annotated[
+            Literal["user", "feedback", "project", "reference"] | None,
+            Field(description="Claude Code memory folder (default: the name's, else project)."),
+        ] = None,
         store: Store = None,
     ) -> MemoryOut:
         """Save a new memory (creating its store and category). Refuses an existing path. A
         path is category/slug; a bare name in a store that keeps all its memories at its top
-        (.serena/memories, a Claude Code memory folder)."""
+        (.serena/memories, a Claude Code memory folder). In a Claude Code memory folder it
+        declares name, description and type as the folder's memories do, and is listed in
+        MEMORY.md (links_updated says so)."""
         with tool_errors():
             result = service(ctx, store, create=True).add(
                 path, content, tags=tags or (), expires_at=expires_at,
                 citations=citations or (), links=links or (), source="mcp",
+                description=description, memory_type=memory_type,
             )  # fmt: skip
-            return written(result)
+            data = written(result)
+            if result.links_updated:
+                data["links_updated"] = list(result.links_updated)
+            return data
 
     @mcp.tool(annotations=READ_ONLY)
     def get_memory(
@@ -104,9 +118,13 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def remove_memory(path: MemoryPath, ctx: Context, store: Store = None) -> RemovedOut:
-        """Delete a memory."""
+        """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too)."""
         with tool_errors():
-            return {"path": service(ctx, store).remove(path), "removed": True}
+            removed = service(ctx, store).remove(path)
+            data: RemovedOut = {"path": removed.path, "removed": True}
+            if removed.links_updated:
+                data["links_updated"] = list(removed.links_updated)
+            return data
 
     @mcp.tool(annotations=WRITES)
     def move_memory(

@@ -97,7 +97,7 @@ class MemoryOut(TypedDict):
     changed: NotRequired[bool]
     warnings: NotRequired[list[str]]
     verification: NotRequired[VerificationOut]
-    links_updated: NotRequired[list[str]]  # move: memories whose links were rewritten
+    links_updated: NotRequired[list[str]]  # move, add: memories whose links were rewritten
 
 
 class SummaryOut(TypedDict):
@@ -122,6 +122,7 @@ class ListingOut(TypedDict):
 class RemovedOut(TypedDict):
     path: str
     removed: bool
+    links_updated: NotRequired[list[str]]  # MEMORY, when it listed the memory
 
 
 class PruneOut(TypedDict):

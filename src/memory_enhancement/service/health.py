@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.service import claude
 from memory_enhancement.service.verification import Verification
 
 if TYPE_CHECKING:
@@ -56,7 +57,9 @@ class Health(Verification):
             # A memory whose header does not parse is listed (its text read), but its file
             # is not edited: choosing it stopped the run at it, the memories after it left.
             unedited = queries.header_errors(conn)
-        rows = [row for row in rows if row.path not in unedited]
+        # Nor the index of a Claude Code memory folder: `prune` would delete it.
+        folder = claude.folder_of(self.store, learn=False)
+        rows = [r for r in rows if r.path not in unedited and not claude.is_index(folder, r.path)]
         facts = history.evidence(self.state, [row.citation_id for row in rows])
         chosen, expires = choose(
             rows, facts, now=self.clock(), after_days=after_days, grace_days=grace_days

@@ -161,3 +161,21 @@ def _source_warning(citation: Citation, status: SourceStatus, root: str, reason:
             return f"citation {citation.ref}: {citation.target} is a binary file"
         case _:
             return f"citation {citation.ref}: {citation.target} cannot be read ({reason})"
+
+
+def same_ref(cited: str, given: str) -> bool:
+    """Whether a citation's reference is the one a user typed (as written or canonical)."""
+    if cited == given.strip():
+        return True
+    try:
+        return cited == parse_citation(given).ref
+    except InvalidInputError:
+        return False
+
+
+def one_citation(ref: CitationInput, snippet: str | None) -> Citation:
+    """A citation to add or put in place, with the snippet given (never a blank one)."""
+    citation = parse_citation(ref, snippet=snippet) if isinstance(ref, str) else ref
+    if snippet is not None and not snippet.strip():
+        raise InvalidInputError("snippet cannot be empty")
+    return citation

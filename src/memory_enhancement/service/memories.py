@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
-from memory_enhancement.core.citations import parse_citation
 from memory_enhancement.core.errors import (
     ExpiredError,
     InvalidInputError,
@@ -19,19 +18,22 @@ from memory_enhancement.core.errors import (
 )
 from memory_enhancement.core.ids import format_citation_id
 from memory_enhancement.core.memory_paths import normalize_new_path
-from memory_enhancement.core.model import MAX_COUNT, Citation, Link, Memory, MemoryMeta
+from memory_enhancement.core.model import MAX_COUNT, Link, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.index import queries
 from memory_enhancement.index.rows import SyncStats
+from memory_enhancement.service import claude
 from memory_enhancement.service.base import ServiceBase
 from memory_enhancement.service.inputs import (
     CitationInput,
     clean_content,
     clean_tags,
+    one_citation,
     parse_citations,
     parse_links,
+    same_ref,
 )
-from memory_enhancement.service.results import Fetched, Listing, Summary, WriteResult
+from memory_enhancement.service.results import Fetched, Listing, Removed, Summary, WriteResult
 from memory_enhancement.store import names
 
 
@@ -133,8 +135,14 @@ class Memories(ServiceBase):
         citations: Iterable[CitationInput] = (),
         links: Iterable[str | Link] = (),
         source: str = "cli",
+        description: str | None = None,
+        memory_type: str | None = None,
     ) -> WriteResult:
-        chosen = self.store.default_format()  # samples the store's files: asked once
+        """In a Claude Code memory folder, the new memory declares its `description` and
+        `memory_type` (see service/claude.py) and is listed in `MEMORY.md`."""
+        folder = claude.folder_of(self.store, learn=False)  # create() learns its style
+        chosen = "frontmatter" if folder else self.store.default_format()  # samples files
+        claude.refuse_declaration(folder, description, memory_type)
         bare = "/" not in path.strip().strip("/")
         target = normalize_new_path(path, flat=chosen == "serena" or (bare and self._flat()))
         if not content or not content.strip():
@@ -150,15 +158,21 @@ class Memories(ServiceBase):
             expires_at=maybe_timestamp(expires_at, field="expires_at"),
             citations=tuple(prepared),
         )
+        listed = False
         with self.store.lock():
             from memory_enhancement.store import formats
 
             target = names.in_folders_as_on_disk(self.store.root, target)
             fmt = formats.by_name(chosen)
             memory = Memory(target, content, meta, tuple(parse_links(links)), fmt.name)
-            decoded = formats.Decoded(fmt.render(None, memory))
-            self.store.create(target, decoded.encode(decoded.text))
-        return self._written(target, warnings)
+            if folder is None:
+                decoded = formats.Decoded(fmt.render(None, memory))
+                self.store.create(target, decoded.encode(decoded.text))
+            else:
+                listed, more = claude.create(self.store, memory, description, memory_type)
+                warnings = [*warnings, *more]
+        result = self._written(target, warnings)
+        return replace(result, links_updated=(claude.INDEX,)) if listed else result
 
     def update(
         self,
@@ -212,7 +226,7 @@ class Memories(ServiceBase):
         Only the citations change, and `updated_at` when the memory keeps one: a
         Serena note that records no timestamps gains no Metadata section for it.
         """
-        citation = _one_citation(ref, snippet)
+        citation = one_citation(ref, snippet)
         target = self._to_change(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
@@ -240,7 +254,7 @@ class Memories(ServiceBase):
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
-            kept = tuple(c for c in existing if not _same_ref(c.ref, ref))
+            kept = tuple(c for c in existing if not same_ref(c.ref, ref))
             if len(kept) == len(existing):
                 cited = ", ".join(c.ref for c in existing) or "none"
                 raise NotFoundError(f"{target!r} does not cite {ref!r} (its citations: {cited})")
@@ -256,12 +270,12 @@ class Memories(ServiceBase):
     ) -> WriteResult:
         """Replace one citation by another in its place; the others stay as written.
         The new one's snippet is captured from the code when none is given."""
-        citation = _one_citation(new, snippet)
+        citation = one_citation(new, snippet)
         target = self._to_change(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
             existing = memory.meta.citations
-            where = [n for n, c in enumerate(existing) if _same_ref(c.ref, old)]
+            where = [n for n, c in enumerate(existing) if same_ref(c.ref, old)]
             if not where:
                 cited = ", ".join(c.ref for c in existing) or "none"
                 raise NotFoundError(f"{target!r} does not cite {old!r} (its citations: {cited})")
@@ -284,11 +298,15 @@ class Memories(ServiceBase):
             touch=True,
         )
 
-    def remove(self, path: str) -> str:
+    def remove(self, path: str) -> Removed:
+        """Delete a memory; in a Claude Code memory folder, its line in `MEMORY.md` too."""
         with self.store.lock():
             target = self.store.locate(path)
+            folder = claude.folder_of(self.store, learn=False)
+            claude.refuse_index(folder, target, "removed")
             self.store.delete(target)
-        return target
+            unlisted = claude.unlist(self.store, folder, [target])
+        return Removed(target, (claude.INDEX,) if unlisted else ())
 
     def move(self, source: str, destination: str, *, update_links: bool = True) -> WriteResult:
         """Move a memory; its content, citations, links and citation ID travel with it.
@@ -301,6 +319,8 @@ class Memories(ServiceBase):
 
         with self.store.lock():
             origin = self._to_change(source)
+            if origin == claude.INDEX:
+                claude.refuse_index(claude.folder_of(self.store, learn=False), origin, "moved")
             # A Serena store is flat, and so is a memory already at the top of any store
             # (Claude Code's memory folder holds its frontmatter memories there).
             flat = "/" not in origin or self.store.default_format() == "serena"
@@ -329,33 +349,19 @@ class Memories(ServiceBase):
         """Remove expired memories (or only list them). Unreadable files are never touched."""
         with self.store.lock():
             listing = self.list_memories(include_expired=True)
-            expired = [s for s in listing.memories if s.expired]
+            folder = claude.folder_of(self.store, learn=False)  # its index is never pruned
+            expired = [
+                s for s in listing.memories if s.expired and not claude.is_index(folder, s.path)
+            ]
             if not dry_run:
                 for summary in expired:
                     self.store.delete(summary.path)
+                claude.unlist(self.store, folder, [s.path for s in expired])
         return Listing(expired, listing.skipped)
 
     def reindex(self) -> SyncStats:
         """Rebuild the index from the files."""
         return self.index.rebuild()
-
-
-def _same_ref(cited: str, given: str) -> bool:
-    """Whether a citation's reference is the one a user typed (as written or canonical)."""
-    if cited == given.strip():
-        return True
-    try:
-        return cited == parse_citation(given).ref
-    except InvalidInputError:
-        return False
-
-
-def _one_citation(ref: CitationInput, snippet: str | None) -> Citation:
-    """A citation to add or put in place, with the snippet given (never a blank one)."""
-    citation = parse_citation(ref, snippet=snippet) if isinstance(ref, str) else ref
-    if snippet is not None and not snippet.strip():
-        raise InvalidInputError("snippet cannot be empty")
-    return citation
 
 
 def _with_links(memory: Memory, links: Iterable[Link]) -> Memory:

@@ -18,8 +18,17 @@ class WriteResult:
     changed: bool = True
     warnings: tuple[str, ...] = ()
     citation_id: str = ""
-    links_updated: tuple[str, ...] = ()  # memories whose links a move rewrote
+    links_updated: tuple[str, ...] = ()  # memories whose links it rewrote (move, add)
     moved_from: str = ""  # the path a move took it from (it was named by path, ID or name)
+
+
+@dataclass(frozen=True)
+class Removed:
+    """What a removal did: the memory's path, and the memories whose links it changed
+    (`MEMORY.md`, which lists each memory of a Claude Code folder)."""
+
+    path: str
+    links_updated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

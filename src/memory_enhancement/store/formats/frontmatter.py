@@ -138,6 +138,20 @@ class FrontmatterFormat:
             self._check(original, memory, text)
         return text
 
+    def render_declared(self, memory: Memory, lead: list[str]) -> str:
+        """A new file that declares itself as another tool's memories do: its frontmatter
+        opens with `lead` (their keys, rendered by the caller), then holds only the tool's
+        keys given a value (no `tags: []`, no times: that tool keeps none), and a blank line
+        parts it from the content, as Claude Code writes its memory files."""
+        from memory_enhancement.store.formats import frontmatter_write as write  # writes only
+
+        meta = memory.meta
+        keys = [write.render_key(name, meta) for name in FIELDS if name != "tags" or meta.tags]
+        links = write.render_links(memory.links or ())
+        head = "".join([*lead, *(line for block in [*keys, links] for line in block)])
+        body = content_of(memory.content)
+        return f"---\n{head}---\n\n{body}\n" if body else f"---\n{head}---\n"
+
     def _check(self, doc: FrontmatterDocument, memory: Memory, text: str) -> None:
         """Refuse an edit whose result would not read back as exactly what was meant
         (or not at all: the file is fine, the edit is what cannot be made)."""

@@ -46,6 +46,11 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
                 edits.replace(at, at + 1, [_as_written(line, new)])
                 continue
         block = doc.blocks.get(name)
+        if name == "updated_at" and block is None and meta.updated_at is not None:
+            nested = _nested_modified(doc, meta.updated_at)
+            if nested is not None:  # Claude Code's file: `modified:` under its `metadata:`
+                edits.insert(*nested)
+                continue
         if name == "citations" and block and block.items and doc.item_valid:
             _edit_citation_items(doc, block, list(meta.citations), edits)
             continue
@@ -63,6 +68,24 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
     return edits.apply(doc.lines)
+
+
+def _nested_modified(doc: FrontmatterDocument, moment: datetime) -> tuple[int, list[str]] | None:
+    """Where and how a time first goes into a Claude Code memory: as Claude Code stamps one,
+    `modified:` last among the keys of its `metadata:` mapping (beside `type`), rather
+    than a key of the tool's own. None for any other file."""
+    block, metadata = doc.blocks.get("metadata"), doc.data.get("metadata")
+    if block is None or not isinstance(metadata, dict) or "modified" in metadata:
+        return None
+    if "type" not in metadata and "node_type" not in metadata:
+        return None
+    children = [doc.lines[i] for i in range(block.start + 1, block.end)]
+    first = next((line for line in children if line.strip()), None)
+    if first is None or not KEY_LINE.match(first.lstrip(" ")):
+        return None  # `metadata: {type: project}` on one line: no line of its own to add
+    indent = first[: len(first) - len(first.lstrip(" "))]
+    end = "\r\n" if first.endswith("\r\n") else "\n"
+    return block.end, [f"{indent}modified: {format_timestamp(moment)}{end}"]
 
 
 # A time as people write one: its date, then maybe a time (`T` or a blank) of minutes,
