@@ -295,21 +295,24 @@ class FileList:
 
     def resolve(self, written: str, folder: str = "") -> Resolution:
         """`folder` is the memory file's folder, for `../x.py` relative links."""
-        home = written.startswith("~/")  # `~/www/app/src/x.py`: the author's clone, perhaps
-        path = normalize(written[1:] if home else written, folder)
+        path = normalize(written[1:] if written.startswith("~/") else written, folder)
         if path is None:
             return Resolution(outside=True)
+        if written.startswith("~/"):  # `~/www/app/src/x.py`: the author's clone, perhaps
+            parts = path.split("/")
+            tails = ("/".join(parts[n:]) for n in range(len(parts) - 1))
+            return next((Resolution(t) for t in tails if t in self.files), Resolution(outside=True))
         link = self.submodule_of(path)
         if link is not None:
             return Resolution(submodule=link)
         if path in self.files:
             return Resolution(path)
         found = self.by_suffix(path)
-        if found.found or found.candidates or not written.startswith(("/", "~/")):
+        if found.found or found.candidates or not written.startswith("/"):
             return found
         parts = path.split("/")  # `/home/me/repo/src/x.py`: a path on the author's machine
         tails = ("/".join(parts[n:]) for n in range(1, len(parts) - 1))
-        return next((Resolution(t) for t in tails if t in self.files), Resolution(outside=home))
+        return next((Resolution(t) for t in tails if t in self.files), found)
 
     def submodule_of(self, path: str) -> str | None:
         """The submodule a (normalized) path lies in, if any."""
@@ -331,8 +334,7 @@ class FileList:
         return [p for name in names for p in self._named(name)]
 
     def has_ending(self, ending: str) -> bool:
-        """Whether a file's name ends with this extension (`py`, any case): a mention whose
-        ending no file has (`app.main`, `pg.svc:5432`) names a module or a host."""
+        """Whether a file's name ends in `.ending` (any case): no file's ends in `.main`."""
         if self._endings is None:
             names = [*self._by_name, *self._deleted]
             self._endings = frozenset(n.rpartition(".")[2].lower() for n in names if "." in n)
