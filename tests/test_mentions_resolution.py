@@ -143,8 +143,8 @@ def test_a_name_whose_ending_no_file_has_is_skipped_not_missing(repo: GitRepo) -
     for text, ending in [("postgresql.pg.svc:5432", "svc"), ("app.main (line 26", "main")]:
         assert found[text].status is Verdict.SKIPPED
         assert found[text].reason.endswith(
-            f"no file of the repository ends in .{ending}: read as a name (a module, a host), "
-            "not a path"
+            f"no file of the repository ends in .{ending}: a name (a module, a host) or another "
+            "project's file, not a path of this one"
         )
     assert found["gone.py:3"].status is Verdict.MISSING  # .py files there are: a file's name
 
@@ -167,6 +167,23 @@ def test_lines_past_the_end_of_a_file_the_memory_commit_rewrote_are_read_as_befo
     assert found.reason.startswith(
         f"server/lib/utils.js had 2 lines after the commit that wrote the memory line "
         f"({written[:7]}), which rewrote it; read as it was before: "
+    )
+
+
+def test_a_bare_name_told_apart_by_its_neighbour_is_read_as_before_its_memory_commit_too(
+    repo: GitRepo,
+) -> None:
+    """Stock-Analysis: `service.py` (lines 335-380) beside `task_builder.py`, both of
+    gap_analysis/, in the commit that cut service.py to 133 lines."""
+    before = repo.commit("nothing yet")
+    note(repo, "- `utils.js:2` parses the hours", "- `venue.js:9-11` evaluates them")
+    repo.write_lines("server/lib/venue.js", ["// split up"])
+    repo.commit("split, with its notes")
+    found = mentions(repo)["venue.js:9-11"]
+    assert (found.status, found.written_in) == (Verdict.STALE, before)
+    assert found.reason.startswith(
+        "venue.js read as server/lib/venue.js, the folder of `utils.js:2` (line 3); "
+        "server/lib/venue.js had 1 lines after the commit"
     )
 
 

@@ -4,8 +4,10 @@ A path naming several files (`ambiguous`, with the candidates), a file in a subm
 blob URL into another repository, and a path naming no file: `missing`, unless no file of
 the repository, now or when the memory line was written, has its ending. Then it is a name
 that only looks like a path (`app.main (line 26)`: a Python module; `postgresql.pg.svc:5432`:
-a Kubernetes host and port; `MyApp.Main (Line 15)`: a Delphi routine in a stack trace) and
-the mention is `skipped`: calling it missing would fail a memory for a file nobody wrote.
+a Kubernetes host and port; `MyApp.Main (Line 15)`: a Delphi routine in a stack trace) or a
+file of another project (lane-core/pane's `arxivmain.tex:1771`, a paper), and the mention is
+`skipped`: nothing in this repository can tell, and calling it missing would fail a memory
+for a file that was never meant to be here.
 Apart from mentions.py, which decides which of them a mention gets.
 """
 
@@ -30,8 +32,8 @@ def absent(
     ending = mention.path.rpartition(".")[2]
     if "/" not in mention.path and not any(files.has_ending(ending) for files in lists):
         reason = (
-            f"{reason}; no file of the repository ends in .{ending}: read as a name (a module, "
-            "a host), not a path"
+            f"{reason}; no file of the repository ends in .{ending}: a name (a module, a host) "
+            "or another project's file, not a path of this one"
         )
         return check(mention, citation, Verdict.SKIPPED, reason, commit)
     return check(mention, citation, Verdict.MISSING, reason, commit)

@@ -191,11 +191,15 @@ class HistoryReader:
             return Then(commit, AMBIGUOUS, candidates=where.candidates)
         if where.path is None:
             return Then(commit, ABSENT)
-        then = self.at(commit, where.path, mention)
-        return self._before(then, mention) if then.kind == PAST_END else then
+        return self.at(commit, where.path, mention)
 
     def at(self, commit: str, path: str, mention: Mention, note: str = "") -> Then:
-        """What the mention's lines of this file said at this commit."""
+        """What the mention's lines of this file said at this commit (`note`: how the file
+        was chosen), or just before it when it cut them off (`_before`)."""
+        then = self._read(commit, path, mention, note)
+        return self._before(then, mention) if then.kind == PAST_END else then
+
+    def _read(self, commit: str, path: str, mention: Mention, note: str) -> Then:
         start, end = span(mention)
         found = self.history.cited(commit, path, start, end)
         if found is None:
@@ -221,10 +225,10 @@ class HistoryReader:
         ):
             return then
         note = (
-            f"{then.path} had {then.lines} lines after the commit that wrote the memory line "
-            f"({then.commit[:7]}), which rewrote it; read as it was before: "
+            f"{then.note}{then.path} had {then.lines} lines after the commit that wrote the "
+            f"memory line ({then.commit[:7]}), which rewrote it; read as it was before: "
         )
-        before = self.at(parent, then.path, mention, note)
+        before = self._read(parent, then.path, mention, note)
         return before if before.kind == TEXT else then
 
     def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
