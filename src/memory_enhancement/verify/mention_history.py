@@ -215,10 +215,7 @@ class HistoryReader:
         with its fix, Delcampe's `ebay_integration.R lines 66-231`): read from the parent."""
         assert then.commit is not None and then.path is not None
         history = self.history
-        try:
-            parent = self.git.run("rev-parse", "--verify", "-q", f"{then.commit}^").strip()
-        except GitError:
-            return then
+        parent = history.parent(then.commit)
         if not parent or history.object_id(parent, then.path) in (
             None,
             history.object_id(then.commit, then.path),

@@ -25,8 +25,9 @@ blank line, a range that grew) is mention_diffs.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.mentions import (
@@ -295,8 +296,10 @@ class MentionChecker:
             f"no file {mention.path} in the repository, now or when the memory line was "
             f"written ({commit[:7]})"
         )
-        lists = [self._files_now(), *([history.files_at(commit)] if history else [])]
-        return absent(mention, plain, reason, lists, commit)
+        lists: list[Callable[[], FileList]] = [self._files_now]  # the past's listed if asked
+        if history is not None:
+            lists.append(partial(history.files_at, commit))
+        return absent(mention, plain, reason, (f() for f in lists), commit)
 
     def _line_count(self, mention: Mention, folder: str, *, committed: bool) -> CitationCheck:
         """Without history, or for a memory line not committed yet: does the file have
