@@ -13,8 +13,8 @@ from memory_enhancement.core.mentions import (
     find_mentions,
     normalize,
     relocated,
-    remote_repository,
 )
+from memory_enhancement.core.remotes import remote_repository
 
 
 def one(text: str) -> Mention:

@@ -68,11 +68,10 @@ _HOST_ENDINGS = frozenset({
     "co", "edu", "gov", "info", "biz", "us", "uk", "de", "jp", "cn", "fr", "ru", "in", "br", "eu",
 })  # fmt: skip
 # Which grammar read a memory file: readings kept by another (verify/mention_cache.py) are read
-# again. REVISION counts rule changes outside the patterns (2: author's paths; 3, 4: labels).
-REVISION = 4
+# again. REVISION counts rule changes outside the patterns (2: author's paths; 3, 4: labels;
+# 5: `~/` paths, names told apart by their neighbours, endings no file has).
+REVISION = 5
 GRAMMAR = zlib.crc32("\0".join((str(REVISION), _MENTION.pattern, *prose.PATTERNS)).encode())
-_REMOTE_URL = re.compile(r"[a-z+]+://(?:[^@/\s]+@)?(?P<host>[^/:\s]+)(?::\d+)?/(?P<path>.+)")
-_SCP_URL = re.compile(r"(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?P<path>[^/\s].*)")  # git@host:o/n
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
 
 
@@ -271,6 +270,7 @@ class FileList:
         self._added: frozenset[str] = frozenset()
         self._deleted: dict[str, list[str]] = {}
         self._names: list[str] | None = None
+        self._endings: frozenset[str] | None = None
 
     def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
         """This list with some files added and some deleted: another version of the
@@ -280,6 +280,7 @@ class FileList:
         other.submodules = self.submodules
         other._by_name = self._by_name
         other._names = self._names
+        other._endings = None
         other._added = frozenset(added)
         gone = [p for p in deleted if p not in self.files]
         other._deleted = {}
@@ -294,9 +295,13 @@ class FileList:
 
     def resolve(self, written: str, folder: str = "") -> Resolution:
         """`folder` is the memory file's folder, for `../x.py` relative links."""
-        path = normalize(written, folder)
+        path = normalize(written[1:] if written.startswith("~/") else written, folder)
         if path is None:
             return Resolution(outside=True)
+        if written.startswith("~/"):  # `~/www/app/src/x.py`: the author's clone, perhaps
+            parts = path.split("/")
+            tails = ("/".join(parts[n:]) for n in range(len(parts) - 1))
+            return next((Resolution(t) for t in tails if t in self.files), Resolution(outside=True))
         link = self.submodule_of(path)
         if link is not None:
             return Resolution(submodule=link)
@@ -327,6 +332,13 @@ class FileList:
                 break
             names.add(ordered[at])
         return [p for name in names for p in self._named(name)]
+
+    def has_ending(self, ending: str) -> bool:
+        """Whether a file's name ends in `.ending` (any case): no file's ends in `.main`."""
+        if self._endings is None:
+            names = [*self._by_name, *self._deleted]
+            self._endings = frozenset(n.rpartition(".")[2].lower() for n in names if "." in n)
+        return ending.lower() in self._endings
 
     def by_suffix(self, path: str) -> Resolution:
         name = path.rsplit("/", 1)[-1]
@@ -369,17 +381,6 @@ def normalize(written: str, folder: str = "") -> str | None:
         if path.startswith("../") or path == "..":
             return None
     return path or None
-
-
-def remote_repository(url: str) -> str | None:
-    """`host/owner/name` of a git remote URL (https, ssh or scp-like), lowercased."""
-    text = url.strip()
-    scp = _SCP_URL.fullmatch(text) if "://" not in text else None
-    found = scp or _REMOTE_URL.fullmatch(text)
-    if found is None:
-        return None
-    path = found["path"].strip("/").removesuffix(".git")
-    return f"{found['host']}/{path}".lower() if path else None
 
 
 # -- rewriting (--fix) -----------------------------------------------------------

@@ -254,6 +254,19 @@ class GitObjects:
         self._trees[spec] = tree
         return tree
 
+    def parent(self, commit: str) -> str | None:
+        """A commit's first parent (None for a root commit), read from the run's cat-file
+        rather than by a `git rev-parse` of its own."""
+        found = self._object(commit)
+        if found is None or found[0] != b"commit":
+            return None
+        for line in found[1].split(b"\n"):
+            if line.startswith(b"parent "):
+                return line[7:].decode("ascii", "replace").strip()
+            if not line:
+                break
+        return None
+
     # -- objects --------------------------------------------------------------------
 
     def _object(self, spec: str) -> Found | None:

@@ -137,39 +137,55 @@ def _renamed_since(
     except GitError:
         base = ""
     since = [f"^{base or commits[0]}"] if base or not commits[1:] else []
+    # Copies too (`-C -C`, among these paths only): filter_mate copied its module into
+    # core/tasks/, kept working there, then moved the old file to a backup folder and
+    # deleted it; the copy is where the code lives.
+    flags = ("-M", "-C", "-C", "--name-status", "-z", "--diff-filter=RC")
     try:
-        out = run_git(git, "log", "-M", "--format=%x01%H", *_RENAMES, "HEAD", *since, "--", *spec)
+        out = run_git(git, "log", "--format=%x01%H", *flags, "HEAD", *since, "--", *spec)
     except GitError:
         return []
-    found: list[tuple[str, str, str]] = []  # (commit, old, new), newest first
+    found: list[tuple[str, str, str, str]] = []  # (commit, R or C, old, new), newest first
     at, i, fields = "", 0, out.split("\0")
     while i < len(fields):
         field = fields[i].lstrip("\n")
         if field.startswith("\x01"):
             at = field[1:]
-        elif field.startswith("R") and i + 2 < len(fields):
+        elif field[:1] in ("R", "C") and i + 2 < len(fields):
             old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
             if old and new:
-                found.append((at, old, new))
+                found.append((at, field[0], old, new))
             i += 2
         i += 1
     before: dict[tuple[str, str], bool] = {}
     renames = []
     for commit, (paths, names) in sorted(unpaired.items()):
-        chain = {}
-        for at, old, new in reversed(found):  # oldest first
+        moves: dict[str, dict[str, list[str]]] = {"R": {}, "C": {}}
+        for at, kind, old, new in reversed(found):  # oldest first
             if (at, commit) not in before:
                 before[at, commit] = _ancestor(git, at, commit)
             if not before[at, commit]:
-                chain[old] = new
-        for old in sorted(paths):
-            seen, current = {old}, chain.get(old)
-            while current in chain and chain[current] not in seen:
-                seen.add(current)
-                current = chain[current]
-            if current in names:
-                renames.append((old, current))
+                moves[kind].setdefault(old, []).append(new)
+        with_copies = {**moves["C"]}
+        for old, news in moves["R"].items():
+            with_copies[old] = [*news, *with_copies.get(old, [])]
+        for old in sorted(paths):  # renames first; copies when those lead to no such file
+            ends = _reached(old, moves["R"], names) or _reached(old, with_copies, names)
+            if len(ends) == 1:
+                renames.append((old, ends.pop()))
     return renames
+
+
+def _reached(old: str, moves: Mapping[str, list[str]], names: set[str]) -> set[str]:
+    """The files named like `old` that its moves lead to, one after another."""
+    seen, todo, ends = {old}, [old], set()
+    while todo:
+        for new in moves.get(todo.pop(), ()):
+            if new not in seen:
+                seen.add(new)
+                todo.append(new)
+                ends |= {new} & names
+    return ends
 
 
 def _ancestor(git: Git, commit: str, of: str) -> bool:
@@ -278,8 +294,8 @@ def follow_line_maps(
         citation = draft.citation
         line_map = maps.get(citation.commit or "", {}).get(citation.target)
         decided = _followed(judged[r][n], citation, line_map, repo)
-        if decided is not None:
-            judged[r][n] = decided
+        if decided is not None:  # told as the Ask tells it (`file added after...; `)
+            judged[r][n] = replace(decided, reason=draft.prefix + decided.reason)
 
 
 def _followed(

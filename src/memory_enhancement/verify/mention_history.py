@@ -44,14 +44,16 @@ class Then:
     text: str | None = None  # the cited lines then, joined by newlines
     lines: int = 0  # the file's length then
     candidates: tuple[str, ...] = ()
+    note: str = ""  # how the file was chosen, when the path as written did not say alone
 
     def encode(self) -> list[Any]:
-        return [self.commit, self.kind, self.path, self.text, self.lines, list(self.candidates)]
+        row = [self.commit, self.kind, self.path, self.text, self.lines, list(self.candidates)]
+        return [*row, self.note] if self.note else row
 
     @classmethod
     def decode(cls, row: list[Any]) -> Then:
-        commit, kind, path, text, lines, candidates = row
-        return cls(commit, kind, path, text, int(lines), tuple(candidates))
+        commit, kind, path, text, lines, candidates, *note = row
+        return cls(commit, kind, path, text, int(lines), tuple(candidates), *note)
 
 
 @dataclass
@@ -178,7 +180,6 @@ class HistoryReader:
 
     def _then(self, commit: str | None, mention: Mention, folder: str) -> Then:
         """What the mention cited at the commit that last changed its memory line."""
-        history = self.history
         if commit is None:
             return Then(None, UNCOMMITTED)
         where = self._resolve_at(commit, mention.path, folder)
@@ -190,14 +191,42 @@ class HistoryReader:
             return Then(commit, AMBIGUOUS, candidates=where.candidates)
         if where.path is None:
             return Then(commit, ABSENT)
+        return self.at(commit, where.path, mention)
+
+    def at(self, commit: str, path: str, mention: Mention, note: str = "") -> Then:
+        """What the mention's lines of this file said at this commit (`note`: how the file
+        was chosen), or just before it when it cut them off (`_before`)."""
+        then = self._read(commit, path, mention, note)
+        return self._before(then, mention) if then.kind == PAST_END else then
+
+    def _read(self, commit: str, path: str, mention: Mention, note: str) -> Then:
         start, end = span(mention)
-        found = history.cited(commit, where.path, start, end)
+        found = self.history.cited(commit, path, start, end)
         if found is None:
-            return Then(commit, UNREADABLE, where.path)
+            return Then(commit, UNREADABLE, path, note=note)
         count, text = found
         if text is None:
-            return Then(commit, PAST_END, where.path, lines=count)
-        return Then(commit, TEXT, where.path, text, count)
+            return Then(commit, PAST_END, path, lines=count, note=note)
+        return Then(commit, TEXT, path, text, count, note=note)
+
+    def _before(self, then: Then, mention: Mention) -> Then:
+        """A line past the end of a file that the memory line's own commit rewrote: the
+        memory may describe the file as it was before (notes of an investigation committed
+        with its fix, Delcampe's `ebay_integration.R lines 66-231`): read from the parent."""
+        assert then.commit is not None and then.path is not None
+        history = self.history
+        parent = history.parent(then.commit)
+        if not parent or history.object_id(parent, then.path) in (
+            None,
+            history.object_id(then.commit, then.path),
+        ):
+            return then
+        note = (
+            f"{then.note}{then.path} had {then.lines} lines after the commit that wrote the "
+            f"memory line ({then.commit[:7]}), which rewrote it; read as it was before: "
+        )
+        before = self._read(parent, then.path, mention, note)
+        return before if before.kind == TEXT else then
 
     def _resolve_at(self, commit: str, written: str, folder: str) -> Resolution:
         """The file a path as written named at a commit: that path from the root, else
@@ -205,8 +234,9 @@ class HistoryReader:
         listed for that, once per commit)."""
         history = self.history
         path = normalize(written, folder)
-        if path is None:
-            return Resolution(outside=True)
+        if path is None:  # `~/www/app/src/x.py` may be the author's clone (FileList.resolve)
+            named = written.rpartition("/")[2]
+            return history.files_at(commit, named).resolve(written, folder)
         link = history.files_now().submodule_of(path)
         if link is not None:
             return Resolution(submodule=link)

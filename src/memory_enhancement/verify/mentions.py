@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.mentions import (
@@ -35,9 +36,9 @@ from memory_enhancement.core.mentions import (
     Mention,
     Resolution,
     normalize,
-    remote_repository,
 )
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
+from memory_enhancement.core.remotes import remote_repository
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.repofiles import walk_files
@@ -47,10 +48,18 @@ from memory_enhancement.verify.mention_cache import (
     Cached,
     Fingerprints,
     MentionCache,
-    decode_check,
     encode_check,
     encode_mention,
     named_paths,
+)
+from memory_enhancement.verify.mention_checks import (
+    absent,
+    ambiguous,
+    check,
+    decoded,
+    end_or_none,
+    other_repository,
+    submodule,
 )
 from memory_enhancement.verify.mention_history import (
     ABSENT,
@@ -116,7 +125,7 @@ class MentionChecker:
             except ValueError:
                 continue  # damaged: judged again and rewritten
             if checked is not None and checked["fp"] == self._fingerprint(head, checked["paths"]):
-                kept[n] = _decoded(checked["c"], item.mentions)
+                kept[n] = decoded(checked["c"], item.mentions)
         todo = [None if n in kept else item for n, item in enumerate(found)]
         if not any(item is not None and item.mentions for item in todo):
             return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
@@ -131,6 +140,10 @@ class MentionChecker:
                 pending = [f for f in todo if f is not None and f.mentions]
                 self._announce([f for f in pending if not _traced(rows, f, head)])
                 thens, fresh = reader.read(pending, rows, head)
+                if any(t.kind == AMBIGUOUS for f in thens.values() for t in f.values()):
+                    from memory_enhancement.verify.mention_context import settle_all
+
+                    thens = settle_all(pending, thens, reader)  # names told by their neighbours
             judged = self._judge(todo, thens)
         finally:
             if self._history is not None:
@@ -203,7 +216,7 @@ class MentionChecker:
                 assert item is not None
                 into = (mention.repository or "").lower()
                 if mention.form == URL and (origin is None or into != origin):
-                    row.append(_other_repository(mention, origin))
+                    row.append(other_repository(mention, origin))
                     continue
                 then = thens.get(item.file, {}).get(key(mention)) if item.file else None
                 row.append(self._decide(mention, then, item.folder))
@@ -243,26 +256,26 @@ class MentionChecker:
         if then.kind == UNCOMMITTED or commit is None:
             return self._line_count(mention, folder, committed=True)
         start, end = span(mention)
-        plain = Citation(mention.path, start, _end(start, end))
+        plain = Citation(mention.path, start, end_or_none(start, end))
         when = f"when the memory line was written ({commit[:7]})"
         if then.kind == OUTSIDE:
-            return _check(mention, plain, Verdict.MISSING, "the path leaves the repository", commit)
+            return check(mention, plain, Verdict.MISSING, "the path leaves the repository", commit)
         if then.kind == SUBMODULE:
-            return _submodule(mention, plain, then.path or "", self.repo, commit)
+            return submodule(mention, plain, then.path or "", self.repo, commit)
         if then.kind == AMBIGUOUS:
-            return _ambiguous(mention, plain, then.candidates, commit)
+            return ambiguous(mention, plain, then.candidates, commit)
         cited = replace(plain, target=then.path or mention.path)
         if then.kind == PAST_END:
             reason = (
-                f"line {end} was already past the end of {then.path} ({then.lines} lines) "
-                f"{when}: wrong when written"
+                f"{then.note}line {end} was already past the end of {then.path} ({then.lines} "
+                f"lines) {when}: wrong when written"
             )
-            return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+            return check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
         if then.kind == UNREADABLE:
-            return _check(mention, cited, Verdict.INVALID, f"not a text file {when}", commit)
+            return check(mention, cited, Verdict.INVALID, f"not a text file {when}", commit)
         if then.kind == ABSENT:
             return self._added_later(mention, plain, commit, folder)
-        return Ask(mention, then, replace(cited, snippet=then.text, commit=commit))
+        return Ask(mention, then, replace(cited, snippet=then.text, commit=commit), then.note)
 
     def _added_later(
         self, mention: Mention, plain: Citation, commit: str, folder: str
@@ -272,7 +285,7 @@ class MentionChecker:
         history = self._history
         now = self._files_now().resolve(mention.path, folder)
         if now.candidates:
-            return _ambiguous(mention, plain, now.candidates, commit)
+            return ambiguous(mention, plain, now.candidates, commit)
         start, end = span(mention)
         if now.path is not None and history is not None:
             added = history.added_after(commit, now.path)
@@ -285,7 +298,7 @@ class MentionChecker:
                         f"line {end} was past the end of {now.path} ({count} lines) when "
                         f"it was added ({added[:7]}), after the memory line ({commit[:7]})"
                     )
-                    return _check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+                    return check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
                 then = Then(added, TEXT, now.path, text, count)
                 prefix = f"file added after the memory line ({added[:7]}); "
                 return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
@@ -293,41 +306,44 @@ class MentionChecker:
             f"no file {mention.path} in the repository, now or when the memory line was "
             f"written ({commit[:7]})"
         )
-        return _check(mention, plain, Verdict.MISSING, reason, commit)
+        lists: list[Callable[[], FileList]] = [self._files_now]  # the past's listed if asked
+        if history is not None:
+            lists.append(partial(history.files_at, commit))
+        return absent(mention, plain, reason, (f() for f in lists), commit)
 
     def _line_count(self, mention: Mention, folder: str, *, committed: bool) -> CitationCheck:
         """Without history, or for a memory line not committed yet: does the file have
         those lines now. Without history that is all it says (`unchecked`); a line not
         committed yet describes the work tree as it is, so it is `valid`."""
         start, end = span(mention)
-        plain = Citation(mention.path, start, _end(start, end))
+        plain = Citation(mention.path, start, end_or_none(start, end))
         where = self._files_now().resolve(mention.path, folder)
         if not (where.found or where.candidates or where.outside or where.submodule):
             path = normalize(mention.path, folder)
             if path is not None and self.repo.read(path).is_text:
                 where = Resolution(path)  # untracked, or no git to list the files
         if where.outside:
-            return _check(mention, plain, Verdict.MISSING, "the path leaves the repository")
+            return check(mention, plain, Verdict.MISSING, "the path leaves the repository")
         if where.submodule is not None:
-            return _submodule(mention, plain, where.submodule, self.repo, None)
+            return submodule(mention, plain, where.submodule, self.repo, None)
         if where.candidates:
-            return _ambiguous(mention, plain, where.candidates, None)
+            return ambiguous(mention, plain, where.candidates, None)
         if where.path is None:
-            return _check(mention, plain, Verdict.MISSING, f"{mention.path} not found")
+            return absent(mention, plain, f"{mention.path} not found", [self._files_now()], None)
         cited = replace(plain, target=where.path)
         source = self.repo.read(where.path)
         if not source.is_text:
-            return _check(mention, cited, Verdict.INVALID, source.reason)
+            return check(mention, cited, Verdict.INVALID, source.reason)
         if end > len(source.lines):
             reason = f"line {end} is past the end of {where.path} ({len(source.lines)} lines)"
             if committed:
                 reason += " (memory line not committed yet)"
-            return _check(mention, cited, Verdict.OUT_OF_RANGE, reason)
+            return check(mention, cited, Verdict.OUT_OF_RANGE, reason)
         if committed:
             reason = "memory line not committed yet: checked against the work tree as written"
-            return _check(mention, cited, Verdict.VALID, reason, current=where.path)
+            return check(mention, cited, Verdict.VALID, reason, current=where.path)
         reason = "no history (memory file not tracked by git): only the line count was checked"
-        return _check(mention, cited, Verdict.UNCHECKED, reason, current=where.path)
+        return check(mention, cited, Verdict.UNCHECKED, reason, current=where.path)
 
     def _files_now(self) -> FileList:
         """The repository's files now: git's list, or a walk of the folder without git."""
@@ -343,57 +359,6 @@ class MentionChecker:
         return self._listed
 
 
-def _check(
-    mention: Mention,
-    citation: Citation,
-    status: Verdict,
-    reason: str,
-    commit: str | None = None,
-    candidates: tuple[str, ...] = (),
-    current: str | None = None,
-) -> CitationCheck:
-    line = citation.line if current else None
-    return CitationCheck(
-        citation, status, current, line, reason, None, mention, commit, tuple(candidates)
-    )
-
-
 def _traced(rows: dict[str, Cached], item: Written, head: str | None) -> bool:
     """Whether what git said of this memory file's lines is cached and still holds."""
     return (hit := rows.get(item.file or "")) is not None and still_true(hit, item.blob, head)
-
-
-def _decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
-    return tuple(decode_check(row, m) for row, m in zip(rows, mentions, strict=True))
-
-
-def _ambiguous(
-    mention: Mention, citation: Citation, candidates: tuple[str, ...], commit: str | None
-) -> CitationCheck:
-    names = ", ".join(candidates[:5]) + (" …" if len(candidates) > 5 else "")
-    reason = f"{mention.path} names {len(candidates)} files: {names}"
-    return _check(mention, citation, Verdict.AMBIGUOUS, reason, commit, candidates)
-
-
-def _submodule(
-    mention: Mention, citation: Citation, link: str, repo: Repository, commit: str | None
-) -> CitationCheck:
-    folder = repo.resolve(link)
-    checked_out = folder is not None and folder.is_dir() and any(folder.iterdir())
-    state = "its history is its own" if checked_out else "not checked out"
-    reason = f"in submodule {link} ({state})"
-    return _check(mention, citation, Verdict.IN_SUBMODULE, reason, commit)
-
-
-def _other_repository(mention: Mention, origin: str | None) -> CitationCheck:
-    start, end = span(mention)
-    citation = Citation(mention.path, start, _end(start, end))
-    if origin is None:
-        reason = f"a link into {mention.repository}; no origin remote to tell if it is this one"
-    else:
-        reason = f"a link into another repository ({mention.repository})"
-    return _check(mention, citation, Verdict.SKIPPED, reason)
-
-
-def _end(start: int, end: int) -> int | None:
-    return end if end != start else None

@@ -1,0 +1,90 @@
+"""The verdicts on prose mentions that history gives without the Verifier.
+
+A path naming several files (`ambiguous`, with the candidates), a file in a submodule, a
+blob URL into another repository, and a path naming no file: `missing`, unless no file of
+the repository, now or when the memory line was written, has its ending. Then it is a name
+that only looks like a path (`app.main (line 26)`: a Python module; `postgresql.pg.svc:5432`:
+a Kubernetes host and port; `MyApp.Main (Line 15)`: a Delphi routine in a stack trace) or a
+file of another project (lane-core/pane's `arxivmain.tex:1771`, a paper), and the mention is
+`skipped`: nothing in this repository can tell, and calling it missing would fail a memory
+for a file that was never meant to be here.
+Apart from mentions.py, which decides which of them a mention gets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from memory_enhancement.core.mentions import FileList, Mention
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.mention_cache import decode_check
+from memory_enhancement.verify.mention_history import span
+from memory_enhancement.verify.repo import Repository
+
+
+def absent(
+    mention: Mention, citation: Citation, reason: str, lists: Iterable[FileList], commit: str | None
+) -> CitationCheck:
+    """No file at that path: `missing`, or `skipped` for a bare name whose ending no file
+    of these lists (the repository now and when the memory line was written) has."""
+    ending = mention.path.rpartition(".")[2]
+    if "/" not in mention.path and not any(files.has_ending(ending) for files in lists):
+        reason = (
+            f"{reason}; no file of the repository ends in .{ending}: a name (a module, a host) "
+            "or another project's file, not a path of this one"
+        )
+        return check(mention, citation, Verdict.SKIPPED, reason, commit)
+    return check(mention, citation, Verdict.MISSING, reason, commit)
+
+
+def check(
+    mention: Mention,
+    citation: Citation,
+    status: Verdict,
+    reason: str,
+    commit: str | None = None,
+    candidates: tuple[str, ...] = (),
+    current: str | None = None,
+) -> CitationCheck:
+    line = citation.line if current else None
+    return CitationCheck(
+        citation, status, current, line, reason, None, mention, commit, tuple(candidates)
+    )
+
+
+def decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
+    return tuple(decode_check(row, m) for row, m in zip(rows, mentions, strict=True))
+
+
+def ambiguous(
+    mention: Mention, citation: Citation, candidates: tuple[str, ...], commit: str | None
+) -> CitationCheck:
+    names = ", ".join(candidates[:5]) + (" …" if len(candidates) > 5 else "")
+    reason = f"{mention.path} names {len(candidates)} files: {names}"
+    return check(mention, citation, Verdict.AMBIGUOUS, reason, commit, candidates)
+
+
+def submodule(
+    mention: Mention, citation: Citation, link: str, repo: Repository, commit: str | None
+) -> CitationCheck:
+    folder = repo.resolve(link)
+    checked_out = folder is not None and folder.is_dir() and any(folder.iterdir())
+    state = "its history is its own" if checked_out else "not checked out"
+    reason = f"in submodule {link} ({state})"
+    return check(mention, citation, Verdict.IN_SUBMODULE, reason, commit)
+
+
+def other_repository(mention: Mention, origin: str | None) -> CitationCheck:
+    start, end = span(mention)
+    citation = Citation(mention.path, start, end_or_none(start, end))
+    if origin is None:
+        reason = f"a link into {mention.repository}; no origin remote to tell if it is this one"
+    else:
+        reason = f"a link into another repository ({mention.repository})"
+    return check(mention, citation, Verdict.SKIPPED, reason)
+
+
+def end_or_none(start: int, end: int) -> int | None:
+    return end if end != start else None

@@ -1,0 +1,124 @@
+"""A bare name that names several files, told apart by the files named around it.
+
+Authors write the bare name when the folder is plain from what stands next to it, and a
+repository often has several files of that name (`registry.go`, `run.py`). Audited on real
+stores (docs/benchmarks.md, issue 17, "Session 26"), half the `ambiguous` verdicts were of
+such a name: Vecto-Pilot's `venue-intelligence.js:57` under `venue-enrichment.js:26` and
+`venue-utils.js:16`, both in server/lib/venue/, the folder of one of its two files;
+filter_mate's `expression_builder.py:958-968` in the row above `filter_chain_optimizer.py:
+237-243` (adapters/backends/postgresql/); Research's `run.py line 136` four lines under
+`**File**: src/phase1/stages/ga_optimize/optuna_optimizer.py`.
+
+So the file of a name is chosen by the files named nearest to it in the memory, a few
+lines either way: the other mentions where history resolved them, and paths written with
+a folder (a `File:` label, a list of files). The nearest of them whose folder is the
+folder of exactly one candidate decides; when the nearest that name a candidate's folder
+name two, or none do, the name stays ambiguous. Asked only of a memory file holding an
+ambiguous mention: nothing here runs for the others.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from memory_enhancement.core.mentions import Mention, normalize
+from memory_enhancement.verify.mention_history import (
+    AMBIGUOUS,
+    PAST_END,
+    TEXT,
+    UNREADABLE,
+    HistoryReader,
+    Then,
+    Written,
+    key,
+)
+
+WINDOW = 8  # lines either way
+_FOLDERED = re.compile(r"(?<![A-Za-z0-9_.@~+/-])(?:[A-Za-z0-9_.@~+-]+/)+[A-Za-z0-9_.@~+-]+\.\w+")
+
+
+def settle_all(
+    found: list[Written], thens: dict[str, dict[str, Then]], reader: HistoryReader
+) -> dict[str, dict[str, Then]]:
+    """`thens` (per memory file, per mention) with the ambiguous mentions settled where
+    their neighbours tell; the files without one as they were."""
+    out = dict(thens)
+    for item in found:
+        mine = thens.get(item.file)
+        if mine and any(t.kind == AMBIGUOUS for t in mine.values()):
+            out[item.file] = settle(item, mine, reader.at, reader.git.toplevel)
+    return out
+
+
+def settle(
+    item: Written, thens: Mapping[str, Then], read: Callable[..., Then], root: Path
+) -> dict[str, Then]:
+    """The mentions' Thens with each ambiguous one whose neighbours name the folder of
+    one of its files read from that file (`read`: HistoryReader.at, what its lines said
+    at the commit)."""
+    by_key = {key(m): m for m in item.mentions}
+    lines = _memory_lines(root, item.file)
+    out = dict(thens)
+    for name, then in thens.items():
+        mention = by_key.get(name)
+        if then.kind != AMBIGUOUS or mention is None or then.commit is None:
+            continue
+        chosen = _choose(mention, then.candidates, _evidence(mention, item, thens, lines))
+        if chosen is not None:
+            path, why = chosen
+            note = f"{mention.path} read as {path}, the folder of {why}; "
+            out[name] = read(then.commit, path, mention, note)
+    return out
+
+
+def _evidence(
+    mention: Mention, item: Written, thens: Mapping[str, Then], lines: list[str]
+) -> Iterator[tuple[int, str, str]]:
+    """(distance in lines, folder, what names it) of the files named around the mention."""
+    for other in item.mentions:
+        then = thens.get(key(other))
+        far = abs(other.line - mention.line)
+        if other is mention or then is None or then.path is None or far > WINDOW:
+            continue
+        if then.kind in (TEXT, PAST_END, UNREADABLE):  # resolved by history to one file
+            yield far, posixpath.dirname(then.path), f"`{other.text}` (line {other.line})"
+    own = (mention.column, mention.column + len(mention.text))
+    for number in range(max(mention.line - WINDOW, 1), mention.line + WINDOW + 1):
+        if number > len(lines):
+            break
+        for found in _FOLDERED.finditer(lines[number - 1]):
+            if number == mention.line and found.start() < own[1] and found.end() > own[0]:
+                continue  # the mention itself
+            path = normalize(found.group(0).lstrip("~"), item.folder)
+            if path is not None and "/" in path:
+                where = f"`{found.group(0)}` (line {number})"
+                yield abs(number - mention.line), posixpath.dirname(path), where
+
+
+def _choose(
+    mention: Mention, candidates: tuple[str, ...], evidence: Iterator[tuple[int, str, str]]
+) -> tuple[str, str] | None:
+    """The candidate in the folder the nearest evidence names, when that is one."""
+    matched: dict[int, dict[str, str]] = {}
+    for far, folder, why in evidence:
+        for path in candidates:
+            home = posixpath.dirname(path)
+            if home == folder or (folder and home.endswith("/" + folder)):
+                matched.setdefault(far, {}).setdefault(path, why)
+    if not matched:
+        return None
+    nearest = matched[min(matched)]
+    if len(nearest) != 1:
+        return None
+    return next(iter(nearest.items()))
+
+
+def _memory_lines(root: Path, file: str) -> list[str]:
+    """The memory file's lines as on disk (what its mentions were read from)."""
+    try:
+        return (root / file).read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return []

@@ -1,0 +1,228 @@
+"""Which file a prose mention names, where the path as written does not say alone: the
+causes of the wrong verdicts found auditing real stores (docs/benchmarks.md, issue 17,
+"Session 26"), each on a real git repository in a temporary folder.
+
+- an author's clone in their home (`~/www/MCP/remembrances-mcp/internal/storage/x.go:72`);
+- a bare name of several files, under neighbours naming one's folder (Vecto-Pilot,
+  filter_mate, Research);
+- a name that only looks like a path (`app.main (line 26)`, `postgresql.pg.svc:5432`);
+- lines past the end of a file that the memory line's own commit rewrote (Delcampe);
+- a file copied to a new home whose old path was then moved away and deleted (filter_mate).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.core.mentions import FileList
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
+from verify_support import FIXED_NOW, STORE, GitRepo, code
+
+
+def note(repo: GitRepo, *lines: str) -> None:
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", *lines])
+
+
+def mentions(repo: GitRepo) -> dict[str, CitationCheck]:
+    """The verdicts on the memory's mentions, by the mention as written."""
+    service = MemoryService(
+        Store(repo.store_root), Repository(repo.root), state=State(None), clock=lambda: FIXED_NOW
+    )
+    result = service.verify("notes").results[0]
+    return {c.mention.text: c for c in result.mentions if c.mention is not None}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "project")
+    for name in ("server/api/venue.js", "server/lib/venue.js", "server/lib/utils.js", "app.py"):
+        repo.write_lines(name, code(name, 12))
+    repo.commit("code")
+    return repo
+
+
+# -- the author's home ----------------------------------------------------------------------
+
+
+def test_a_path_in_the_authors_home_names_the_repository_file_it_ends_with(repo: GitRepo) -> None:
+    """remembrances-mcp: `~/www/MCP/remembrances-mcp/internal/storage/surrealdb.go:72`
+    was `missing` ("the path leaves the repository"); the file is in the repository."""
+    note(repo, "Changed `~/www/project/server/lib/utils.js:3`.")
+    repo.commit("memory")
+    found = mentions(repo)["~/www/project/server/lib/utils.js:3"]
+    assert (found.status, found.current_path) == (Verdict.VALID, "server/lib/utils.js")
+
+
+def test_a_home_path_naming_no_file_of_the_repository_still_leaves_it(repo: GitRepo) -> None:
+    """lane-core/psh: `~/gist/fcmonads.gist.txt:3957` is a note of the author's own."""
+    note(repo, "See `~/gist/notes.txt:12`.")
+    repo.commit("memory")
+    found = mentions(repo)["~/gist/notes.txt:12"]
+    assert (found.status, found.reason) == (Verdict.MISSING, "the path leaves the repository")
+
+
+def test_the_file_list_reads_a_home_path_from_its_longest_tail_in_the_repository() -> None:
+    files = FileList(["src/x.py", "x.py"])
+    assert files.resolve("~/code/app/src/x.py").path == "src/x.py"
+    assert files.resolve("~/x.py").outside  # no folder of the repository: the home's own
+    assert files.resolve("~/notes/y.py").outside
+
+
+# -- a bare name of several files -------------------------------------------------------------
+
+
+def test_a_bare_name_of_several_files_is_read_in_the_folder_of_its_neighbour(
+    repo: GitRepo,
+) -> None:
+    """Vecto-Pilot: `venue-intelligence.js:57` under `venue-utils.js:16` (server/lib/venue/)
+    was `ambiguous` between server/api/venue/ and server/lib/venue/."""
+    note(repo, "- `utils.js:2` parses the hours", "- `venue.js:4-5` evaluates them")
+    repo.commit("memory")
+    lib = code("server/lib/venue.js", 12)
+    repo.write_lines("server/lib/venue.js", ["// moved down", *lib])
+    repo.commit("code moves")
+    found = mentions(repo)["venue.js:4-5"]
+    assert (found.status, found.current_path, found.current_line) == (
+        Verdict.MOVED,
+        "server/lib/venue.js",
+        5,
+    )
+    assert found.reason.startswith(
+        "venue.js read as server/lib/venue.js, the folder of `utils.js:2` (line 3); found at"
+    )
+
+
+def test_a_bare_name_is_read_in_the_folder_a_file_label_above_it_names(repo: GitRepo) -> None:
+    """Research: `run.py line 136` four lines under `**File**: src/phase1/stages/ga_optimize/
+    optuna_optimizer.py`, a path that is no mention (no line)."""
+    note(repo, "**File**: `server/lib/helpers.ts`", "**Status**: fixed", "", "See venue.js line 7.")
+    repo.commit("memory")
+    found = mentions(repo)["venue.js line 7"]
+    assert (found.status, found.current_path) == (Verdict.VALID, "server/lib/venue.js")
+    assert "the folder of `server/lib/helpers.ts` (line 3)" in found.reason
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["- `venue.js:4` is all it says"],  # no neighbour
+        ["- `app.py:2` imports it", "- `venue.js:4`"],  # a neighbour in no candidate's folder
+        ["- `server/api/x.js`, `server/lib/y.js`:", "- `venue.js:4`"],  # both folders, as near
+    ],
+)
+def test_a_bare_name_stays_ambiguous_when_its_neighbours_do_not_tell(
+    repo: GitRepo, lines: list[str]
+) -> None:
+    note(repo, *lines)
+    repo.commit("memory")
+    found = mentions(repo)["venue.js:4"]
+    assert found.status is Verdict.AMBIGUOUS
+    assert found.candidates == ("server/api/venue.js", "server/lib/venue.js")
+
+
+# -- names that only look like paths ---------------------------------------------------------
+
+
+def test_a_name_whose_ending_no_file_has_is_skipped_not_missing(repo: GitRepo) -> None:
+    """artStore: `postgresql.pg.svc:5432` (a Kubernetes host) and `app.main (line 26)` (a
+    module, the line of the file importing it) were `missing`, failing their memory."""
+    note(
+        repo,
+        "- Database: `postgresql.pg.svc:5432`",
+        "- test_upload.py imports app.main (line 26)",
+        "- `gone.py:3` was never there",
+    )
+    repo.commit("memory")
+    found = mentions(repo)
+    for text, ending in [("postgresql.pg.svc:5432", "svc"), ("app.main (line 26", "main")]:
+        assert found[text].status is Verdict.SKIPPED
+        assert found[text].reason.endswith(
+            f"no file of the repository ends in .{ending}: a name (a module, a host) or another "
+            "project's file, not a path of this one"
+        )
+    assert found["gone.py:3"].status is Verdict.MISSING  # .py files there are: a file's name
+
+
+# -- the commit that wrote the memory line ----------------------------------------------------
+
+
+def test_lines_past_the_end_of_a_file_the_memory_commit_rewrote_are_read_as_before(
+    repo: GitRepo,
+) -> None:
+    """Delcampe: notes of an investigation (`ebay_integration.R lines 66-231`) committed with
+    the fix that cut the file to 165 lines were `out_of_range`, "wrong when written"."""
+    before = repo.commit("nothing yet")
+    note(repo, "- Location detection: `server/lib/utils.js` lines 8-11")
+    repo.write_lines("server/lib/utils.js", ["// rewritten", "export {};"])
+    written = repo.commit("fix, with its notes")
+    found = mentions(repo)["server/lib/utils.js` lines 8-11"]
+    assert found.status is Verdict.STALE
+    assert found.written_in == before
+    assert found.reason.startswith(
+        f"server/lib/utils.js had 2 lines after the commit that wrote the memory line "
+        f"({written[:7]}), which rewrote it; read as it was before: "
+    )
+
+
+def test_a_bare_name_told_apart_by_its_neighbour_is_read_as_before_its_memory_commit_too(
+    repo: GitRepo,
+) -> None:
+    """Stock-Analysis: `service.py` (lines 335-380) beside `task_builder.py`, both of
+    gap_analysis/, in the commit that cut service.py to 133 lines."""
+    before = repo.commit("nothing yet")
+    note(repo, "- `utils.js:2` parses the hours", "- `venue.js:9-11` evaluates them")
+    repo.write_lines("server/lib/venue.js", ["// split up"])
+    repo.commit("split, with its notes")
+    found = mentions(repo)["venue.js:9-11"]
+    assert (found.status, found.written_in) == (Verdict.STALE, before)
+    assert found.reason.startswith(
+        "venue.js read as server/lib/venue.js, the folder of `utils.js:2` (line 3); "
+        "server/lib/venue.js had 1 lines after the commit"
+    )
+
+
+def test_lines_past_the_end_of_a_file_the_memory_commit_left_alone_are_wrong_when_written(
+    repo: GitRepo,
+) -> None:
+    note(repo, "- `server/lib/utils.js` lines 8-14")
+    repo.commit("notes")
+    found = mentions(repo)["server/lib/utils.js` lines 8-14"]
+    assert found.status is Verdict.OUT_OF_RANGE
+    assert found.reason.endswith("wrong when written")
+
+
+# -- copies ---------------------------------------------------------------------------------
+
+
+def test_a_file_copied_to_a_new_home_then_deleted_is_followed_to_the_copy(
+    repo: GitRepo,
+) -> None:
+    """filter_mate: modules/tasks/layer_management_task.py was copied to core/tasks/, worked
+    on there, then moved into _backups/ and deleted: `missing`, while its code lives on."""
+    repo.write_lines("modules/task.py", code("modules/task.py", 40))
+    repo.commit("module")
+    note(repo, "The key is found at `modules/task.py:30`.")
+    repo.commit("memory")
+    repo.write_lines("core/task.py", code("modules/task.py", 40))
+    repo.commit("copy into core/")
+    rewritten = code("core/task.py", 40)
+    rewritten[29] = code("modules/task.py", 40)[29]  # the cited line survives the rewrite
+    repo.write_lines("core/task.py", ["# new home", *rewritten])
+    repo.commit("work goes on in core/")
+    repo.mv("modules/task.py", "_backups/task.py")
+    repo.commit("back up the old module")
+    (repo.root / "_backups/task.py").unlink()
+    repo.commit("drop the backups")
+    found = mentions(repo)["modules/task.py:30"]
+    assert (found.status, found.renamed_to, found.current_path, found.current_line) == (
+        Verdict.MOVED,
+        "core/task.py",
+        "core/task.py",
+        31,
+    )
