@@ -90,13 +90,12 @@ def near_duplicates(
     candidates = [p for p in dict.fromkeys(others) if p != first and p in found]
     if first not in found or not candidates:
         return []
-    starts, last = matrix.starts, len(matrix.hashes) - 1
-    sums = np.stack(
-        [
-            matrix.rows[int(starts[at]) : int(starts[at + 1]) if at < last else None].sum(axis=0)
-            for at in (found[first], *(found[p] for p in candidates))
-        ]
-    )
+    texts = np.array([found[first], *(found[p] for p in candidates)], dtype=np.intp)
+    starts = matrix.starts[texts]
+    counts = np.append(matrix.starts, len(matrix.rows))[texts + 1] - starts
+    sums = np.zeros((len(texts), matrix.rows.shape[1]), dtype=np.float32)
+    for k in range(int(counts.max())):  # a text's k-th chunk, for the texts that have one
+        sums += np.where((k < counts)[:, None], matrix.rows[starts + np.minimum(k, counts - 1)], 0)
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
     means = sums / np.where(norms > 0, norms, 1.0)
     cosines = (means[1:] @ means[0]).tolist()
