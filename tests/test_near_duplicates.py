@@ -94,7 +94,7 @@ def test_near_duplicates_are_the_closest_readable_memories_above_the_threshold(
             "ci/cache-key-again"
         ]
         # Memories in Japanese are nobody's duplicates, however alike the model finds them
-        # (it was trained on English: two Japanese texts look alike to it whatever they say).
+        # (trained on English, how alike two Japanese texts look to it says little).
         assert hybrid.near_duplicates(conn, name, "ja/lunch", ["ja/rooms"], threshold=0.0) == []
         assert "ja/lunch" not in hybrid.near_duplicates(
             conn, name, "food/lunch", ["ja/lunch"], threshold=-1.0

@@ -8,14 +8,16 @@ first result, the memories either side found whose vectors are closest to that r
 (the mean of their chunk vectors, cosine at least NEAR_DUPLICATE) come right after it,
 closest first: a memory that says what the best answer says is the next best answer.
 Measured on the dev halves of the four query sets (docs/benchmarks.md, issue 13,
-session 26): hybrid Recall@5 on the corpus questions 0.949 -> 0.962 (the other sets
-unchanged); the order among the near-duplicates matters (in the fusion's order instead
+session 26): hybrid Recall@5 on the corpus questions 0.949 -> 0.962, the other sets
+unchanged; the order among the near-duplicates matters (in the fusion's order instead
 of by closeness, nothing was gained).
 
-Only memories the model can read take part (at most READABLE of their text in Chinese,
-Japanese or Korean): all-MiniLM-L6-v2 was trained on English, and two Japanese memories
-look alike to it whatever they say (with them, Japanese recall fell). The rule is
-search.py's to apply; this module only answers which memories are near-duplicates.
+A query of one word stays ranked by its words (search.py; the Japanese single words
+lost answers to this rule otherwise), and only memories the model can read take part
+(at most READABLE of their text in Chinese, Japanese or Korean): all-MiniLM-L6-v2 was
+trained on English, and how alike two Japanese texts look to it says little about what
+they say. The rule is search.py's to apply; this module answers which memories are
+near-duplicates.
 """
 
 from __future__ import annotations
