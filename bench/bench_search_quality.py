@@ -13,7 +13,8 @@ Chinese stores pooled into one. Each query runs, in the same process and run, as
   words OR-ed. The baseline issue 13 names for lexical search.
 * `lexical`: `index.search.lexical` of this code (weighted BM25, CJK bigrams).
 * `semantic`: `index.semantic.semantic_search` (chunked embeddings, best chunk).
-* `hybrid`: `index.search.fuse` of the two top-50 lists, as `search --mode hybrid`.
+* `hybrid`: `index.search.hybrid` of the two top-50 lists (the fusion, then the first
+  result's near-duplicates after it), as `search --mode hybrid`.
 
 Reported per set and split (dev: tuned on; test: never tuned on): Recall@5 (share
 of a query's labelled answers in the top 5), MRR@10, Hit@1; for the CJK sets'
@@ -46,11 +47,13 @@ from pathlib import Path
 from typing import Any
 
 from memory_enhancement.index import semantic
+from memory_enhancement.index.hybrid import Ranker
 from memory_enhancement.index.search import (
     FETCH,
     Filters,
     Hit,
     fuse,
+    hybrid,
     hybrid_lexical,
     lexical,
     lexical_weight,
@@ -160,6 +163,7 @@ def run_group(
         _save_cache(conn, cache / "vectors.db")
         plain = plain_fts(conn)
         everything = Filters(include_expired=True, now="")
+        side = Ranker(model)
         for q in queries:
             lex = _safe(lambda q=q: lexical(conn, q.query, everything, FETCH))
             stop = hybrid_lexical(conn, q.query, everything)
@@ -170,7 +174,7 @@ def run_group(
                 ("plain", plain_search(plain, q.query, FETCH)),
                 ("lexical", [h.row.path for h in lex]),
                 ("semantic", [h.row.path for h in sem]),
-                ("hybrid", [h.row.path for h in fuse(stop, sem, FETCH, lexical_weight(q.query))]),
+                ("hybrid", [h.row.path for h in hybrid(conn, q.query, stop, sem, side)[:FETCH]]),
             ):
                 lists.ranked.setdefault(mode, {})[q.id] = paths
             if q.word:

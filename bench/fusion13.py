@@ -12,14 +12,19 @@ every memory either side found, the share of CJK in each memory and the query's
 lexical weight. `score` then ranks every query under each variant in `VARIANTS` in a
 fraction of a second, and prints R@5 / MRR@10 per set for the split asked; the choice
 is made on the mean of R@5 + MRR@10 over the four dev halves (docs/benchmarks.md).
+The groups' indexes are kept beside the dump (`<out>.groups/`) for bench/variants26.py.
+
+`shipped` is what `search --mode hybrid` ranks: the fusion (`convex()`), then the first
+result's near-duplicates moved up behind it (`near`, index/hybrid.py, session 26); the
+other variants change the fusion alone, as they were measured before session 26.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,7 @@ from queries.datasets import Query, load, materialised, pool_relevant  # noqa: E
 
 DEPTH = 100
 SETS = ("corpus", "paraphrase", "ja", "zh")
+GROUPS = BENCH / "out" / "fusion13.groups"  # set from --out by dump
 
 
 def _group(
@@ -46,7 +52,9 @@ def _group(
 ) -> dict[str, Any]:
     import numpy as np
 
-    home = Path(tempfile.mkdtemp(prefix="f13-"))
+    home = GROUPS / name
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
     service = MemoryService(
         Store(folder), Repository(folder), index_path=home / "i.db", state=State(home / "s.db")
     )
@@ -113,6 +121,8 @@ def _lexical(conn: Any, query: str, filters: Filters) -> list[Any]:
 
 
 def dump(args: argparse.Namespace) -> int:
+    global GROUPS
+    GROUPS = args.out.with_suffix(".groups")
     model = semantic.embedder()
     cache = args.cache / f"{_slug(model.name)}-c{semantic.CHUNK_WORDS}x{semantic.MAX_CHUNKS}"
     cache.mkdir(parents=True, exist_ok=True)
@@ -288,9 +298,53 @@ def duplicates(tau: float, k: int) -> Ranker:
     return rank
 
 
+def near(
+    inner: Ranker | None = None,
+    tau: float = 0.85,
+    most: int = 5,
+    readable: float | None = 0.2,
+    order: str = "closeness",
+) -> Ranker:
+    """The first result's near-duplicates (mean chunk vectors, cosine >= tau) among what
+    either 50-deep list found, moved up behind it (index/hybrid.py): the closest first,
+    or in the fusion's order (`order="fused"`); only between memories with at most
+    `readable` of CJK (None: all); not for a query of one word (weight 1)."""
+    first_rank = inner or convex()
+
+    def rank(d: dict[str, Any]) -> list[str]:
+        out = first_rank(d)
+        if d["weight"] >= 1.0 or not out:
+            return out
+        group = _VECTORS[d["group"]]
+        semd = {p: first for p, first, _ in d["sem"]}
+        found = {p for p, _ in d["lex"][:FETCH]} | set(sorted(semd, key=lambda p: -semd[p])[:FETCH])
+
+        def ok(p: str) -> bool:
+            return readable is None or d["cjk"].get(p, 1.0) <= readable
+
+        top = out[0]
+        if not ok(top):
+            return out
+        mine = group.means[group.row_of[top]]
+        close = sorted(
+            ((float(group.means[group.row_of[p]] @ mine), p) for p in found if p != top and ok(p)),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        keep = [p for cosine, p in close[:most] if cosine >= tau]
+        if order == "fused":
+            keep = [p for p in out if p in keep]
+        return [top, *keep, *(p for p in out[1:] if p not in keep)]
+
+    return rank
+
+
 _VECTORS: dict[str, _Vectors] = {}
 VARIANTS: dict[str, Ranker] = {
-    "shipped": convex(),
+    "shipped": near(),
+    "fusion alone (before s26)": convex(),
+    **{f"near {t} most {m}": near(tau=t, most=m) for t in (0.8, 0.85, 0.9) for m in (1, 2, 5)},
+    "near 0.85 most 5, fused order": near(order="fused"),
+    "near 0.85 most 5, CJK too": near(readable=None),
     "second 0.1": convex(second=0.1),
     "second 0.2": convex(second=0.2),
     "second 0.3": convex(second=0.3),

@@ -15,15 +15,17 @@ Hybrid search fuses the two rankings by a convex mix of their scores, each
 scaled to [0, 1] within its list (`fuse`): a memory only one side finds, but
 finds clearly, can win, which reciprocal rank fusion with k = 60 does not allow
 (any memory both lists find weakly beats the first of one list). The weight was
-chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13).
+chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13). Then the
+memories that restate the first result (its near-duplicates by their vectors, hybrid.py)
+come right after it.
 """
 
 from __future__ import annotations
 
 import enum
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.model import MAX_COUNT
@@ -47,12 +49,15 @@ __all__ = [
     "Filters",
     "Hit",
     "Mode",
+    "SemanticSide",
     "filter_sql",
     "fts_query",
     "fuse",
+    "hybrid",
     "hybrid_lexical",
     "lexical",
     "lexical_weight",
+    "near_first",
     "query_terms",
     "search",
 ]
@@ -87,6 +92,18 @@ class Hit:
     lexical_rank: int | None = None
     semantic_rank: int | None = None
     cjk: float = 0.0  # the share of the memory's text in CJK, which the model cannot read
+
+
+class SemanticSide(Protocol):
+    """What search asks of the semantic side (hybrid.Ranker, with the extra installed)."""
+
+    def __call__(
+        self, conn: sqlite3.Connection, query: str, filters: Filters, limit: int
+    ) -> list[Hit]: ...
+
+    def near_duplicates(
+        self, conn: sqlite3.Connection, first: str, others: list[str]
+    ) -> list[str]: ...
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[object]]:
@@ -134,9 +151,12 @@ def search(
     *,
     limit: int,
     mode: Mode,
-    semantic: Callable[[sqlite3.Connection, str, Filters, int], list[Hit]] | None = None,
+    semantic: SemanticSide | None = None,
 ) -> list[Hit]:
-    """Search in a mode; `semantic` ranks by embeddings when the extra is installed."""
+    """Search in a mode; `semantic` ranks by embeddings when the extra is installed.
+
+    Hybrid ranks every hit of both sides (`hybrid`), then keeps `limit`.
+    """
     if limit < 1:
         raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
     limit = min(limit, MAX_COUNT)
@@ -147,8 +167,39 @@ def search(
         return semantic(conn, query, filters, limit)
     lexical_hits = hybrid_lexical(conn, query, filters)
     semantic_hits = semantic(conn, query, filters, FETCH)
-    fused = fuse(lexical_hits, semantic_hits, limit, lexical_weight(query))
-    return _with_snippets(conn, query, fused)
+    ranked = hybrid(conn, query, lexical_hits, semantic_hits, semantic)
+    return _with_snippets(conn, query, ranked[:limit])
+
+
+def hybrid(
+    conn: sqlite3.Connection,
+    query: str,
+    lexical_hits: list[Hit],
+    semantic_hits: list[Hit],
+    semantic: SemanticSide,
+) -> list[Hit]:
+    """Every hit of both sides, fused (`fuse`), with the first result's near-duplicates
+    moved up right after it (`near_first`); without snippets."""
+    weight = lexical_weight(query)
+    fused = fuse(lexical_hits, semantic_hits, len(lexical_hits) + len(semantic_hits), weight)
+    if weight < 1.0 and len(fused) > 1:  # a query of one word stays ranked by its words
+        paths = [h.row.path for h in fused]
+        fused = near_first(fused, semantic.near_duplicates(conn, paths[0], paths[1:]))
+    return fused
+
+
+def near_first(hits: list[Hit], near: list[str]) -> list[Hit]:
+    """The first hit, then the hits whose paths are in `near` (in its order), then the rest.
+
+    Each keeps its own fused score, so a near-duplicate moved up may show a lower score
+    than a hit it now precedes.
+    """
+    if not hits or not near:
+        return hits
+    by_path = {h.row.path: h for h in hits[1:]}
+    moved = [by_path[p] for p in near if p in by_path]
+    taken = {h.row.path for h in moved}
+    return [hits[0], *moved, *(h for h in hits[1:] if h.row.path not in taken)]
 
 
 def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> list[Hit]:

@@ -56,7 +56,6 @@ __all__ = [
     "embedder",
     "passages",
     "pending",
-    "ranker",
     "refresh",
     "semantic_search",
 ]
@@ -379,15 +378,3 @@ def _best_allowed(
         if len(found) >= limit or take == len(hashes):
             return sorted(found, key=lambda pair: (-pair[0], pair[1]))[:limit]
         take = min(len(hashes), take * 4)
-
-
-def ranker(
-    model: str, progress: Progress | None = None
-) -> Callable[[sqlite3.Connection, str, Filters, int], list[Hit]]:
-    """A semantic ranking function for `search.search`, with the model loaded once."""
-    model_embedder = embedder(model)
-
-    def rank(conn: sqlite3.Connection, query: str, filters: Filters, limit: int) -> list[Hit]:
-        return semantic_search(conn, model_embedder, query, filters, limit, progress=progress)
-
-    return rank

@@ -155,8 +155,8 @@ class Retrieval(Verification):
         if mode is Mode.AUTO:
             mode = self.resolve_mode(mode)
         if mode is not Mode.LEXICAL:
+            from memory_enhancement.index.hybrid import ranker as semantic_ranker
             from memory_enhancement.index.semantic import DEFAULT_MODEL
-            from memory_enhancement.index.semantic import ranker as semantic_ranker
 
             ranker = semantic_ranker(self.semantic_model or DEFAULT_MODEL, progress)
         fetch = limit * 3 if verify and min_confidence else limit
