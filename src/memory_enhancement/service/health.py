@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.service import claude
 from memory_enhancement.service.verification import Verification
 
 if TYPE_CHECKING:
@@ -50,6 +49,7 @@ class Health(Verification):
         """Give memories neither verified valid, confirmed nor used for a while an expiry."""
         from memory_enhancement.health.expiry import choose
         from memory_enhancement.index import queries
+        from memory_enhancement.service import claude  # only writes and Claude folders need it
         from memory_enhancement.verify import history
 
         with self.index.connect() as conn:

@@ -22,7 +22,6 @@ from memory_enhancement.core.model import MAX_COUNT, Link, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import format_timestamp, maybe_timestamp
 from memory_enhancement.index import queries
 from memory_enhancement.index.rows import SyncStats
-from memory_enhancement.service import claude
 from memory_enhancement.service.base import ServiceBase
 from memory_enhancement.service.inputs import (
     CitationInput,
@@ -140,6 +139,8 @@ class Memories(ServiceBase):
     ) -> WriteResult:
         """In a Claude Code memory folder, the new memory declares its `description` and
         `memory_type` (see service/claude.py) and is listed in `MEMORY.md`."""
+        from memory_enhancement.service import claude  # only writes and Claude folders need it
+
         folder = claude.folder_of(self.store, learn=False)  # create() learns its style
         chosen = "frontmatter" if folder else self.store.default_format()  # samples files
         claude.refuse_declaration(folder, description, memory_type)
@@ -300,6 +301,8 @@ class Memories(ServiceBase):
 
     def remove(self, path: str) -> Removed:
         """Delete a memory; in a Claude Code memory folder, its line in `MEMORY.md` too."""
+        from memory_enhancement.service import claude  # only writes and Claude folders need it
+
         with self.store.lock():
             target = self.store.locate(path)
             folder = claude.folder_of(self.store, learn=False)
@@ -316,6 +319,7 @@ class Memories(ServiceBase):
         (`update_links=False` leaves every other file alone).
         """
         from memory_enhancement.graph.broken import follow_move, links_touching
+        from memory_enhancement.service import claude  # only writes and Claude folders need it
 
         with self.store.lock():
             origin = self._to_change(source)
@@ -347,6 +351,8 @@ class Memories(ServiceBase):
 
     def prune(self, *, dry_run: bool = False) -> Listing:
         """Remove expired memories (or only list them). Unreadable files are never touched."""
+        from memory_enhancement.service import claude  # only writes and Claude folders need it
+
         with self.store.lock():
             listing = self.list_memories(include_expired=True)
             folder = claude.folder_of(self.store, learn=False)  # its index is never pruned
