@@ -380,12 +380,8 @@ def _is_normal(path: str) -> bool:
 def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:
     """How to write a link to target in the style of the original link: a markdown
     link relative to its memory; a name keeps its `.md`, its `.serena/memories/`
-    prefix, and stays a bare name when the new name is unique (`name_is_unique`: the
-    caller says when a bare name is how the store names memories).
-
-    A `mem:` reference is always the memory's path: it is Serena's syntax, and Serena
-    reads `mem:NAME` as the memory at exactly that path (`mem:frontend/core`); written
-    as a bare name, Serena found no such memory and reported the reference stale."""
+    prefix, and stays a bare name when the new name is unique, but for a `mem:`
+    reference: Serena reads `mem:NAME` as the memory at exactly that path."""
     if link.kind is LinkKind.MARKDOWN:
         relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
         return relative + MEMORY_SUFFIX
