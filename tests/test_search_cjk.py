@@ -144,6 +144,29 @@ def test_a_match_inside_the_texts_own_bold_is_bold_once(tmp_path: Path) -> None:
     assert cjk.emphasised(f"y = x**2 {cjk.OPEN}z{cjk.CLOSE}") == "y = x**2 **z**"
 
 
+def test_an_english_word_is_bold_where_it_is_a_word_in_a_memory_with_cjk(tmp_path: Path) -> None:
+    """A memory holding CJK has its snippet cut from the text, and the query's words were
+    marked wherever their letters stood: `id` in `**Id**entifier`, `is` in `th**is**` and
+    `Checkl**is**t`, in every English memory with a Korean line (2sem/realtornote), where
+    the index found the words themselves. A word long enough to be searched as a prefix
+    still marks the start of a longer identifier."""
+    store = tmp_path / "mixed"
+    write_memory(
+        store,
+        "ios/overview",
+        "This checklist is short.\n\n## Bundle Identifier\ncom.example.app\n\n"
+        "## iTunes App ID\n1265759928\n\nName: 공인중개사요약집, see ExcelSyncService.\n",
+        title="Overview",
+    )
+    service = disk_service(store, tmp_path, tmp_path / "home")
+    (hit,) = [r.hit for r in service.search("bundle id", mode="lexical")]
+    assert "**Bundle** Identifier" in hit.snippet and "App **ID**" in hit.snippet
+    (hit,) = [r.hit for r in service.search("is", mode="lexical")]
+    assert "This checklist **is** short." in hit.snippet
+    (hit,) = [r.hit for r in service.search("excel", mode="lexical")]
+    assert "see **Excel**SyncService." in hit.snippet
+
+
 def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:
     (hit,) = [r.hit for r in service.search("一意制約", mode="lexical")]
     assert "**一意制約**" in hit.snippet

@@ -276,9 +276,8 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     """
     content = composed(content)  # as segment() indexed it
     folded = content.lower()
-    found = sorted(
-        (folded.find(n), -len(n), n) for n in {n.lower() for n in needles if n} if n in folded
-    )
+    firsts = ((next(_places(folded, n), -1), n) for n in {n.lower() for n in needles if n})
+    found = sorted((at, -len(n), n) for at, n in firsts if at >= 0)
     if not found:
         start, end = 0, before + after
     else:
@@ -292,7 +291,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
 
         # Needles that touch (`ブランチ` `削除` in `ブランチ削除`) are one bold run, not
         # `**ブランチ****削除**`, which markdown shows with its asterisks.
-        pattern = "|".join(re.escape(n) for n in longest)
+        pattern = "|".join(_pattern(n) for n in longest)
         marked = re.sub(f"((?:{pattern})+)", f"{OPEN}\\1{CLOSE}", window, flags=re.IGNORECASE)
     return emphasised(("…" if start > 0 else "") + marked + ("…" if end < len(content) else ""))
 
@@ -319,10 +318,24 @@ def _densest(folded: str, found: list[str], span: int, most: int = 200) -> int:
 
 
 def _places(text: str, needle: str) -> Iterator[int]:
-    at = text.find(needle)
-    while at != -1:
-        yield at
-        at = text.find(needle, at + 1)
+    """Where needle stands in the lower-cased text, as `_pattern` marks it."""
+    import re
+
+    return (found.start() for found in re.finditer(_pattern(needle), text))
+
+
+def _pattern(needle: str) -> str:
+    """A needle as a regular expression: a CJK piece anywhere; an English word where a
+    word starts, and ends unless it is long enough to be searched as a prefix (lexical.py:
+    a word of four letters or more alone, a stem). Marked anywhere, `is` was bold in
+    `th**is**` and `id` in `**Id**entifier` in every memory with a Korean line
+    (2sem/realtornote), where the index had found the words themselves."""
+    import re
+
+    if not needle.isascii():
+        return re.escape(needle)
+    end = "" if len(needle) >= 4 else "(?![0-9A-Za-z_])"
+    return f"(?<![0-9A-Za-z_]){re.escape(needle)}{end}"
 
 
 # What a snippet's matches are marked with until `emphasised` makes them bold: characters
