@@ -167,6 +167,16 @@ def test_an_english_word_is_bold_where_it_is_a_word_in_a_memory_with_cjk(tmp_pat
     assert "see **Excel**SyncService." in hit.snippet
 
 
+def test_a_snippet_cut_inside_the_texts_bold_shows_no_stray_asterisks() -> None:
+    """A window ending in `- **Singleton` or between the two asterisks closing
+    `**Presenter**` kept an opening `**` with nothing to close it, shown as asterisks
+    (2RiniaR/king-server: `- **Si…`, `**プロパティ*…`); `f(**kw…` in code stays."""
+    text = "a **Presenter** b **Singleton** c 設計"
+    assert cjk.snippet(text, ["presenter"], before=4, after=18) == "a **Presenter** b Si…"
+    assert cjk.snippet(text, ["presenter"], before=4, after=10) == "a **Presenter**…"
+    assert cjk.emphasised("… call f(**kw…") == "… call f(**kw…"
+
+
 def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:
     (hit,) = [r.hit for r in service.search("一意制約", mode="lexical")]
     assert "**一意制約**" in hit.snippet

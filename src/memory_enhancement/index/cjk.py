@@ -283,6 +283,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     else:
         at = _densest(folded, [n for _, _, n in found], after) if len(found) > 1 else found[0][0]
         start, end = max(0, at - before), at + after
+        end += content[end - 1 : end + 1] == "**"  # not `**Bold*…`: the pair cut in two
     window = " ".join(content[start:end].split())
     marked = window
     if found:  # one pass, longest first, so no needle is marked inside another
@@ -356,8 +357,8 @@ def emphasised(marked: str) -> str:
 def _without_bold(text: str) -> str:
     """The text without its `**` pairs (an opening `**` before a non-space, paired with the
     next closing one after a non-space, as markdown reads them) nor a closing `**` with no
-    opening before it that ends a word. A scan, not a regex: an English search in a new
-    process imports no `re` (see `regex`)."""
+    opening before it that ends a word, nor an opening one a cut text leaves unclosed. A
+    scan, not a regex: an English search in a new process imports no `re` (see `regex`)."""
     drop: list[int] = []
     pending = -1
     at = text.find("**")
@@ -373,6 +374,8 @@ def _without_bold(text: str) -> str:
         elif closes and not (after.isalnum() or after == "_"):
             drop.append(at)  # its opening was cut off by the window
         at = text.find("**", at + 2)
+    if pending >= 0 and text.endswith("…") and not text[pending - 1 : pending].strip():
+        drop.append(pending)  # `- **Singleton…`: its closing was cut off by the window
     for at in reversed(drop):
         text = text[:at] + text[at + 2 :]
     return text
