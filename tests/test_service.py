@@ -501,11 +501,23 @@ def test_citation_add_to_a_serena_note_touches_only_its_citations(
 def test_removing_a_memory_deletes_its_file_and_empty_category(service: MemoryService) -> None:
     service.add("gone/soon/memory", "Body")
     service.add("gone/stays", "Body")
-    assert service.remove("gone/soon/memory") == "gone/soon/memory"
+    assert service.remove("gone/soon/memory").path == "gone/soon/memory"
     assert not (service.store.root / "gone/soon").exists()
     assert (service.store.root / "gone/stays.md").is_file()
     with pytest.raises(NotFoundError):
         service.get("gone/soon/memory")
+
+
+def test_removing_a_memory_names_the_memories_that_linked_to_it(service: MemoryService) -> None:
+    """Removing a memory others link to left their links finding nothing, and said only
+    `removed` (2sem/realtornote: `app_entry` links `swiftui_migration`)."""
+    service.add("notes/target", "Body")
+    service.add("notes/index", "See [target](target.md) and [[notes/target]].")
+    service.add("notes/other", "## Related\n\n- notes/target - why\n")
+    service.add("notes/alone", "Body")
+    removed = service.remove("notes/target")
+    assert (removed.path, removed.linked_from) == ("notes/target", ("notes/index", "notes/other"))
+    assert service.remove("notes/alone").linked_from == ()
 
 
 def test_removing_a_missing_memory_is_a_not_found_error(service: MemoryService) -> None:
@@ -587,7 +599,7 @@ def test_a_memory_named_with_capitals_is_found_by_its_name_typed_in_lower_case(
     (cited.store.root / "notes/tech-STACK.md").write_text("A twin made by hand.\n")
     with pytest.raises(NotFoundError):
         cited.update("notes/tech stack", content="Which?")
-    assert cited.remove("notes/Tech Stack") == "notes/Tech-Stack"
+    assert cited.remove("notes/Tech Stack").path == "notes/Tech-Stack"
 
 
 def test_a_memory_an_earlier_version_named_without_its_dots_is_found_by_the_name_typed(

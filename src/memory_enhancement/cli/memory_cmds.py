@@ -227,12 +227,16 @@ def update(
 @json_option
 @store_options
 def remove(path: str, as_json: bool) -> None:
-    """Delete a memory."""
+    """Delete a memory. The memories that linked to it are named: their links now find
+    nothing."""
     removed = app().service().remove(path)
     if as_json:
-        emit_json({"path": removed, "removed": True})
-    else:
-        click.echo(f"removed {removed}")
+        emit_json({"path": removed.path, "removed": True, "linked_from": [*removed.linked_from]})
+        return
+    click.echo(f"removed {removed.path}")
+    if removed.linked_from:
+        sources = ", ".join(removed.linked_from)
+        click.echo(f"  linked to from {sources}: those links now find nothing")
 
 
 @click.command(context_settings=CONTEXT)

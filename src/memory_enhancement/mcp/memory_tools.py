@@ -104,9 +104,11 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def remove_memory(path: MemoryPath, ctx: Context, store: Store = None) -> RemovedOut:
-        """Delete a memory."""
+        """Delete a memory. `linked_from`: the memories that linked to it, whose links to
+        it now find nothing."""
         with tool_errors():
-            return {"path": service(ctx, store).remove(path), "removed": True}
+            removed = service(ctx, store).remove(path)
+            return {"path": removed.path, "removed": True, "linked_from": [*removed.linked_from]}
 
     @mcp.tool(annotations=WRITES)
     def move_memory(

@@ -122,6 +122,7 @@ class ListingOut(TypedDict):
 class RemovedOut(TypedDict):
     path: str
     removed: bool
+    linked_from: list[str]
 
 
 class PruneOut(TypedDict):

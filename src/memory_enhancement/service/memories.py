@@ -31,7 +31,7 @@ from memory_enhancement.service.inputs import (
     parse_citations,
     parse_links,
 )
-from memory_enhancement.service.results import Fetched, Listing, Summary, WriteResult
+from memory_enhancement.service.results import Fetched, Listing, Removed, Summary, WriteResult
 from memory_enhancement.store import names
 
 
@@ -284,11 +284,16 @@ class Memories(ServiceBase):
             touch=True,
         )
 
-    def remove(self, path: str) -> str:
+    def remove(self, path: str) -> Removed:
+        """Delete a memory; what linked to it is named, since those links now dangle."""
+        from memory_enhancement.graph.traverse import backlinks
+
         with self.store.lock():
             target = self.store.locate(path)
+            with self.index.connect() as conn:
+                sources = dict.fromkeys(b.source for b in backlinks(conn, target))
             self.store.delete(target)
-        return target
+        return Removed(target, tuple(sources))
 
     def move(self, source: str, destination: str, *, update_links: bool = True) -> WriteResult:
         """Move a memory; its content, citations, links and citation ID travel with it.

@@ -23,6 +23,15 @@ class WriteResult:
 
 
 @dataclass(frozen=True)
+class Removed:
+    """What a removal did: the path deleted, and the memories that linked to it (their
+    links to it now find nothing: worth saying while the user can still undo it)."""
+
+    path: str
+    linked_from: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Summary:
     """One line of a listing: what the index knows without reading the file."""
 
