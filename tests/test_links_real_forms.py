@@ -137,6 +137,42 @@ def test_a_related_label_opening_a_list_item_links_its_names(
     assert _targets(service) == ["alpha_notes", "beta-design"]
 
 
+@pytest.mark.parametrize(
+    "item",
+    [
+        "- Web SDK Core: `alpha_notes`, `beta-design`",  # kynesyslabs/sdks' codemapper index
+        "- **Sequent calculus:** `alpha_notes`, `beta-design`",  # lane-core/pane
+        "2. Read memories: `alpha_notes`, `beta-design`",
+        "- 設計メモ：`alpha_notes`、`beta-design`",
+    ],
+)
+def test_a_label_then_only_code_names_lists_memories(
+    service: MemoryService, store_dir: Path, item: str
+) -> None:
+    """`# SDK Codemapper Index` lists its 21 memories as `- Bridge: `a`, `b``: a label no
+    related-material word, then nothing but names; graph found none of them (1 memory,
+    0 links). Its names are candidates, links where they name a memory."""
+    _store(store_dir, f"# Index\n\n{item}\n- Build: `make`, `gamma_ray`\n")
+    assert _targets(service) == ["alpha_notes", "beta-design"]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "- Servers using `uvx`: `alpha_notes`, `gamma` — require `uv` installed",
+        "- Tools: `alpha_notes` and `gamma`",
+        "- Note: see the `alpha_notes` file",
+    ],
+)
+def test_a_label_list_with_prose_around_its_names_links_none(
+    service: MemoryService, store_dir: Path, item: str
+) -> None:
+    """7Spade/xuanwu-platform's MCP index names servers (`serena`, `markitdown`) that
+    memories are also named after, in items with prose: no links (the labels say so)."""
+    _store(store_dir, f"# MCP Servers — Index\n\n{item}\n")
+    assert _targets(service) == []
+
+
 def test_an_index_table_row_naming_a_memory_is_a_link(
     service: MemoryService, store_dir: Path
 ) -> None:
