@@ -149,7 +149,7 @@ def test_a_related_label_opening_a_list_item_links_its_names(
 def test_a_label_then_only_code_names_lists_memories(
     service: MemoryService, store_dir: Path, item: str
 ) -> None:
-    """`# SDK Codemapper Index` lists its 21 memories as `- Bridge: `a`, `b``: a label no
+    """`# SDK Codemapper Index` lists its 22 memories as `- Bridge: `a`, `b``: a label no
     related-material word, then nothing but names; graph found none of them (1 memory,
     0 links). Its names are candidates, links where they name a memory."""
     _store(store_dir, f"# Index\n\n{item}\n- Build: `make`, `gamma_ray`\n")
