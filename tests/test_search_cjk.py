@@ -118,6 +118,20 @@ def test_chinese_words_and_questions(service: MemoryService) -> None:
     assert paths(service.search("菜单", mode="lexical")) == ["ui/menu"]
 
 
+def test_a_word_of_kanji_and_kana_is_searched_whole(tmp_path: Path) -> None:
+    """`引き継ぎ` (handover) was searched as `引`* and `継`*, its kana dropped as particles
+    are: memories full of `引数` and `継承` came first, 5 of the first 10 held the word in
+    a store where 19 do (NEXTAltair/LoRAIro), and no snippet marked it."""
+    store = tmp_path / "ja"
+    write_memory(store, "notes/args", "引数の検証。引数は必須。引数を継承する。継承の注意。")
+    write_memory(store, "notes/inherit", "継承より合成。継承の階層は浅く。引数は少なく。")
+    write_memory(store, "notes/handover", "## 次の担当への引き継ぎ\n\n残タスクを書いておく。")
+    service = disk_service(store, tmp_path, tmp_path / "home")
+    hits = [r.hit for r in service.search("引き継ぎ", mode="lexical")]
+    assert hits[0].row.path == "notes/handover"
+    assert "**引き継ぎ**" in hits[0].snippet
+
+
 def test_words_that_touch_in_the_text_are_one_bold_run() -> None:
     text = "古いブランチ削除の手順。ブランチは残す。"
     marked = cjk.snippet(text, cjk.needles("ブランチ 削除"))

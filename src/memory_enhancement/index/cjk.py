@@ -229,17 +229,17 @@ def _phrase(tokens: list[str]) -> str:
 def query_terms(word: str) -> list[str]:
     """FTS5 terms (quoted, to be OR-ed) for one word of a query that may contain CJK.
 
-    A word with no CJK is itself. A word mixing scripts (`Qt依存`, `offscreenモード`)
-    is the phrase of all its tokens (as the index segments it) plus the terms of each
-    part. A CJK piece is its phrase of bigrams plus, when longer than a word usually
-    is, each bigram alone.
+    A word with no CJK is itself. A word mixing scripts (`Qt依存`, `offscreenモード`,
+    `引き継ぎ`) is the phrase of all its tokens (as the index segments it) plus the terms
+    of each part. A CJK piece is its phrase of bigrams plus, when longer than a word
+    usually is, each bigram alone. (`引き継ぎ` was `引`* `継`*: kana dropped as particles.)
     """
     lowered = word.lower()
     if not has_cjk(lowered):
         return [_phrase([lowered])]
     terms: list[str] = []
     parts = [p for p in regex(_CJK_SPLIT).split(lowered) if p]
-    if len(parts) > 1:
+    if len(parts) > 1 or _pieces(lowered) != [lowered]:
         tokens = [t for p in parts for t in (bigrams(p) if has_cjk(p) else WORDS.findall(p))]
         terms.append(_phrase(tokens))
     for part in parts:
@@ -390,6 +390,7 @@ def needles(query: str) -> list[str]:
             continue
         for part in regex(_CJK_SPLIT).split(word):
             if part and has_cjk(part):
+                found += [part] if _pieces(part) != [part] else []  # `引き継ぎ` whole
                 for piece in (p for p in _pieces(part) if len(p) > 1):
                     stem = hangul_stem(piece) if _hangul(piece[0]) else None
                     found += [piece, stem] if stem else [piece]
