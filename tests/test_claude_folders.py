@@ -379,7 +379,12 @@ async def test_an_agent_adds_and_removes_a_claude_code_memory_over_mcp(
         f"- [feedback_small_prs](feedback_small_prs.md) {DASH} Small pull requests\n"
     )
     removed = await agent.call("remove_memory", path="feedback_small_prs")
-    assert removed == {"path": "feedback_small_prs", "removed": True, "links_updated": ["MEMORY"]}
+    assert removed == {
+        "path": "feedback_small_prs",
+        "removed": True,
+        "links_updated": ["MEMORY"],
+        "linked_from": [],
+    }
     assert (folder / "MEMORY.md").read_text(encoding="utf-8") == index.replace(
         f"- [feedback_small_prs](feedback_small_prs.md) {DASH} Small pull requests\n", ""
     )

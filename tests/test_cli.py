@@ -386,7 +386,7 @@ def test_remove_deletes_the_memory(run_cli: RunCli, store: Path, hand_written: P
 
 def test_remove_json(run_cli: RunCli, store: Path, hand_written: Path) -> None:
     result = ok(run_cli(["--dir", store, "remove", "design/layering", "--json"]))
-    assert as_json(result.stdout) == {"path": "design/layering", "removed": True}
+    assert as_json(result.stdout) == {"path": "design/layering", "removed": True, "linked_from": []}
 
 
 def test_move_renames_and_keeps_citations(run_cli: RunCli, store: Path, hand_written: Path) -> None:
@@ -817,6 +817,31 @@ def test_python_dash_m_runs_the_cli_with_exit_codes_and_streams(
     assert missing.returncode == 2
     assert missing.stdout == ""
     assert missing.stderr == f"error: memory not found: 'notes/none' (store {store})\n"
+
+
+def test_remove_names_the_memories_whose_links_to_it_now_find_nothing(
+    store: Path, tmp_path: Path
+) -> None:
+    """2sem/realtornote: removing `swiftui_migration` said `removed swiftui_migration`
+    and nothing of `app_entry`, whose link to it now found nothing."""
+    for name, text in [
+        ("swiftui_migration", "# SwiftUI migration\n"),
+        ("app_entry", "# 앱 진입점\n\n관련: swiftui_migration\n"),
+        ("alone", "# Alone\n"),
+    ]:
+        (store / f"{name}.md").write_text(text, encoding="utf-8")
+    src = Path(__file__).resolve().parents[1] / "src"
+    base = [sys.executable, "-m", "memory_enhancement", "--dir", str(store), "remove"]
+    env = {**_env(), "PYTHONPATH": str(src), "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "h")}
+    done = subprocess.run(
+        [*base, "swiftui_migration"], capture_output=True, text=True, env=env, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "removed swiftui_migration\n  linked to from app_entry: those links now find nothing\n"
+    )
+    done = subprocess.run([*base, "alone"], capture_output=True, text=True, env=env, check=False)
+    assert done.stdout == "removed alone\n"
 
 
 def test_the_console_script_is_installed_and_works(store: Path, tmp_path: Path) -> None:

@@ -221,7 +221,7 @@ def test_an_index_of_an_older_schema_version_is_rebuilt(
 def test_an_index_of_version_16_to_24_is_brought_up_to_date_in_place_keeping_its_embeddings(
     small_store: Path, git_repo: Path, tmp_path: Path, version: int
 ) -> None:
-    """16 to 24 -> 25 read every memory again (the mention grammar, then the link grammar,
+    """16 to 24 -> 26 read every memory again (the mention grammar, then the link grammar,
     then the mention grammar again, then both and Korean read more forms, then names keyed
     composed, then European line words and related headings, then declared names and
     headers that do not parse, in columns of their own) without dropping what the files
@@ -262,6 +262,27 @@ def test_an_index_of_version_16_to_24_is_brought_up_to_date_in_place_keeping_its
         "WHERE m.path IN ('notes/zh', 'notes/de') ORDER BY m.path"
     ).fetchall()
     assert linked == [("notes/de", "notes/zh"), ("notes/zh", "caching")]
+    conn.close()
+
+
+def test_an_index_of_version_25_reads_its_links_again_in_place_keeping_its_embeddings(
+    small_store: Path, git_repo: Path, tmp_path: Path
+) -> None:
+    """25 -> 26: an index's `- Bridge: `a`, `b`` items name memories (kynesyslabs/sdks);
+    an index built before had no link for them, and its files had not changed."""
+    write_memory(small_store, "notes/index", "# Index\n\n- Storage: `notes/caching`\n")
+    service = disk_service(small_store, git_repo, tmp_path)
+    service.list_memories()
+    conn = sqlite3.connect(tmp_path / "index.db")
+    conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
+    conn.execute("DELETE FROM links")  # as the grammar of 25 read them: none
+    conn.execute("PRAGMA user_version = 25")
+    conn.commit()
+    conn.close()
+    assert [b.source for b in service.related("notes/caching")] == ["notes/index"]
+    conn = sqlite3.connect(tmp_path / "index.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
     conn.close()
 
 

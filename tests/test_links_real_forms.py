@@ -137,6 +137,42 @@ def test_a_related_label_opening_a_list_item_links_its_names(
     assert _targets(service) == ["alpha_notes", "beta-design"]
 
 
+@pytest.mark.parametrize(
+    "item",
+    [
+        "- Web SDK Core: `alpha_notes`, `beta-design`",  # kynesyslabs/sdks' codemapper index
+        "- **Sequent calculus:** `alpha_notes`, `beta-design`",  # lane-core/pane
+        "2. Read memories: `alpha_notes`, `beta-design`",
+        "- 設計メモ：`alpha_notes`、`beta-design`",
+    ],
+)
+def test_a_label_then_only_code_names_lists_memories(
+    service: MemoryService, store_dir: Path, item: str
+) -> None:
+    """`# SDK Codemapper Index` lists its 22 memories as `- Bridge: `a`, `b``: a label no
+    related-material word, then nothing but names; graph found none of them (1 memory,
+    0 links). Its names are candidates, links where they name a memory."""
+    _store(store_dir, f"# Index\n\n{item}\n- Build: `make`, `gamma_ray`\n")
+    assert _targets(service) == ["alpha_notes", "beta-design"]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "- Servers using `uvx`: `alpha_notes`, `gamma` — require `uv` installed",
+        "- Tools: `alpha_notes` and `gamma`",
+        "- Note: see the `alpha_notes` file",
+    ],
+)
+def test_a_label_list_with_prose_around_its_names_links_none(
+    service: MemoryService, store_dir: Path, item: str
+) -> None:
+    """7Spade/xuanwu-platform's MCP index names servers (`serena`, `markitdown`) that
+    memories are also named after, in items with prose: no links (the labels say so)."""
+    _store(store_dir, f"# MCP Servers — Index\n\n{item}\n")
+    assert _targets(service) == []
+
+
 def test_an_index_table_row_naming_a_memory_is_a_link(
     service: MemoryService, store_dir: Path
 ) -> None:
@@ -418,6 +454,8 @@ def test_a_hostile_repository_link_is_never_looked_up_outside_the_repository(
 def test_move_rewrites_a_backticked_bullet_and_keeps_it_backticked(
     service: MemoryService, store_dir: Path
 ) -> None:
+    """In a Serena store a memory's name is its path (Serena reads `archive/alpha_renamed`,
+    not `alpha_renamed`), so that is what a moved memory's name becomes."""
     _store(
         store_dir,
         "# Source\n\n## 関連メモリ\n\n- `alpha_notes` - why\n- **alpha_notes.md**: again\n"
@@ -425,10 +463,42 @@ def test_move_rewrites_a_backticked_bullet_and_keeps_it_backticked(
     )
     service.move("alpha_notes", "archive/alpha_renamed")
     text = (store_dir / "source.md").read_text(encoding="utf-8")
-    assert "- `alpha_renamed` - why\n" in text
-    assert "- **alpha_renamed.md**: again\n" in text
-    assert "See `mem:alpha_renamed`.\n" in text
+    assert "- `archive/alpha_renamed` - why\n" in text
+    assert "- **archive/alpha_renamed.md**: again\n" in text
+    assert "See `mem:archive/alpha_renamed`.\n" in text
     assert _targets(service) == ["archive/alpha_renamed"]
+
+
+def test_a_move_into_a_folder_rewrites_a_mem_reference_its_name_would_still_find(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Kronos1993/Multiplatform-Weather-App links its memories Serena's way, `mem:conventions`;
+    moving `conventions` to `style/conventions` left every `mem:conventions` as written,
+    since the unique name still found it here; but Serena reads `mem:NAME` as the memory
+    at exactly that path, so its `read_memory` and its reference check found none."""
+    _store(store_dir, "# Source\n\nStyle: `mem:alpha_notes`; see mem:alpha_notes.\n")
+    result = service.move("alpha_notes", "style/alpha_notes")
+    assert result.links_updated == ("source",)
+    assert (store_dir / "source.md").read_text(encoding="utf-8") == (
+        "# Source\n\nStyle: `mem:style/alpha_notes`; see mem:style/alpha_notes.\n"
+    )
+    assert _targets(service) == ["style/alpha_notes"]
+
+
+def test_a_move_in_a_frontmatter_store_keeps_a_unique_name_bare_but_not_a_mem_reference(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """Outside Serena a bare name that is unique is how memories are named, so it stays
+    bare; a `mem:` reference is Serena's syntax, and names the path wherever it is."""
+    head = "---\ntitle: t\n---\n"
+    write_all(store_dir, {name: f"{head}# {name}\n" for name in NAMES})
+    body = "# Source\n\n## Related\n\n- `gamma` - why\n\nSee `mem:gamma`.\n"
+    write(store_dir, "source", head + body)
+    service.move("gamma", "archive/gamma_renamed")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    assert "- `gamma_renamed` - why\n" in text
+    assert "See `mem:archive/gamma_renamed`.\n" in text
+    assert _targets(service) == ["archive/gamma_renamed"]
 
 
 def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
@@ -444,7 +514,7 @@ def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     assert _targets(service) == ["alpha_notes", "gamma", "beta-design"]
     service.move("alpha_notes", "archive/alpha_renamed")
     text = (store_dir / "source.md").read_text(encoding="utf-8")
-    assert "#### [项目概览](memory:alpha_renamed)\n" in text  # by name, as written
+    assert "#### [项目概览](memory:archive/alpha_renamed)\n" in text  # its Serena name
     assert _targets(service) == ["archive/alpha_renamed", "gamma", "beta-design"]
 
 
@@ -465,8 +535,8 @@ def test_a_move_rewrites_the_mem_reference_not_the_same_word_in_the_sentence(
     _store(store_dir, body)
     service.move("gamma", "archive/gamma_renamed")
     text = (store_dir / "source.md").read_text(encoding="utf-8")
-    renamed = body.replace("mem:gamma", "mem:gamma_renamed")
-    assert text == renamed.replace("memory:gamma)", "memory:gamma_renamed)")
+    renamed = body.replace("mem:gamma", "mem:archive/gamma_renamed")
+    assert text == renamed.replace("memory:gamma)", "memory:archive/gamma_renamed)")
     assert broken(service) == []
 
 
@@ -482,9 +552,9 @@ def test_a_move_rewrites_the_name_a_sentence_points_at_not_the_same_word_before_
     _store(store_dir, body)
     service.move("gamma", "archive/gamma_renamed")
     assert (store_dir / "source.md").read_text(encoding="utf-8") == (
-        "# Source\n\nThe gamma design: see `gamma_renamed`.\n\n"
-        "- gamma_renamed: the `gamma` memory\n\n"
-        "## Related\n\n- the gamma one, also **gamma_renamed**\n"
+        "# Source\n\nThe gamma design: see `archive/gamma_renamed`.\n\n"
+        "- archive/gamma_renamed: the `gamma` memory\n\n"
+        "## Related\n\n- the gamma one, also **archive/gamma_renamed**\n"
     )
     assert set(_targets(service)) == {"archive/gamma_renamed"} and broken(service) == []
 

@@ -329,9 +329,11 @@ async def test_add_citation_captures_the_snippet_and_a_duplicate_changes_nothing
 
 async def test_remove_memory_deletes_it(agent: Agent, git_repo: Path) -> None:
     await add(agent, "notes/temp", "Short-lived.")
+    await add(agent, "notes/index", "See [[notes/temp]].")
     assert await agent.call("remove_memory", path="notes/temp") == {
         "path": "notes/temp",
         "removed": True,
+        "linked_from": ["notes/index"],
     }
     assert not (git_repo / ".memories" / "notes" / "temp.md").exists()
     assert "memory not found: 'notes/temp'" in await agent.fail("get_memory", path="notes/temp")

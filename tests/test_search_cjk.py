@@ -118,6 +118,20 @@ def test_chinese_words_and_questions(service: MemoryService) -> None:
     assert paths(service.search("菜单", mode="lexical")) == ["ui/menu"]
 
 
+def test_a_word_of_kanji_and_kana_is_searched_whole(tmp_path: Path) -> None:
+    """`引き継ぎ` (handover) was searched as `引`* and `継`*, its kana dropped as particles
+    are: memories full of `引数` and `継承` came first, 5 of the first 10 held the word in
+    a store where 19 do (NEXTAltair/LoRAIro), and no snippet marked it."""
+    store = tmp_path / "ja"
+    write_memory(store, "notes/args", "引数の検証。引数は必須。引数を継承する。継承の注意。")
+    write_memory(store, "notes/inherit", "継承より合成。継承の階層は浅く。引数は少なく。")
+    write_memory(store, "notes/handover", "## 次の担当への引き継ぎ\n\n残タスクを書いておく。")
+    service = disk_service(store, tmp_path, tmp_path / "home")
+    hits = [r.hit for r in service.search("引き継ぎ", mode="lexical")]
+    assert hits[0].row.path == "notes/handover"
+    assert "**引き継ぎ**" in hits[0].snippet
+
+
 def test_words_that_touch_in_the_text_are_one_bold_run() -> None:
     text = "古いブランチ削除の手順。ブランチは残す。"
     marked = cjk.snippet(text, cjk.needles("ブランチ 削除"))
@@ -142,6 +156,39 @@ def test_a_match_inside_the_texts_own_bold_is_bold_once(tmp_path: Path) -> None:
     assert japanese.count("**") == 2
     assert cjk.emphasised(f"keys** done {cjk.OPEN}x{cjk.CLOSE}") == "keys done **x**"
     assert cjk.emphasised(f"y = x**2 {cjk.OPEN}z{cjk.CLOSE}") == "y = x**2 **z**"
+
+
+def test_an_english_word_is_bold_where_it_is_a_word_in_a_memory_with_cjk(tmp_path: Path) -> None:
+    """A memory holding CJK has its snippet cut from the text, and the query's words were
+    marked wherever their letters stood: `id` in `**Id**entifier`, `is` in `th**is**` and
+    `Checkl**is**t`, in every English memory with a Korean line (2sem/realtornote), where
+    the index found the words themselves. A word long enough to be searched as a prefix
+    still marks the start of a longer identifier."""
+    store = tmp_path / "mixed"
+    write_memory(
+        store,
+        "ios/overview",
+        "This checklist is short.\n\n## Bundle Identifier\ncom.example.app\n\n"
+        "## iTunes App ID\n1265759928\n\nName: 공인중개사요약집, see ExcelSyncService.\n",
+        title="Overview",
+    )
+    service = disk_service(store, tmp_path, tmp_path / "home")
+    (hit,) = [r.hit for r in service.search("bundle id", mode="lexical")]
+    assert "**Bundle** Identifier" in hit.snippet and "App **ID**" in hit.snippet
+    (hit,) = [r.hit for r in service.search("is", mode="lexical")]
+    assert "This checklist **is** short." in hit.snippet
+    (hit,) = [r.hit for r in service.search("excel", mode="lexical")]
+    assert "see **Excel**SyncService." in hit.snippet
+
+
+def test_a_snippet_cut_inside_the_texts_bold_shows_no_stray_asterisks() -> None:
+    """A window ending in `- **Singleton` or between the two asterisks closing
+    `**Presenter**` kept an opening `**` with nothing to close it, shown as asterisks
+    (2RiniaR/king-server: `- **Si…`, `**プロパティ*…`); `f(**kw…` in code stays."""
+    text = "a **Presenter** b **Singleton** c 設計"
+    assert cjk.snippet(text, ["presenter"], before=4, after=18) == "a **Presenter** b Si…"
+    assert cjk.snippet(text, ["presenter"], before=4, after=10) == "a **Presenter**…"
+    assert cjk.emphasised("… call f(**kw…") == "… call f(**kw…"
 
 
 def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:

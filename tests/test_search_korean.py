@@ -121,6 +121,7 @@ def test_a_megabyte_query_of_one_script_is_cut_into_pieces_in_one_pass() -> None
 
 def test_japanese_and_chinese_query_terms_are_unchanged() -> None:
     assert cjk.query_terms("ヘッドレス環境で") == [
+        '"ヘッ ッド ドレ レス ス環 環境 境で"',  # the word whole first, as `引き継ぎ` needs
         '"ヘッ ッド ドレ レス"',
         '"ヘッ"',
         '"ッド"',

@@ -508,6 +508,18 @@ def test_removing_a_memory_deletes_its_file_and_empty_category(service: MemorySe
         service.get("gone/soon/memory")
 
 
+def test_removing_a_memory_names_the_memories_that_linked_to_it(service: MemoryService) -> None:
+    """Removing a memory others link to left their links finding nothing, and said only
+    `removed` (2sem/realtornote: `app_entry` links `swiftui_migration`)."""
+    service.add("notes/target", "Body")
+    service.add("notes/index", "See [target](target.md) and [[notes/target]].")
+    service.add("notes/other", "## Related\n\n- notes/target - why\n")
+    service.add("notes/alone", "Body")
+    removed = service.remove("notes/target")
+    assert (removed.path, removed.linked_from) == ("notes/target", ("notes/index", "notes/other"))
+    assert service.remove("notes/alone").linked_from == ()
+
+
 def test_removing_a_missing_memory_is_a_not_found_error(service: MemoryService) -> None:
     with pytest.raises(NotFoundError):
         service.remove("notes/nothing")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -483,6 +484,55 @@ def test_changed_since_sees_a_renamed_cited_file(project: GitRepo, cli: Any) -> 
     project.commit("rename")
     [data] = json.loads(cli("verify-all", "--json", "--changed-since", base).stdout)
     assert data["citations"][0]["current_path"] == "src/helpers.py"
+
+
+def test_changed_since_lists_the_changes_when_a_renamed_files_old_blob_is_gone(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    """`git diff -M` read the blobs of the files added and deleted, to pair renames, and
+    failed ("unable to read <sha>") when one was not in the repository, a partial or
+    damaged clone (found on a mirror of openimagingdata/findingmodel without its large
+    files): a traceback. Both sides of a rename are listed anyway, so no blob is read."""
+    project.memory("util-notes", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    project.memory("app-notes", [at(project, "src/app.py", 5, "def main() -> None:")])
+    base = project.commit("memories")
+    old = project.git("rev-parse", "HEAD:src/util.py").strip()
+    project.mv("src/util.py", "src/helpers.py")
+    project.write_lines("src/helpers.py", ["import operator", "", *UTIL])
+    project.commit("rename and edit")
+    (project.root / ".git" / "objects" / old[:2] / old[2:]).unlink()
+    src = Path(__file__).resolve().parents[1] / "src"
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_enhancement", "verify-all", "--json",
+         "--changed-since", base],
+        capture_output=True, text=True, cwd=project.root,
+        env={**os.environ, "PYTHONPATH": str(src), "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "h")},
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr
+    assert [d["memory_id"] for d in json.loads(done.stdout)] == ["util-notes"]
+
+
+def test_changed_since_names_the_git_failure_without_a_traceback(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    """A repository git cannot diff (here its base commit's tree is gone) is an error
+    that says what failed, exit 2, as an unknown ref is."""
+    project.memory("app-notes", [at(project, "src/app.py", 5, "def main() -> None:")])
+    base = project.commit("base")
+    tree = project.git("rev-parse", "HEAD^{tree}").strip()
+    project.write_lines("src/app.py", ["# header", *APP])
+    project.commit("next")
+    (project.root / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    src = Path(__file__).resolve().parents[1] / "src"
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_enhancement", "verify-all", "--changed-since", base,
+         "--dir", str(project.store_root)],
+        capture_output=True, text=True, cwd=project.root,
+        env={**os.environ, "PYTHONPATH": str(src), "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "h")},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: cannot list the files changed since {base!r} in ")
 
 
 # -- get --verify -----------------------------------------------------------------

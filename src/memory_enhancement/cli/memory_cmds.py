@@ -254,17 +254,19 @@ def update(
 @json_option
 @store_options
 def remove(path: str, as_json: bool) -> None:
-    """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too)."""
+    """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too). The
+    memories that still link to it are named: their links now find nothing."""
     removed = app().service().remove(path)
+    updated = {"links_updated": [*removed.links_updated]} if removed.links_updated else {}
     if as_json:
-        data: dict[str, Any] = {"path": removed.path, "removed": True}
-        if removed.links_updated:
-            data["links_updated"] = list(removed.links_updated)
-        emit_json(data)
-    else:
-        click.echo(f"removed {removed.path}")
-        for updated in removed.links_updated:
-            click.echo(f"  updated links in {updated}")
+        emit_json({"path": removed.path, "removed": True, **updated,
+                   "linked_from": [*removed.linked_from]})  # fmt: skip
+        return
+    click.echo(f"removed {removed.path}")
+    for source in removed.links_updated:
+        click.echo(f"  updated links in {source}")
+    if sources := ", ".join(removed.linked_from):
+        click.echo(f"  linked to from {sources}: those links now find nothing")
 
 
 @click.command(context_settings=CONTEXT)

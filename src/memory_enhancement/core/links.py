@@ -380,7 +380,8 @@ def _is_normal(path: str) -> bool:
 def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:
     """How to write a link to target in the style of the original link: a markdown
     link relative to its memory; a name keeps its `.md`, its `.serena/memories/`
-    prefix, and stays a bare name when the new name is unique."""
+    prefix, and stays a bare name when the new name is unique, but for a `mem:`
+    reference: Serena reads `mem:NAME` as the memory at exactly that path."""
     if link.kind is LinkKind.MARKDOWN:
         relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
         return relative + MEMORY_SUFFIX
@@ -393,6 +394,6 @@ def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool 
     head, marker, _ = strip_md(written).rpartition(_STORE_MARK)
     if marker and (not head or head.endswith(("/", "."))):
         return head + marker + target + suffix
-    if name_is_unique and "/" not in written:
+    if name_is_unique and "/" not in written and link.kind is not LinkKind.MEM_REF:
         return target.rpartition("/")[2] + suffix
     return target + suffix

@@ -233,9 +233,14 @@ def follow_move(
     in the memories linking to the moved one and in the moved one itself (its relative
     links start from a new folder). Links that still find their memory are left alone;
     `[mem:ID]` links never need it, the ID moves with the memory. A memory the tool does
-    not edit keeps its links as written, and is named (the move is made all the same)."""
+    not edit keeps its links as written, and is named (the move is made all the same).
+
+    A name is rewritten as the memory's whole path in a Serena store, where a memory's
+    name is its path (`read_memory("architecture/duckdb")`): `duckdb` written for
+    `architecture/duckdb`, since unique, named no memory Serena could read."""
     with index.connect() as conn:
         resolver = whole_store(conn)  # the names memories declare too: `[[name]]` still finds
+    paths_are_names = index.store.default_format() == "serena"
     items = []
     for item in held:
         source = target if item.source == origin else item.source
@@ -246,7 +251,8 @@ def follow_move(
             LinkStatus.RESOLVED, wanted
         ):
             continue  # written as a bare name, and the name still finds it alone
-        unique = len(resolver.by_name.get(wanted.rpartition("/")[2], ())) == 1
+        name = wanted.rpartition("/")[2]
+        unique = not paths_are_names and len(resolver.by_name.get(name, ())) == 1
         replacement = link_text_for(source, wanted, item.link, name_is_unique=unique)
         file = os.path.relpath(index.store.file_for(source), repo_root)
         link = item.link

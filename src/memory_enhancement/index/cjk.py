@@ -229,17 +229,17 @@ def _phrase(tokens: list[str]) -> str:
 def query_terms(word: str) -> list[str]:
     """FTS5 terms (quoted, to be OR-ed) for one word of a query that may contain CJK.
 
-    A word with no CJK is itself. A word mixing scripts (`Qt依存`, `offscreenモード`)
-    is the phrase of all its tokens (as the index segments it) plus the terms of each
-    part. A CJK piece is its phrase of bigrams plus, when longer than a word usually
-    is, each bigram alone.
+    A word with no CJK is itself. A word mixing scripts (`Qt依存`, `offscreenモード`,
+    `引き継ぎ`) is the phrase of all its tokens (as the index segments it) plus the terms
+    of each part. A CJK piece is its phrase of bigrams plus, when longer than a word
+    usually is, each bigram alone. (`引き継ぎ` was `引`* `継`*: kana dropped as particles.)
     """
     lowered = word.lower()
     if not has_cjk(lowered):
         return [_phrase([lowered])]
     terms: list[str] = []
     parts = [p for p in regex(_CJK_SPLIT).split(lowered) if p]
-    if len(parts) > 1:
+    if len(parts) > 1 or _pieces(lowered) != [lowered]:
         tokens = [t for p in parts for t in (bigrams(p) if has_cjk(p) else WORDS.findall(p))]
         terms.append(_phrase(tokens))
     for part in parts:
@@ -276,14 +276,14 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     """
     content = composed(content)  # as segment() indexed it
     folded = content.lower()
-    found = sorted(
-        (folded.find(n), -len(n), n) for n in {n.lower() for n in needles if n} if n in folded
-    )
+    firsts = ((next(_places(folded, n), -1), n) for n in {n.lower() for n in needles if n})
+    found = sorted((at, -len(n), n) for at, n in firsts if at >= 0)
     if not found:
         start, end = 0, before + after
     else:
         at = _densest(folded, [n for _, _, n in found], after) if len(found) > 1 else found[0][0]
         start, end = max(0, at - before), at + after
+        end += content[end - 1 : end + 1] == "**"  # not `**Bold*…`: the pair cut in two
     window = " ".join(content[start:end].split())
     marked = window
     if found:  # one pass, longest first, so no needle is marked inside another
@@ -292,7 +292,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
 
         # Needles that touch (`ブランチ` `削除` in `ブランチ削除`) are one bold run, not
         # `**ブランチ****削除**`, which markdown shows with its asterisks.
-        pattern = "|".join(re.escape(n) for n in longest)
+        pattern = "|".join(_pattern(n) for n in longest)
         marked = re.sub(f"((?:{pattern})+)", f"{OPEN}\\1{CLOSE}", window, flags=re.IGNORECASE)
     return emphasised(("…" if start > 0 else "") + marked + ("…" if end < len(content) else ""))
 
@@ -319,10 +319,24 @@ def _densest(folded: str, found: list[str], span: int, most: int = 200) -> int:
 
 
 def _places(text: str, needle: str) -> Iterator[int]:
-    at = text.find(needle)
-    while at != -1:
-        yield at
-        at = text.find(needle, at + 1)
+    """Where needle stands in the lower-cased text, as `_pattern` marks it."""
+    import re
+
+    return (found.start() for found in re.finditer(_pattern(needle), text))
+
+
+def _pattern(needle: str) -> str:
+    """A needle as a regular expression: a CJK piece anywhere; an English word where a
+    word starts, and ends unless it is long enough to be searched as a prefix (lexical.py:
+    a word of four letters or more alone, a stem). Marked anywhere, `is` was bold in
+    `th**is**` and `id` in `**Id**entifier` in every memory with a Korean line
+    (2sem/realtornote), where the index had found the words themselves."""
+    import re
+
+    if not needle.isascii():
+        return re.escape(needle)
+    end = "" if len(needle) >= 4 else "(?![0-9A-Za-z_])"
+    return f"(?<![0-9A-Za-z_]){re.escape(needle)}{end}"
 
 
 # What a snippet's matches are marked with until `emphasised` makes them bold: characters
@@ -343,8 +357,8 @@ def emphasised(marked: str) -> str:
 def _without_bold(text: str) -> str:
     """The text without its `**` pairs (an opening `**` before a non-space, paired with the
     next closing one after a non-space, as markdown reads them) nor a closing `**` with no
-    opening before it that ends a word. A scan, not a regex: an English search in a new
-    process imports no `re` (see `regex`)."""
+    opening before it that ends a word, nor an opening one a cut text leaves unclosed. A
+    scan, not a regex: an English search in a new process imports no `re` (see `regex`)."""
     drop: list[int] = []
     pending = -1
     at = text.find("**")
@@ -360,6 +374,8 @@ def _without_bold(text: str) -> str:
         elif closes and not (after.isalnum() or after == "_"):
             drop.append(at)  # its opening was cut off by the window
         at = text.find("**", at + 2)
+    if pending >= 0 and text.endswith("…") and not text[pending - 1 : pending].strip():
+        drop.append(pending)  # `- **Singleton…`: its closing was cut off by the window
     for at in reversed(drop):
         text = text[:at] + text[at + 2 :]
     return text
@@ -374,6 +390,7 @@ def needles(query: str) -> list[str]:
             continue
         for part in regex(_CJK_SPLIT).split(word):
             if part and has_cjk(part):
+                found += [part] if _pieces(part) != [part] else []  # `引き継ぎ` whole
                 for piece in (p for p in _pieces(part) if len(p) > 1):
                     stem = hangul_stem(piece) if _hangul(piece[0]) else None
                     found += [piece, stem] if stem else [piece]

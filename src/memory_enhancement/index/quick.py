@@ -33,8 +33,9 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # (full-width label colons); 23: `mentions` flags (`app.py at line 42`, `(line ~960)`,
 # `app.rs 30번째 줄`); 24: `mentions` flags and links (`app.go` línea 42, `x.ts` Zeile 7,
 # `## Verwandte Memories`); 25: names memories declare (`name:`), frontmatter that does not
-# parse read as plain text (three columns). See schema.py.
-SCHEMA_VERSION = 25
+# parse read as plain text (three columns); 26: links again (a list item that is a label
+# and only code names, `- Bridge: `a`, `b``). See schema.py.
+SCHEMA_VERSION = 26
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -264,6 +264,7 @@ END;
 # CJK text composed (NFC). 24 -> 25: links find a memory by the name its frontmatter
 # declares, and a file whose frontmatter does not parse is read as plain text: three
 # columns (added after `content`, which a new index has last), every file read again.
+# 25 -> 26: the link grammar reads an index's `- Bridge: `a`, `b`` items; files read again.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_name TEXT",
@@ -273,7 +274,8 @@ _ADD_COLUMNS = (
     "CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL",
 )
 IN_PLACE: dict[int, tuple[str, ...]] = {
-    version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)
+    **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
+    25: _READ_AGAIN,
 }
 
 

@@ -118,10 +118,13 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def remove_memory(path: MemoryPath, ctx: Context, store: Store = None) -> RemovedOut:
-        """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too)."""
+        """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too).
+        `linked_from`: the memories that still link to it, whose links now find nothing."""
         with tool_errors():
             removed = service(ctx, store).remove(path)
-            data: RemovedOut = {"path": removed.path, "removed": True}
+            data: RemovedOut = {
+                "path": removed.path, "removed": True, "linked_from": [*removed.linked_from]
+            }  # fmt: skip
             if removed.links_updated:
                 data["links_updated"] = list(removed.links_updated)
             return data

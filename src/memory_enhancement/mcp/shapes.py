@@ -123,6 +123,7 @@ class RemovedOut(TypedDict):
     path: str
     removed: bool
     links_updated: NotRequired[list[str]]  # MEMORY, when it listed the memory
+    linked_from: list[str]
 
 
 class PruneOut(TypedDict):

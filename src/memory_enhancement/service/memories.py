@@ -300,16 +300,21 @@ class Memories(ServiceBase):
         )
 
     def remove(self, path: str) -> Removed:
-        """Delete a memory; in a Claude Code memory folder, its line in `MEMORY.md` too."""
+        """Delete a memory; in a Claude Code memory folder, its line in `MEMORY.md` too.
+        What still links to it is named, since those links now dangle."""
+        from memory_enhancement.graph.traverse import backlinks
         from memory_enhancement.service import claude  # only writes and Claude folders need it
 
         with self.store.lock():
             target = self.store.locate(path)
             folder = claude.folder_of(self.store, learn=False)
             claude.refuse_index(folder, target, "removed")
+            with self.index.connect() as conn:
+                sources = dict.fromkeys(b.source for b in backlinks(conn, target))
             self.store.delete(target)
             unlisted = claude.unlist(self.store, folder, [target])
-        return Removed(target, (claude.INDEX,) if unlisted else ())
+        updated = (claude.INDEX,) if unlisted else ()
+        return Removed(target, updated, tuple(s for s in sources if s not in updated))
 
     def move(self, source: str, destination: str, *, update_links: bool = True) -> WriteResult:
         """Move a memory; its content, citations, links and citation ID travel with it.

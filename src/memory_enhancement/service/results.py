@@ -24,11 +24,14 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class Removed:
-    """What a removal did: the memory's path, and the memories whose links it changed
-    (`MEMORY.md`, which lists each memory of a Claude Code folder)."""
+    """What a removal did: the path deleted, the memories whose links it changed
+    (`MEMORY.md`, which lists each memory of a Claude Code folder), and the memories that
+    still link to it (their links now find nothing: worth saying while the user can
+    still undo it)."""
 
     path: str
     links_updated: tuple[str, ...] = ()
+    linked_from: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

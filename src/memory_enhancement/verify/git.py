@@ -266,18 +266,22 @@ class Git:
         return maps
 
     def changed_since(self, ref: str) -> set[str]:
-        """Files changed between ref and the working tree (both sides of renames) and new ones."""
+        """Files changed between ref and the working tree (both sides of renames) and new ones.
+
+        Without rename detection: a rename's two sides are a deletion and an addition,
+        the same two paths, and no blob is read. With `-M` git read every added and
+        deleted file to pair them, and failed outright ("unable to read <sha>") when one
+        of those blobs was not in the repository (a partial or damaged clone): a traceback.
+        """
         commit = self.resolve(ref)
-        out = self.run("diff", "-M", "--name-status", "-z", commit)
-        fields = [f for f in out.split("\0") if f]
-        changed: set[str] = set()
-        i = 0
-        while i < len(fields):
-            status = fields[i]
-            count = 2 if status[:1] in ("R", "C") else 1
-            changed.update(fields[i + 1 : i + 1 + count])
-            i += 1 + count
-        untracked = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        try:
+            out = self.run("diff", "--no-renames", "--name-only", "-z", commit)
+            untracked = self.run("ls-files", "--others", "--exclude-standard", "-z")
+        except GitError as exc:
+            raise InvalidInputError(
+                f"cannot list the files changed since {ref!r} in {self.toplevel}: {exc}"
+            ) from None
+        changed = {f for f in out.split("\0") if f}
         changed.update(p for p in untracked.split("\0") if p)
         return {rel for rel in (self._from_git(p) for p in changed) if rel}
 

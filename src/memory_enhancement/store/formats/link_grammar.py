@@ -89,6 +89,14 @@ PROSE_REF = re.compile(
     r"|`(?P<before>[\w@][\w.@/-]*)`\s*"
     r"(?:memory|memories|メモ|を参照|に記録|参照|记忆|記憶|메모리|참고|참조)"
 )
+# A list item that is a short label and nothing but `code` names after it: an index's
+# `- Bridge: `bridge_native_codemapper`, `bridge_rubic_codemapper`` (kynesyslabs/sdks),
+# `- **Sequent calculus:** `dissection_of_l`, `grokking_sequent_calculus`` (lane-core/pane).
+# Its names are candidates: links only where they name a memory.
+LABEL_LIST = re.compile(
+    r"(?:\*\*)?[^`:：*\n]{1,40}?(?:\*\*)?[ \t]*[:：][ \t]*(?:\*\*)?[ \t]*"
+    r"(?P<names>`[^`\n]+`(?:[ \t]*[,、][ \t]*`[^`\n]+`)*)[ \t]*$"
+)
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
 NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")
 SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")

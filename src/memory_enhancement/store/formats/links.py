@@ -106,8 +106,13 @@ def _may_link(line: str, first: str, entry: re.Match[str] | None) -> bool:
         return True
     if "`" in line and _may_refer(line) and g.PROSE_REF.search(line):
         return True
-    if entry is not None:  # an item: only one whose entry is a name, or a `- Related:` label
-        return entry.end() > entry.end("marker") or _labels(line[entry.end("marker") :])
+    if entry is not None:  # an item whose entry is a name, a `- Related:` or a name list label
+        body = line[entry.end("marker") :]
+        return (
+            entry.end() > entry.end("marker")
+            or _labels(body)
+            or ("`" in body and g.LABEL_LIST.match(body) is not None)
+        )
     if first == "|":
         return g.NAME_CELL.search(line) is not None and not g.SEPARATOR_ROW.match(line)
     return _labels(line)
@@ -189,6 +194,9 @@ def _line_links(
         # `- 관련 메모리: `a`(why), `b``: a label opening an item, as on a line of its own
         if in_related or _labels(body):
             found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(body))
+        elif "`" in body and (listed := g.LABEL_LIST.match(body)):
+            names = _names_in(listed["names"])
+            found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in names)
     elif _labels(line):
         found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(line))
     return found if len(found) < 2 else list(_unique(found))
