@@ -8,6 +8,7 @@ Chinese Serena stores the benchmark reads (bench/queries/).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -243,3 +244,18 @@ def test_search_from_the_cli_in_japanese(run_cli: RunCli, tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "gui/headless" in result.output
     assert "**ヘッドレス**" in result.output
+
+
+def test_every_cjk_range_is_told_from_dashes_arrows_and_emoji_by_the_quick_byte_look() -> None:
+    """`has_cjk` looks at a text's UTF-8 bytes before compiling the CJK pattern: the look
+    must let through every character the pattern holds (each range's ends and middle) and
+    may stop the characters English memories hold besides ASCII."""
+    bounds = re.findall(r"(.)-(.)", cjk.RANGES)
+    assert len(bounds) == 12
+    for first, last in bounds:
+        middle = chr((ord(first) + ord(last)) // 2)
+        for char in (first, middle, last):
+            assert cjk.has_cjk(f"a — {char} →"), f"U+{ord(char):04X}"
+    for text in ("dash — arrow → check ✅ rocket 🚀 …", "café naïve Ωmega", "box ─ │ ┌", "\ud800"):
+        assert not cjk.has_cjk(text)
+    assert cjk.has_cjk("設定ファイル") and cjk.has_cjk("한국어") and not cjk.has_cjk("plain")

@@ -92,10 +92,11 @@ PROSE_REF = re.compile(
 # A list item that is a short label and nothing but `code` names after it: an index's
 # `- Bridge: `bridge_native_codemapper`, `bridge_rubic_codemapper`` (kynesyslabs/sdks),
 # `- **Sequent calculus:** `dissection_of_l`, `grokking_sequent_calculus`` (lane-core/pane).
-# Its names are candidates: links only where they name a memory.
-LABEL_LIST = re.compile(
-    r"(?:\*\*)?[^`:：*\n]{1,40}?(?:\*\*)?[ \t]*[:：][ \t]*(?:\*\*)?[ \t]*"
-    r"(?P<names>`[^`\n]+`(?:[ \t]*[,、][ \t]*`[^`\n]+`)*)[ \t]*$"
+# Its names are candidates: links only where they name a memory. A name holds no space:
+# `- Negative patterns: `all-globs: ["!x"]`` is code (rjmurillo/ai-agents has many).
+LABEL_LIST = (  # compiled where used (links._label_list): rare, and dear to compile
+    r"(?:\*\*)?(?>[^`:：*\n]{1,40})(?:\*\*)?[ \t]*[:：][ \t]*(?:\*\*)?[ \t]*"
+    r"(?P<names>`[^`\s]+`(?:[ \t]*[,、][ \t]*`[^`\s]+`)*)[ \t]*$"
 )
 # A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
 NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")

@@ -111,7 +111,7 @@ def _may_link(line: str, first: str, entry: re.Match[str] | None) -> bool:
         return (
             entry.end() > entry.end("marker")
             or _labels(body)
-            or ("`" in body and g.LABEL_LIST.match(body) is not None)
+            or ("`" in body and _label_list(body) is not None)
         )
     if first == "|":
         return g.NAME_CELL.search(line) is not None and not g.SEPARATOR_ROW.match(line)
@@ -158,6 +158,21 @@ def is_related(title: str) -> bool:
     return g.RELATED_WORD_ANY.search(f" {words} ") is not None
 
 
+def _label_list(body: str) -> re.Match[str] | None:
+    """An item's `Label: `a`, `b`` (g.LABEL_LIST), tried only on an item ending in a
+    backtick, and compiled on the first: indexing the shared corpus is at its bound
+    (issue 12), and most items hold some code but few end so (`rstrip` alone, on each
+    item, cost more than the pattern)."""
+    if body.endswith("`") or (body[-1:] in " \t\r" and body.rstrip().endswith("`")):
+        return _label_list_pattern().match(body)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _label_list_pattern() -> re.Pattern[str]:
+    return re.compile(g.LABEL_LIST)
+
+
 def _line_links(
     line: str,
     entry: re.Match[str] | None,
@@ -194,7 +209,7 @@ def _line_links(
         # `- 관련 메모리: `a`(why), `b``: a label opening an item, as on a line of its own
         if in_related or _labels(body):
             found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(body))
-        elif "`" in body and (listed := g.LABEL_LIST.match(body)):
+        elif listed := _label_list(body):
             names = _names_in(listed["names"])
             found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in names)
     elif _labels(line):
