@@ -149,6 +149,24 @@ def test_a_name_whose_ending_no_file_has_is_skipped_not_missing(repo: GitRepo) -
     assert found["gone.py:3"].status is Verdict.MISSING  # .py files there are: a file's name
 
 
+@pytest.mark.parametrize("committed", [True, False])
+def test_a_file_deleted_with_the_last_of_its_ending_before_the_memory_line_is_missing(
+    repo: GitRepo, committed: bool
+) -> None:
+    """The skip is for names no file of the repository ever had: a memory line written
+    after the only `.coffee` file was deleted (committed or not yet) names a file that is
+    gone, and skipping it hid that."""
+    repo.write_lines("lib/legacy.coffee", code("lib/legacy.coffee", 12))
+    repo.commit("legacy")
+    (repo.root / "lib/legacy.coffee").unlink()
+    repo.commit("no more coffee")
+    note(repo, "- `legacy.coffee:3` parses the hours")
+    if committed:
+        repo.commit("memory")
+    found = mentions(repo)["legacy.coffee:3"]
+    assert found.status is Verdict.MISSING
+
+
 # -- the commit that wrote the memory line ----------------------------------------------------
 
 

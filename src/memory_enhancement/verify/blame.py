@@ -37,6 +37,7 @@ class GitHistory(GitObjects):
     _index: str = field(default="", repr=False)  # `git ls-files -s -z` as read
     _origin: str | None = field(default=None, repr=False)
     _origin_read: bool = field(default=False, repr=False)
+    _ever: dict[str, bool] = field(default_factory=dict, repr=False)  # ever_named's answers
 
     # -- the memory file ------------------------------------------------------------
 
@@ -200,6 +201,23 @@ class GitHistory(GitObjects):
             return None
         first = out.split("\n", 1)[0].strip()
         return first or None
+
+    def ever_named(self, name: str) -> bool:
+        """Whether a file of this name (in any folder, any case) was ever in the history of
+        HEAD: one `git log` that stops at the first commit touching one, asked only of a
+        name no file of the lists at hand ends like (mention_checks.absent), once a run:
+        for a name no file ever had it reads the whole history (a second on 2,600 commits)."""
+        key = name.lower()
+        if key not in self._ever:
+            try:
+                out = run_git(
+                    self.git, "log", "-1", "--full-history", "--format=%H", "HEAD", "--",
+                    f":(top,glob,icase)**/{name}",
+                )  # fmt: skip
+            except GitError:
+                out = ""
+            self._ever[key] = bool(out.strip())
+        return self._ever[key]
 
     def origin(self) -> str | None:
         """The URL of the `origin` remote, read once."""

@@ -307,9 +307,11 @@ class MentionChecker:
             f"written ({commit[:7]})"
         )
         lists: list[Callable[[], FileList]] = [self._files_now]  # the past's listed if asked
+        ever = None
         if history is not None:
             lists.append(partial(history.files_at, commit))
-        return absent(mention, plain, reason, (f() for f in lists), commit)
+            ever = history.ever_named
+        return absent(mention, plain, reason, (f() for f in lists), commit, ever)
 
     def _line_count(self, mention: Mention, folder: str, *, committed: bool) -> CitationCheck:
         """Without history, or for a memory line not committed yet: does the file have
@@ -329,7 +331,10 @@ class MentionChecker:
         if where.candidates:
             return ambiguous(mention, plain, where.candidates, None)
         if where.path is None:
-            return absent(mention, plain, f"{mention.path} not found", [self._files_now()], None)
+            history = self._history
+            ever = history.ever_named if history is not None else None
+            reason = f"{mention.path} not found"
+            return absent(mention, plain, reason, [self._files_now()], None, ever)
         cited = replace(plain, target=where.path)
         source = self.repo.read(where.path)
         if not source.is_text:
