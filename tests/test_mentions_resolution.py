@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_enhancement.core.mentions import FileList
+from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
@@ -64,6 +64,28 @@ def test_a_home_path_naming_no_file_of_the_repository_still_leaves_it(repo: GitR
     note(repo, "See `~/gist/notes.txt:12`.")
     repo.commit("memory")
     found = mentions(repo)["~/gist/notes.txt:12"]
+    assert (found.status, found.reason) == (Verdict.MISSING, "the path leaves the repository")
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        # jmagar/axon's notes: a crate's source in cargo's registry, a sibling project
+        "~/.cargo/registry/src/index.crates.io-6f17d22b/chromey-2.38.3/src/lib.rs:3",
+        "~/workspace/spider/spider/src/lib.rs:3",
+    ],
+)
+def test_a_home_path_into_another_project_is_not_read_in_this_one(
+    repo: GitRepo, written: str
+) -> None:
+    """A tail of a home path is this repository's file only when the folder above it is
+    the repository's (`~/www/project/...` in `project`): any Rust crate has `src/lib.rs`,
+    and another project's was read as this one's (and found `valid`)."""
+    repo.write_lines("src/lib.rs", code("src/lib.rs", 12))
+    repo.commit("crate")
+    note(repo, f"See `{written}`.")
+    repo.commit("memory")
+    found = mentions(repo)[written]
     assert (found.status, found.reason) == (Verdict.MISSING, "the path leaves the repository")
 
 

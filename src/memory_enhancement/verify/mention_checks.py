@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from memory_enhancement.core.mentions import FileList, Mention
+from memory_enhancement.core.file_list import FileList
+from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.mention_cache import decode_check

@@ -24,7 +24,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from memory_enhancement.core.mentions import Mention, normalize
+from memory_enhancement.core.file_list import normalize
+from memory_enhancement.core.mentions import Mention
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
     PAST_END,

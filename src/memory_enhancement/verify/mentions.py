@@ -29,14 +29,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from memory_enhancement.core.mentions import (
-    GRAMMAR,
-    URL,
-    FileList,
-    Mention,
-    Resolution,
-    normalize,
-)
+from memory_enhancement.core.file_list import FileList, Resolution, normalize
+from memory_enhancement.core.mentions import GRAMMAR, URL, Mention
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
 from memory_enhancement.core.remotes import remote_repository
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
@@ -360,7 +354,8 @@ class MentionChecker:
 
                 self._listed = GitHistory(self.git).files_now()  # no process left to close
             else:
-                self._listed = FileList(walk_files(self.repo.root))
+                root = self.repo.root  # an author's clone is named as this folder
+                self._listed = FileList(walk_files(root), clones=[root.name.lower()])
         return self._listed
 
 
