@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock, RunCli
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.verdicts import VerifyOptions
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store import claude_index
 from memory_enhancement.store.disk import Store
@@ -299,6 +300,25 @@ def test_memory_md_is_never_removed_moved_expired_or_pruned(
         "reference_dashboards",
     ]
     assert "](" not in (recent / "MEMORY.md").read_text(encoding="utf-8")  # no line left
+
+
+def test_verify_write_records_nothing_in_memory_md(git_repo: Path, clock: Clock) -> None:
+    """`--write` stamps confidence and Last Verified in each memory verified; MEMORY.md,
+    verified for its mentions, got a `## Metadata` section at its end, in the index Claude
+    Code loads into every session."""
+    folder = copy("recent", git_repo / ".claude" / "memory")
+    index = folder / "MEMORY.md"
+    index.write_text(index.read_text("utf-8") + "\nThe version is at `src/app.py:3`.\n", "utf-8")
+    with (folder / "project_release_train.md").open("a", encoding="utf-8") as notes:
+        notes.write("\nThe version is at `src/app.py:3`.\n")
+    subprocess.run(["git", "add", "-A"], cwd=git_repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "memories"], cwd=git_repo, check=True)
+    before = index.read_bytes()
+    run = service_for(folder, git_repo, clock).verify_all(options=VerifyOptions(write=True))
+    assert sorted(r.path for r in run.results) == ["MEMORY", "project_release_train"]
+    assert index.read_bytes() == before
+    written = (folder / "project_release_train.md").read_text(encoding="utf-8")
+    assert "confidence:" in written and "last_verified:" in written
 
 
 # -- update --------------------------------------------------------------------------------
