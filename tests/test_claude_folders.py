@@ -200,6 +200,22 @@ def test_a_line_past_what_claude_code_loads_is_a_warning(
     )
 
 
+def test_a_memory_whose_index_line_cannot_be_written_is_not_kept(
+    recent: Path, git_repo: Path, clock: Clock
+) -> None:
+    """An index a few bytes under the size limit takes no line: the new memory goes again,
+    as Claude Code could not see it, and the index is as it was."""
+    from memory_enhancement.store.formats.base import MAX_FILE_BYTES
+
+    index = recent / "MEMORY.md"
+    text = index.read_bytes()
+    index.write_bytes(b"<!-- " + b"x" * (MAX_FILE_BYTES - len(text) - 20) + b" -->\n" + text)
+    before = snapshot(recent)
+    with pytest.raises(InvalidInputError, match="the limit is"):
+        service_for(recent, git_repo, clock).add("feedback_tabs", "Indent with tabs.")
+    assert changed(before, recent) == {}
+
+
 def test_a_type_claude_code_does_not_know_is_refused_and_nothing_written(
     recent: Path, git_repo: Path, clock: Clock
 ) -> None:
