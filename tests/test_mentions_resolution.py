@@ -130,6 +130,21 @@ def test_a_bare_name_is_read_in_the_folder_a_file_label_above_it_names(repo: Git
     assert "the folder of `server/lib/helpers.ts` (line 3)" in found.reason
 
 
+def test_a_neighbour_mention_tells_its_files_folder_not_the_folder_as_written(
+    repo: GitRepo,
+) -> None:
+    """`lib/helpers.ts:2` is client/lib/helpers.ts: read as written, its `lib` matched
+    server/lib/ too, and venue.js was read in server/lib/ on the word of a file that is not
+    there."""
+    repo.write_lines("client/lib/helpers.ts", code("client/lib/helpers.ts", 12))
+    repo.commit("client")
+    note(repo, "- `lib/helpers.ts:2` formats the hours", "- `venue.js:4` evaluates them")
+    repo.commit("memory")
+    found = mentions(repo)["venue.js:4"]
+    assert found.status is Verdict.AMBIGUOUS
+    assert mentions(repo)["lib/helpers.ts:2"].current_path == "client/lib/helpers.ts"
+
+
 @pytest.mark.parametrize(
     "lines",
     [
