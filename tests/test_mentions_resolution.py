@@ -130,6 +130,16 @@ def test_a_bare_name_is_read_in_the_folder_a_file_label_above_it_names(repo: Git
     assert "the folder of `server/lib/helpers.ts` (line 3)" in found.reason
 
 
+def test_neighbours_are_found_on_the_lines_the_mentions_were_counted_on(repo: GitRepo) -> None:
+    """Lines are counted at newlines; a Unicode line separator (pasted from a web page) made
+    the neighbours' lines one more, and a label 8 lines under the name fell out of reach."""
+    filler = ["Notes\u2028pasted from the dashboard", *(f"- step {n}" for n in range(6))]
+    note(repo, "See venue.js line 7.", *filler, "**File**: `server/lib/helpers.ts`")
+    repo.commit("memory")
+    found = mentions(repo)["venue.js line 7"]
+    assert (found.status, found.current_path) == (Verdict.VALID, "server/lib/venue.js")
+
+
 def test_a_neighbour_mention_tells_its_files_folder_not_the_folder_as_written(
     repo: GitRepo,
 ) -> None:

@@ -126,8 +126,9 @@ def _span(mention: Mention) -> tuple[int, int]:
 
 
 def _memory_lines(root: Path, file: str) -> list[str]:
-    """The memory file's lines as on disk (what its mentions were read from)."""
+    """The memory file's lines as on disk (what its mentions were read from), split at
+    newlines alone as the grammar counts them (`splitlines` splits at U+2028 too)."""
     try:
-        return (root / file).read_bytes().decode("utf-8", "replace").splitlines()
+        return (root / file).read_bytes().decode("utf-8", "replace").split("\n")
     except OSError:
         return []
