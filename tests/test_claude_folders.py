@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock, RunCli
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.verdicts import VerifyOptions
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store import claude_index
 from memory_enhancement.store.disk import Store
@@ -199,6 +200,22 @@ def test_a_line_past_what_claude_code_loads_is_a_warning(
     )
 
 
+def test_a_memory_whose_index_line_cannot_be_written_is_not_kept(
+    recent: Path, git_repo: Path, clock: Clock
+) -> None:
+    """An index a few bytes under the size limit takes no line: the new memory goes again,
+    as Claude Code could not see it, and the index is as it was."""
+    from memory_enhancement.store.formats.base import MAX_FILE_BYTES
+
+    index = recent / "MEMORY.md"
+    text = index.read_bytes()
+    index.write_bytes(b"<!-- " + b"x" * (MAX_FILE_BYTES - len(text) - 20) + b" -->\n" + text)
+    before = snapshot(recent)
+    with pytest.raises(InvalidInputError, match="the limit is"):
+        service_for(recent, git_repo, clock).add("feedback_tabs", "Indent with tabs.")
+    assert changed(before, recent) == {}
+
+
 def test_a_type_claude_code_does_not_know_is_refused_and_nothing_written(
     recent: Path, git_repo: Path, clock: Clock
 ) -> None:
@@ -299,6 +316,25 @@ def test_memory_md_is_never_removed_moved_expired_or_pruned(
         "reference_dashboards",
     ]
     assert "](" not in (recent / "MEMORY.md").read_text(encoding="utf-8")  # no line left
+
+
+def test_verify_write_records_nothing_in_memory_md(git_repo: Path, clock: Clock) -> None:
+    """`--write` stamps confidence and Last Verified in each memory verified; MEMORY.md,
+    verified for its mentions, got a `## Metadata` section at its end, in the index Claude
+    Code loads into every session."""
+    folder = copy("recent", git_repo / ".claude" / "memory")
+    index = folder / "MEMORY.md"
+    index.write_text(index.read_text("utf-8") + "\nThe version is at `src/app.py:3`.\n", "utf-8")
+    with (folder / "project_release_train.md").open("a", encoding="utf-8") as notes:
+        notes.write("\nThe version is at `src/app.py:3`.\n")
+    subprocess.run(["git", "add", "-A"], cwd=git_repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "memories"], cwd=git_repo, check=True)
+    before = index.read_bytes()
+    run = service_for(folder, git_repo, clock).verify_all(options=VerifyOptions(write=True))
+    assert sorted(r.path for r in run.results) == ["MEMORY", "project_release_train"]
+    assert index.read_bytes() == before
+    written = (folder / "project_release_train.md").read_text(encoding="utf-8")
+    assert "confidence:" in written and "last_verified:" in written
 
 
 # -- update --------------------------------------------------------------------------------

@@ -309,6 +309,19 @@ async def test_verify_memories_names_a_header_that_does_not_parse_and_checks_its
     assert summary["mention_counts"]["stale"] == 1 and summary["valid"] is False
 
 
+async def test_verify_memory_says_its_header_does_not_parse_as_verify_json_does(
+    agent: Agent, app: App, git_repo: Path
+) -> None:
+    """Its prose held, so it came back `valid` with nothing to tell an agent that its
+    header (and any citation there) was never read; `verify --json` says `header_error`."""
+    await add(agent, "decisions/api", "Clients send v2.")
+    root = app.service().store.root
+    (root / "decisions" / "broken.md").write_text("---\ntags: [unclosed\n---\nSee src/app.py:3.\n")
+    checked = await agent.call("verify_memory", path="decisions/broken")
+    assert checked["header_error"].startswith("malformed YAML frontmatter at line 3")
+    assert "header_error" not in await agent.call("verify_memory", path="decisions/api")
+
+
 async def test_add_citation_captures_the_snippet_and_a_duplicate_changes_nothing(
     agent: Agent,
 ) -> None:

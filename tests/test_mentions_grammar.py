@@ -6,14 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hostile_support import python_bounded
-from memory_enhancement.core.mentions import (
-    FileList,
-    Mention,
-    Resolution,
-    find_mentions,
-    normalize,
-    relocated,
-)
+from memory_enhancement.core.file_list import FileList, Resolution, normalize
+from memory_enhancement.core.mentions import Mention, find_mentions, relocated
 from memory_enhancement.core.remotes import remote_repository
 
 

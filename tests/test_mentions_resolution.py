@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_enhancement.core.mentions import FileList
+from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
@@ -67,6 +67,28 @@ def test_a_home_path_naming_no_file_of_the_repository_still_leaves_it(repo: GitR
     assert (found.status, found.reason) == (Verdict.MISSING, "the path leaves the repository")
 
 
+@pytest.mark.parametrize(
+    "written",
+    [
+        # jmagar/axon's notes: a crate's source in cargo's registry, a sibling project
+        "~/.cargo/registry/src/index.crates.io-6f17d22b/chromey-2.38.3/src/lib.rs:3",
+        "~/workspace/spider/spider/src/lib.rs:3",
+    ],
+)
+def test_a_home_path_into_another_project_is_not_read_in_this_one(
+    repo: GitRepo, written: str
+) -> None:
+    """A tail of a home path is this repository's file only when the folder above it is
+    the repository's (`~/www/project/...` in `project`): any Rust crate has `src/lib.rs`,
+    and another project's was read as this one's (and found `valid`)."""
+    repo.write_lines("src/lib.rs", code("src/lib.rs", 12))
+    repo.commit("crate")
+    note(repo, f"See `{written}`.")
+    repo.commit("memory")
+    found = mentions(repo)[written]
+    assert (found.status, found.reason) == (Verdict.MISSING, "the path leaves the repository")
+
+
 def test_the_file_list_reads_a_home_path_from_its_longest_tail_in_the_repository() -> None:
     files = FileList(["src/x.py", "x.py"])
     assert files.resolve("~/code/app/src/x.py").path == "src/x.py"
@@ -108,6 +130,31 @@ def test_a_bare_name_is_read_in_the_folder_a_file_label_above_it_names(repo: Git
     assert "the folder of `server/lib/helpers.ts` (line 3)" in found.reason
 
 
+def test_neighbours_are_found_on_the_lines_the_mentions_were_counted_on(repo: GitRepo) -> None:
+    """Lines are counted at newlines; a Unicode line separator (pasted from a web page) made
+    the neighbours' lines one more, and a label 8 lines under the name fell out of reach."""
+    filler = ["Notes\u2028pasted from the dashboard", *(f"- step {n}" for n in range(6))]
+    note(repo, "See venue.js line 7.", *filler, "**File**: `server/lib/helpers.ts`")
+    repo.commit("memory")
+    found = mentions(repo)["venue.js line 7"]
+    assert (found.status, found.current_path) == (Verdict.VALID, "server/lib/venue.js")
+
+
+def test_a_neighbour_mention_tells_its_files_folder_not_the_folder_as_written(
+    repo: GitRepo,
+) -> None:
+    """`lib/helpers.ts:2` is client/lib/helpers.ts: read as written, its `lib` matched
+    server/lib/ too, and venue.js was read in server/lib/ on the word of a file that is not
+    there."""
+    repo.write_lines("client/lib/helpers.ts", code("client/lib/helpers.ts", 12))
+    repo.commit("client")
+    note(repo, "- `lib/helpers.ts:2` formats the hours", "- `venue.js:4` evaluates them")
+    repo.commit("memory")
+    found = mentions(repo)["venue.js:4"]
+    assert found.status is Verdict.AMBIGUOUS
+    assert mentions(repo)["lib/helpers.ts:2"].current_path == "client/lib/helpers.ts"
+
+
 @pytest.mark.parametrize(
     "lines",
     [
@@ -147,6 +194,24 @@ def test_a_name_whose_ending_no_file_has_is_skipped_not_missing(repo: GitRepo) -
             "project's file, not a path of this one"
         )
     assert found["gone.py:3"].status is Verdict.MISSING  # .py files there are: a file's name
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_a_file_deleted_with_the_last_of_its_ending_before_the_memory_line_is_missing(
+    repo: GitRepo, committed: bool
+) -> None:
+    """The skip is for names no file of the repository ever had: a memory line written
+    after the only `.coffee` file was deleted (committed or not yet) names a file that is
+    gone, and skipping it hid that."""
+    repo.write_lines("lib/legacy.coffee", code("lib/legacy.coffee", 12))
+    repo.commit("legacy")
+    (repo.root / "lib/legacy.coffee").unlink()
+    repo.commit("no more coffee")
+    note(repo, "- `legacy.coffee:3` parses the hours")
+    if committed:
+        repo.commit("memory")
+    found = mentions(repo)["legacy.coffee:3"]
+    assert found.status is Verdict.MISSING
 
 
 # -- the commit that wrote the memory line ----------------------------------------------------

@@ -126,7 +126,7 @@ def verify(
     warn(f"{path}: {why}" for path, _, why in run.headers)
     result = run.results[0]
     if as_json:
-        emit_json(_with_fixes(run)[0])
+        emit_json(_verifications(run)[0])
     else:
         print_result(result, verbose=True)
     print_fixes(run, quiet=as_json)
@@ -207,23 +207,10 @@ def verify_all(
         raise SystemExit(EXIT_PROBLEMS)
 
 
-def _with_fixes(run: Any) -> list[dict[str, Any]]:
-    """The JSON of each result; a fixed memory carries its fix (the diff, and whether it
-    was written)."""
-    from memory_enhancement.service.serialize import verification_dict
+def _verifications(run: Any) -> list[dict[str, Any]]:
+    from memory_enhancement.service.serialize import run_verifications
 
-    fixes = {fix.path: fix for fix in run.fixes}
-    headers = {path: why for path, _, why in run.headers}
-    out = []
-    for result in run.results:
-        data = verification_dict(result)
-        fix = fixes.get(result.path)
-        if fix is not None:
-            data["fix"] = {"diff": fix.diff, "written": fix.written}
-        if result.path in headers:
-            data["header_error"] = headers[result.path]
-        out.append(data)
-    return out
+    return run_verifications(run)
 
 
 def _emit_results(run: Any) -> None:
@@ -258,7 +245,7 @@ def _emit_results(run: Any) -> None:
             if path not in listed
         ]
     if len(run.results) <= 50 or run.fixes or run.headers:
-        emit_json(_with_fixes(run) + unreadable)
+        emit_json(_verifications(run) + unreadable)
         return
     import json
 

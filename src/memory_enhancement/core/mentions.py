@@ -3,9 +3,9 @@
 Real memories rarely keep a citations table; they write `main_window.py:817-827`,
 `[the handler](src/api.py#L10-L20)`, paste `src/tool.py:7:5:` from a linter, link
 a blob URL, or glue the mention to Japanese text (`src/app.py:11以降`). This
-module is the grammar: it finds each mention, remembers exactly which characters
-hold its path and line numbers (so `--fix` can rewrite those and nothing else),
-and resolves the path as written against a list of the repository's files.
+module is the grammar: it finds each mention, and remembers exactly which characters
+hold its path and line numbers (so `--fix` can rewrite those and nothing else);
+core/file_list.py resolves the path as written against a list of the repository's files.
 Verifying a mention needs history (verify/mentions.py); nothing here does I/O.
 
 Forms, each with or without backticks:
@@ -24,10 +24,8 @@ and URL hosts (`example.com:8080/x.py:3`) are not mentions; a bare host name
 from __future__ import annotations
 
 import bisect
-import posixpath
 import re
 import zlib
-from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 from memory_enhancement.core import prose_mentions as prose
@@ -69,8 +67,9 @@ _HOST_ENDINGS = frozenset({
 })  # fmt: skip
 # Which grammar read a memory file: readings kept by another (verify/mention_cache.py) are read
 # again. REVISION counts rule changes outside the patterns (2: author's paths; 3, 4: labels;
-# 5: `~/` paths, names told apart by their neighbours, endings no file has).
-REVISION = 5
+# 5: `~/` paths, names told apart by their neighbours, endings no file has; 6: `~/` paths only
+# under a folder named as the repository).
+REVISION = 6
 GRAMMAR = zlib.crc32("\0".join((str(REVISION), _MENTION.pattern, *prose.PATTERNS)).encode())
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
 
@@ -232,155 +231,6 @@ def _is_file(path: str) -> bool:
     if ending is None or last.startswith("..") or "//" in path:
         return False
     return "/" in path or ending.group(0)[1:].lower() not in _HOST_ENDINGS
-
-
-# -- resolution ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """What a path as written names in one version of the repository."""
-
-    path: str | None = None  # the file (repository-relative)
-    candidates: tuple[str, ...] = ()  # several files end with it: ambiguous
-    submodule: str | None = None  # it lies inside this submodule (gitlink)
-    outside: bool = False  # it leaves the repository (`~/x.py`, `../../x.py`)
-
-    @property
-    def found(self) -> bool:
-        return self.path is not None
-
-
-class FileList:
-    """The files of one version of the repository, for resolving paths as written.
-
-    Rules (issue 17): the file at that path from the root when one exists; else
-    the unique file whose path ends with it (`app/core/redis.py` for
-    `admin-module/app/core/redis.py`); several are ambiguous; a path inside a
-    submodule says so; an absolute one naming nothing, its longest tail from the root.
-    """
-
-    def __init__(self, files: Iterable[str], submodules: Iterable[str] = ()) -> None:
-        listed = frozenset(files)
-        self.files: Container[str] = listed
-        self.submodules = tuple(sorted(submodules))
-        self._by_name: dict[str, list[str]] = {}
-        for path in listed:
-            self._by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-        self._added: frozenset[str] = frozenset()
-        self._deleted: dict[str, list[str]] = {}
-        self._names: list[str] | None = None
-        self._endings: frozenset[str] | None = None
-
-    def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
-        """This list with some files added and some deleted: another version of the
-        repository, sharing this one's index (built once for the work tree, reused for
-        every past commit a run looks at)."""
-        other = FileList.__new__(FileList)
-        other.submodules = self.submodules
-        other._by_name = self._by_name
-        other._names = self._names
-        other._endings = None
-        other._added = frozenset(added)
-        gone = [p for p in deleted if p not in self.files]
-        other._deleted = {}
-        for path in gone:
-            other._deleted.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-        other.files = _Overlay(self.files, other._added, frozenset(gone))
-        return other
-
-    def _named(self, name: str) -> list[str]:
-        found = [p for p in self._by_name.get(name, ()) if p not in self._added]
-        return found + self._deleted.get(name, [])
-
-    def resolve(self, written: str, folder: str = "") -> Resolution:
-        """`folder` is the memory file's folder, for `../x.py` relative links."""
-        path = normalize(written[1:] if written.startswith("~/") else written, folder)
-        if path is None:
-            return Resolution(outside=True)
-        if written.startswith("~/"):  # `~/www/app/src/x.py`: the author's clone, perhaps
-            parts = path.split("/")
-            tails = ("/".join(parts[n:]) for n in range(len(parts) - 1))
-            return next((Resolution(t) for t in tails if t in self.files), Resolution(outside=True))
-        link = self.submodule_of(path)
-        if link is not None:
-            return Resolution(submodule=link)
-        if path in self.files:
-            return Resolution(path)
-        found = self.by_suffix(path)
-        if found.found or found.candidates or not written.startswith("/"):
-            return found
-        parts = path.split("/")  # `/home/me/repo/src/x.py`: a path on the author's machine
-        tails = ("/".join(parts[n:]) for n in range(1, len(parts) - 1))
-        return next((Resolution(t) for t in tails if t in self.files), found)
-
-    def submodule_of(self, path: str) -> str | None:
-        """The submodule a (normalized) path lies in, if any."""
-        for link in self.submodules:
-            if path == link or path.startswith(link + "/"):
-                return link
-        return None
-
-    def named_like(self, stem: str) -> list[str]:
-        """The files whose name starts with this stem, in any folder."""
-        ordered = self._names
-        if ordered is None:
-            ordered = self._names = sorted(self._by_name)  # once: asked for many stems
-        names = {name for name in self._deleted if name.startswith(stem)}
-        for at in range(bisect.bisect_left(ordered, stem), len(ordered)):
-            if not ordered[at].startswith(stem):
-                break
-            names.add(ordered[at])
-        return [p for name in names for p in self._named(name)]
-
-    def has_ending(self, ending: str) -> bool:
-        """Whether a file's name ends in `.ending` (any case): no file's ends in `.main`."""
-        if self._endings is None:
-            names = [*self._by_name, *self._deleted]
-            self._endings = frozenset(n.rpartition(".")[2].lower() for n in names if "." in n)
-        return ending.lower() in self._endings
-
-    def by_suffix(self, path: str) -> Resolution:
-        name = path.rsplit("/", 1)[-1]
-        tail = "/" + path
-        found = sorted(p for p in self._named(name) if p.endswith(tail))
-        if len(found) == 1:
-            return Resolution(found[0])
-        return Resolution(candidates=tuple(found))
-
-
-class _Overlay:
-    """Membership in a set of files with some added and some removed, without a copy."""
-
-    def __init__(self, base: Container[str], minus: frozenset[str], plus: frozenset[str]) -> None:
-        self.base, self.minus, self.plus = base, minus, plus
-
-    def __contains__(self, path: object) -> bool:
-        return path in self.plus or (path in self.base and path not in self.minus)
-
-
-def normalize(written: str, folder: str = "") -> str | None:
-    """A path as written made repository-relative; None when it leaves the repository.
-
-    A leading `/` or `./` is the repository root (as in GitHub links and in
-    prose); `../` climbs from the memory's folder (a markdown link in the memory
-    file); `~` leaves the repository; a leading `@` (an editor's file reference)
-    is dropped.
-    """
-    path = written.removeprefix("@")
-    if path.startswith("~"):
-        return None
-    while path.startswith("./"):
-        path = path[2:]
-    if path.startswith("/"):
-        path = path.lstrip("/")
-    elif path.startswith("../"):
-        path = posixpath.join(folder, path)
-    if ".." in path.split("/") or path.startswith("./"):
-        path = posixpath.normpath(path)
-        if path.startswith("../") or path == "..":
-            return None
-    return path or None
 
 
 # -- rewriting (--fix) -----------------------------------------------------------

@@ -131,10 +131,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         """Are this memory's citations still true? valid, moved (and where), stale, missing."""
         with tool_errors():
             run = service(ctx, store).verify(path, VerifyOptions(fix=fix))
-            data = serialize.verification_dict(run.results[0])
-            for change in run.fixes:
-                data["fix"] = {"diff": change.diff, "written": change.written}
-            return cast(VerificationOut, data)
+            return cast(VerificationOut, serialize.run_verifications(run)[0])
 
     @mcp.tool(annotations=READ_ONLY)
     def verify_memories(

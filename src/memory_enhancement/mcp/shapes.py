@@ -80,6 +80,7 @@ class VerificationOut(TypedDict):
     citations: list[CheckOut]
     mentions: NotRequired[list[MentionCheckOut]]
     fix: NotRequired[FixOut]
+    header_error: NotRequired[str]  # its frontmatter does not parse: its prose alone verified
 
 
 class MemoryOut(TypedDict):

@@ -4,7 +4,8 @@ A memory added there declares `name`, `description` and `type` as the folder's o
 and gets its line in `MEMORY.md`; a memory removed or pruned loses that line (a move
 rewrites it as it rewrites every link to the memory). `MEMORY.md` itself stays the
 folder's index: it is read and searched as a memory (many hold notes of their own,
-with code mentions worth verifying), but never removed, moved, expired or pruned.
+with code mentions worth verifying), but never removed, moved, expired, pruned or
+stamped by `verify --write` (verification.py).
 The folder's rules live in store/claude_folder.py and store/claude_index.py; this
 module applies them to one write, under the store lock its caller holds.
 """

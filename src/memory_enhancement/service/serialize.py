@@ -19,7 +19,7 @@ from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.service.results import Summary
 
 if TYPE_CHECKING:
-    from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification
+    from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, VerifyRun
     from memory_enhancement.service.context import SearchResult
 
 
@@ -204,6 +204,24 @@ def verification_json(result: MemoryVerification) -> str:
         encode = json.JSONEncoder(ensure_ascii=False).encode
         head += f', "mentions": [{", ".join(encode(mention_dict(c)) for c in result.mentions)}]'
     return head + "}"
+
+
+def run_verifications(run: VerifyRun) -> list[dict[str, Any]]:
+    """`verification_dict` of each memory a run verified, with the fix made to it (`fix`:
+    the diff, and whether it was written) and, for a memory whose frontmatter does not
+    parse, why (`header_error`: its prose was verified, its header was not read)."""
+    fixes = {fix.path: fix for fix in run.fixes}
+    headers = {path: why for path, _, why in run.headers}
+    out = []
+    for result in run.results:
+        data = verification_dict(result)
+        fix = fixes.get(result.path)
+        if fix is not None:
+            data["fix"] = {"diff": fix.diff, "written": fix.written}
+        if result.path in headers:
+            data["header_error"] = headers[result.path]
+        out.append(data)
+    return out
 
 
 def verifications_json(results: Sequence[MemoryVerification]) -> Iterator[str]:

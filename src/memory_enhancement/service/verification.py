@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
 from memory_enhancement.index import queries
+from memory_enhancement.service import claude
 from memory_enhancement.service.memories import Memories
 
 if TYPE_CHECKING:
@@ -42,8 +43,9 @@ class Verification(Memories):
 
             options = VerifyOptions()
         run = self._runner().run(
-            CitedBatch.of(batch), options, keep_uncited=True, headers=[header] if header else ()
-        )
+            CitedBatch.of(batch), options, keep_uncited=True, headers=[header] if header else (),
+            unstamped=self._unstamped(options),
+        )  # fmt: skip
         self._after_writes(run)
         return run
 
@@ -88,13 +90,20 @@ class Verification(Memories):
             settled = SettledFiles(known_now, self.git, str(self.repo.root), started, changes)
         run = self._runner().run(
             batch, options, skipped=skipped, headers=headers, whole_store=whole,
-            settled=settled, many=True,
+            settled=settled, many=True, unstamped=self._unstamped(options),
         )  # fmt: skip
         if settled is not None and settled.changed:
             with self.index.connect(sync=False) as conn:
                 queries.settle_files(conn, settled.found, known, changes)
         self._after_writes(run)
         return run
+
+    def _unstamped(self, options: VerifyOptions) -> tuple[str, ...]:
+        """What a --write records nothing in: a Claude Code folder's MEMORY.md, the index
+        Claude Code loads into every session (its mentions are verified, and fixed)."""
+        if options.write and claude.folder_of(self.store, learn=False) is not None:
+            return (claude.INDEX,)
+        return ()
 
     def _after_writes(self, run: VerifyRun) -> None:
         """Bring the index in step with the memory files a run rewrote (`--fix`,

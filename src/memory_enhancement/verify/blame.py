@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
-from memory_enhancement.core.mentions import FileList
+from memory_enhancement.core.file_list import FileList
+from memory_enhancement.core.remotes import remote_repository
 from memory_enhancement.verify.git import GitError
 from memory_enhancement.verify.git_objects import GitObjects, from_git, run_git, to_git
 
@@ -37,6 +39,8 @@ class GitHistory(GitObjects):
     _index: str = field(default="", repr=False)  # `git ls-files -s -z` as read
     _origin: str | None = field(default=None, repr=False)
     _origin_read: bool = field(default=False, repr=False)
+    _ever: dict[str, bool] = field(default_factory=dict, repr=False)  # ever_named's answers
+    _clones: frozenset[str] | None = field(default=None, repr=False)
 
     # -- the memory file ------------------------------------------------------------
 
@@ -183,11 +187,25 @@ class GitHistory(GitObjects):
     def _file_list(self, listed: tuple[list[str], list[str]]) -> FileList:
         files, links = listed
         if not self.git.prefix:
-            return FileList(files, links)
+            return FileList(files, links, self.clone_names())
         return FileList(
             [r for p in files if (r := from_git(self.git, p))],
             [r for p in links if (r := from_git(self.git, p))],
+            self.clone_names(),
         )
+
+    def clone_names(self) -> frozenset[str]:
+        """What an author's clone of the repository root is called, lowercased, for a path
+        in their home (`~/www/<name>/src/x.py`): the root's folder here, and when the root is
+        the work tree's top, the origin remote's repository name."""
+        if self._clones is None:
+            git = self.git
+            names = {(PurePosixPath(git.prefix).name if git.prefix else git.toplevel.name)}
+            found = None if git.prefix else remote_repository(self.origin() or "")
+            if found:
+                names.add(found.rpartition("/")[2])
+            self._clones = frozenset(name.lower() for name in names if name)
+        return self._clones
 
     def added_after(self, commit: str, path: str) -> str | None:
         """The first commit after `commit` (on the way to HEAD) that touched the path."""
@@ -200,6 +218,23 @@ class GitHistory(GitObjects):
             return None
         first = out.split("\n", 1)[0].strip()
         return first or None
+
+    def ever_named(self, name: str) -> bool:
+        """Whether a file of this name (in any folder, any case) was ever in the history of
+        HEAD: one `git log` that stops at the first commit touching one, asked only of a
+        name no file of the lists at hand ends like (mention_checks.absent), once a run:
+        for a name no file ever had it reads the whole history (a second on 2,600 commits)."""
+        key = name.lower()
+        if key not in self._ever:
+            try:
+                out = run_git(
+                    self.git, "log", "-1", "--full-history", "--format=%H", "HEAD", "--",
+                    f":(top,glob,icase)**/{name}",
+                )  # fmt: skip
+            except GitError:
+                out = ""
+            self._ever[key] = bool(out.strip())
+        return self._ever[key]
 
     def origin(self) -> str | None:
         """The URL of the `origin` remote, read once."""

@@ -14,7 +14,7 @@ travel with git.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -60,9 +60,11 @@ def apply_fixes(
     write: bool,
     dry_run: bool,
     refused: list[str] | None = None,
+    unstamped: Container[str] = (),
 ) -> list[Fix]:
     """--fix rewrites moved citations; --write (and --fix, on what it fixes) records the
-    confidence and verification time in `states` (per memory path) in the file.
+    confidence and verification time in `states` (per memory path) in the file, but for
+    the `unstamped` memories (a Claude Code folder's MEMORY.md: an index, not a memory).
 
     A file that cannot be edited in place (its format cannot hold the edit) is left
     unchanged and named in `refused` with why; the other files are still written."""
@@ -73,12 +75,13 @@ def apply_fixes(
             wanted = fixed_citations(result.checks, repo, stamp) if fix else current
             mentions = result.mentions if fix else ()
             touched = bool(mention_edits(mentions)) or any(map(_renames_label, mentions))
-            if wanted == current and not write and not touched:
+            stamps = write and result.path not in unstamped
+            if wanted == current and not stamps and not touched:
                 continue
             try:
                 done = _fix_one(
                     store, result, wanted, states.get(result.path), dry_run=dry_run,
-                    only_recorded=not write, mentions=mentions,
+                    only_recorded=not stamps, mentions=mentions,
                 )  # fmt: skip
             except MemoryToolError as exc:
                 if refused is None:

@@ -2,21 +2,23 @@
 
 A path naming several files (`ambiguous`, with the candidates), a file in a submodule, a
 blob URL into another repository, and a path naming no file: `missing`, unless no file of
-the repository, now or when the memory line was written, has its ending. Then it is a name
-that only looks like a path (`app.main (line 26)`: a Python module; `postgresql.pg.svc:5432`:
-a Kubernetes host and port; `MyApp.Main (Line 15)`: a Delphi routine in a stack trace) or a
-file of another project (lane-core/pane's `arxivmain.tex:1771`, a paper), and the mention is
-`skipped`: nothing in this repository can tell, and calling it missing would fail a memory
-for a file that was never meant to be here.
+the repository, now or when the memory line was written, has its ending, and no file of
+that name was ever in its history. Then it is a name that only looks like a path
+(`app.main (line 26)`: a Python module; `postgresql.pg.svc:5432`: a Kubernetes host and
+port; `MyApp.Main (Line 15)`: a Delphi routine in a stack trace) or a file of another
+project (lane-core/pane's `arxivmain.tex:1771`, a paper), and the mention is `skipped`:
+nothing in this repository can tell, and calling it missing would fail a memory for a
+file that was never meant to be here.
 Apart from mentions.py, which decides which of them a mention gets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from memory_enhancement.core.mentions import FileList, Mention
+from memory_enhancement.core.file_list import FileList
+from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.mention_cache import decode_check
@@ -25,12 +27,24 @@ from memory_enhancement.verify.repo import Repository
 
 
 def absent(
-    mention: Mention, citation: Citation, reason: str, lists: Iterable[FileList], commit: str | None
+    mention: Mention,
+    citation: Citation,
+    reason: str,
+    lists: Iterable[FileList],
+    commit: str | None,
+    ever_named: Callable[[str], bool] | None = None,
 ) -> CitationCheck:
     """No file at that path: `missing`, or `skipped` for a bare name whose ending no file
-    of these lists (the repository now and when the memory line was written) has."""
+    of these lists (the repository now and when the memory line was written) has, unless
+    `ever_named` (git history, when there is one) knows a file of that name: the memory
+    line then names a file deleted with the last of its ending, before it was written."""
     ending = mention.path.rpartition(".")[2]
-    if "/" not in mention.path and not any(files.has_ending(ending) for files in lists):
+    name = mention.path.removeprefix("@")
+    if (
+        "/" not in mention.path
+        and not any(files.has_ending(ending) for files in lists)
+        and not (ever_named is not None and ever_named(name))
+    ):
         reason = (
             f"{reason}; no file of the repository ends in .{ending}: a name (a module, a host) "
             "or another project's file, not a path of this one"

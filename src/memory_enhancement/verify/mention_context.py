@@ -24,7 +24,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from memory_enhancement.core.mentions import Mention, normalize
+from memory_enhancement.core.file_list import normalize
+from memory_enhancement.core.mentions import Mention
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
     PAST_END,
@@ -78,20 +79,23 @@ def _evidence(
     mention: Mention, item: Written, thens: Mapping[str, Then], lines: list[str]
 ) -> Iterator[tuple[int, str, str]]:
     """(distance in lines, folder, what names it) of the files named around the mention."""
+    # A mention history resolved tells the folder of its file; its path as written (often
+    # partial: `lib/x.ts` of client/lib/) is not read again as a path of its own.
+    taken: dict[int, list[tuple[int, int]]] = {mention.line: [_span(mention)]}
     for other in item.mentions:
         then = thens.get(key(other))
         far = abs(other.line - mention.line)
         if other is mention or then is None or then.path is None or far > WINDOW:
             continue
         if then.kind in (TEXT, PAST_END, UNREADABLE):  # resolved by history to one file
+            taken.setdefault(other.line, []).append(_span(other))
             yield far, posixpath.dirname(then.path), f"`{other.text}` (line {other.line})"
-    own = (mention.column, mention.column + len(mention.text))
     for number in range(max(mention.line - WINDOW, 1), mention.line + WINDOW + 1):
         if number > len(lines):
             break
         for found in _FOLDERED.finditer(lines[number - 1]):
-            if number == mention.line and found.start() < own[1] and found.end() > own[0]:
-                continue  # the mention itself
+            if any(found.start() < b and found.end() > a for a, b in taken.get(number, ())):
+                continue  # the mention itself, or a resolved one
             path = normalize(found.group(0).lstrip("~"), item.folder)
             if path is not None and "/" in path:
                 where = f"`{found.group(0)}` (line {number})"
@@ -116,9 +120,15 @@ def _choose(
     return next(iter(nearest.items()))
 
 
+def _span(mention: Mention) -> tuple[int, int]:
+    """The columns of its line a mention's text takes."""
+    return mention.column, mention.column + len(mention.text)
+
+
 def _memory_lines(root: Path, file: str) -> list[str]:
-    """The memory file's lines as on disk (what its mentions were read from)."""
+    """The memory file's lines as on disk (what its mentions were read from), split at
+    newlines alone as the grammar counts them (`splitlines` splits at U+2028 too)."""
     try:
-        return (root / file).read_bytes().decode("utf-8", "replace").splitlines()
+        return (root / file).read_bytes().decode("utf-8", "replace").split("\n")
     except OSError:
         return []

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TypeGuard
 
-from memory_enhancement.core.mentions import FileList
+from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.blame import GitHistory

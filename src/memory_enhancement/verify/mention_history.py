@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from memory_enhancement.core.mentions import GRAMMAR, Mention, Resolution, normalize
+from memory_enhancement.core.file_list import Resolution, normalize
+from memory_enhancement.core.mentions import GRAMMAR, Mention
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.git import Git, GitError

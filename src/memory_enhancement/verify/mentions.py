@@ -29,14 +29,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from memory_enhancement.core.mentions import (
-    GRAMMAR,
-    URL,
-    FileList,
-    Mention,
-    Resolution,
-    normalize,
-)
+from memory_enhancement.core.file_list import FileList, Resolution, normalize
+from memory_enhancement.core.mentions import GRAMMAR, URL, Mention
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
 from memory_enhancement.core.remotes import remote_repository
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
@@ -307,9 +301,11 @@ class MentionChecker:
             f"written ({commit[:7]})"
         )
         lists: list[Callable[[], FileList]] = [self._files_now]  # the past's listed if asked
+        ever = None
         if history is not None:
             lists.append(partial(history.files_at, commit))
-        return absent(mention, plain, reason, (f() for f in lists), commit)
+            ever = history.ever_named
+        return absent(mention, plain, reason, (f() for f in lists), commit, ever)
 
     def _line_count(self, mention: Mention, folder: str, *, committed: bool) -> CitationCheck:
         """Without history, or for a memory line not committed yet: does the file have
@@ -329,7 +325,10 @@ class MentionChecker:
         if where.candidates:
             return ambiguous(mention, plain, where.candidates, None)
         if where.path is None:
-            return absent(mention, plain, f"{mention.path} not found", [self._files_now()], None)
+            history = self._history
+            ever = history.ever_named if history is not None else None
+            reason = f"{mention.path} not found"
+            return absent(mention, plain, reason, [self._files_now()], None, ever)
         cited = replace(plain, target=where.path)
         source = self.repo.read(where.path)
         if not source.is_text:
@@ -355,7 +354,8 @@ class MentionChecker:
 
                 self._listed = GitHistory(self.git).files_now()  # no process left to close
             else:
-                self._listed = FileList(walk_files(self.repo.root))
+                root = self.repo.root  # an author's clone is named as this folder
+                self._listed = FileList(walk_files(root), clones=[root.name.lower()])
         return self._listed
 
 

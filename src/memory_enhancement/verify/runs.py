@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -59,6 +59,7 @@ class Runner:
         whole_store: bool = False,
         settled: SettledFiles | None = None,
         many: bool = False,
+        unstamped: Container[str] = (),
     ) -> VerifyRun:
         """Verify the batch; memories with nothing to check are dropped unless keep_uncited.
 
@@ -68,7 +69,8 @@ class Runner:
         asked for, which need every result built. `settled`: the files whose citations
         held at the last whole-store run (verify/settled.py), learned anew by this one.
         `many`: a run over many memories, where a file a fix cannot be written to is
-        left unchanged and named in the run's `unwritten` (one memory: the error is raised)."""
+        left unchanged and named in the run's `unwritten` (one memory: the error is raised).
+        `unstamped`: memories a --write records nothing in (fixes.apply_fixes)."""
         urls = None
         if options.check_urls:
             from memory_enhancement.verify.urls import UrlChecker
@@ -96,6 +98,7 @@ class Runner:
                 self.store, self.repo, kept, self._states(kept, ids),
                 stamp=format_timestamp(self.clock()), fix=options.fix, write=options.write,
                 dry_run=options.dry_run, refused=unwritten if many else None,
+                unstamped=unstamped,
             )  # fmt: skip
         skipped = list(skipped)
         unreadable = [self._unreadable(reason) for reason in skipped]

@@ -1,0 +1,181 @@
+"""Which file a path as written names, in one version of the repository.
+
+A prose mention (core/mentions.py) or a link names a file the way its author wrote it: a
+bare name (`redis.py`), a partial path (`core/redis.py`), a path from another root
+(`/home/me/repo/src/x.py`, `~/www/app/src/x.py`), a link relative to the memory
+(`../src/x.py`). `FileList` holds the files of one version of the repository and says
+which of them such a path names; `normalize` makes the path repository-relative first.
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a path as written names in one version of the repository."""
+
+    path: str | None = None  # the file (repository-relative)
+    candidates: tuple[str, ...] = ()  # several files end with it: ambiguous
+    submodule: str | None = None  # it lies inside this submodule (gitlink)
+    outside: bool = False  # it leaves the repository (`~/x.py`, `../../x.py`)
+
+    @property
+    def found(self) -> bool:
+        return self.path is not None
+
+
+class FileList:
+    """The files of one version of the repository, for resolving paths as written.
+
+    Rules (issue 17): the file at that path from the root when one exists; else
+    the unique file whose path ends with it (`app/core/redis.py` for
+    `admin-module/app/core/redis.py`); several are ambiguous; a path inside a
+    submodule says so; an absolute one naming nothing, its longest tail from the root; one
+    in the author's home (`~/www/app/src/x.py`), its longest tail under a folder named as
+    the repository is (`clones`, lowercased; any folder when not known).
+    """
+
+    def __init__(
+        self,
+        files: Iterable[str],
+        submodules: Iterable[str] = (),
+        clones: Iterable[str] = (),
+    ) -> None:
+        listed = frozenset(files)
+        self.files: Container[str] = listed
+        self.submodules = tuple(sorted(submodules))
+        self.clones = frozenset(clones)
+        self._by_name: dict[str, list[str]] = {}
+        for path in listed:
+            self._by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        self._added: frozenset[str] = frozenset()
+        self._deleted: dict[str, list[str]] = {}
+        self._names: list[str] | None = None
+        self._endings: frozenset[str] | None = None
+
+    def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
+        """This list with some files added and some deleted: another version of the
+        repository, sharing this one's index (built once for the work tree, reused for
+        every past commit a run looks at)."""
+        other = FileList.__new__(FileList)
+        other.submodules = self.submodules
+        other.clones = self.clones
+        other._by_name = self._by_name
+        other._names = self._names
+        other._endings = None
+        other._added = frozenset(added)
+        gone = [p for p in deleted if p not in self.files]
+        other._deleted = {}
+        for path in gone:
+            other._deleted.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        other.files = _Overlay(self.files, other._added, frozenset(gone))
+        return other
+
+    def _named(self, name: str) -> list[str]:
+        found = [p for p in self._by_name.get(name, ()) if p not in self._added]
+        return found + self._deleted.get(name, [])
+
+    def resolve(self, written: str, folder: str = "") -> Resolution:
+        """`folder` is the memory file's folder, for `../x.py` relative links."""
+        path = normalize(written[1:] if written.startswith("~/") else written, folder)
+        if path is None:
+            return Resolution(outside=True)
+        if written.startswith("~/"):  # `~/www/app/src/x.py`: the author's clone, perhaps
+            return self._in_clone(path.split("/"))
+        link = self.submodule_of(path)
+        if link is not None:
+            return Resolution(submodule=link)
+        if path in self.files:
+            return Resolution(path)
+        found = self.by_suffix(path)
+        if found.found or found.candidates or not written.startswith("/"):
+            return found
+        parts = path.split("/")  # `/home/me/repo/src/x.py`: a path on the author's machine
+        tails = ("/".join(parts[n:]) for n in range(1, len(parts) - 1))
+        return next((Resolution(t) for t in tails if t in self.files), found)
+
+    def _in_clone(self, parts: list[str]) -> Resolution:
+        """A home path's longest tail (with a folder) that is a file here, under a folder
+        named as the repository: any Rust crate has `src/lib.rs`, and `~/.cargo/registry/
+        src/.../tokio-1.38.0/src/lib.rs` or a sibling project's is not this one's."""
+        for n in range(len(parts) - 1):
+            tail = "/".join(parts[n:])
+            if self.clones and (n == 0 or parts[n - 1].lower() not in self.clones):
+                continue
+            if tail in self.files:
+                return Resolution(tail)
+        return Resolution(outside=True)
+
+    def submodule_of(self, path: str) -> str | None:
+        """The submodule a (normalized) path lies in, if any."""
+        for link in self.submodules:
+            if path == link or path.startswith(link + "/"):
+                return link
+        return None
+
+    def named_like(self, stem: str) -> list[str]:
+        """The files whose name starts with this stem, in any folder."""
+        ordered = self._names
+        if ordered is None:
+            ordered = self._names = sorted(self._by_name)  # once: asked for many stems
+        names = {name for name in self._deleted if name.startswith(stem)}
+        for at in range(bisect.bisect_left(ordered, stem), len(ordered)):
+            if not ordered[at].startswith(stem):
+                break
+            names.add(ordered[at])
+        return [p for name in names for p in self._named(name)]
+
+    def has_ending(self, ending: str) -> bool:
+        """Whether a file's name ends in `.ending` (any case): no file's ends in `.main`."""
+        if self._endings is None:
+            names = [*self._by_name, *self._deleted]
+            self._endings = frozenset(n.rpartition(".")[2].lower() for n in names if "." in n)
+        return ending.lower() in self._endings
+
+    def by_suffix(self, path: str) -> Resolution:
+        name = path.rsplit("/", 1)[-1]
+        tail = "/" + path
+        found = sorted(p for p in self._named(name) if p.endswith(tail))
+        if len(found) == 1:
+            return Resolution(found[0])
+        return Resolution(candidates=tuple(found))
+
+
+class _Overlay:
+    """Membership in a set of files with some added and some removed, without a copy."""
+
+    def __init__(self, base: Container[str], minus: frozenset[str], plus: frozenset[str]) -> None:
+        self.base, self.minus, self.plus = base, minus, plus
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.plus or (path in self.base and path not in self.minus)
+
+
+def normalize(written: str, folder: str = "") -> str | None:
+    """A path as written made repository-relative; None when it leaves the repository.
+
+    A leading `/` or `./` is the repository root (as in GitHub links and in
+    prose); `../` climbs from the memory's folder (a markdown link in the memory
+    file); `~` leaves the repository; a leading `@` (an editor's file reference)
+    is dropped.
+    """
+    path = written.removeprefix("@")
+    if path.startswith("~"):
+        return None
+    while path.startswith("./"):
+        path = path[2:]
+    if path.startswith("/"):
+        path = path.lstrip("/")
+    elif path.startswith("../"):
+        path = posixpath.join(folder, path)
+    if ".." in path.split("/") or path.startswith("./"):
+        path = posixpath.normpath(path)
+        if path.startswith("../") or path == "..":
+            return None
+    return path or None
