@@ -238,3 +238,19 @@ def test_no_module_runs_past_400_lines() -> None:
         name: len(file.read_text(encoding="utf-8").splitlines()) for name, file in modules().items()
     }
     assert {name: n for name, n in lengths.items() if n > 400} == {}
+
+
+def test_reading_and_indexing_import_no_claude_code_folder_rules() -> None:
+    """The Claude Code folder's rules are the writes' business: imported by every command
+    they cost indexing the shared corpus three modules (issue 12's bound, session 26)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from memory_enhancement.service import MemoryService\n"
+        "from memory_enhancement.service import verification, health, memories\n"
+        "print(sorted(m for m in sys.modules if 'claude' in m))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

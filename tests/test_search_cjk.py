@@ -16,7 +16,7 @@ import pytest
 
 from conftest import RunCli
 from index_support import disk_service, paths, titled_notes_service, write_memory
-from memory_enhancement.index import cjk
+from memory_enhancement.index import cjk, snippets
 from memory_enhancement.index.search import fts_query
 from memory_enhancement.service import MemoryService
 
@@ -135,7 +135,7 @@ def test_a_word_of_kanji_and_kana_is_searched_whole(tmp_path: Path) -> None:
 
 def test_words_that_touch_in_the_text_are_one_bold_run() -> None:
     text = "古いブランチ削除の手順。ブランチは残す。"
-    marked = cjk.snippet(text, cjk.needles("ブランチ 削除"))
+    marked = snippets.snippet(text, cjk.needles("ブランチ 削除"))
     assert "**ブランチ削除**" in marked and "****" not in marked
     assert "**ブランチ**は残す" in marked
 
@@ -155,8 +155,8 @@ def test_a_match_inside_the_texts_own_bold_is_bold_once(tmp_path: Path) -> None:
     (japanese,) = [r.hit.snippet for r in service.search("認証", mode="lexical")]
     assert "**認証**・認可の設計" in japanese and "****" not in japanese
     assert japanese.count("**") == 2
-    assert cjk.emphasised(f"keys** done {cjk.OPEN}x{cjk.CLOSE}") == "keys done **x**"
-    assert cjk.emphasised(f"y = x**2 {cjk.OPEN}z{cjk.CLOSE}") == "y = x**2 **z**"
+    assert snippets.emphasised(f"keys** done {snippets.OPEN}x{snippets.CLOSE}") == "keys done **x**"
+    assert snippets.emphasised(f"y = x**2 {snippets.OPEN}z{snippets.CLOSE}") == "y = x**2 **z**"
 
 
 def test_an_english_word_is_bold_where_it_is_a_word_in_a_memory_with_cjk(tmp_path: Path) -> None:
@@ -187,9 +187,9 @@ def test_a_snippet_cut_inside_the_texts_bold_shows_no_stray_asterisks() -> None:
     `**Presenter**` kept an opening `**` with nothing to close it, shown as asterisks
     (2RiniaR/king-server: `- **Si…`, `**プロパティ*…`); `f(**kw…` in code stays."""
     text = "a **Presenter** b **Singleton** c 設計"
-    assert cjk.snippet(text, ["presenter"], before=4, after=18) == "a **Presenter** b Si…"
-    assert cjk.snippet(text, ["presenter"], before=4, after=10) == "a **Presenter**…"
-    assert cjk.emphasised("… call f(**kw…") == "… call f(**kw…"
+    assert snippets.snippet(text, ["presenter"], before=4, after=18) == "a **Presenter** b Si…"
+    assert snippets.snippet(text, ["presenter"], before=4, after=10) == "a **Presenter**…"
+    assert snippets.emphasised("… call f(**kw…") == "… call f(**kw…"
 
 
 def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:

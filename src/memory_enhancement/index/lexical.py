@@ -21,6 +21,7 @@ import functools
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import cjk
+from memory_enhancement.index import snippets as cut  # `snippets` names a flag below
 from memory_enhancement.index.columns import ROW_COLUMNS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy knows the name)
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 # Snippets come from the content column: with -1, FTS5 picks the best-matching
 # column, which may be the tags (joined by an invisible \x1f).
 _SNIPPET_COLUMN = 2
-# Matches are marked apart from the text's own `**` (cjk.emphasised makes them bold).
+# Matches are marked apart from the text's own `**` (snippets.emphasised makes them bold).
 _SNIPPET = f"snippet(memories_fts, {_SNIPPET_COLUMN}, char(2), char(3), '…', 16)"
 _PHRASE = r'"([^"]+)"'
 _WORD = cjk.WORDS  # `_WORD.findall(text)`, as `re.findall(r"\w+", text)` (search.py reads it)
@@ -255,9 +256,9 @@ def ranked(
             snippet, original = str(values[-2]), values[-1]
             if original is not None:  # indexed as bigrams, or found by path: cut from the text
                 words = words if words is not None else needles(query)
-                snippet = cjk.snippet(original, words)
+                snippet = cut.snippet(original, words)
             else:
-                snippet = cjk.emphasised(snippet)
+                snippet = cut.emphasised(snippet)
             score = -float(values[-3])
             if floor is not None and top > 0:
                 score = floor * 0.99 * score / top
@@ -351,7 +352,7 @@ def _tier(
     cut: dict[int, str] = {}
     if snippets and table == "memories_fts":
         for row, _ in kept:
-            if row[-1] is None:  # CJK text is cut from the original instead (cjk.snippet)
+            if row[-1] is None:  # CJK text is cut from the original instead (snippets.snippet)
                 cut[row[0]] = _snippet(conn, marked, row[0]) or _snippet(conn, match, row[0])
     return [(*row[:-1], rank, cut.get(row[0], ""), row[-1]) for row, rank in kept]
 

@@ -29,7 +29,7 @@ from typing import Protocol
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.model import MAX_COUNT
-from memory_enhancement.index import cjk
+from memory_enhancement.index import cjk, snippets
 from memory_enhancement.index.lexical import (
     _SNIPPET,
     _WORD,
@@ -217,9 +217,9 @@ def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> lis
     cut: dict[str, str] = {}
     for path, snippet, original in rows:
         cut[path] = (
-            cjk.emphasised(str(snippet))
+            snippets.emphasised(str(snippet))
             if original is None
-            else cjk.snippet(original, needles(query))
+            else snippets.snippet(original, needles(query))
         )
     missing = [path for path in found if path not in cut]  # found by their path alone
     if missing:
@@ -227,7 +227,7 @@ def _with_snippets(conn: sqlite3.Connection, query: str, hits: list[Hit]) -> lis
             f"SELECT path, content FROM memories WHERE path IN ({','.join('?' * len(missing))})",
             missing,
         ).fetchall()
-        cut.update((path, cjk.snippet(text, needles(query))) for path, text in texts)
+        cut.update((path, snippets.snippet(text, needles(query))) for path, text in texts)
     return [replace(h, snippet=cut[h.row.path]) if h.row.path in cut else h for h in hits]
 
 

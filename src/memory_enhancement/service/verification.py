@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
 from memory_enhancement.index import queries
-from memory_enhancement.service import claude
 from memory_enhancement.service.memories import Memories
 
 if TYPE_CHECKING:
@@ -101,9 +100,11 @@ class Verification(Memories):
     def _unstamped(self, options: VerifyOptions) -> tuple[str, ...]:
         """What a --write records nothing in: a Claude Code folder's MEMORY.md, the index
         Claude Code loads into every session (its mentions are verified, and fixed)."""
-        if options.write and claude.folder_of(self.store, learn=False) is not None:
-            return (claude.INDEX,)
-        return ()
+        if not options.write:
+            return ()
+        from memory_enhancement.service import claude  # a --write's business alone
+
+        return (claude.INDEX,) if claude.folder_of(self.store, learn=False) is not None else ()
 
     def _after_writes(self, run: VerifyRun) -> None:
         """Bring the index in step with the memory files a run rewrote (`--fix`,
