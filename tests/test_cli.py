@@ -484,6 +484,27 @@ def test_list_limit_counts_what_is_shown(run_cli: RunCli, several: Path) -> None
     assert run_cli(["list", "--limit", "0", "--dir", several]).exit_code == 2
 
 
+def test_list_tag_keeps_the_memories_it_tags_with_a_category_and_a_limit(
+    run_cli: RunCli, several: Path
+) -> None:
+    """As `search --tag`: a new user on a real store looked for it (session 26 QA)."""
+    ok(run_cli(["--dir", several, "add", "global/alpha-notes", "-c", "# A", "--tag", "alpha"]))
+    tagged = ok(run_cli(["list", "--tag", "alpha", "--dir", several]))
+    assert _paths(tagged.stdout) == ["global/alpha-notes", "projects/alpha/setup"]
+    assert _paths(ok(run_cli(["list", "projects", "--tag", "alpha", "--dir", several])).stdout) == [
+        "projects/alpha/setup"
+    ]
+    assert _paths(ok(run_cli(["list", "--tag", "alpha", "-n", "1", "--dir", several])).stdout) == [
+        "global/alpha-notes"
+    ]
+    assert ok(run_cli(["list", "--tag", "nothing", "--dir", several])).stdout == "no memories\n"
+    process = subprocess.run(  # the quick read path leaves an option it does not know to click
+        [sys.executable, "-m", "memory_enhancement", "list", "--tag", "alpha", "--dir", several],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert _paths(process.stdout) == ["global/alpha-notes", "projects/alpha/setup"]
+
+
 def test_list_json_has_one_summary_per_memory(run_cli: RunCli, several: Path) -> None:
     data = as_json(ok(run_cli(["list", "projects", "--json", "--dir", several])).stdout)
     assert [m["path"] for m in data] == [

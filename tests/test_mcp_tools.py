@@ -90,7 +90,7 @@ async def test_the_arguments_whose_meaning_is_not_in_their_name_are_described(
         "search_memories": ["query", "limit", "verify", "min_confidence", "category", "tag"],
         "get_context": ["query", "limit", "max_tokens", "verify"],
         "traverse_graph": ["depth"],
-        "list_memories": ["limit"],
+        "list_memories": ["limit", "tag"],
     }
     for name, arguments in wanted.items():
         properties = tools[name].input_schema["properties"]
@@ -453,6 +453,9 @@ async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: A
     assert len(everything["memories"]) == 4
     (old,) = [m for m in everything["memories"] if m["path"] == "decisions/old"]
     assert old["expired"] is True
+    await add(agent, "notes/tagged", "Tagged.", tags=["db"])
+    tagged = await agent.call("list_memories", tag="db")
+    assert [m["path"] for m in tagged["memories"]] == ["notes/tagged"]
 
 
 async def test_search_memories_finds_expired_memories_only_when_asked_as_the_cli_search_does(

@@ -312,13 +312,14 @@ def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None
 @click.option(
     "--limit", "-n", type=click.IntRange(min=1), help="At most this many (the first by path)."
 )
+@click.option("--tag", help="Only memories with this tag.")
 @json_option
 @store_options
-def list_cmd(category: str | None, include_expired: bool, limit: int | None, as_json: bool) -> None:
+def list_cmd(category: str | None, include_expired: bool, limit: int | None, **opts: Any) -> None:
     """List memories, all or under CATEGORY (recursively)."""
-    service = app().service()
-    listing = service.list_memories(category, include_expired=include_expired, limit=limit)
-    print_listing(listing, as_json)
+    listing = app().service().list_memories(category, include_expired=include_expired,
+                                            limit=limit, tag=opts["tag"])  # fmt: skip
+    print_listing(listing, opts["as_json"])
 
 
 @click.command(context_settings=CONTEXT)

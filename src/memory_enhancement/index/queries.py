@@ -20,15 +20,23 @@ def rows(
     *,
     live_at: str | None = None,
     limit: int | None = None,
+    tag: str | None = None,
 ) -> tuple[list[Row], list[str]]:
     """Readable memories (sorted by path) and the reasons unreadable ones were skipped;
-    with `live_at` (a timestamp) only those not expired then, with `limit` the first ones."""
+    with `live_at` (a timestamp) only those not expired then, with `limit` the first ones,
+    with `tag` those tagged so (as search's --tag)."""
     where, args = _category_filter(category)
     live = ""
+    if tag is not None:
+        live += " AND EXISTS (SELECT 1 FROM tags t WHERE t.memory_id = memories.id AND t.tag = ?)"
     if live_at is not None:
-        live = " AND (expires_at IS NULL OR expires_at > ?)"
+        live += " AND (expires_at IS NULL OR expires_at > ?)"
     tail = " LIMIT ?" if limit is not None else ""
-    extra = (*((live_at,) if live_at is not None else ()), *((limit,) if limit is not None else ()))
+    extra = (
+        *((tag,) if tag is not None else ()),
+        *((live_at,) if live_at is not None else ()),
+        *((limit,) if limit is not None else ()),
+    )
     rows = [
         row_from(values)
         for values in conn.execute(

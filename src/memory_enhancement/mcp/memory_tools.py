@@ -155,12 +155,13 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         limit: Annotated[
             int | None, Field(description="At most this many, the first by path; omitted: all.")
         ] = None,
+        tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         store: Store = None,
     ) -> ListingOut:
         """Memories under a category (all when omitted), expired ones hidden by default."""
         with tool_errors():
             listing = service(ctx, store).list_memories(
-                category, include_expired=include_expired, limit=limit
+                category, include_expired=include_expired, limit=limit, tag=tag
             )
             return _listing(listing)
 

@@ -72,9 +72,10 @@ class Memories(ServiceBase):
         *,
         include_expired: bool = False,
         limit: int | None = None,
+        tag: str | None = None,
     ) -> Listing:
         """Memories by path; with a limit, only the first ones (expired ones left out in SQL,
-        so the limit counts what is shown)."""
+        so the limit counts what is shown); with a tag, only those it tags."""
         if limit is not None and limit < 1:
             raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
         now_text = format_timestamp(self.clock())
@@ -82,7 +83,7 @@ class Memories(ServiceBase):
         limit = None if limit is None else min(limit, MAX_COUNT)
         with self.index.connect() as conn:
             live_at = None if include_expired else now_text
-            rows, skipped = queries.rows(conn, prefix, live_at=live_at, limit=limit)
+            rows, skipped = queries.rows(conn, prefix, live_at=live_at, limit=limit, tag=tag)
         summaries = [Summary.of(row, now_text) for row in rows]
         if not include_expired:
             summaries = [s for s in summaries if not s.expired]
