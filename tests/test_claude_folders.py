@@ -216,6 +216,23 @@ def test_a_memory_whose_index_line_cannot_be_written_is_not_kept(
     assert changed(before, recent) == {}
 
 
+def test_a_memory_added_where_memory_md_cannot_be_read_says_it_is_not_listed(
+    recent: Path, git_repo: Path, clock: Clock
+) -> None:
+    """A MEMORY.md that is not UTF-8 (or a FIFO, or too large) makes the folder an ordinary
+    store: the memory is written, with a warning, and the index is left as it was."""
+    index = recent / "MEMORY.md"
+    index.write_bytes(index.read_bytes() + b"caf\xe9\n")
+    before = index.read_bytes()
+    result = service_for(recent, git_repo, clock).add("feedback_tabs", "Indent with tabs.")
+    (warning,) = result.warnings
+    assert warning.startswith("MEMORY.md could not be read (MEMORY.md: not UTF-8 text")
+    assert warning.endswith("): the memory is not listed in it")
+    assert index.read_bytes() == before and (recent / "feedback_tabs.md").exists()
+    index.unlink()  # no index at all: an ordinary store, nothing to say
+    assert service_for(recent, git_repo, clock).add("feedback_more", "More.").warnings == ()
+
+
 def test_a_type_claude_code_does_not_know_is_refused_and_nothing_written(
     recent: Path, git_repo: Path, clock: Clock
 ) -> None:

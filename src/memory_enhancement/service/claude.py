@@ -44,10 +44,21 @@ class Declared:
 def folder_of(store: Store, *, learn: bool = True) -> Folder | None:
     """The store as a Claude Code memory folder; never a Serena store (psh keeps a
     `MEMORY.md` hub among its Serena memories). `learn=False` reads only what tells."""
-    configured = store.config().get("format")
-    if configured == "serena" or store.root.parts[-2:] == (".serena", "memories"):
+    return None if _serena(store) else open_folder(store, learn=learn)
+
+
+def _serena(store: Store) -> bool:
+    serena_folder = store.root.parts[-2:] == (".serena", "memories")
+    return serena_folder or store.config().get("format") == "serena"
+
+
+def index_warning(store: Store) -> str | None:
+    """Said when a memory is added to a store that is no Claude Code folder only because
+    its `MEMORY.md` cannot be read: Claude Code will not list the memory there."""
+    why = None if _serena(store) else claude_folder.unreadable_index(store)
+    if why is None:
         return None
-    return open_folder(store, learn=learn)
+    return f"{INDEX_FILE} could not be read ({why}): the memory is not listed in it"
 
 
 def is_index(folder: Folder | None, path: str) -> bool:

@@ -170,6 +170,8 @@ class Memories(ServiceBase):
             if folder is None:
                 decoded = formats.Decoded(fmt.render(None, memory))
                 self.store.create(target, decoded.encode(decoded.text))
+                unlisted = claude.index_warning(self.store)
+                warnings = [*warnings, unlisted] if unlisted else warnings
             else:
                 listed, more = claude.create(self.store, memory, description, memory_type)
                 warnings = [*warnings, *more]

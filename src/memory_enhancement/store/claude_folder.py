@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
+from memory_enhancement.core.errors import InvalidInputError, MemoryToolError, NotFoundError
 from memory_enhancement.core.model import MEMORY_SUFFIX
 from memory_enhancement.store import claude_index
 from memory_enhancement.store.disk import Store
@@ -101,6 +101,21 @@ def open_folder(store: Store, *, learn: bool = True) -> Folder | None:
         return None
     style = styles.most_common(1)[0][0] if styles else Style()
     return Folder(decoded, index, types, style)
+
+
+def unreadable_index(store: Store) -> str | None:
+    """Why the store's `MEMORY.md` cannot be read when there is one (not UTF-8, too large,
+    a FIFO): `open_folder` then takes the store for an ordinary one. None when there is
+    none, or it reads."""
+    from memory_enhancement.store import formats
+
+    try:
+        formats.decode(INDEX + MEMORY_SUFFIX, store.read_bytes(INDEX)[0])
+    except NotFoundError:
+        return None
+    except MemoryToolError as exc:
+        return str(exc)
+    return None
 
 
 def _declared(store: Store, file: str) -> tuple[str, Style] | None:
