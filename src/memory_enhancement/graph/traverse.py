@@ -9,7 +9,6 @@ scan of every file (the seed's `find_related_memories`).
 from __future__ import annotations
 
 import enum
-import json
 import sqlite3
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -268,6 +267,8 @@ def lost(conn: sqlite3.Connection, held: list[tuple[str, int]]) -> list[str]:
     """The memories among held's whose link there now finds no memory alone: a name may
     find another memory once the one it found is gone (`[[x]]` its sibling `notes/x`,
     then `archive/x`), and that link still works."""
+    import json  # not at the top: the quick read path (`related`) imports this module
+
     found = set(
         conn.execute(
             "SELECT m.path, l.ord FROM links l JOIN memories m ON m.id = l.memory_id "
