@@ -192,6 +192,19 @@ def test_a_snippet_cut_inside_the_texts_bold_shows_no_stray_asterisks() -> None:
     assert snippets.emphasised("… call f(**kw…") == "… call f(**kw…"
 
 
+def test_an_english_word_after_an_underscore_is_bold_as_the_index_found_it(tmp_path: Path) -> None:
+    """The index splits words at `_` (unicode61), so `id` finds `user_id`; marked only where
+    no letter, digit or `_` stood before it, the snippet showed the memory's first lines,
+    with nothing in bold, whenever the word stood only after an underscore."""
+    store = tmp_path / "mixed"
+    filler = "".join(f"Line {n} of the notes.\n" for n in range(12))
+    text = f"# 사용자 테이블\n\n{filler}\nThe key is user_id in every row.\n"
+    write_memory(store, "db/users", text, title="Users")
+    service = disk_service(store, tmp_path, tmp_path / "home")
+    (hit,) = [r.hit for r in service.search("id", mode="lexical")]
+    assert "user_**id** in every row" in hit.snippet
+
+
 def test_snippets_show_the_original_text_with_the_word_in_bold(service: MemoryService) -> None:
     (hit,) = [r.hit for r in service.search("一意制約", mode="lexical")]
     assert "**一意制約**" in hit.snippet

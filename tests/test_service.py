@@ -520,6 +520,32 @@ def test_removing_a_memory_names_the_memories_that_linked_to_it(service: MemoryS
     assert service.remove("notes/alone").linked_from == ()
 
 
+def test_a_removal_names_only_the_memories_whose_links_then_find_nothing(
+    service: MemoryService,
+) -> None:
+    """`[[x]]` in notes/a found its sibling notes/x; with notes/x gone it finds archive/x
+    (as `[[notes/x]]` in notes/b does, by its name), so neither is named as linking to
+    nothing: remove said both links now found nothing."""
+    service.add("notes/x", "Body")
+    service.add("archive/x", "Body")
+    service.add("notes/a", "See [[x]].\n")
+    service.add("notes/b", "See [[notes/x]].\n")
+    service.add("notes/c", "See [[archive/x]].\n")
+    assert service.remove("notes/x").linked_from == ()
+    assert service.remove("archive/x").linked_from == ("notes/a", "notes/b", "notes/c")
+
+
+def test_an_empty_tag_filters_a_listing_no_more_than_a_search(service: MemoryService) -> None:
+    """`list --tag ""` (or MCP `list_memories` tag "") listed nothing, where search's
+    empty tag is no filter: an agent passing it read an empty store."""
+    service.add("notes/tagged", "Body about tags", tags=["db"])
+    service.add("notes/plain", "Body about tags")
+    everything = ["notes/plain", "notes/tagged"]
+    assert [s.path for s in service.list_memories(tag="").memories] == everything
+    assert sorted(r.hit.row.path for r in service.search("tags", tag="")) == everything
+    assert [s.path for s in service.list_memories(tag="db").memories] == ["notes/tagged"]
+
+
 def test_removing_a_missing_memory_is_a_not_found_error(service: MemoryService) -> None:
     with pytest.raises(NotFoundError):
         service.remove("notes/nothing")

@@ -253,6 +253,33 @@ def backlinks(conn: sqlite3.Connection, path: str) -> list[Backlink]:
     ]
 
 
+def incoming(conn: sqlite3.Connection, path: str) -> list[tuple[str, int]]:
+    """The links of other memories that find path, as (source, ord): what a removal asks
+    again after it (`lost`)."""
+    query = (
+        "SELECT m.path, l.ord FROM links l JOIN memories m ON m.id = l.memory_id "
+        "WHERE l.resolved = ? AND l.status = 'resolved' AND m.path != ? ORDER BY m.path, l.ord"
+    )
+    return list(conn.execute(query, (path, path)))
+
+
+def lost(conn: sqlite3.Connection, held: list[tuple[str, int]]) -> list[str]:
+    """The memories among held's whose link there now finds no memory alone: a name may
+    find another memory once the one it found is gone (`[[x]]` its sibling `notes/x`,
+    then `archive/x`), and that link still works."""
+    import json  # not at the top: the quick read path (`related`) imports this module
+
+    found = set(
+        conn.execute(
+            "SELECT m.path, l.ord FROM links l JOIN memories m ON m.id = l.memory_id "
+            "WHERE l.status = 'resolved'"
+            " AND m.path IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted({source for source, _ in held})),),
+        )
+    )
+    return list(dict.fromkeys(source for source, ord_ in held if (source, ord_) not in found))
+
+
 # Self-links do not count: a memory that only links to itself is still a root, an orphan.
 _NO_INCOMING = (
     "NOT EXISTS (SELECT 1 FROM links l JOIN memories s ON s.id = l.memory_id"

@@ -27,13 +27,13 @@ def rows(
     with `tag` those tagged so (as search's --tag)."""
     where, args = _category_filter(category)
     live = ""
-    if tag is not None:
+    if tag:  # "" is no filter, as search's (lexical.where_sql)
         live += " AND EXISTS (SELECT 1 FROM tags t WHERE t.memory_id = memories.id AND t.tag = ?)"
     if live_at is not None:
         live += " AND (expires_at IS NULL OR expires_at > ?)"
     tail = " LIMIT ?" if limit is not None else ""
     extra = (
-        *((tag,) if tag is not None else ()),
+        *((tag,) if tag else ()),
         *((live_at,) if live_at is not None else ()),
         *((limit,) if limit is not None else ()),
     )

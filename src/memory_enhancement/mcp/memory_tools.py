@@ -119,7 +119,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
     @mcp.tool(annotations=DESTRUCTIVE)
     def remove_memory(path: MemoryPath, ctx: Context, store: Store = None) -> RemovedOut:
         """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too).
-        `linked_from`: the memories that still link to it, whose links now find nothing."""
+        `linked_from`: the memories whose links to it then find no memory."""
         with tool_errors():
             removed = service(ctx, store).remove(path)
             data: RemovedOut = {

@@ -305,7 +305,7 @@ class Memories(ServiceBase):
     def remove(self, path: str) -> Removed:
         """Delete a memory; in a Claude Code memory folder, its line in `MEMORY.md` too.
         What still links to it is named, since those links now dangle."""
-        from memory_enhancement.graph.traverse import backlinks
+        from memory_enhancement.graph.traverse import incoming, lost
         from memory_enhancement.service import claude  # only writes and Claude folders need it
 
         with self.store.lock():
@@ -313,9 +313,13 @@ class Memories(ServiceBase):
             folder = claude.folder_of(self.store, learn=False)
             claude.refuse_index(folder, target, "removed")
             with self.index.connect() as conn:
-                sources = dict.fromkeys(b.source for b in backlinks(conn, target))
+                held = incoming(conn, target)
             self.store.delete(target)
             unlisted = claude.unlist(self.store, folder, [target])
+            sources: list[str] = []
+            if held:  # asked again: a name may find another memory now
+                with self.index.connect() as conn:
+                    sources = lost(conn, held)
         updated = (claude.INDEX,) if unlisted else ()
         return Removed(target, updated, tuple(s for s in sources if s not in updated))
 

@@ -25,9 +25,9 @@ class WriteResult:
 @dataclass(frozen=True)
 class Removed:
     """What a removal did: the path deleted, the memories whose links it changed
-    (`MEMORY.md`, which lists each memory of a Claude Code folder), and the memories that
-    still link to it (their links now find nothing: worth saying while the user can
-    still undo it)."""
+    (`MEMORY.md`, which lists each memory of a Claude Code folder), and the memories whose
+    links to it now find no memory (worth saying while the user can still undo it; a name
+    that finds another memory once this one is gone still works)."""
 
     path: str
     links_updated: tuple[str, ...] = ()
