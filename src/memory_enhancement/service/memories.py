@@ -119,7 +119,7 @@ class Memories(ServiceBase):
         """The memory a write changes: as `find`, but a path with a folder names its own
         file only. `find` takes `notes/foo` for the one `foo` anywhere (as a link to a
         memory since moved finds it), and `update notes/foo` replaced archive/foo's text."""
-        if "/" in reference:
+        if "/" in reference and not reference.strip().startswith(("mem:", "[mem:")):
             return self.store.locate(reference)
         return self.find(reference)
 

@@ -1,0 +1,59 @@
+"""An agent's session over MCP on real stores (session 26's MCP QA).
+
+Found by driving `memory-enhancement serve` over stdio, through the SDK's own client, on
+clones of ArjenSchwarz/strata (a Serena store in English), chen-uui/MustADB (a Serena
+store in Chinese, nested in a sub-project) and AnotherSava/bga-assistant (a Claude Code
+memory folder). Here the server is built as `serve` builds it, in a real git repository,
+and reached through the SDK's in-process client; every success is checked against the
+tool's output schema and every failure must be a tool error naming the bad value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_support import Agent
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def serena(git_repo: Path) -> Path:
+    store = git_repo / ".serena" / "memories"
+    (store / "pipeline").mkdir(parents=True)
+    return store
+
+
+async def test_a_serena_mem_reference_found_in_a_memory_gets_the_memory_it_names(
+    agent: Agent, serena: Path
+) -> None:
+    """Serena memories point at each other as `mem:NAME` (`see mem:gotchas`, `mem:pipeline/
+    order`: OmegaTeee/fontforge, Kronos1993/Multiplatform-Weather-App and seven more
+    stores), and the link graph follows them. An agent that passed what it read to
+    get_memory was told 'invalid citation ID' and had no way to read the memory."""
+    (serena / "gotchas.md").write_text("# Gotchas\n\nKerning is not standard.\n")
+    (serena / "pipeline" / "order.md").write_text("# Order\n\nkern, then baseline.\n")
+    index = "# Overview\n\n- `mem:gotchas` for traps\n- `mem:pipeline/order` for steps\n"
+    (serena / "overview.md").write_text(index)
+
+    got = await agent.call("get_memory", path="mem:gotchas")
+    assert got["path"] == "gotchas"
+    assert (await agent.call("get_memory", path="[mem:pipeline/order]"))["path"] == (
+        "pipeline/order"
+    )
+    # The handle works wherever a memory is taken, writes included, and changes that file.
+    related = await agent.call("related_memories", path="mem:gotchas")
+    assert [r["path"] for r in related["related"]] == ["overview"]
+    assert (await agent.call("traverse_graph", root="mem:pipeline/order"))["root"] == (
+        "pipeline/order"
+    )
+    await agent.call("update_memory", path="mem:pipeline/order", tags=["steps"])
+    assert "steps" in (serena / "pipeline" / "order.md").read_text()
+    assert (serena / "overview.md").read_text() == index
+
+    # A citation ID still comes first, and a name nothing has is still an error naming it.
+    assert (await agent.call("get_memory", path=got["id"]))["path"] == "gotchas"
+    message = await agent.fail("get_memory", path="mem:nothing_here")
+    assert "mem:nothing_here" in message
