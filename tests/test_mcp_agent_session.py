@@ -57,3 +57,23 @@ async def test_a_serena_mem_reference_found_in_a_memory_gets_the_memory_it_names
     assert (await agent.call("get_memory", path=got["id"]))["path"] == "gotchas"
     message = await agent.fail("get_memory", path="mem:nothing_here")
     assert "mem:nothing_here" in message
+
+
+async def test_remove_memory_takes_the_id_search_gave_and_refuses_a_name_naming_its_path(
+    agent: Agent, serena: Path
+) -> None:
+    """On strata, remove_memory given the [mem:ID] that search_memories and get_memory
+    had just handed the agent answered 'memory not found', for a memory that was there.
+    An ID names one memory exactly, so it removes it; a name (which may match a file in
+    any folder) is still refused, with the path to pass instead."""
+    (serena / "qa_cobra.md").write_text("# Cobra\n\nThe root command.\n")
+    (serena / "pipeline" / "cobra_notes.md").write_text("# Notes\n\nKeep.\n")
+    hit = (await agent.call("search_memories", query="root command"))["hits"][0]
+    assert hit["path"] == "qa_cobra"
+
+    removed = await agent.call("remove_memory", path=f"[{hit['id']}]")
+    assert removed["path"] == "qa_cobra" and not (serena / "qa_cobra.md").exists()
+
+    message = await agent.fail("remove_memory", path="cobra_notes")
+    assert "pipeline/cobra_notes" in message and "not found" not in message
+    assert (serena / "pipeline" / "cobra_notes.md").read_text() == "# Notes\n\nKeep.\n"

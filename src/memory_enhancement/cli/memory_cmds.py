@@ -254,8 +254,8 @@ def update(
 @json_option
 @store_options
 def remove(path: str, as_json: bool) -> None:
-    """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too). The
-    memories that still link to it are named: their links now find nothing."""
+    """Delete the memory PATH or citation ID (in a Claude Code memory folder, its line in
+    MEMORY.md too). The memories still linking to it are named: their links find nothing."""
     removed = app().service().remove(path)
     updated = {"links_updated": [*removed.links_updated]} if removed.links_updated else {}
     if as_json:

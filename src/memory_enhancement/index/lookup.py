@@ -83,3 +83,27 @@ def serena_reference(store: Store, text: str) -> str | None:
         return store.locate(name)
     except (InvalidInputError, NotFoundError):
         return None
+
+
+def exact(index: Index, state: State, reference: str) -> str:
+    """The memory a reference names exactly: its path or its citation ID (or Serena's
+    `mem:NAME`), never a name looked up across folders: what `remove` takes.
+
+    A name that `find` would take is refused with the path to pass: on strata an agent's
+    `remove_memory` given the [mem:ID] search had handed it answered "memory not found"
+    of a memory that was there."""
+    store = index.store
+    try:
+        return store.locate(reference)
+    except NotFoundError as exc:
+        missing = exc
+    if reference.strip().startswith(("mem:", "[mem:")):
+        return find(index, state, reference)
+    try:
+        named = find(index, state, reference)
+    except (InvalidInputError, NotFoundError):
+        raise missing from None
+    raise InvalidInputError(
+        f"no memory has the path {reference!r}; it names {named!r}: pass that path "
+        "(or its citation ID) to remove it"
+    )

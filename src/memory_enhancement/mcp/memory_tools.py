@@ -117,7 +117,13 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             return written(result)
 
     @mcp.tool(annotations=DESTRUCTIVE)
-    def remove_memory(path: MemoryPath, ctx: Context, store: Store = None) -> RemovedOut:
+    def remove_memory(
+        path: Annotated[
+            str, Field(description="The memory's path or its [mem:ID] (a name is refused).")
+        ],
+        ctx: Context,
+        store: Store = None,
+    ) -> RemovedOut:
         """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too).
         `linked_from`: the memories that still link to it, whose links now find nothing."""
         with tool_errors():

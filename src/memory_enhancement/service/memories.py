@@ -304,10 +304,11 @@ class Memories(ServiceBase):
         """Delete a memory; in a Claude Code memory folder, its line in `MEMORY.md` too.
         What still links to it is named, since those links now dangle."""
         from memory_enhancement.graph.traverse import backlinks
+        from memory_enhancement.index.lookup import exact
         from memory_enhancement.service import claude  # only writes and Claude folders need it
 
         with self.store.lock():
-            target = self.store.locate(path)
+            target = exact(self.index, self.state, path)  # a path or an ID, never a name
             folder = claude.folder_of(self.store, learn=False)
             claude.refuse_index(folder, target, "removed")
             with self.index.connect() as conn:
