@@ -77,3 +77,24 @@ async def test_remove_memory_takes_the_id_search_gave_and_refuses_a_name_naming_
     message = await agent.fail("remove_memory", path="cobra_notes")
     assert "pipeline/cobra_notes" in message and "not found" not in message
     assert (serena / "pipeline" / "cobra_notes.md").read_text() == "# Notes\n\nKeep.\n"
+
+
+async def test_list_memories_of_a_big_store_fits_an_agent_and_pages_on_with_offset(
+    agent: Agent, serena: Path
+) -> None:
+    """On rjmurillo/ai-agents (1,026 Serena memories) a bare list_memories() answered
+    356,467 characters, some 90,000 tokens, more than an agent can read; and `limit` gave
+    only the first ones by path, with no way to ask for the next. Now the default is a
+    page, `total` says how many there are, and `offset` asks for the next page."""
+    for n in range(60):
+        (serena / f"note_{n:02}.md").write_text(f"# Note {n}\n\nBody {n}.\n")
+    first = await agent.call("list_memories")
+    assert len(first["memories"]) == 50 and first["total"] == 60
+    rest = await agent.call("list_memories", offset=50)
+    assert [m["path"] for m in rest["memories"]] == [f"note_{n}" for n in range(50, 60)]
+    assert rest["total"] == 60
+    paged = [m["path"] for m in first["memories"] + rest["memories"]]
+    assert paged == sorted(paged) and len(set(paged)) == 60
+    few = await agent.call("list_memories", limit=2, offset=3, category="pipeline")
+    assert few == {"memories": [], "skipped": [], "total": 0}
+    assert "offset -1" in await agent.fail("list_memories", offset=-1)

@@ -158,18 +158,24 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         ctx: Context,
         category: str | None = None,
         include_expired: bool = False,
-        limit: Annotated[
-            int | None, Field(description="At most this many, the first by path; omitted: all.")
-        ] = None,
+        limit: Annotated[int, Field(description="At most this many, by path (>= 1).")] = 50,
+        offset: Annotated[
+            int, Field(description="Skip this many first: the next page is offset+limit.")
+        ] = 0,
         tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         store: Store = None,
     ) -> ListingOut:
-        """Memories under a category (all when omitted), expired ones hidden by default."""
+        """Memories under a category (all when omitted), expired ones hidden by default,
+        a page at a time: `total` says how many there are."""
+        # Paged by default: a bare list of rjmurillo/ai-agents' 1,026 memories ran to
+        # 356,467 characters, more than an agent can read.
         with tool_errors():
             listing = service(ctx, store).list_memories(
-                category, include_expired=include_expired, limit=limit, tag=tag
+                category, include_expired=include_expired, limit=limit, tag=tag, offset=offset
             )
-            return _listing(listing)
+            data = _listing(listing)
+            data["total"] = listing.total if listing.total is not None else len(data["memories"])
+            return data
 
     @mcp.tool(annotations=READ_ONLY)
     def recent_memories(

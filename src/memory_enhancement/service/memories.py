@@ -73,21 +73,27 @@ class Memories(ServiceBase):
         include_expired: bool = False,
         limit: int | None = None,
         tag: str | None = None,
+        offset: int = 0,
     ) -> Listing:
-        """Memories by path; with a limit, only the first ones (expired ones left out in SQL,
-        so the limit counts what is shown); with a tag, only those it tags."""
+        """Memories by path; with a limit, only the first ones after `offset` (expired ones
+        left out in SQL, so the limit counts what is shown) and the `total` there are to
+        page through; with a tag, only those it tags."""
         if limit is not None and limit < 1:
             raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
+        if offset < 0:
+            raise InvalidInputError(f"invalid offset {offset}: it must be 0 or more")
         now_text = format_timestamp(self.clock())
         prefix = self._category(category)
         limit = None if limit is None else min(limit, MAX_COUNT)
         with self.index.connect() as conn:
-            live_at = None if include_expired else now_text
-            rows, skipped = queries.rows(conn, prefix, live_at=live_at, limit=limit, tag=tag)
+            live = {"live_at": None if include_expired else now_text, "tag": tag}
+            rows, skipped = queries.rows(conn, prefix, limit=limit, offset=offset, **live)
+            paged = limit is not None or offset > 0
+            total = queries.count(conn, prefix, **live) if paged else None
         summaries = [Summary.of(row, now_text) for row in rows]
         if not include_expired:
             summaries = [s for s in summaries if not s.expired]
-        return Listing(summaries, skipped)
+        return Listing(summaries, skipped, total)
 
     def recent(self, limit: int = 10, *, include_expired: bool = False) -> Listing:
         if limit < 1:
