@@ -10,9 +10,11 @@ tool's output schema and every failure must be a tool error naming the bad value
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from mcp.types import TextContent
 
 from mcp_support import Agent
 
@@ -98,3 +100,18 @@ async def test_list_memories_of_a_big_store_fits_an_agent_and_pages_on_with_offs
     few = await agent.call("list_memories", limit=2, offset=3, category="pipeline")
     assert few == {"memories": [], "skipped": [], "total": 0}
     assert "offset -1" in await agent.fail("list_memories", offset=-1)
+
+
+async def test_the_text_an_agent_reads_is_the_result_as_compact_json(
+    agent: Agent, serena: Path
+) -> None:
+    """Most clients hand the model a result's text, not its structured content, and the SDK
+    wrote that text as JSON indented by two spaces: on rjmurillo/ai-agents verify_memories
+    was 91,098 characters of text for 62,416 of JSON. The text is the same JSON, compact;
+    a Chinese memory stays readable, not escaped."""
+    (serena / "架构.md").write_text("# RAG 系统架构\n\n向量数据库连接管理。\n", encoding="utf-8")
+    result = await agent.client.call_tool("search_memories", {"query": "向量数据库"})
+    (text,) = [c.text for c in result.content if isinstance(c, TextContent)]
+    assert json.loads(text) == result.structured_content
+    assert text == json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+    assert "向量数据库" in text
