@@ -115,3 +115,30 @@ async def test_the_text_an_agent_reads_is_the_result_as_compact_json(
     assert json.loads(text) == result.structured_content
     assert text == json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
     assert "向量数据库" in text
+
+
+async def test_serve_started_in_a_sub_project_reads_that_sub_project_s_serena_memories(
+    isolated_home: Path, git_repo: Path
+) -> None:
+    """chen-uui/MustADB keeps its Serena project in ccc/astrobiology (.serena/ sits there,
+    below the git root). `serve` started there, as an agent's configuration for that
+    project would start it, looked for .serena/memories at the git root only, fell back
+    to an empty .memories and answered list_memories with nothing: 15 memories unseen,
+    and an add_memory would have gone to a new store at the root."""
+    from mcp import Client
+
+    from memory_enhancement.cli.app import App
+    from memory_enhancement.mcp.server import build_server
+
+    project = git_repo / "ccc" / "astrobiology"
+    store = project / ".serena" / "memories"
+    store.mkdir(parents=True)
+    (store / "backend_tech_stack.md").write_text("后端基于Django。", encoding="utf-8")
+    inside = App(env={"MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=project / "backend")
+    async with Client(build_server(inside.service_for)) as client:
+        agent = Agent(client)
+        listed = await agent.call("list_memories")
+        assert [m["path"] for m in listed["memories"]] == ["backend_tech_stack"]
+        await agent.call("add_memory", path="deploy_notes", content="# Deploy\n\ndocker.\n")
+    assert (store / "deploy_notes.md").is_file()
+    assert not (git_repo / ".memories").exists()
