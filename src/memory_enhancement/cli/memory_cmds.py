@@ -254,8 +254,8 @@ def update(
 @json_option
 @store_options
 def remove(path: str, as_json: bool) -> None:
-    """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too). The
-    memories whose links to it then find no memory are named."""
+    """Delete the memory PATH or citation ID (in a Claude Code memory folder, its line in
+    MEMORY.md too). The memories whose links to it then find no memory are named."""
     removed = app().service().remove(path)
     updated = {"links_updated": [*removed.links_updated]} if removed.links_updated else {}
     if as_json:

@@ -127,7 +127,7 @@ def doctor(load_model: bool, as_json: bool) -> None:
         chosen_by={
             "dir": "given by --dir",
             "named": "given by --store",
-            "project": "the project store at the git root",
+            "project": "the project store: nearest .serena/memories, else the git root's .memories",
         }.get(location.kind, "the global store: no git repository here"),
         index_file=index_file,
         state_file=state_file,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memory_enhancement.core.errors import InvalidInputError, NotFoundError
 from memory_enhancement.core.ids import format_citation_id, parse_citation_id
 from memory_enhancement.core.links import LinkStatus
@@ -9,6 +11,9 @@ from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import queries
 from memory_enhancement.index.index import Index
 from memory_enhancement.store.state import State
+
+if TYPE_CHECKING:
+    from memory_enhancement.store.disk import Store
 
 
 def resolve_id(index: Index, state: State, text: str) -> str:
@@ -33,7 +38,21 @@ def find(index: Index, state: State, reference: str) -> str:
         pass
     text = reference.strip()
     if text.startswith(("mem:", "[mem:")):
-        return resolve_id(index, state, text)
+        try:
+            return resolve_id(index, state, text)
+        except InvalidInputError:  # not an ID's shape: a name, or nothing at all
+            named = serena_reference(store, text)
+            if named is None:
+                raise NotFoundError(
+                    f"memory not found: {reference!r} is neither a citation ID (mem:XXXXXX) "
+                    f"nor mem:NAME of a memory (store {store.root})"
+                ) from None
+            return named
+        except NotFoundError:  # an ID's shape, and no memory has that ID
+            named = serena_reference(store, text)  # `mem:gotchas`, as Serena's memories say
+            if named is None:
+                raise
+            return named
     from memory_enhancement.index.linking import whole_store  # loads the writer: only here
 
     with index.connect() as conn:
@@ -49,3 +68,42 @@ def find(index: Index, state: State, reference: str) -> str:
         if path is not None:
             return path
     raise NotFoundError(f"memory not found: {reference!r} (store {store.root})")
+
+
+def serena_reference(store: Store, text: str) -> str | None:
+    """The memory a Serena `mem:NAME` names (Serena reads NAME as an exact path), else None.
+
+    Serena's memories point at each other so (`see mem:gotchas`, `mem:pipeline/order`) and
+    the link graph follows them; an agent that passes what it read is asking for that
+    memory, not for a citation ID. A citation ID comes first (the caller tries it)."""
+    name = text.removeprefix("[").removeprefix("mem:").removesuffix("]").strip()
+    if not name:
+        return None
+    try:
+        return store.locate(name)
+    except (InvalidInputError, NotFoundError):
+        return None
+
+
+def exact(index: Index, state: State, reference: str) -> str:
+    """The memory a reference names exactly: its path or its citation ID (or Serena's
+    `mem:NAME`), never a name looked up across folders: what `remove` takes.
+
+    A name that `find` would take is refused with the path to pass: on strata an agent's
+    `remove_memory` given the [mem:ID] search had handed it answered "memory not found"
+    of a memory that was there."""
+    store = index.store
+    try:
+        return store.locate(reference)
+    except NotFoundError as exc:
+        missing = exc
+    if reference.strip().startswith(("mem:", "[mem:")):
+        return find(index, state, reference)
+    try:
+        named = find(index, state, reference)
+    except (InvalidInputError, NotFoundError):
+        raise missing from None
+    raise InvalidInputError(
+        f"no memory has the path {reference!r}; it names {named!r}: pass that path "
+        "(or its citation ID) to remove it"
+    )

@@ -21,22 +21,15 @@ def rows(
     live_at: str | None = None,
     limit: int | None = None,
     tag: str | None = None,
+    offset: int = 0,
 ) -> tuple[list[Row], list[str]]:
     """Readable memories (sorted by path) and the reasons unreadable ones were skipped;
-    with `live_at` (a timestamp) only those not expired then, with `limit` the first ones,
-    with `tag` those tagged so (as search's --tag)."""
+    with `live_at` (a timestamp) only those not expired then, with `limit` the first ones
+    (after `offset` of them), with `tag` those tagged so (as search's --tag)."""
     where, args = _category_filter(category)
-    live = ""
-    if tag:  # "" is no filter, as search's (lexical.where_sql)
-        live += " AND EXISTS (SELECT 1 FROM tags t WHERE t.memory_id = memories.id AND t.tag = ?)"
-    if live_at is not None:
-        live += " AND (expires_at IS NULL OR expires_at > ?)"
-    tail = " LIMIT ?" if limit is not None else ""
-    extra = (
-        *((tag,) if tag else ()),
-        *((live_at,) if live_at is not None else ()),
-        *((limit,) if limit is not None else ()),
-    )
+    live, filters = _live_filter(live_at, tag)
+    tail = " LIMIT ? OFFSET ?" if limit is not None or offset else ""
+    extra = (*filters, *((-1 if limit is None else limit, offset) if tail else ()))
     rows = [
         row_from(values)
         for values in conn.execute(
@@ -55,6 +48,32 @@ def rows(
     if headers:  # read as text, and listed: reported all the same (formats.md)
         errors = sorted([*errors, *headers.values()])
     return rows, errors
+
+
+def count(
+    conn: sqlite3.Connection,
+    category: str | None = None,
+    *,
+    live_at: str | None = None,
+    tag: str | None = None,
+) -> int:
+    """How many readable memories `rows` would list without a limit: a page's total."""
+    where, args = _category_filter(category)
+    live, filters = _live_filter(live_at, tag)
+    sql = f"SELECT count(*) FROM memories WHERE error IS NULL{where}{live}"
+    return int(conn.execute(sql, (*args, *filters)).fetchone()[0])
+
+
+def _live_filter(live_at: str | None, tag: str | None) -> tuple[str, tuple[str, ...]]:
+    live = ""
+    filters: tuple[str, ...] = ()
+    if tag:  # "" is no filter, as search's (lexical.where_sql)
+        live += " AND EXISTS (SELECT 1 FROM tags t WHERE t.memory_id = memories.id AND t.tag = ?)"
+        filters += (tag,)
+    if live_at is not None:
+        live += " AND (expires_at IS NULL OR expires_at > ?)"
+        filters += (live_at,)
+    return live, filters
 
 
 def header_errors(conn: sqlite3.Connection, where: str = "", args: Any = ()) -> dict[str, str]:

@@ -117,7 +117,13 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             return written(result)
 
     @mcp.tool(annotations=DESTRUCTIVE)
-    def remove_memory(path: MemoryPath, ctx: Context, store: Store = None) -> RemovedOut:
+    def remove_memory(
+        path: Annotated[
+            str, Field(description="The memory's path or its [mem:ID] (a name is refused).")
+        ],
+        ctx: Context,
+        store: Store = None,
+    ) -> RemovedOut:
         """Delete a memory (in a Claude Code memory folder, its line in MEMORY.md too).
         `linked_from`: the memories whose links to it then find no memory."""
         with tool_errors():
@@ -152,18 +158,24 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         ctx: Context,
         category: str | None = None,
         include_expired: bool = False,
-        limit: Annotated[
-            int | None, Field(description="At most this many, the first by path; omitted: all.")
-        ] = None,
+        limit: Annotated[int, Field(description="At most this many, by path (>= 1).")] = 50,
+        offset: Annotated[
+            int, Field(description="Skip this many first: the next page is offset+limit.")
+        ] = 0,
         tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         store: Store = None,
     ) -> ListingOut:
-        """Memories under a category (all when omitted), expired ones hidden by default."""
+        """Memories under a category (all when omitted), expired ones hidden by default,
+        a page at a time: `total` says how many there are."""
+        # Paged by default: a bare list of rjmurillo/ai-agents' 1,026 memories ran to
+        # 356,467 characters, more than an agent can read.
         with tool_errors():
             listing = service(ctx, store).list_memories(
-                category, include_expired=include_expired, limit=limit, tag=tag
+                category, include_expired=include_expired, limit=limit, tag=tag, offset=offset
             )
-            return _listing(listing)
+            data = _listing(listing)
+            data["total"] = listing.total if listing.total is not None else len(data["memories"])
+            return data
 
     @mcp.tool(annotations=READ_ONLY)
     def recent_memories(

@@ -13,6 +13,7 @@ do the vectors until they change, so only the first semantic search pays for the
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -87,7 +88,7 @@ class DeferredServer(MCPServer):
         self._ready()
         _refuse_unknown_arguments(name, arguments, self._tool_input_schema(name))
         try:
-            return await super().call_tool(name, arguments, *args)
+            return _compact(await super().call_tool(name, arguments, *args))
         except ToolError as exc:
             raise _plain_validation_error(name, exc) from exc.__cause__
 
@@ -110,6 +111,20 @@ class DeferredServer(MCPServer):
     async def get_prompt(self, *args: Any, **kwargs: Any) -> Any:
         self._ready()
         return await super().get_prompt(*args, **kwargs)
+
+
+def _compact(result: Any) -> Any:
+    """A result whose text is its structured content as compact JSON. Most clients hand the
+    model the text, and the SDK indents it by two spaces: on a real store of a thousand
+    memories verify_memories was 91,098 characters of text for 62,416 of JSON."""
+    from mcp.types import CallToolResult, TextContent
+
+    if not isinstance(result, CallToolResult) or result.structured_content is None:
+        return result
+    if len(result.content) != 1 or not isinstance(result.content[0], TextContent):
+        return result
+    text = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+    return result.model_copy(update={"content": [TextContent(type="text", text=text)]})
 
 
 def _refuse_unknown_arguments(

@@ -118,6 +118,7 @@ class SummaryOut(TypedDict):
 class ListingOut(TypedDict):
     memories: list[SummaryOut]
     skipped: list[str]
+    total: NotRequired[int]  # list_memories: how many there are beyond this page
 
 
 class RemovedOut(TypedDict):

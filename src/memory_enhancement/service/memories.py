@@ -73,21 +73,27 @@ class Memories(ServiceBase):
         include_expired: bool = False,
         limit: int | None = None,
         tag: str | None = None,
+        offset: int = 0,
     ) -> Listing:
-        """Memories by path; with a limit, only the first ones (expired ones left out in SQL,
-        so the limit counts what is shown); with a tag, only those it tags."""
+        """Memories by path; with a limit, only the first ones after `offset` (expired ones
+        left out in SQL, so the limit counts what is shown) and the `total` there are to
+        page through; with a tag, only those it tags."""
         if limit is not None and limit < 1:
             raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
+        if offset < 0:
+            raise InvalidInputError(f"invalid offset {offset}: it must be 0 or more")
         now_text = format_timestamp(self.clock())
         prefix = self._category(category)
         limit = None if limit is None else min(limit, MAX_COUNT)
         with self.index.connect() as conn:
-            live_at = None if include_expired else now_text
-            rows, skipped = queries.rows(conn, prefix, live_at=live_at, limit=limit, tag=tag)
+            live = {"live_at": None if include_expired else now_text, "tag": tag}
+            rows, skipped = queries.rows(conn, prefix, limit=limit, offset=offset, **live)
+            paged = limit is not None or offset > 0
+            total = queries.count(conn, prefix, **live) if paged else None
         summaries = [Summary.of(row, now_text) for row in rows]
         if not include_expired:
             summaries = [s for s in summaries if not s.expired]
-        return Listing(summaries, skipped)
+        return Listing(summaries, skipped, total)
 
     def recent(self, limit: int = 10, *, include_expired: bool = False) -> Listing:
         if limit < 1:
@@ -119,7 +125,7 @@ class Memories(ServiceBase):
         """The memory a write changes: as `find`, but a path with a folder names its own
         file only. `find` takes `notes/foo` for the one `foo` anywhere (as a link to a
         memory since moved finds it), and `update notes/foo` replaced archive/foo's text."""
-        if "/" in reference:
+        if "/" in reference and not reference.strip().startswith(("mem:", "[mem:")):
             return self.store.locate(reference)
         return self.find(reference)
 
@@ -296,30 +302,25 @@ class Memories(ServiceBase):
     def add_links(self, path: str, links: Iterable[str | Link]) -> WriteResult:
         """Append links to a memory (the formats add them; they never drop one)."""
         extra = parse_links(links)
-        return self._edit(
-            self._to_change(path),
-            lambda m: (_with_links(m, extra), []),
-            touch=True,
-        )
+        return self._edit(self._to_change(path), lambda m: (_with_links(m, extra), []), touch=True)
 
     def remove(self, path: str) -> Removed:
         """Delete a memory; in a Claude Code memory folder, its line in `MEMORY.md` too.
         What still links to it is named, since those links now dangle."""
         from memory_enhancement.graph.traverse import incoming, lost
+        from memory_enhancement.index.lookup import exact
         from memory_enhancement.service import claude  # only writes and Claude folders need it
 
         with self.store.lock():
-            target = self.store.locate(path)
+            target = exact(self.index, self.state, path)  # a path or an ID, never a name
             folder = claude.folder_of(self.store, learn=False)
             claude.refuse_index(folder, target, "removed")
             with self.index.connect() as conn:
                 held = incoming(conn, target)
             self.store.delete(target)
             unlisted = claude.unlist(self.store, folder, [target])
-            sources: list[str] = []
-            if held:  # asked again: a name may find another memory now
-                with self.index.connect() as conn:
-                    sources = lost(conn, held)
+            with self.index.connect() as conn:  # asked again: a name may find another now
+                sources = lost(conn, held) if held else []
         updated = (claude.INDEX,) if unlisted else ()
         return Removed(target, updated, tuple(s for s in sources if s not in updated))
 

@@ -72,6 +72,7 @@ class Summary:
 class Listing:
     memories: list[Summary]
     skipped: list[str] = field(default_factory=list)
+    total: int | None = None  # of a page (limit, offset): how many there are in all
 
 
 @dataclass(frozen=True)

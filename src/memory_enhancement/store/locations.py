@@ -1,6 +1,6 @@
 """Where stores live: the project store, the global store and named stores.
 
-- The project store is `.serena/memories/` at the git root when it exists (so
+- The project store is the nearest `.serena/memories/` up to the git root (so
   Serena users get their own memories), else `.memories/` there.
 - The global store and the tool's own files live under the user's config
   folder (XDG); `MEMORY_ENHANCEMENT_HOME` moves all of them, for tests and users.
@@ -74,11 +74,22 @@ def find_git_root(start: Path) -> Path | None:
 
 
 def project_store(cwd: Path) -> Path | None:
+    """The nearest `.serena/memories/` from cwd up to the git root, else `.memories/` there.
+
+    A Serena project is the folder holding `.serena/`, not always the git root:
+    chen-uui/MustADB keeps its own in `ccc/astrobiology/`, and `serve` started there
+    answered that it had no memories."""
     root = find_git_root(cwd)
     if root is None:
         return None
-    serena = root / ".serena" / "memories"
-    return serena if serena.is_dir() else root / ".memories"
+    here = Path(os.path.abspath(cwd))
+    for folder in (here, *here.parents):
+        serena = folder / ".serena" / "memories"
+        if serena.is_dir():
+            return serena
+        if folder == root:
+            break
+    return root / ".memories"
 
 
 def resolve_store(
