@@ -259,6 +259,14 @@ async def test_verify_memories_summarises_and_lists_only_the_invalid_ones(
     assert (stale["path"], stale["line"]) == ("src/app.py", 3)
 
 
+async def test_verify_memories_of_a_category_that_does_not_exist_is_an_error(
+    agent: Agent,
+) -> None:
+    await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
+    message = await agent.fail("verify_memories", category="desicions")
+    assert message.startswith("no category 'desicions' in ")
+
+
 async def test_verify_memories_lists_at_most_limit_invalid_memories_and_counts_them_all(
     agent: Agent, git_repo: Path
 ) -> None:

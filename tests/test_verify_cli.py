@@ -230,6 +230,18 @@ def test_verify_all_exits_0_when_everything_is_valid(project: GitRepo, cli: Any)
     assert result.stdout == "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing\n"
 
 
+def test_verify_all_of_a_category_that_does_not_exist_says_so_and_exits_2(
+    project: GitRepo, cli: Any
+) -> None:
+    """A mistyped category answered "nothing to verify" and exit 0 (over MCP, valid: true):
+    a check of nothing passed."""
+    project.memory("decisions/api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    assert cli("verify-all", "decisions").exit_code == 0
+    typo = cli("verify-all", "desicions")
+    assert typo.exit_code == 2 and "no category 'desicions' in " in typo.stderr
+    assert cli("verify-all", "desicions", "--changed-since", "HEAD").exit_code == 2
+
+
 def test_an_unreadable_memory_file_fails_verify_all_and_is_named(
     project: GitRepo, cli: Any
 ) -> None:

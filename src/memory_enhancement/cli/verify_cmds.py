@@ -176,7 +176,8 @@ def verify_all(
     """Verify every memory that has citations or prose mentions (optionally under CATEGORY).
 
     Exits 1 when a citation or mention fails (see `verify`), a memory file cannot be read,
-    or a memory's frontmatter does not parse (its prose mentions are verified all the same).
+    or a memory's frontmatter does not parse (its prose mentions are verified all the same);
+    exits 2 when CATEGORY is no category of the store.
 
     \b
     Examples:

@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.batch import CitedBatch
-from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
+from memory_enhancement.core.errors import InvalidInputError, MemoryToolError, NotFoundError
 from memory_enhancement.index import queries
 from memory_enhancement.service.memories import Memories
 
@@ -61,6 +61,9 @@ class Verification(Memories):
             from memory_enhancement.core.verdicts import VerifyOptions
 
             options = VerifyOptions()
+        if prefix and not (self.store.root / prefix).is_dir():
+            # Not "nothing to verify", valid: a mistyped category vouched for nothing.
+            raise NotFoundError(f"no category {category!r} in {self.store.root}")
         paths: list[str] | None = None
         if changed_since:
             paths = self._changed_paths(changed_since, prefix, options.include_mentions)
