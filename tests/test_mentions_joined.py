@@ -15,11 +15,7 @@ import pytest
 
 from conftest import RunCli
 from memory_enhancement.core.mentions import find_mentions, may_mention
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
-from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code, coded
+from verify_support import STORE, GitRepo, code, coded
 
 
 @pytest.mark.parametrize(
@@ -117,9 +113,7 @@ def test_each_joined_form_is_judged_from_history_like_the_colon_form(repo: GitRe
     repo.write_lines(f"{STORE}/notes.md", NOTE)
     repo.commit("memory")
     three_lines_on_top(repo)
-    service = MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=State(None), clock=lambda: FIXED_NOW
-    )
+    service = repo.service()
     result = service.verify("notes").results[0]
     got = {
         c.mention.text: (c.status.value, c.current_line, c.current_end_line)

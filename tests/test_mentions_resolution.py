@@ -18,11 +18,7 @@ import pytest
 
 from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
-from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code
+from verify_support import STORE, GitRepo, code
 
 
 def note(repo: GitRepo, *lines: str) -> None:
@@ -31,9 +27,7 @@ def note(repo: GitRepo, *lines: str) -> None:
 
 def mentions(repo: GitRepo) -> dict[str, CitationCheck]:
     """The verdicts on the memory's mentions, by the mention as written."""
-    service = MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=State(None), clock=lambda: FIXED_NOW
-    )
+    service = repo.service()
     result = service.verify("notes").results[0]
     return {c.mention.text: c for c in result.mentions if c.mention is not None}
 
