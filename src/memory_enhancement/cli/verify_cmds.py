@@ -214,35 +214,24 @@ def _verifications(run: Any) -> list[dict[str, Any]]:
     return run_verifications(run)
 
 
+def _unverified(path: str | None, key: str, reason: str) -> dict[str, Any]:
+    """A memory file listed without results, as a result's shape holds it, and why."""
+    return {"memory_id": path, "valid": False, "confidence": None, "stale_citations": [],
+            "citations": [], key: reason}  # fmt: skip
+
+
 def _emit_results(run: Any) -> None:
     """verify-all's JSON list, one memory per line; a fixed memory carries its fix, one
     whose frontmatter does not parse says why (`"header_error"`), and each unreadable
     memory file is listed with the reason (`"unreadable"`)."""
     from memory_enhancement.service.serialize import verifications_json
 
-    unreadable = [
-        {
-            "memory_id": path or None,
-            "valid": False,
-            "confidence": None,
-            "stale_citations": [],
-            "citations": [],
-            "unreadable": reason,
-        }
-        for path, _, reason in run.unreadable
-    ]
+    unreadable = [_unverified(path or None, "unreadable", why) for path, _, why in run.unreadable]
     if run.headers:  # a memory with nothing to verify is not among the results: said apart
         listed = {result.path for result in run.results}
         unreadable += [
-            {
-                "memory_id": path,
-                "valid": False,
-                "confidence": None,
-                "stale_citations": [],
-                "citations": [],
-                "header_error": reason,
-            }
-            for path, _, reason in run.headers
+            _unverified(path, "header_error", why)
+            for path, _, why in run.headers
             if path not in listed
         ]
     if len(run.results) <= 50 or run.fixes or run.headers:
