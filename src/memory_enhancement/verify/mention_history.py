@@ -99,8 +99,8 @@ class HistoryReader:
         fresh: dict[str, Cached] = {}
         wanted: list[Written] = []
         for item in files:
-            hit = cached.get(item.file)
-            if hit is not None and still_true(hit, item.blob, head):
+            hit = cached_reading(cached, item, head)
+            if hit is not None:
                 out[item.file] = {k: Then.decode(v) for k, v in hit.data["m"].items()}
             else:
                 wanted.append(item)
@@ -244,6 +244,12 @@ class HistoryReader:
         if history.exists(commit, path):
             return Resolution(path)
         return history.files_at(commit, path.rpartition("/")[2]).resolve(written, folder)
+
+
+def cached_reading(cached: Mapping[str, Cached], item: Written, head: str | None) -> Cached | None:
+    """What git said of this memory file's lines, when it is cached and still holds."""
+    hit = cached.get(item.file) if item.file else None
+    return hit if hit is not None and still_true(hit, item.blob, head) else None
 
 
 def still_true(row: Cached, blob: str, head: str | None) -> bool:

@@ -68,6 +68,7 @@ from memory_enhancement.verify.mention_history import (
     HistoryReader,
     Then,
     Written,
+    cached_reading,
     key,
     span,
     still_true,
@@ -132,7 +133,7 @@ class MentionChecker:
             if git is not None and self._history is not None:
                 reader = HistoryReader(git, self._history)
                 pending = [f for f in todo if f is not None and f.mentions]
-                self._announce([f for f in pending if not _traced(rows, f, head)])
+                self._announce([f for f in pending if cached_reading(rows, f, head) is None])
                 thens, fresh = reader.read(pending, rows, head)
                 if any(t.kind == AMBIGUOUS for f in thens.values() for t in f.values()):
                     from memory_enhancement.verify.mention_context import settle_all
@@ -357,8 +358,3 @@ class MentionChecker:
                 root = self.repo.root  # an author's clone is named as this folder
                 self._listed = FileList(walk_files(root), clones=[root.name.lower()])
         return self._listed
-
-
-def _traced(rows: dict[str, Cached], item: Written, head: str | None) -> bool:
-    """Whether what git said of this memory file's lines is cached and still holds."""
-    return (hit := rows.get(item.file or "")) is not None and still_true(hit, item.blob, head)
