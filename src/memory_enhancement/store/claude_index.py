@@ -19,14 +19,14 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from memory_enhancement.store.formats import markdown
+
 # An index item: a list item that opens with a link to a file, then maybe a hook.
 _ENTRY = re.compile(
     r"^(?P<lead>[ \t]*[-*+][ \t]+)\[(?P<title>(?:\\.|[^\]\\\n])*)\]"
     r"\((?P<target><[^>\n]*>|[^)\s]+)\)(?P<rest>.*)$"
 )
 _HOOK = re.compile(r"^(?P<separator>[ \t]*(?:\u2014|\u2013|--?|:)[ \t]+)(?P<hook>\S.*)$")
-_HEADING = re.compile(r"^ {0,3}(?P<marks>#{1,6})[ \t]+(?P<text>.*?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 SEPARATOR = " \u2014 "  # the em dash Claude Code writes between a link and its hook
 LOADED_LINES = 200  # what Claude Code reads of MEMORY.md at the start of a session
 LOADED_BYTES = 25_000
@@ -67,31 +67,26 @@ class Index:
 
 
 def read(text: str) -> Index:
-    """The items and headings of an index's text; lines inside a code fence are neither."""
+    """The items and headings of an index's text; lines inside a code fence are neither
+    (fences and headings as every memory's are read: formats/markdown.py)."""
     lines = tuple(_lines(text))
+    mask, unclosed = markdown.fences(lines)
+    headings = [Heading(n, level, title) for n, level, title in markdown.headings(lines, mask)]
+    starts = {heading.line for heading in headings}
     entries: list[Entry] = []
-    headings: list[Heading] = []
-    fence: str | None = None
-    opened = 0
+    section = -1  # the line of the heading above, -1 above every heading
     for n, line in enumerate(lines):
-        bare = line.rstrip("\n")
-        opening = _FENCE.match(bare)
-        if fence is not None:
-            fence = None if opening and opening.group(1)[0] == fence else fence
+        if n in starts:
+            section = n
             continue
-        if opening:
-            fence, opened = opening.group(1)[0], n
-        elif heading := _HEADING.match(bare):
-            headings.append(Heading(n, len(heading["marks"]), heading["text"]))
-        elif item := _ENTRY.match(bare):
-            hook = _HOOK.match(item["rest"])
-            separator, rest = (hook["separator"], hook["hook"]) if hook else ("", item["rest"])
-            section = headings[-1].line if headings else -1
-            title = item["title"]
-            entries.append(
-                Entry(n, item["lead"], title, file_of(item["target"]), separator, rest, section)
-            )
-    return Index(lines, tuple(entries), tuple(headings), opened if fence else None)
+        if mask[n] or not (item := _ENTRY.match(line.rstrip("\n"))):
+            continue
+        hook = _HOOK.match(item["rest"])
+        separator, rest = (hook["separator"], hook["hook"]) if hook else ("", item["rest"])
+        entries.append(
+            Entry(n, item["lead"], item["title"], file_of(item["target"]), separator, rest, section)
+        )
+    return Index(lines, tuple(entries), tuple(headings), unclosed)
 
 
 def file_of(target: str) -> str:

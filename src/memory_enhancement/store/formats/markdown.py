@@ -8,7 +8,7 @@ are found in links.py, on top of this scan and markdown-it-py.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -42,7 +42,7 @@ def section_key(title: str) -> str:
     return " ".join(title.strip().strip("*:").split()).lower()
 
 
-def fence_mask(lines: list[str]) -> list[bool]:
+def fence_mask(lines: Sequence[str]) -> list[bool]:
     """For each line, whether it belongs to a fenced code block (fences included)."""
     return _scan_fences(lines)[0]
 
@@ -56,9 +56,17 @@ def open_fence(lines: list[str]) -> str:
     return _scan_fences(lines)[1]
 
 
-def _scan_fences(lines: list[str]) -> tuple[list[bool], str]:
+def fences(lines: Sequence[str]) -> tuple[list[bool], int | None]:
+    """`fence_mask` of the lines, and the line that opens the fence they end inside of
+    (None when all are closed), in one scan."""
+    mask, fence, opened = _scan_fences(lines)
+    return mask, opened if fence else None
+
+
+def _scan_fences(lines: Sequence[str]) -> tuple[list[bool], str, int]:
     mask = [False] * len(lines)
     fence = ""
+    opened = -1
     for i, line in enumerate(lines):
         if fence:
             mask[i] = True
@@ -71,12 +79,14 @@ def _scan_fences(lines: list[str]) -> tuple[list[bool], str]:
             continue  # no fence can open here (every line is looked at, so keep it cheap)
         match = _FENCE_OPEN.match(line)
         if match and not (match[1][0] == "`" and "`" in line.strip()[len(match[1]) :]):
-            fence = match[1]
+            fence, opened = match[1], i
             mask[i] = True
-    return mask, fence
+    return mask, fence, opened
 
 
-def headings(lines: list[str], mask: list[bool] | None = None) -> Iterator[tuple[int, int, str]]:
+def headings(
+    lines: Sequence[str], mask: list[bool] | None = None
+) -> Iterator[tuple[int, int, str]]:
     """Yield (line index, level, title) of every ATX heading outside fences."""
     mask = mask if mask is not None else fence_mask(lines)
     # A heading's `#` is among a line's first four characters (at most three spaces before).
