@@ -319,8 +319,10 @@ class Memories(ServiceBase):
                 held = incoming(conn, target)
             self.store.delete(target)
             unlisted = claude.unlist(self.store, folder, [target])
-            with self.index.connect() as conn:  # asked again: a name may find another now
-                sources = lost(conn, held) if held else []
+            sources: list[str] = []
+            if held:  # asked again: a name may find another memory now
+                with self.index.connect() as conn:
+                    sources = lost(conn, held)
         updated = (claude.INDEX,) if unlisted else ()
         return Removed(target, updated, tuple(s for s in sources if s not in updated))
 
