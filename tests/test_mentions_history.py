@@ -335,6 +335,29 @@ def test_mentions_that_repeat_a_declared_citation_are_not_checked_twice(repo: Gi
     assert [c.mention.text for c in result.mentions if c.mention] == ["src/app.py:6"]
 
 
+def test_a_path_quoted_in_a_citation_snippet_is_not_a_mention_of_the_memory(
+    repo: GitRepo,
+) -> None:
+    """A snippet in the citations table quotes the cited file; that file's own text
+    naming `Test-GetUser.ps1:42` is verified by the citation, not read as prose."""
+    repo.write_lines("src/app.py", [*code("src/app.py", 4), 'hint = "Test-GetUser.ps1:42"'])
+    repo.commit("hint")
+    note(
+        repo,
+        "The hint is at src/app.py:5.",
+        "",
+        "## Citations",
+        "",
+        "| File | Line | Snippet |",
+        "|---|---|---|",
+        '| src/app.py | 5 | `hint = "Test-GetUser.ps1:42"` |',
+    )
+    repo.commit("memory")
+    result = service(repo).verify("notes").results[0]
+    assert [(c.citation.ref, c.status) for c in result.checks] == [("src/app.py:5", Verdict.VALID)]
+    assert [c.mention.text for c in result.mentions if c.mention] == []
+
+
 # -- the cache ------------------------------------------------------------------------------
 
 

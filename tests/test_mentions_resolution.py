@@ -18,6 +18,12 @@ import pytest
 
 from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify import blame
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.repo import Repository
 from verify_support import STORE, GitRepo, code
 
 
@@ -206,6 +212,39 @@ def test_a_file_deleted_with_the_last_of_its_ending_before_the_memory_line_is_mi
         repo.commit("memory")
     found = mentions(repo)["legacy.coffee:3"]
     assert found.status is Verdict.MISSING
+
+
+def test_a_store_outside_the_work_tree_asks_history_for_a_name_once_per_head(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store git does not track has its mentions judged by every run; each name no file
+    has was looked for in the whole history by each of them (a second per name on
+    2,600 commits): the answer is kept while HEAD is the same commit."""
+    outside = tmp_path / "notes-store"
+    outside.mkdir()
+    (outside / "notes.md").write_text("# Notes\n\n- `Tool.ps1:3` runs the checks\n")
+    state = State(tmp_path / "state.db")
+    asked: list[str] = []
+    real = blame.run_git
+
+    def counting(git: Git, *args: str) -> str:
+        asked.extend(a for a in args if "icase" in a)
+        return real(git, *args)
+
+    monkeypatch.setattr(blame, "run_git", counting)
+
+    def verdict() -> Verdict:
+        service = MemoryService(Store(outside), Repository(repo.root), state=state)
+        result = service.verify("notes").results[0]
+        return next(c.status for c in result.mentions if c.mention is not None)
+
+    assert (verdict(), len(asked)) == (Verdict.SKIPPED, 1)
+    assert (verdict(), len(asked)) == (Verdict.SKIPPED, 1)  # the same HEAD: kept
+    repo.write_lines("lib/tool.ps1", code("lib/tool.ps1", 5))
+    repo.commit("a tool")
+    (repo.root / "lib/tool.ps1").unlink()
+    repo.commit("no tool")
+    assert (verdict(), len(asked)) == (Verdict.MISSING, 2)  # a new HEAD: asked again
 
 
 # -- the commit that wrote the memory line ----------------------------------------------------

@@ -139,6 +139,14 @@ MIGRATIONS = [
     DELETE FROM mention_free;
     DELETE FROM mention_history;
     """,
+    # Whether a file of a name was ever in the history of HEAD (verify/blame.py
+    # `ever_named`): a walk of the whole history per name, asked by every run of a store
+    # whose memories git does not track; kept while HEAD is the same commit.
+    """
+    CREATE TABLE mention_names (
+        name TEXT PRIMARY KEY, head TEXT NOT NULL, named INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    """,
 ]
 
 

@@ -16,7 +16,7 @@ file's blob hash: a rerun asks git nothing here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -40,6 +40,7 @@ class GitHistory(GitObjects):
     _origin: str | None = field(default=None, repr=False)
     _origin_read: bool = field(default=False, repr=False)
     _ever: dict[str, bool] = field(default_factory=dict, repr=False)  # ever_named's answers
+    _ever_known: frozenset[str] = field(default=frozenset(), repr=False)  # of them, from before
     _clones: frozenset[str] | None = field(default=None, repr=False)
 
     # -- the memory file ------------------------------------------------------------
@@ -218,6 +219,15 @@ class GitHistory(GitObjects):
             return None
         first = out.split("\n", 1)[0].strip()
         return first or None
+
+    def knowing(self, answers: Mapping[str, bool]) -> None:
+        """Take `ever_named`'s answers a run before this one gave at the same HEAD."""
+        self._ever.update(answers)
+        self._ever_known = frozenset(answers)
+
+    def names_learned(self) -> dict[str, bool]:
+        """`ever_named`'s answers this run asked git for (to keep for the next run)."""
+        return {k: v for k, v in self._ever.items() if k not in self._ever_known}
 
     def ever_named(self, name: str) -> bool:
         """Whether a file of this name (in any folder, any case) was ever in the history of

@@ -1,6 +1,7 @@
 """What verifying a memory's mentions found, kept in the state database between runs.
 
-Two answers are kept per memory file (`mention_history`, one row per file):
+Two answers are kept per memory file (`mention_history`, one row per file), and one per
+name no file of the repository has (`mention_names`, see `NamesEver`):
 
 - what history says each mention cited (the commit that last changed its memory
   line, the file and text then), valid while the file's blob hash is the same:
@@ -149,6 +150,37 @@ class MentionFree:
                 db.executemany(
                     "INSERT OR REPLACE INTO mention_free(path, size, mtime_ns) VALUES (?, ?, ?)",
                     [(p, size, mtime) for p, (size, mtime) in quiet.items()],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+
+class NamesEver:
+    """`GitHistory.ever_named`'s answers, kept between runs for the HEAD they were asked
+    at: a store outside the work tree has its mentions judged again by every run (no
+    memory file of it has history to key a cache on), and each name no file now has
+    would walk the whole history again (a second per name on 2,600 commits)."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def load(self, head: str) -> dict[str, bool]:
+        with self.state.connect() as db:
+            rows = db.execute("SELECT name, named FROM mention_names WHERE head = ?", (head,))
+            return {name: bool(named) for name, named in rows}
+
+    def save(self, head: str, answers: Mapping[str, bool]) -> None:
+        if not answers:
+            return
+        with self.state.connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM mention_names WHERE head != ?", (head,))
+                db.executemany(
+                    "INSERT OR REPLACE INTO mention_names(name, head, named) VALUES (?, ?, ?)",
+                    [(name, head, int(named)) for name, named in answers.items()],
                 )
                 db.execute("COMMIT")
             except BaseException:

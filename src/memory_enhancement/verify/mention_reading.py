@@ -13,12 +13,12 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import GRAMMAR, find_mentions, may_mention
-from memory_enhancement.core.model import Memory
+from memory_enhancement.core.model import Memory, Verifiable
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
@@ -37,7 +37,9 @@ class MentionReader:
     git: Git | None
     state: State
 
-    def read_all(self, memories: list[Memory], rows: Mapping[str, Cached]) -> list[Written | None]:
+    def read_all(
+        self, batch: Sequence[Verifiable], rows: Mapping[str, Cached]
+    ) -> list[Written | None]:
         """Each memory's mentions; a file that held none when last read, and has the same
         size and modification time now, is not read again, and one that held mentions
         is not read again either while its cached row says what they were (`rows`:
@@ -48,7 +50,7 @@ class MentionReader:
         noisy: list[str] = []
         found: list[Written | None] = []
         root = self._root + os.sep  # joined by hand: 1,000 memories are stat-ed per run
-        for memory in memories:
+        for memory, lines, _ in batch:
             name = memory.path + ".md"
             try:
                 seen = os.lstat(root + name)
@@ -64,7 +66,7 @@ class MentionReader:
                     found.append(item)
                     continue
             data = self._bytes(memory.path)
-            item = self._read(memory, data, stamp) if data is not None else None
+            item = self._read(memory, lines, data, stamp) if data is not None else None
             found.append(item)
             if data is not None and (item is None or not item.mentions):
                 quiet[name] = stamp
@@ -73,9 +75,16 @@ class MentionReader:
         free.save(quiet, noisy)
         return found
 
-    def _read(self, memory: Memory, data: bytes, stamp: tuple[int, int]) -> Written | None:
+    def _read(
+        self, memory: Memory, lines: Sequence[int | None], data: bytes, stamp: tuple[int, int]
+    ) -> Written | None:
         """The memory's mentions, read from its file as it is on disk (frontmatter
-        included: `sources: [x.py:12]` is a mention the content alone would not show)."""
+        included: `sources: [x.py:12]` is a mention the content alone would not show).
+
+        Not on the rows of its citations table (`lines`, where the format read each
+        declared citation): a snippet there quotes the cited file (`assert
+        parse(".cs:5000")`), which the citation itself verifies; it is not the memory
+        naming a line of code."""
         if not may_mention(data):
             return None
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
@@ -83,7 +92,8 @@ class MentionReader:
         if not found:
             return None
         declared = {c.ref for c in memory.meta.citations}
-        mentions = [m for m in found if m.ref_text not in declared]
+        rows = set(lines)
+        mentions = [m for m in found if m.ref_text not in declared and m.line not in rows]
         inside, folder = self._places(memory)
         count = text.count("\n") + (not text.endswith("\n") and bool(text))
         from memory_enhancement.verify.git_objects import blob_hash  # not on a rerun

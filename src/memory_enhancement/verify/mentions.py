@@ -42,6 +42,7 @@ from memory_enhancement.verify.mention_cache import (
     Cached,
     Fingerprints,
     MentionCache,
+    NamesEver,
     encode_check,
     encode_mention,
     named_paths,
@@ -106,7 +107,7 @@ class MentionChecker:
         cache = MentionCache(self.state)
         rows = cache.load_all() if git else {}
         on_disk = MentionReader(self.store, self.repo, self.git, self.state)
-        found = on_disk.read_all([memory for memory, _, _ in batch], rows)
+        found = on_disk.read_all(batch, rows)
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
         head = git.head() if git is not None else None  # kept: the run records it too
@@ -126,7 +127,10 @@ class MentionChecker:
             return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
         from memory_enhancement.verify.blame import GitHistory
 
-        self._history = GitHistory(git) if git is not None else None
+        self._history = history = GitHistory(git) if git is not None else None
+        names = NamesEver(self.state) if history is not None and head else None
+        if history is not None and names is not None and head:
+            history.knowing(names.load(head))
         try:
             fresh: dict[str, Cached] = {}
             thens: dict[str, dict[str, Then]] = {}
@@ -140,6 +144,8 @@ class MentionChecker:
 
                     thens = settle_all(pending, thens, reader)  # names told by their neighbours
             judged = self._judge(todo, thens)
+            if history is not None and names is not None and head:
+                names.save(head, history.names_learned())
         finally:
             if self._history is not None:
                 self._history.close()
