@@ -18,8 +18,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification, VerifyRun
-    from memory_enhancement.graph.traverse import GraphResult
-    from memory_enhancement.health.report import HealthReport
 
 
 def check_offset(offset: int) -> None:
@@ -103,11 +101,11 @@ def _worst_first(result: MemoryVerification) -> tuple[float, str]:
 
 
 def health_answer(
-    report: HealthReport, *, limit: int, offset: int, include_graph: bool, history_days: int
+    report: Any, *, limit: int, offset: int, include_graph: bool, history_days: int
 ) -> dict[str, Any]:
-    """`health --format json` for a page of the ranked memories, the last `history_days`
-    days of verdicts, and the link graph only when asked for (it is the HTML report's
-    drawing: nodes and edges an agent rarely needs)."""
+    """A `HealthReport` as `health --format json` gives it, for a page of the ranked
+    memories, the last `history_days` days of verdicts, and the link graph only when asked
+    for (it is the HTML report's drawing: nodes and edges an agent rarely needs)."""
     from memory_enhancement.health.render import as_json
 
     if limit < 1:
@@ -138,8 +136,8 @@ def health_answer(
     return with_cut(data, notes)
 
 
-def graph_answer(result: GraphResult, *, limit: int) -> dict[str, Any]:
-    """The traversal as `graph --json` gives it, but of the `limit` memories nearest the
+def graph_answer(result: Any, *, limit: int) -> dict[str, Any]:
+    """A `GraphResult` as `graph --json` gives it, but of the `limit` memories nearest the
     root (the root first) and the links among them; `visited_count` and
     `max_depth_reached` still describe the whole traversal."""
     from memory_enhancement.graph.render import as_dict
