@@ -142,3 +142,20 @@ async def test_serve_started_in_a_sub_project_reads_that_sub_project_s_serena_me
         await agent.call("add_memory", path="deploy_notes", content="# Deploy\n\ndocker.\n")
     assert (store / "deploy_notes.md").is_file()
     assert not (git_repo / ".memories").exists()
+
+
+async def test_get_memory_as_the_first_call_lists_an_index_memorys_links(
+    agent: Agent, serena: Path
+) -> None:
+    """On rjmurillo/ai-agents, get_memory("memory-index") as an agent's first call answered
+    `links: []` (the index had not seen the memories it names, so its 188 links read as
+    repository files), and the same call after any listing answered all of them."""
+    (serena / "gotchas.md").write_text("# Gotchas\n\nKerning is not standard.\n")
+    (serena / "pipeline" / "order.md").write_text("# Order\n\nkern, then baseline.\n")
+    (serena / "memory-index.md").write_text(
+        "# Memory Index\n\n- [gotchas](gotchas.md)\n- [order](pipeline/order.md)\n"
+    )
+    first = await agent.call("get_memory", path="memory-index")
+    assert [link["target"] for link in first["links"]] == ["gotchas.md", "pipeline/order.md"]
+    await agent.call("list_memories")
+    assert (await agent.call("get_memory", path="memory-index"))["links"] == first["links"]
