@@ -159,3 +159,30 @@ async def test_get_memory_as_the_first_call_lists_an_index_memorys_links(
     assert [link["target"] for link in first["links"]] == ["gotchas.md", "pipeline/order.md"]
     await agent.call("list_memories")
     assert (await agent.call("get_memory", path="memory-index"))["links"] == first["links"]
+
+
+async def test_a_store_folder_gone_while_serving_is_a_tool_error_naming_it(
+    isolated_home: Path, git_repo: Path
+) -> None:
+    """`serve --dir` checks the folder once, at start; removed since (with the folder it
+    sat in: a branch switched, a checkout cleaned), every call answered `Error executing
+    tool list_memories` and nothing else, the reason only in the server's log."""
+    import shutil
+
+    from mcp import Client
+
+    from memory_enhancement.cli.app import App
+    from memory_enhancement.mcp.server import build_server
+
+    store = git_repo / "notes" / "memories"
+    store.mkdir(parents=True)
+    (store / "a.md").write_text("# A\n\nSome memory.\n")
+    app = App(env={"MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
+    app.options["dir"] = str(store)
+    async with Client(build_server(app.service_for)) as client:
+        agent = Agent(client)
+        assert (await agent.call("list_memories"))["total"] == 1
+        shutil.rmtree(git_repo / "notes")
+        for tool, arguments in (("list_memories", {}), ("get_memory", {"path": "a"})):
+            message = await agent.fail(tool, **arguments)
+            assert message.startswith(f"--dir {str(store)!r}: no such folder"), message
