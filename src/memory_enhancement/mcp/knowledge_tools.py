@@ -200,7 +200,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
                 description="List at most this many memories, the nearest first, and the links "
                 "among them (>= 1); `visited_count` counts all."
             ),
-        ] = 50,
+        ] = 25,
         store: Store = None,
     ) -> GraphOut:
         """Follow the links between memories from root, up to depth."""
