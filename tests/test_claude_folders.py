@@ -3,10 +3,10 @@
 Claude Code loads `MEMORY.md` into every session and opens a memory only from its line
 there, `- [Title](file.md) — hook`; each memory declares `name`, `description` and
 `type`. A memory added here is declared and listed so; one removed or pruned loses its
-line; `MEMORY.md` itself is never removed, moved, expired or pruned. The folders are
-`tests/claude_folders/` (see its README: one copied from a real store, one written by
-hand in the newer shape), copied per test; every byte a write does not mean to change
-stays as it was.
+line; `MEMORY.md` itself is never removed, moved, updated, cited, expired or pruned.
+The folders are `tests/claude_folders/` (see its README: one copied from a real store,
+one written by hand in the newer shape), copied per test; every byte a write does not
+mean to change stays as it was.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from conftest import Clock, RunCli
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.core.verdicts import VerifyOptions
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store import claude_index
@@ -324,7 +325,10 @@ def test_memory_md_is_never_removed_moved_expired_or_pruned(
     clock.advance(days=400)
     chosen = service.apply_expiry_policy(after_days=90, grace_days=0)
     assert "MEMORY" not in [path for path, _ in chosen] and chosen
-    service.update("MEMORY", expires_at=clock() - timedelta(days=1))  # a user's own choice
+    index = recent / "MEMORY.md"  # an expiry a user wrote by hand (update refuses the index)
+    yesterday = format_timestamp(clock() - timedelta(days=1))
+    index.write_text(f"---\nexpires_at: {yesterday}\n---\n{index.read_text('utf-8')}", "utf-8")
+    assert service.get("MEMORY", include_expired=True).memory.meta.expires_at is not None
     pruned = [s.path for s in service.prune().memories]
     assert "MEMORY" not in pruned and (recent / "MEMORY.md").is_file()
     assert sorted(pruned) == [
@@ -333,6 +337,28 @@ def test_memory_md_is_never_removed_moved_expired_or_pruned(
         "reference_dashboards",
     ]
     assert "](" not in (recent / "MEMORY.md").read_text(encoding="utf-8")  # no line left
+
+
+def test_memory_md_is_never_updated_cited_linked_or_graduated_as_a_memory(
+    recent: Path, git_repo: Path, clock: Clock, tmp_path: Path
+) -> None:
+    """Each appended a section (`## Citations`, `## Links`, frontmatter) to the index Claude
+    Code loads into every session; remove and move already refused it."""
+    before = snapshot(recent)
+    service = service_for(recent, git_repo, clock)
+    elsewhere = service_for(tmp_path / "global", git_repo, clock)
+    for write in (
+        lambda: service.update("MEMORY", content="# Index\n"),
+        lambda: service.update("MEMORY", tags=["index"]),
+        lambda: service.add_citation("MEMORY", "src/app.py:3"),
+        lambda: service.replace_citation("MEMORY", "src/app.py:3", "src/app.py:5"),
+        lambda: service.add_links("MEMORY", ["project_release_train"]),
+        lambda: service.graduate("MEMORY", elsewhere),
+    ):
+        with pytest.raises(InvalidInputError, match=r"^MEMORY\.md is the index of this Claude"):
+            write()
+    assert changed(before, recent) == {}
+    assert not (tmp_path / "global").exists()
 
 
 def test_verify_write_records_nothing_in_memory_md(git_repo: Path, clock: Clock) -> None:
@@ -397,6 +423,21 @@ def test_the_cli_adds_and_removes_through_the_index_in_a_real_process(
     assert refused.returncode == 2 and "index of this Claude Code memory folder" in refused.stderr
 
 
+def test_the_cli_refuses_to_update_or_cite_memory_md_in_a_real_process(
+    recent: Path, git_repo: Path
+) -> None:
+    before = snapshot(recent)
+    base = [sys.executable, "-m", "memory_enhancement", "--dir", str(recent)]
+    run = {"capture_output": True, "text": True, "cwd": git_repo, "env": os.environ}
+    edits = (["update", "MEMORY", "-c", "# Index"], ["citation", "add", "MEMORY", "src/app.py:3"])
+    for args in edits:
+        refused = subprocess.run([*base, *args], **run)
+        assert (refused.returncode, refused.stdout) == (2, ""), args
+        assert "MEMORY.md is the index of this Claude Code memory folder" in refused.stderr, args
+        assert "it is not edited as a memory" in refused.stderr, args
+    assert changed(before, recent) == {}
+
+
 def test_the_add_help_says_what_a_claude_code_folder_gets(run_cli: RunCli) -> None:
     text = run_cli(["add", "--help"]).stdout
     for words in ("--description", "--type", "MEMORY.md", "feedback_x, else project"):
@@ -444,6 +485,25 @@ async def test_an_agent_adds_and_removes_a_claude_code_memory_over_mcp(
     message = await agent.fail("add_memory", path="x", content="X.", memory_type="decision")
     assert "memory_type" in message
     assert "not removed as a memory" in await agent.fail("remove_memory", path="MEMORY")
+
+
+@pytest.mark.anyio
+async def test_an_agent_cannot_update_or_cite_memory_md_over_mcp(
+    agent: Agent, git_repo: Path
+) -> None:
+    folder = git_repo / ".claude" / "memory"
+    before = snapshot(folder)
+    for tool, arguments in (
+        ("update_memory", {"content": "# Index"}),
+        ("update_memory", {"links": ["project_release_train"]}),
+        ("add_citation", {"citation": "src/app.py:3"}),
+    ):
+        message = await agent.fail(tool, path="MEMORY", **arguments)
+        assert message == (
+            "MEMORY.md is the index of this Claude Code memory folder (Claude Code loads it "
+            "into every session); it is not edited as a memory"
+        ), tool
+    assert changed(before, folder) == {}
 
 
 # -- where a line goes, and how it is written --------------------------------------------

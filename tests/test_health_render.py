@@ -191,10 +191,18 @@ def test_mcp_memory_health_returns_the_json_report(zoo: Project) -> None:
             assert isinstance(result.structured_content, dict)
             return result.structured_content
 
-    data = anyio.run(lambda: call(limit=2))
+    data = anyio.run(lambda: call(limit=2, include_graph=True, history_days=90))
+    assert data.pop("cut") == "listed memories 1-2 of 10, most urgent first: offset=2 for the next"
     check_shape(data)
     assert [m["path"] for m in data["memories"]] == [p for p, _ in RANKED[:2]]
     assert data["summary"]["memories"] == 10
+    page = anyio.run(lambda: call(limit=2, offset=2))
+    assert [(m["rank"], m["path"]) for m in page["memories"]] == [
+        (3, RANKED[2][0]), (4, RANKED[3][0])
+    ]  # fmt: skip
+    assert "graph" not in page and page["summary"]["statuses"] == data["summary"]["statuses"]
+    assert page["cut"].startswith("listed memories 3-4 of 10, most urgent first: offset=4 ")
+    assert "include_graph=true adds it" in page["cut"]
 
 
 # -- markdown ------------------------------------------------------------------------------------

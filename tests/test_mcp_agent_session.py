@@ -142,3 +142,47 @@ async def test_serve_started_in_a_sub_project_reads_that_sub_project_s_serena_me
         await agent.call("add_memory", path="deploy_notes", content="# Deploy\n\ndocker.\n")
     assert (store / "deploy_notes.md").is_file()
     assert not (git_repo / ".memories").exists()
+
+
+async def test_get_memory_as_the_first_call_lists_an_index_memorys_links(
+    agent: Agent, serena: Path
+) -> None:
+    """On rjmurillo/ai-agents, get_memory("memory-index") as an agent's first call answered
+    `links: []` (the index had not seen the memories it names, so its 188 links read as
+    repository files), and the same call after any listing answered all of them."""
+    (serena / "gotchas.md").write_text("# Gotchas\n\nKerning is not standard.\n")
+    (serena / "pipeline" / "order.md").write_text("# Order\n\nkern, then baseline.\n")
+    (serena / "memory-index.md").write_text(
+        "# Memory Index\n\n- [gotchas](gotchas.md)\n- [order](pipeline/order.md)\n"
+    )
+    first = await agent.call("get_memory", path="memory-index")
+    assert [link["target"] for link in first["links"]] == ["gotchas.md", "pipeline/order.md"]
+    await agent.call("list_memories")
+    assert (await agent.call("get_memory", path="memory-index"))["links"] == first["links"]
+
+
+async def test_a_store_folder_gone_while_serving_is_a_tool_error_naming_it(
+    isolated_home: Path, git_repo: Path
+) -> None:
+    """`serve --dir` checks the folder once, at start; removed since (with the folder it
+    sat in: a branch switched, a checkout cleaned), every call answered `Error executing
+    tool list_memories` and nothing else, the reason only in the server's log."""
+    import shutil
+
+    from mcp import Client
+
+    from memory_enhancement.cli.app import App
+    from memory_enhancement.mcp.server import build_server
+
+    store = git_repo / "notes" / "memories"
+    store.mkdir(parents=True)
+    (store / "a.md").write_text("# A\n\nSome memory.\n")
+    app = App(env={"MEMORY_ENHANCEMENT_HOME": str(isolated_home)}, cwd=git_repo)
+    app.options["dir"] = str(store)
+    async with Client(build_server(app.service_for)) as client:
+        agent = Agent(client)
+        assert (await agent.call("list_memories"))["total"] == 1
+        shutil.rmtree(git_repo / "notes")
+        for tool, arguments in (("list_memories", {}), ("get_memory", {"path": "a"})):
+            message = await agent.fail(tool, **arguments)
+            assert message.startswith(f"--dir {str(store)!r}: no such folder"), message

@@ -194,10 +194,17 @@ class App:
 
     def service_for(self, store: str | None, session: str, *, create: bool = False) -> Any:
         """What the MCP server calls per tool call: a named store (created on first write) or
-        the default one chosen by the command-line options."""
-        if store is None:
-            return self.build(self.location(create=True), session, default=True, persistent=True)
+        the default one chosen by the command-line options. The --dir folder checked when
+        `serve` started may be gone since (a branch switched): the tool error says so, where
+        a CLI error raised here reached the agent as `Error executing tool X`, no reason."""
         from memory_enhancement.core.errors import NotFoundError
+
+        if store is None:
+            try:
+                location = self.location(create=True)
+                return self.build(location, session, default=True, persistent=True)
+            except ToolError as exc:
+                raise NotFoundError(exc.format_message()) from None
         from memory_enhancement.store.locations import (
             MAX_CREATED_STORES,
             Registry,

@@ -38,7 +38,9 @@ LABELS = {
 ROW_LABELS = {**LABELS, "orphan": "orphan"}
 
 
-def as_json(report: HealthReport, limit: int | None = None) -> dict[str, Any]:
+def as_json(report: HealthReport, limit: int | None = None, offset: int = 0) -> dict[str, Any]:
+    """The report as JSON; `memories` holds the ranked memories from `offset` (ranks count
+    from the most urgent of all), at most `limit` of them."""
     scores = [m.confidence.score for m in report.memories]
     return {
         "store": report.store,
@@ -58,11 +60,18 @@ def as_json(report: HealthReport, limit: int | None = None) -> dict[str, Any]:
             "citations": totals(report, "citations"),
             "mentions": totals(report, "mentions"),
         },
-        "memories": [_memory(n, m) for n, m in enumerate(report.memories[:limit], start=1)],
+        "memories": [
+            _memory(n, m)
+            for n, m in enumerate(report.memories[offset : _end(offset, limit)], start=offset + 1)
+        ],
         "history": [{"day": day, "counts": counts} for day, counts in report.verdict_days],
         "graph": report.graph,
         "skipped": report.skipped,
     }
+
+
+def _end(offset: int, limit: int | None) -> int | None:
+    return None if limit is None else offset + limit
 
 
 def _memory(rank: int, memory: MemoryHealth) -> dict[str, Any]:

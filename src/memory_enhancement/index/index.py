@@ -294,9 +294,19 @@ class Index:
         Only links between memories: candidates that name nothing and links to
         repository files (`links` reports those whose file is missing) are left out.
         On an index never synced whole, a candidate naming a memory not indexed yet
-        counts as naming nothing until the next full sync (any listing or search).
+        names nothing, or the memory's file as a repository file: a memory with such a
+        candidate has the store synced first. A `get_memory` of rjmurillo/ai-agents'
+        memory-index, an agent's first call, answered none of its 188 links, and all of
+        them once anything had listed the store.
         """
         with self.connect(sync=False) as conn:
+            unresolved = conn.execute(
+                "SELECT 1 FROM links l JOIN memories m ON m.id = l.memory_id "
+                "WHERE m.path = ? AND l.status IN ('unmatched', 'repository') "
+                "AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'synced_at_ns') LIMIT 1",
+                (path,),
+            ).fetchone()
+        with self.connect(sync=unresolved is not None) as conn:
             rows = conn.execute(
                 "SELECT l.target, l.type, l.kind, l.line FROM links l "
                 "JOIN memories m ON m.id = l.memory_id "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from pydantic import Field
 
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
@@ -43,8 +43,7 @@ from memory_enhancement.mcp.tooling import (
 def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> None:
     """Add the answering tools, the resource and the prompt to mcp; `service` makes a
     fresh service per call, `factory` one for a resource read (no MCP session there)."""
-    from memory_enhancement.core.verdicts import Verdict, VerifyOptions
-    from memory_enhancement.graph.render import as_dict
+    from memory_enhancement.core.verdicts import VerifyOptions
     from memory_enhancement.service import serialize
 
     @mcp.tool(annotations=READ_ONLY)
@@ -140,38 +139,35 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             str | None,
             Field(description="A git ref: only memories citing or mentioning files changed since."),
         ] = None,
-        category: str | None = None,
+        category: Annotated[
+            str | None, Field(description="Only memories under this category (and below).")
+        ] = None,
         limit: Annotated[
-            int, Field(description="List at most this many invalid memories (>= 1).")
-        ] = 50,
+            int,
+            Field(description="List at most this many invalid memories, worst first (>= 1)."),
+        ] = 10,
+        offset: Annotated[
+            int,
+            Field(description="Skip this many invalid memories: the next page is offset+limit."),
+        ] = 0,
+        include_valid: Annotated[
+            bool,
+            Field(
+                description="Also list each invalid memory's citations and mentions that hold "
+                "(left out by default; `counts` and `mention_counts` count them)."
+            ),
+        ] = False,
         store: Store = None,
     ) -> VerifySummaryOut:
         """Verify every memory with citations or prose mentions (`src/x.py:42` in the
-        text): counts for each, whether all hold, and the invalid memories."""
-        # The list is capped as memory_health's is: on a real store of a thousand memories
-        # every invalid one in full ran to 170,000 characters, more than an agent can read.
-        if limit < 1:
-            raise ToolError(f"invalid limit {limit}: it must be at least 1")
+        text): counts for each, whether all hold, and a page of the invalid memories
+        (`invalid_total` counts them all; `cut` says what was left out)."""
+        from memory_enhancement.mcp.answers import verify_summary
+
         with tool_errors():
             run = service(ctx, store).verify_all(category, changed_since=changed_since)
-            invalid = [r for r in run.results if not r.valid]
-            return {
-                "memories": len(run.results),
-                "citations": run.citations,
-                "counts": {v.value: run.count(v) for v in Verdict},
-                # Prose mentions fail memories too: without these, a store whose every
-                # declared citation holds reads as all valid beside a list of invalid ones.
-                "mentions": run.mentions,
-                "mention_counts": {v.value: run.count_mentions(v) for v in Verdict},
-                "valid": run.ok(),
-                "invalid": [
-                    cast(VerificationOut, serialize.verification_dict(r)) for r in invalid[:limit]
-                ],
-                "invalid_total": len(invalid),
-                "skipped": run.skipped,
-                # Verified for their prose; their frontmatter (and any citation in it) unread.
-                "unparsed_headers": [f"{path}: {why}" for path, _, why in run.headers],
-            }
+            summary = verify_summary(run, limit=limit, offset=offset, include_valid=include_valid)
+            return cast(VerifySummaryOut, summary)
 
     @mcp.tool(annotations=WRITES)
     def add_citation(
@@ -198,15 +194,24 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             list[str] | None,
             Field(description="Only follow links of these types (e.g. related, depends_on)."),
         ] = None,
+        limit: Annotated[
+            int,
+            Field(
+                description="List at most this many memories, the nearest first, and the links "
+                "among them (>= 1); `visited_count` counts all."
+            ),
+        ] = 25,
         store: Store = None,
     ) -> GraphOut:
         """Follow the links between memories from root, up to depth."""
+        from memory_enhancement.mcp.answers import graph_answer
+
         with tool_errors():
             result = service(ctx, store).graph(
                 root, depth=depth, direction=direction, algorithm=algorithm,
                 types=link_types or (),
             )  # fmt: skip
-            return cast(GraphOut, as_dict(result))
+            return cast(GraphOut, graph_answer(result, limit=limit))
 
     @mcp.tool(annotations=READ_ONLY)
     def related_memories(path: MemoryRef, ctx: Context, store: Store = None) -> RelatedOut:
@@ -221,16 +226,30 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         ctx: Context,
         limit: Annotated[
             int, Field(description="At most this many memories, most urgent first (>= 1).")
-        ] = 50,
+        ] = 10,
+        offset: Annotated[
+            int, Field(description="Skip this many first: the next page is offset+limit.")
+        ] = 0,
+        history_days: Annotated[
+            int, Field(description="Days of verdict history to include, newest last (>= 0).")
+        ] = 7,
+        include_graph: Annotated[
+            bool,
+            Field(description="Also the link graph around the worst memories (nodes, edges)."),
+        ] = False,
         store: Store = None,
     ) -> HealthOut:
-        """Verify every memory and rank them: stale and doubtful first, with a summary."""
-        from memory_enhancement.health.render import as_json
+        """Verify every memory and rank them: a summary of all, then a page of memories,
+        stale and doubtful first (`cut` says what was left out)."""
+        from memory_enhancement.mcp.answers import health_answer
 
-        if limit < 1:
-            raise ToolError(f"limit must be at least 1, not {limit}")
         with tool_errors():
-            return cast(HealthOut, as_json(service(ctx, store).health(), limit))
+            report = service(ctx, store).health()
+            answer = health_answer(
+                report, limit=limit, offset=offset, include_graph=include_graph,
+                history_days=history_days,
+            )  # fmt: skip
+            return cast(HealthOut, answer)
 
     @mcp.tool(annotations=WRITES)
     def reinforce_memory(

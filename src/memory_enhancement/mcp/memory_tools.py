@@ -26,6 +26,7 @@ from memory_enhancement.mcp.tooling import (
 
 def register(mcp: MCPServer, service: ServiceFor) -> None:
     """Add the memory tools to mcp; `service` makes a fresh service per call."""
+    from memory_enhancement.mcp.answers import page_note
     from memory_enhancement.service import serialize
 
     @mcp.tool(annotations=WRITES)
@@ -175,6 +176,9 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             )
             data = _listing(listing)
             data["total"] = listing.total if listing.total is not None else len(data["memories"])
+            cut = page_note("memories", offset, len(data["memories"]), data["total"], "by path")
+            if cut:
+                data["cut"] = cut
             return data
 
     @mcp.tool(annotations=READ_ONLY)

@@ -119,6 +119,7 @@ class ListingOut(TypedDict):
     memories: list[SummaryOut]
     skipped: list[str]
     total: NotRequired[int]  # list_memories: how many there are beyond this page
+    cut: NotRequired[str]  # list_memories: which page this is, and the offset of the next
 
 
 class RemovedOut(TypedDict):
@@ -169,6 +170,7 @@ class VerifySummaryOut(TypedDict):
     invalid_total: int
     skipped: list[str]
     unparsed_headers: list[str]
+    cut: NotRequired[str]  # what was left out of this answer, and the argument that brings it
 
 
 class EdgeOut(TypedDict):
@@ -192,6 +194,7 @@ class GraphOut(TypedDict):
     cycles: list[list[str]]
     depths: dict[str, int]
     dangling: list[DanglingOut]
+    cut: NotRequired[str]
 
 
 class LinkAtOut(TypedDict):
@@ -299,5 +302,6 @@ class HealthOut(TypedDict):
     summary: HealthSummaryOut
     memories: list[MemoryHealthOut]
     history: list[HistoryDayOut]
-    graph: HealthGraphOut
+    graph: NotRequired[HealthGraphOut]  # with include_graph
     skipped: list[str]
+    cut: NotRequired[str]

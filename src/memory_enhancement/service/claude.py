@@ -4,8 +4,8 @@ A memory added there declares `name`, `description` and `type` as the folder's o
 and gets its line in `MEMORY.md`; a memory removed or pruned loses that line (a move
 rewrites it as it rewrites every link to the memory). `MEMORY.md` itself stays the
 folder's index: it is read and searched as a memory (many hold notes of their own,
-with code mentions worth verifying), but never removed, moved, expired, pruned or
-stamped by `verify --write` (verification.py).
+with code mentions worth verifying), but never removed, moved, updated, cited, linked,
+graduated, expired, pruned or stamped by `verify --write` (verification.py).
 The folder's rules live in store/claude_folder.py and store/claude_index.py; this
 module applies them to one write, under the store lock its caller holds.
 """
@@ -72,6 +72,13 @@ def refuse_index(folder: Folder | None, path: str, verb: str) -> None:
             f"{INDEX_FILE} is the index of this Claude Code memory folder (Claude Code loads "
             f"it into every session); it is not {verb} as a memory"
         )
+
+
+def refuse_index_edit(store: Store, path: str, verb: str) -> None:
+    """Refuse to change `MEMORY.md` as a memory: an update or a citation would append a
+    section to the index Claude Code loads into every session."""
+    if path == INDEX:
+        refuse_index(folder_of(store, learn=False), path, verb)
 
 
 def refuse_declaration(folder: Folder | None, description: str | None, kind: str | None) -> None:

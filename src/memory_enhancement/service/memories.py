@@ -121,13 +121,17 @@ class Memories(ServiceBase):
 
         return find(self.index, self.state, reference)
 
-    def _to_change(self, reference: str) -> str:
+    def _to_change(self, reference: str, verb: str = "edited") -> str:
         """The memory a write changes: as `find`, but a path with a folder names its own
         file only. `find` takes `notes/foo` for the one `foo` anywhere (as a link to a
-        memory since moved finds it), and `update notes/foo` replaced archive/foo's text."""
-        if "/" in reference and not reference.strip().startswith(("mem:", "[mem:")):
-            return self.store.locate(reference)
-        return self.find(reference)
+        memory since moved finds it), and `update notes/foo` replaced archive/foo's text.
+        A Claude Code memory folder's `MEMORY.md` is refused: it is the index, not a memory."""
+        from memory_enhancement.service import claude  # only writes and Claude folders need it
+
+        located = "/" in reference and not reference.strip().startswith(("mem:", "[mem:"))
+        target = self.store.locate(reference) if located else self.find(reference)
+        claude.refuse_index_edit(self.store, target, verb)
+        return target
 
     # -- writing ----------------------------------------------------------------
 
@@ -334,12 +338,9 @@ class Memories(ServiceBase):
         (`update_links=False` leaves every other file alone).
         """
         from memory_enhancement.graph.broken import follow_move, links_touching
-        from memory_enhancement.service import claude  # only writes and Claude folders need it
 
         with self.store.lock():
-            origin = self._to_change(source)
-            if origin == claude.INDEX:
-                claude.refuse_index(claude.folder_of(self.store, learn=False), origin, "moved")
+            origin = self._to_change(source, "moved")
             # A Serena store is flat, and so is a memory already at the top of any store
             # (Claude Code's memory folder holds its frontmatter memories there).
             flat = "/" not in origin or self.store.default_format() == "serena"

@@ -213,10 +213,13 @@ class Retrieval(Verification):
         this repository: anywhere else (the global store) nothing could verify them,
         so they are dropped, and the result's warnings name each one.
         """
+        from memory_enhancement.service import claude  # only writes and Claude folders need it
+
         if target.store.root == self.store.root:
             raise InvalidInputError("cannot graduate a memory into its own store")
         # action=None: reading the memory to copy it is not an agent using it (seed 002 §5).
         found = self.find(path)  # a path, a [mem:ID] as `stats graduation` shows, or a name
+        claude.refuse_index_edit(self.store, found, "graduated")  # it would be linked back
         # Read strictly first: `get` shows a memory whose header does not parse as its text,
         # and copying that would drop its header, then fail to link back (BrokenHeaderError
         # now, before anything is written).

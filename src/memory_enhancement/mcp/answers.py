@@ -1,0 +1,168 @@
+"""What the MCP tools that answer about a whole store return: what an agent needs first,
+and a `cut` note saying what was left out and which argument brings it.
+
+Agents read every answer into their context window. On rjmurillo/ai-agents' store (1,026
+memories, with its git history) `verify_memories` was 113,886 characters (49 invalid
+memories, each with every citation and mention that held), `memory_health` 66,149 (50
+ranked memories, the graph the HTML report draws, 90 days of history) and
+`traverse_graph` from its `memory-index` 552,893 at the default depth (from README with
+`direction="both"`, 50 memories and the 157 links among them were still 40,542: hence 25).
+Each answer keeps its fields and their meaning (a client written against the full answer
+still reads this one); only how many entries a list holds changes, and `cut` says so.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.verdicts import MemoryVerification, VerifyRun
+
+
+def check_offset(offset: int) -> None:
+    if offset < 0:
+        raise ToolError(f"invalid offset {offset}: it must be 0 or more")
+
+
+def page_note(what: str, offset: int, shown: int, total: int, order: str) -> str | None:
+    """`listed X 51-100 of 1026, ORDER: offset=100 for the next`, or None when nothing
+    lies beyond this page (and nothing before it was skipped)."""
+    if total == 0 or (offset == 0 and shown >= total):
+        return None
+    if shown == 0:
+        return f"offset {offset} is past the last of the {total} {what}"
+    note = f"listed {what} {offset + 1}-{offset + shown} of {total}, {order}"
+    if offset + shown < total:
+        note += f": offset={offset + shown} for the next"
+    return note
+
+
+def with_cut(data: dict[str, Any], notes: list[str | None]) -> dict[str, Any]:
+    said = [note for note in notes if note]
+    if said:
+        data["cut"] = "; ".join(said)
+    return data
+
+
+def verify_summary(
+    run: VerifyRun, *, limit: int, offset: int, include_valid: bool
+) -> dict[str, Any]:
+    """The run's counts, then its invalid memories, worst first (the lowest share of
+    citations and mentions that hold), a page of them; each lists only what did not hold
+    unless `include_valid` (the counts have the rest)."""
+    from memory_enhancement.core.verdicts import Verdict
+    from memory_enhancement.service import serialize
+
+    if limit < 1:
+        raise ToolError(f"invalid limit {limit}: it must be at least 1")
+    check_offset(offset)
+    invalid = sorted((r for r in run.results if not r.valid), key=_worst_first)
+    page = invalid[offset : offset + limit]
+    entries = [serialize.verification_dict(r) for r in page]
+    left_out = 0
+    if not include_valid:
+        for entry in entries:
+            for key in ("citations", "mentions"):
+                if key in entry:
+                    kept = [c for c in entry[key] if c["status"] != Verdict.VALID.value]
+                    left_out += len(entry[key]) - len(kept)
+                    entry[key] = kept
+    data = {
+        "memories": len(run.results),
+        "citations": run.citations,
+        "counts": {v.value: run.count(v) for v in Verdict},
+        # Prose mentions fail memories too: without these, a store whose every
+        # declared citation holds reads as all valid beside a list of invalid ones.
+        "mentions": run.mentions,
+        "mention_counts": {v.value: run.count_mentions(v) for v in Verdict},
+        "valid": run.ok(),
+        "invalid": entries,
+        "invalid_total": len(invalid),
+        "skipped": run.skipped,
+        # Verified for their prose; their frontmatter (and any citation in it) unread.
+        "unparsed_headers": [f"{path}: {why}" for path, _, why in run.headers],
+    }
+    return with_cut(
+        data,
+        [
+            page_note("invalid memories", offset, len(page), len(invalid), "worst first"),
+            f"the {left_out} valid citations and mentions of these memories are left out "
+            "(include_valid=true lists them)"
+            if left_out
+            else None,
+        ],
+    )
+
+
+def _worst_first(result: MemoryVerification) -> tuple[float, str]:
+    confidence = result.confidence
+    return (0.0 if confidence is None else confidence, result.path)
+
+
+def health_answer(
+    report: Any, *, limit: int, offset: int, include_graph: bool, history_days: int
+) -> dict[str, Any]:
+    """A `HealthReport` as `health --format json` gives it, for a page of the ranked
+    memories, the last `history_days` days of verdicts, and the link graph only when asked
+    for (it is the HTML report's drawing: nodes and edges an agent rarely needs)."""
+    from memory_enhancement.health.render import as_json
+
+    if limit < 1:
+        raise ToolError(f"limit must be at least 1, not {limit}")
+    check_offset(offset)
+    if history_days < 0:
+        raise ToolError(f"invalid history_days {history_days}: it must be 0 or more")
+    data = as_json(report, limit, offset)
+    notes = [
+        page_note("memories", offset, len(data["memories"]), report.total, "most urgent first")
+    ]
+    days = data["history"]
+    if len(days) > history_days:
+        data["history"] = days[len(days) - history_days :] if history_days else []
+        notes.append(
+            f"history holds the last {history_days} of {len(days)} days "
+            f"(history_days={len(days)} for all)"
+        )
+    if not include_graph:
+        graph = data.pop("graph")
+        if graph["nodes"]:
+            notes.append(
+                f"the link graph around the worst memories ({len(graph['nodes'])} memories, "
+                f"{len(graph['edges'])} links) is left out (include_graph=true adds it)"
+            )
+    skipped = data.pop("skipped")
+    data["skipped"] = skipped  # last, as in the CLI's JSON
+    return with_cut(data, notes)
+
+
+def graph_answer(result: Any, *, limit: int) -> dict[str, Any]:
+    """A `GraphResult` as `graph --json` gives it, but of the `limit` memories nearest the
+    root (the root first) and the links among them; `visited_count` and
+    `max_depth_reached` still describe the whole traversal."""
+    from memory_enhancement.graph.render import as_dict
+
+    if limit < 1:
+        raise ToolError(f"invalid limit {limit}: it must be at least 1")
+    data = as_dict(result)
+    if len(result.depths) <= limit:
+        return data
+    kept = set(sorted(result.depths, key=result.depths.__getitem__)[:limit])
+    data["nodes"] = {
+        node: [other for other in linked if other in kept]
+        for node, linked in result.nodes.items()
+        if node in kept
+    }
+    data["edges"] = [e for e in data["edges"] if e["source"] in kept and e["target"] in kept]
+    data["cycles"] = [cycle for cycle in result.cycles if kept.issuperset(cycle)]
+    data["depths"] = {node: d for node, d in result.depths.items() if node in kept}
+    data["dangling"] = [d for d in data["dangling"] if d["source"] in kept]
+    return with_cut(
+        data,
+        [
+            f"listed the {limit} memories nearest {result.root} of the {len(result.depths)} "
+            f"reached, and only the links among them (limit={len(result.depths)} lists all; "
+            "a smaller depth, fewer)"
+        ],
+    )
