@@ -14,7 +14,9 @@ MRR@10 over the four sets, then R@5 / MRR@10 per set):
 
 * **neighbours** of the first result over the whole store (mean chunk vectors): its
   nearest k with cosine >= tau, after it and its near-duplicates (or at a fixed place);
-  only mutual nearest neighbours; or its score lent to them (`smooth`).
+  only mutual nearest neighbours; or its score lent to them (`smooth`); or the memories
+  whose titles, embedded alone, are closest to its (`titled`) or share most of its
+  title's words (`title_words`).
 * **span floors**: min-max scaling over at least a given span (semantic: in cosine;
   lexical: a share of its top), the scaling before session 27 with a floor for flat lists.
 * **spread**: each list from its floor in standard deviations (search._spread, adopted).
@@ -41,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from memory_enhancement.index import cjk
-from memory_enhancement.index.lexical import _WORD, _stem, _terms
+from memory_enhancement.index.lexical import _WORD, STOPWORDS, _stem, _terms
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -166,6 +168,64 @@ def whole(
         at = block if place is None else place
         keep = [p for p in picks[:k] if p not in out[:at]]
         return [*out[:at], *keep, *(p for p in out[at:] if p not in keep)]
+
+    return rank
+
+
+def titled(tau: float, most: int = 1) -> Rank:
+    """The memories whose title, embedded alone (fusion13's dump), is closest to the first
+    result's (cosine >= tau; whole store), after it and its near-duplicates."""
+
+    def rank(d: dict[str, Any]) -> list[str]:
+        out, block = _block(d)
+        if d["weight"] >= 1.0 or not out or d["cjk"].get(out[0], 1.0) > 0.2:
+            return out
+        g = f13._VECTORS[d["group"]]
+        titles = _TITLES[d["group"]]
+        a = g.row_of[out[0]]
+        cosines = titles @ titles[a]
+        order = np.argsort(-cosines)[: most + 1].tolist()
+        picks = [g.owners[i][0] for i in order if i != a and cosines[i] >= tau][:most]
+        keep = [p for p in picks if p not in out[:block]]
+        return [*out[:block], *keep, *(p for p in out[block:] if p not in keep)]
+
+    return rank
+
+
+_TITLES: dict[str, Any] = {}
+_TITLE_WORDS: dict[str, dict[str, set[str]]] = {}
+
+
+def _title_words(title: str) -> set[str]:
+    words = set()
+    for word in _WORD.findall(title.lower().replace("_", " ")):
+        if word not in STOPWORDS:
+            plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
+            words.add(word[:-1] if plural else word)
+    return words
+
+
+def title_words(least: float, most: int = 1) -> Rank:
+    """The memories whose titles share the most words with the first result's (Jaccard
+    >= least, the words without function words and a plural -s; whole store), after it
+    and its near-duplicates: `titled` without a title vector."""
+
+    def rank(d: dict[str, Any]) -> list[str]:
+        out, block = _block(d)
+        if d["weight"] >= 1.0 or not out or d["cjk"].get(out[0], 1.0) > 0.2:
+            return out
+        words = _TITLE_WORDS[d["group"]]
+        mine = words.get(out[0], set())
+        if len(mine) < 2:
+            return out
+        alike = sorted(
+            ((len(mine & theirs) / len(mine | theirs), p) for p, theirs in words.items()
+             if p != out[0] and theirs),
+            reverse=True,
+        )  # fmt: skip
+        picks = [p for share, p in alike[:most] if share >= least]
+        keep = [p for p in picks if p not in out[:block]]
+        return [*out[:block], *keep, *(p for p in out[block:] if p not in keep)]
 
     return rank
 
@@ -372,6 +432,19 @@ def main(argv: list[str] | None = None) -> int:
                     f"{scale}: nearest 1, >= 0.7, put at {place + 1}",
                     whole(1, 0.7, place, inner=inner),
                 )
+        for group in f13._VECTORS:
+            made = data["arrays"][f"{group}.titles"].astype(np.float32)
+            _TITLES[group] = made / np.linalg.norm(made, axis=1, keepdims=True)
+        for tau in (0.8, 0.85, 0.9, 0.95):
+            for most in (1, 2):
+                show(f"spread: title neighbours {most}, >= {tau}", titled(tau, most))
+        for group in f13._VECTORS:
+            db = sqlite3.connect(args.dump.with_suffix(".groups") / group / "i.db")
+            rows = db.execute("SELECT path, title FROM memories WHERE error IS NULL")
+            _TITLE_WORDS[group] = {p: _title_words(t or "") for p, t in rows}
+        for least in (0.4, 0.5, 0.6, 0.7):
+            for most in (1, 2):
+                show(f"spread: title words {most}, Jaccard >= {least}", title_words(least, most))
         for lam in (0.3, 0.5, 0.7, 1.0):
             for c0 in (0.5, 0.6, 0.7):
                 show(f"range: lend {lam} x the first's score from {c0}", smooth(lam, c0))
