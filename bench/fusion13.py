@@ -14,9 +14,10 @@ fraction of a second, and prints R@5 / MRR@10 per set for the split asked; the c
 is made on the mean of R@5 + MRR@10 over the four dev halves (docs/benchmarks.md).
 The groups' indexes are kept beside the dump (`<out>.groups/`) for bench/variants26.py.
 
-`shipped` is what `search --mode hybrid` ranks: the fusion (`convex()`), then the first
-result's near-duplicates moved up behind it (`near`, index/hybrid.py, session 26); the
-other variants change the fusion alone, as they were measured before session 26.
+`shipped` is what `search --mode hybrid` ranks: the fusion (`convex()`, each list scaled
+by its spread since session 27), then the first result's near-duplicates moved up behind
+it (`near`, index/hybrid.py, session 26); the other variants change the fusion alone, as
+they were measured before session 26 (then with `scale="range"`, min-max).
 """
 
 from __future__ import annotations
@@ -160,11 +161,24 @@ Ranker = Callable[[dict[str, Any]], list[str]]
 
 
 def _scaled(scores: dict[str, float]) -> dict[str, float]:
+    """Min-max within the list (the fusion's scaling before session 27)."""
     if not scores:
         return {}
     top, bottom = max(scores.values()), min(scores.values())
     span = top - bottom
     return {p: (s - bottom) / span if span > 0 else 1.0 for p, s in scores.items()}
+
+
+def _spread(scores: dict[str, float], length: int = 0) -> dict[str, float]:
+    """search._spread: height above the list's floor in standard deviations of the list,
+    a list shorter than `length` taken as that long with the rest at zero (session 27)."""
+    if not scores:
+        return {}
+    values = [*scores.values()] + [0.0] * max(length - len(scores), 0)
+    mean = sum(values) / len(values)
+    deviation = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    floor = min(values)
+    return {p: (s - floor) / deviation if deviation > 0 else 1.0 for p, s in scores.items()}
 
 
 def convex(
@@ -174,9 +188,11 @@ def convex(
     second: float = 0.0,
     title: float = 0.0,
     base: float | None = None,
+    scale: str = "spread",
 ) -> Ranker:
     """The shipped fusion (`search.fuse`) with knobs: list depths, the second-best chunk's
-    share in a memory's semantic score, a title vector's share, another lexical weight."""
+    share in a memory's semantic score, a title vector's share, another lexical weight,
+    each list's scaling (`spread`, shipped since session 27, or `range`: min-max)."""
 
     def rank(d: dict[str, Any]) -> list[str]:
         weight = d["weight"] if base is None else _weight(d, base)
@@ -191,9 +207,13 @@ def convex(
                 )
             sem_scores[path] = score
         best = sorted(sem_scores, key=lambda p: -sem_scores[p])[:sem_depth]
-        sem = _scaled({p: sem_scores[p] for p in best})
         lex_hits = d["lex"][:lex_depth]
-        lex = _scaled({p: s for p, s in lex_hits})
+        if scale == "range":
+            sem = _scaled({p: sem_scores[p] for p in best})
+            lex = _scaled({p: s for p, s in lex_hits})
+        else:
+            sem = _spread({p: sem_scores[p] for p in best})
+            lex = _spread({p: s for p, s in lex_hits}, len(best))
         lex_rank = {p: n for n, (p, _) in enumerate(lex_hits)}
         sem_rank = {p: n for n, p in enumerate(best)}
         readable = {p: 1.0 - d["cjk"].get(p, 0.0) for p in sem}
@@ -341,7 +361,9 @@ def near(
 _VECTORS: dict[str, _Vectors] = {}
 VARIANTS: dict[str, Ranker] = {
     "shipped": near(),
-    "fusion alone (before s26)": convex(),
+    "fusion alone": convex(),
+    "scaled by range (shipped s26: before s27)": near(convex(scale="range")),
+    "scaled by range, fusion alone (before s26)": convex(scale="range"),
     **{f"near {t} most {m}": near(tau=t, most=m) for t in (0.8, 0.85, 0.9) for m in (1, 2, 5)},
     "near 0.85 most 5, fused order": near(order="fused"),
     "near 0.85 most 5, CJK too": near(readable=None),

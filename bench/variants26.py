@@ -235,13 +235,14 @@ class Lex:
 
     def search(
         self, query: str, k1: float = 1.2, b: float = 0.75, w: tuple[float, ...] = (1, 1, 1, 1),
-        per_column: bool = False,
+        per_column: bool = False, terms: list[str | tuple[str, ...]] | None = None,
     ) -> dict[str, float]:  # fmt: skip
-        """Each memory's score (its best passage's, when cut into passages)."""
+        """Each memory's score (its best passage's, when cut into passages); `terms`
+        instead of the query's own (variants27.py's word forms)."""
         totals = [sum(d[c] for d in self.dl.values()) for c in range(4)]
         average, per = sum(totals) / self.n, [t / self.n or 1 for t in totals]
         scores: dict[int, float] = defaultdict(float)
-        for term in _fts_terms(query):
+        for term in _fts_terms(query) if terms is None else terms:
             docs = self._docs(term)
             idf = max(math.log((self.n - len(docs) + 0.5) / (len(docs) + 0.5)), 1e-6)
             for doc, counts in docs.items():

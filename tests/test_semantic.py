@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from statistics import pstdev
 
 import pytest
 
@@ -334,9 +335,16 @@ def test_fusion_lets_a_strong_single_list_hit_win() -> None:
     fused = fuse(lexical, meaning, limit=10, weight=0.3)
     # b is in both lists but weak in both; c leads its list by far and wins.
     assert [h.row.path for h in fused] == ["c", "a", "b", "d"]
-    assert fused[0].score == pytest.approx(0.7)
     assert (fused[2].lexical_rank, fused[2].semantic_rank) == (2, 2)
-    assert fused[2].score == pytest.approx(0.7 * (0.10 / 0.51))
+    # Each side in standard deviations above its floor (the words' list taken as long as
+    # the other, at BM25's zero), the mix divided by the best: the first scores 1.
+    words, meaning_spread = pstdev([12.0, 3.0, 0.0]), pstdev([0.71, 0.30, 0.20])
+    c = 0.7 * 0.51 / meaning_spread
+    assert fused[0].score == 1.0
+    assert fused[1].score == pytest.approx(0.3 * 12.0 / words / c, abs=1e-6)
+    assert fused[2].score == pytest.approx(
+        (0.3 * 3.0 / words + 0.7 * 0.10 / meaning_spread) / c, abs=1e-6
+    )
     assert len(fuse(lexical, meaning, limit=1)) == 1
     only = fuse(lexical, [], limit=10)  # one side empty: the other's order stands
     assert [h.row.path for h in only] == ["a", "b"]

@@ -12,10 +12,11 @@ words higher anyway. Words in Chinese, Japanese or Korean are found inside
 runs of text with no spaces through character bigrams (cjk.py).
 
 Hybrid search fuses the two rankings by a convex mix of their scores, each
-scaled to [0, 1] within its list (`fuse`): a memory only one side finds, but
-finds clearly, can win, which reciprocal rank fusion with k = 60 does not allow
-(any memory both lists find weakly beats the first of one list). The weight was
-chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13). Then the
+measured within its list from its floor in standard deviations (`fuse`): a memory
+only one side finds, but finds clearly, can win, which reciprocal rank fusion with
+k = 60 does not allow (any memory both lists find weakly beats the first of one
+list), and a list that stands out counts for more than a flat one. The weight and the
+scaling were chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13). Then the
 memories that restate the first result (its near-duplicates by their vectors, hybrid.py)
 come right after it.
 """
@@ -265,14 +266,25 @@ def hybrid_lexical(conn: sqlite3.Connection, query: str, filters: Filters) -> li
         return []  # a query of only punctuation can still be embedded
 
 
-def _scaled(hits: list[Hit]) -> dict[str, float]:
-    """Scores scaled to [0, 1] within one list: the best 1, the worst 0 (all 1 if equal)."""
+def _spread(hits: list[Hit], length: int = 0) -> dict[str, float]:
+    """Each hit's height above the list's floor, in standard deviations of the list's scores.
+
+    Scaled by its spread rather than by its range (the best 1, the worst 0, as before
+    session 27), a list lets a hit that stands out from it count for more than the first
+    of a flat list: when the model finds nothing much like the question, its cosines lie
+    close together and min-max scaling stretched that noise to the full [0, 1], enough
+    to outvote a clear first hit of the words (docs/benchmarks.md, issue 13, session 27).
+    A list shorter than `length` is taken as that long, the memories it lacks scoring 0:
+    a lexical list that holds every memory with a word of the query ends at BM25's zero,
+    not at its own last hit. All equal: 1 each.
+    """
     if not hits:
         return {}
-    top = max(h.score for h in hits)
-    bottom = min(h.score for h in hits)
-    span = top - bottom
-    return {h.row.path: (h.score - bottom) / span if span > 0 else 1.0 for h in hits}
+    values = [h.score for h in hits] + [0.0] * max(length - len(hits), 0)
+    mean = sum(values) / len(values)
+    deviation = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+    floor = min(values)
+    return {h.row.path: (h.score - floor) / deviation if deviation > 0 else 1.0 for h in hits}
 
 
 def fuse(
@@ -281,15 +293,18 @@ def fuse(
     limit: int,
     weight: float = LEXICAL_WEIGHT,
 ) -> list[Hit]:
-    """A convex mix: weight x lexical + (1 - weight) x semantic, each scaled within its list.
+    """A convex mix: weight x lexical + (1 - weight) x semantic, each measured within its
+    list from its floor in standard deviations (`_spread`), then divided by the best, so
+    the scores lie in [0, 1] and the first is 1.
 
-    A memory missing from a list scores 0 there. The semantic side counts only for the
+    A memory missing from a list scores 0 there (the lexical list is taken as long as
+    the semantic one, the memories it lacks at BM25's zero). The semantic side counts only for the
     part of a memory the model can read: a memory all in Chinese or Japanese (`Hit.cjk`
     near 1) is ranked by its words alone, whatever the query. Ties go to the memory
     the lexical side ranked higher, then the semantic side, then by path.
     """
-    lexical_scores = _scaled(lexical_hits)
-    semantic_scores = _scaled(semantic_hits)
+    lexical_scores = _spread(lexical_hits, len(semantic_hits))
+    semantic_scores = _spread(semantic_hits)
     by_path: dict[str, Hit] = {}
     for hit in (*lexical_hits, *semantic_hits):
         by_path.setdefault(hit.row.path, hit)  # lexical first: its snippet is highlighted
@@ -301,8 +316,11 @@ def fuse(
         + (1 - weight) * semantic_scores.get(path, 0.0) * readable.get(path, 1.0)
         for path in by_path
     }
-    # Equal scores: a memory a list found before one it did not. Scaled within its list,
-    # the last lexical hit scores 0 there, as does every memory lexical did not find.
+    best = max(scores.values(), default=0.0)
+    if best > 0:
+        scores = {path: score / best for path, score in scores.items()}
+    # Equal scores: a memory a list found before one it did not. Measured from its floor,
+    # the last hit of a full list scores 0 there, as does every memory it did not find.
     ranked = sorted(
         by_path,
         key=lambda p: (
