@@ -22,6 +22,7 @@ from memory_enhancement.core.file_list import Resolution, normalize
 from memory_enhancement.core.mentions import GRAMMAR, Mention
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.decisions import quote
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.mention_cache import Cached
 
@@ -283,7 +284,7 @@ class Ask:
             named = _NAMED.match(reason)
             at = int(named[1]) - (self.citation.line or 0) if named else 0
             then = said[at] if 0 <= at < len(said) else said[0]
-            reason += f"; when written ({commit}) it read `{short(then.strip())}`"
+            reason += f"; when written ({commit}) it read `{quote(then, check.now)}`"
         elif check.status is Verdict.MISSING and check.renamed_to is not None:
             # The file lives on under another name without the cited text: the
             # mention is stale, not missing (its file is there to read).
@@ -300,8 +301,3 @@ class Ask:
 
 
 _NAMED = re.compile(r"(?:renamed to [^;]*; )?line (\d+) ")  # the start of a stale reason
-
-
-def short(text: str, limit: int = 80) -> str:
-    text = text.replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
