@@ -392,7 +392,7 @@ def test_the_line_of_what_was_checked_names_the_mentions_nothing_could_vouch_for
     """Found on imDrOne/mtg-bro: "prose mentions: **4** (0 ok, 1 moved, 2 failing)", the
     fourth (a bare file name three modules share) counted in the total and nowhere else.
     The verdicts that neither hold nor fail are named after the others."""
-    from verify_support import STORE, code, coded
+    from verify_support import STORE, coded
 
     repo = coded(tmp_path / "project", {"a/Handler.kt": 10, "b/Handler.kt": 10, "src/app.py": 10})
     repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "See src/app.py:3 and Handler.kt:4."])
