@@ -120,7 +120,7 @@ class GitHistory(GitObjects):
             current = steps.get(first, ([], []))
             i += 1
         now = self.files_now()
-        since: dict[str, tuple[set[str], set[str]]] = {head: (set(), set())}
+        since: dict[str, tuple[set[str], set[str]]] = {head: self._staged(keep)}
         # per commit: (files added since it, files deleted since it), as HEAD sees them
         for commit, base in bases.items():  # chained ones newest first: the base is known
             gained, lost = steps[commit]
@@ -140,6 +140,27 @@ class GitHistory(GitObjects):
             since[commit] = (added, deleted)
             self._lists[commit] = now.changed(added, deleted)
             self._names[commit] = keep
+
+    def _staged(self, keep: frozenset[str] | None) -> tuple[set[str], set[str]]:
+        """(files git's index has and HEAD has not, files HEAD has and the index has not):
+        the lists start from the index, which a staged `git mv`, add or delete (what a
+        pre-commit hook sees, a merge in progress) sets apart from HEAD. Without this, a
+        file only staged was taken as there at every past commit (found on 2sem/talktrans:
+        a bare name resolved at an old commit to the path its file was being moved to)."""
+        staged: tuple[set[str], set[str]] = (set(), set())
+        try:
+            out = run_git(
+                self.git, "diff", "--cached", "--no-renames", "--name-status", "-z",
+                "--diff-filter=AD", "HEAD",
+            )  # fmt: skip
+        except GitError:
+            return staged
+        fields = out.split("\0")
+        for status, path in zip(fields[::2], fields[1::2], strict=False):
+            rel = from_git(self.git, path) if self.git.prefix else path
+            if rel and status in ("A", "D") and (keep is None or rel.rpartition("/")[2] in keep):
+                staged[0 if status == "A" else 1].add(rel)
+        return staged
 
     def files_at(self, commit: str, name: str | None = None) -> FileList:
         """The repository's files and submodules at a commit (one `git ls-tree`, unless

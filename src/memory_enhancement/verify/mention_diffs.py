@@ -88,6 +88,8 @@ def mention_git(
                 later[commit] = (unpaired, added)
     for old, new in _renamed_since(git, later):
         renames.setdefault(old, new)
+    if gone:
+        _follow_staged(git, renames, gone)
     listed = files_now()
     tracked = (
         frozenset(listed.files) | frozenset(listed.submodules)
@@ -101,6 +103,22 @@ def mention_git(
             expected.setdefault(ask.citation.commit, set()).add(ask.citation.target)
     ours.expect(expected)  # what follow_line_maps will ask, mostly
     return ours
+
+
+def _follow_staged(git: Git, renames: dict[str, str], gone: Mapping[str, set[str]]) -> None:
+    """Carry the renames on through those not committed yet (HEAD to the work tree), as
+    the Verifier's own Git does for citations: a pre-commit hook runs with the `git mv`
+    staged, and a mention of the moved file was `missing` until the commit (found on
+    2sem/talktrans, verified before its merge was committed)."""
+    staged = dict(_renames(git, ["-M", *_RENAMES, "HEAD"]))
+    if not staged:
+        return
+    for old, new in renames.items():
+        renames[old] = staged.get(new, new)
+    for paths in gone.values():
+        for path in paths:
+            if path not in renames and path in staged:
+                renames[path] = staged[path]
 
 
 def _renames(git: Git, args: list[str]) -> list[tuple[str, str]]:
