@@ -105,3 +105,27 @@ def test_the_hook_passes_on_a_staged_rename_of_a_file_a_prose_mention_names(
     # files made from git's index, staged rename included: `lib/app.py`, "not a text
     # file when the memory line was written".
     assert "mention RENAMED      app.py:5 (line 5) -> lib/app.py:5" in done.stdout
+
+
+def test_a_memory_moved_by_the_tool_keeps_its_mentions_history_before_the_commit(
+    project: GitRepo,
+) -> None:
+    """`memory-enhancement move` renames the memory file; until the move is committed, git
+    has no history at its new path, and its mentions were judged by the work tree alone:
+    a mention of a file renamed since was `missing` (failing), before `git add` and in the
+    hook that commits the move, and `renamed` again once committed (found on 23min/FlowTime,
+    moving a memory after its code was reorganised). Its lines are now traced through the
+    memory file it was moved from."""
+    project.write_lines(".serena/memories/notes.md", ["# Notes", "", "Set at src/app.py:3."])
+    project.commit("notes")
+    project.mv("src/app.py", "lib/app.py")
+    project.commit("code moved")
+    move = [*command()[:-1], "move", "notes", "moved_notes"]
+    done = subprocess.run(move, cwd=project.root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    expected = "mention RENAMED      src/app.py:3 (line 3) -> lib/app.py:3"
+    before = run_hook(project)  # not staged yet
+    assert (before.returncode, expected in before.stdout) == (0, True), before.stdout
+    project.git("add", "-A")
+    staged = run_hook(project)  # as pre-commit runs it for the commit of the move
+    assert (staged.returncode, expected in staged.stdout) == (0, True), staged.stdout
