@@ -392,3 +392,18 @@ def test_the_line_of_what_was_checked_opens_with_a_capital_when_nothing_is_cited
         memory.citations.update(dict.fromkeys(memory.citations, 0))
     line = health_render.checked_counts(report)
     assert line == "Prose mentions: **10** (5 ok, 1 moved, 4 failing)"
+
+
+def test_the_line_of_what_was_checked_names_the_mentions_nothing_could_vouch_for(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """Found on imDrOne/mtg-bro: "prose mentions: **4** (0 ok, 1 moved, 2 failing)", the
+    fourth (a bare file name three modules share) counted in the total and nowhere else.
+    The verdicts that neither hold nor fail are named after the others."""
+    from verify_support import STORE, coded
+
+    repo = coded(tmp_path / "project", {"a/Handler.kt": 10, "b/Handler.kt": 10, "src/app.py": 10})
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "See src/app.py:3 and Handler.kt:4."])
+    repo.commit("memory")
+    text = run_cli(["health", "--dir", str(repo.root / STORE)], cwd=repo.root).stdout
+    assert "Prose mentions: **2** (1 ok, 0 moved, 0 failing, 1 ambiguous)" in text

@@ -98,6 +98,34 @@ def test_file_lists_of_past_commits_from_chained_diffs(repo: GitRepo) -> None:
         listed.close()
 
 
+def test_file_lists_of_past_commits_leave_out_what_is_only_staged(repo: GitRepo) -> None:
+    """The lists are made from git's index and the diffs since HEAD: a staged `git mv`,
+    add or delete (a pre-commit hook's view, a merge in progress) was taken as there at
+    every past commit (found on 2sem/talktrans: a bare name resolved at an old commit to
+    the path its file was being moved to)."""
+    repo.write_lines("src/app.py", ["a"])
+    repo.write_lines("src/gone.py", ["g"])
+    first = repo.commit("first")
+    repo.write_lines("src/other.py", ["o"])
+    second = repo.commit("second")
+    repo.mv("src/app.py", "lib/app.py")
+    repo.write_lines("src/new.py", ["n"])
+    repo.git("add", "src/new.py")
+    repo.git("rm", "-q", "src/gone.py")
+    git = git_of(repo)
+    learned, listed = GitHistory(git), GitHistory(Git(git.toplevel))
+    try:
+        learned.prefetch_trees([first, second])
+        names = ["src/app.py", "lib/app.py", "src/new.py", "src/gone.py", "src/other.py"]
+        for commit in (first, second):
+            ours, theirs = learned.files_at(commit), listed.files_at(commit)
+            assert [p in ours.files for p in names] == [p in theirs.files for p in names]
+            assert ours.resolve("app.py") == theirs.resolve("app.py")
+    finally:
+        learned.close()
+        listed.close()
+
+
 def test_exact_renames_of_gone_files_are_git_diffs_own(repo: GitRepo) -> None:
     """Renames found by object id (the diff limited to the gone files and the files now
     holding their content) are those `git diff -M100%` finds between each commit and

@@ -570,6 +570,32 @@ def test_a_file_renamed_then_rewritten_without_the_cited_text_is_stale_not_missi
     assert (check.status, check.renamed_to) == (Verdict.STALE, "pkg/old.py")
 
 
+def test_a_file_moved_twice_through_another_folder_is_followed_to_its_last_name(
+    repo: GitRepo,
+) -> None:
+    """Found on aoxiansheng/stock-api: `src/core/receiver/services/receiver.service.ts`
+    went to `src/core/restapi/receiver/...` and then `src/core/01-entry/receiver/...`,
+    edited each time; the direct diff no longer paired the first and the last, and each
+    commit's rename was looked for among the gone file and the last alone, so neither
+    commit showed one (the folder in between is neither): `missing`, "deleted"."""
+    note(repo, "helper at lib/old.py:7")
+    repo.commit("memory")
+    old = code("lib/old.py", 10)
+    added = [f"added_{n} = {n}" for n in range(1, 7)]
+    repo.mv("lib/old.py", "pkg/old.py")
+    repo.write_lines("pkg/old.py", [*old, *added])
+    repo.commit("move into pkg, with more")
+    repo.mv("pkg/old.py", "app/core/old.py")
+    repo.write_lines("app/core/old.py", [*old[4:], *added, *(f"more_{n} = {n}" for n in range(4))])
+    repo.commit("move into app/core, with less of the old")
+    check = mentions(repo)["lib/old.py:7"]
+    assert (check.status, check.renamed_to, check.current_line) == (
+        Verdict.MOVED,
+        "app/core/old.py",
+        3,
+    )
+
+
 def test_a_rename_made_before_the_memory_line_is_not_followed(repo: GitRepo) -> None:
     """lib/old.py was renamed away, then a new lib/old.py was written and mentioned, then
     deleted: the rename says nothing of the file the memory line read."""

@@ -238,6 +238,23 @@ def test_graduate_says_which_file_citations_it_dropped(run_cli: RunCli, git_repo
     assert verified.exit_code == 0 and "missing" not in verified.stdout.replace("0 missing", "")
 
 
+def test_graduate_files_a_serena_memory_under_its_project_in_the_global_store(
+    run_cli: RunCli, git_repo: Path
+) -> None:
+    """Serena names its memories without a category; the global store wants one, and
+    `graduate graph_engine` failed with "a new memory needs a category and a slug", a
+    path the user never typed (found on 23min/FlowTime). It goes under the project's name."""
+    serena = git_repo / ".serena" / "memories"
+    serena.mkdir(parents=True)
+    (serena / "graph_engine.md").write_text("# Graph engine\n\nNodes run in order.\n")
+    result = run_cli(["graduate", "graph_engine"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("graduated graph_engine -> global:repo/graph_engine  [mem:")
+    copy = json.loads(ok(run_cli(["--store", "global", "get", "repo/graph_engine", "--json"])))
+    assert "Nodes run in order." in copy["content"]
+    assert "global:repo/graph_engine" in (serena / "graph_engine.md").read_text()
+
+
 # -- skill install, help ---------------------------------------------------------------------------
 
 

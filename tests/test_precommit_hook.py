@@ -84,3 +84,48 @@ def test_the_hook_passes_on_moved_citations_and_fails_on_a_stale_one(project: Gi
         "  moved        src/app.py:5 -> src/app.py:6  found at line 6 (was 5)\n"
         "2 memories, 2 citations: 0 valid, 1 moved, 1 stale, 0 missing\n"
     )
+
+
+def test_the_hook_passes_on_a_staged_rename_of_a_file_a_prose_mention_names(
+    project: GitRepo,
+) -> None:
+    """A pre-commit hook runs before the commit: a `git mv` is staged, not in HEAD. Found
+    on 2sem/talktrans (its Tuist move, verified before committing the merge): declared
+    citations followed the staged rename, but a prose mention of the file was `missing`,
+    "deleted after the memory line was written", and the hook failed the commit; the
+    same run after the commit called it renamed."""
+    notes = ["# Notes", "", "Set at src/app.py:3.", "", "Read in app.py:5."]
+    project.write_lines(".serena/memories/notes.md", notes)
+    project.commit("notes")
+    project.mv("src/app.py", "lib/app.py")
+    done = run_hook(project)
+    assert done.returncode == 0, done.stdout
+    assert "mention RENAMED      src/app.py:3 (line 3) -> lib/app.py:3" in done.stdout
+    # The bare name was looked up at the memory line's commit in a list of that commit's
+    # files made from git's index, staged rename included: `lib/app.py`, "not a text
+    # file when the memory line was written".
+    assert "mention RENAMED      app.py:5 (line 5) -> lib/app.py:5" in done.stdout
+
+
+def test_a_memory_moved_by_the_tool_keeps_its_mentions_history_before_the_commit(
+    project: GitRepo,
+) -> None:
+    """`memory-enhancement move` renames the memory file; until the move is committed, git
+    has no history at its new path, and its mentions were judged by the work tree alone:
+    a mention of a file renamed since was `missing` (failing), before `git add` and in the
+    hook that commits the move, and `renamed` again once committed (found on 23min/FlowTime,
+    moving a memory after its code was reorganised). Its lines are now traced through the
+    memory file it was moved from."""
+    project.write_lines(".serena/memories/notes.md", ["# Notes", "", "Set at src/app.py:3."])
+    project.commit("notes")
+    project.mv("src/app.py", "lib/app.py")
+    project.commit("code moved")
+    move = [*command()[:-1], "move", "notes", "moved_notes"]
+    done = subprocess.run(move, cwd=project.root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    expected = "mention RENAMED      src/app.py:3 (line 3) -> lib/app.py:3"
+    before = run_hook(project)  # not staged yet
+    assert (before.returncode, expected in before.stdout) == (0, True), before.stdout
+    project.git("add", "-A")
+    staged = run_hook(project)  # as pre-commit runs it for the commit of the move
+    assert (staged.returncode, expected in staged.stdout) == (0, True), staged.stdout

@@ -185,6 +185,8 @@ def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
             f"({sum(b.status == 'dangling' for b in broken)} dangling, "
             f"{sum(b.status == 'ambiguous' for b in broken)} ambiguous{files}), "
             f"{offered} with a fix"
+            # after a written fix, what is left (the count above is what was found)
+            + (f"; {plural(len(remaining), 'broken link')} left" if written else "")
         )
     if remaining:
         raise SystemExit(EXIT_PROBLEMS)

@@ -58,6 +58,9 @@ class CitationCheck:
     written_in: str | None = None
     candidates: tuple[str, ...] = ()
     current_end: int | None = None  # where a range ends now, when it did not just move
+    # A stale verdict: the changed line as it reads now, whole (its reason quotes it clipped,
+    # and a mention's reason quotes what it read then beside it, clipped alike).
+    now: str | None = None
 
     @property
     def anchored(self) -> bool:

@@ -188,6 +188,14 @@ def ok_moved_failing(counts: dict[str, int]) -> str:
     return f"{counts.get('valid', 0)} / {counts.get('moved', 0)} / {failing(counts)}"
 
 
+_NEITHER = (
+    ("ambiguous", "ambiguous"),
+    ("unchecked", "unchecked"),
+    ("in_submodule", "in a submodule"),
+    ("skipped", "skipped"),
+)
+
+
 def checked_counts(report: HealthReport) -> str:
     """The line saying what was checked, citations and prose mentions apart (a memory's
     status counts memories, and `moved` may be either): "" when there was neither."""
@@ -195,9 +203,13 @@ def checked_counts(report: HealthReport) -> str:
     for kind, label in (("citations", "Citations"), ("mentions", "prose mentions")):
         counts = totals(report, kind)
         if counts.get("total"):
+            # The verdicts that neither hold nor fail, named, so the counts add up.
+            rest = "".join(
+                f", {counts[verdict]} {said}" for verdict, said in _NEITHER if counts.get(verdict)
+            )
             parts.append(
                 f"{label}: **{counts['total']}** ({counts.get('valid', 0)} ok, "
-                f"{counts.get('moved', 0)} moved, {failing(counts)} failing)"
+                f"{counts.get('moved', 0)} moved, {failing(counts)} failing{rest})"
             )
     line = " · ".join(parts)
     return line[:1].upper() + line[1:]  # "Prose mentions: ..." when nothing is cited

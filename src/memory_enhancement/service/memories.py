@@ -41,9 +41,10 @@ class Memories(ServiceBase):
 
     # -- reading ----------------------------------------------------------------
 
-    def _flat(self) -> bool:
-        """Whether the store keeps every memory at its top, as Claude Code's memory folder
-        does (`feedback_x.md` beside `MEMORY.md`): a new memory may then be a bare name."""
+    def takes_bare_names(self, chosen: str | None = None) -> bool:
+        """Whether a new memory (`chosen` format) may be a bare name: Serena's; a flat store's."""
+        if (chosen or self.store.default_format()) == "serena":
+            return True
         with self.index.connect() as conn:
             return queries.flat(conn)
 
@@ -156,7 +157,7 @@ class Memories(ServiceBase):
         chosen = "frontmatter" if folder else self.store.default_format()  # samples files
         claude.refuse_declaration(folder, description, memory_type)
         bare = "/" not in path.strip().strip("/")
-        target = normalize_new_path(path, flat=chosen == "serena" or (bare and self._flat()))
+        target = normalize_new_path(path, flat=bare and self.takes_bare_names(chosen))
         if not content or not content.strip():
             raise InvalidInputError(f"content of {target!r} is empty")
         content = clean_content(content)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.memory_paths import normalize_segment
 from memory_enhancement.core.model import MAX_COUNT, Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.service.context import SearchResult, render_context
@@ -238,8 +239,12 @@ class Retrieval(Verification):
                     f"could verify them; they stay on {self.store.name}:{source.path}"
                 )
         link_back = Link(f"{self.store.name}:{source.path}", "graduated_from", LinkKind.TYPED)
+        path = source.path
+        if "/" not in path and not target.takes_bare_names():
+            # A Serena memory has no category; the global store wants one: its project's.
+            path = f"{normalize_segment(self.repo.root.resolve().name) or 'project'}/{path}"
         result = target.add(
-            source.path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
+            path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
             citations=citations, links=[link_back], source="graduate",
         )  # fmt: skip
         link_out = Link(f"{target.store.name}:{result.path}", "graduated_to", LinkKind.TYPED)

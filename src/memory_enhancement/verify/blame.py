@@ -16,6 +16,7 @@ file's blob hash: a rerun asks git nothing here.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -26,6 +27,11 @@ from memory_enhancement.verify.git import GitError
 from memory_enhancement.verify.git_objects import GitObjects, from_git, run_git, to_git
 
 _UNCOMMITTED = "0" * 40
+
+
+def _lines(lines: Iterable[str]) -> Counter[str]:
+    """The lines of a memory file that say something, counted (blank ones are alike)."""
+    return Counter(line.strip() for line in lines if line.strip())
 
 
 @dataclass
@@ -45,18 +51,25 @@ class GitHistory(GitObjects):
 
     # -- the memory file ------------------------------------------------------------
 
-    def blame(self, file: str, lines: Iterable[int]) -> dict[int, str | None] | None:
+    def blame(
+        self, file: str, lines: Iterable[int], moved_from: str | None = None
+    ) -> dict[int, str | None] | None:
         """For each wanted line of the memory file (relative to the git work tree, as
         it is on disk now), the commit that last changed it; None for a line not
-        committed yet. None when git cannot blame the file (untracked, no commits)."""
+        committed yet. None when git cannot blame the file (untracked, no commits).
+        `moved_from`: the memory file of HEAD this one was moved from (see `moved_from`):
+        its lines, as they are on disk, are blamed in that file's history."""
         wanted = sorted(set(lines))
         if not wanted:
             return {}
         ranges = [arg for n in wanted for arg in ("-L", f"{n},{n}")]
+        where = ["--", file]
+        if moved_from is not None:
+            where = ["--contents", str(self.git.toplevel / file), "--", moved_from]
         try:
             # -w: as the replay of the diffs (folder_log.DIFF), a change of spaces or line
             # ending alone leaves a line the commit that wrote it
-            out = run_git(self.git, "blame", "-w", "--porcelain", *ranges, "--", file)
+            out = run_git(self.git, "blame", "-w", "--porcelain", *ranges, *where)
         except GitError:
             return None
         found: dict[int, str | None] = {}
@@ -65,6 +78,46 @@ class GitHistory(GitObjects):
             if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit():
                 sha = parts[0]
                 found[int(parts[2])] = None if sha == _UNCOMMITTED else sha
+        return found
+
+    def moved_from(self, files: Iterable[str], tracked: set[str], within: str) -> dict[str, str]:
+        """Per memory file (work-tree paths) git has no history for at its path, untracked
+        or only staged, the memory file of HEAD it was moved from: one under `within`,
+        gone from the work tree, most of whose lines that say something it holds
+        (`move` renames a memory file and adds a line or two of metadata, `git mv`
+        stages a rename: neither is history until committed, and the mentions of the
+        moved memory were judged by the work tree alone). One `git diff`."""
+        try:
+            out = run_git(
+                self.git, "diff", "--no-renames", "--name-status", "-z", "--diff-filter=AD",
+                "HEAD", "--", within or ".",
+            )  # fmt: skip
+        except GitError:
+            return {}
+        fields = out.split("\0")
+        changed = list(zip(fields[::2], fields[1::2], strict=False))
+        added = {path for status, path in changed if status == "A"}
+        gone = [path for status, path in changed if status == "D" and path.endswith(".md")]
+        new = sorted(f for f in files if f not in tracked or f in added)
+        old = {}
+        for path in gone if new else ():  # as git names them (blame's `--`)
+            rel = from_git(self.git, path) if self.git.prefix else path
+            if rel:
+                old[path] = _lines(self.read("HEAD", rel) or ())
+        found: dict[str, str] = {}
+        for file in new:
+            if not old:
+                break
+            try:
+                text = (self.git.toplevel / file).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            lines = _lines(text.splitlines())
+            shared = {path: sum((was & lines).values()) for path, was in old.items()}
+            best = max(shared, key=lambda path: (shared[path], path))
+            if 2 * shared[best] > sum(old[best].values()):  # most of the old file lives on
+                found[file] = best
+                del old[best]
         return found
 
     def prefetch_trees(self, commits: Iterable[str], names: Iterable[str] | None = None) -> None:
@@ -121,7 +174,7 @@ class GitHistory(GitObjects):
             current = steps.get(first, ([], []))
             i += 1
         now = self.files_now()
-        since: dict[str, tuple[set[str], set[str]]] = {head: (set(), set())}
+        since: dict[str, tuple[set[str], set[str]]] = {head: self._staged(keep)}
         # per commit: (files added since it, files deleted since it), as HEAD sees them
         for commit, base in bases.items():  # chained ones newest first: the base is known
             gained, lost = steps[commit]
@@ -141,6 +194,27 @@ class GitHistory(GitObjects):
             since[commit] = (added, deleted)
             self._lists[commit] = now.changed(added, deleted)
             self._names[commit] = keep
+
+    def _staged(self, keep: frozenset[str] | None) -> tuple[set[str], set[str]]:
+        """(files git's index has and HEAD has not, files HEAD has and the index has not):
+        the lists start from the index, which a staged `git mv`, add or delete (what a
+        pre-commit hook sees, a merge in progress) sets apart from HEAD. Without this, a
+        file only staged was taken as there at every past commit (found on 2sem/talktrans:
+        a bare name resolved at an old commit to the path its file was being moved to)."""
+        staged: tuple[set[str], set[str]] = (set(), set())
+        try:
+            out = run_git(
+                self.git, "diff", "--cached", "--no-renames", "--name-status", "-z",
+                "--diff-filter=AD", "HEAD",
+            )  # fmt: skip
+        except GitError:
+            return staged
+        fields = out.split("\0")
+        for status, path in zip(fields[::2], fields[1::2], strict=False):
+            rel = from_git(self.git, path) if self.git.prefix else path
+            if rel and status in ("A", "D") and (keep is None or rel.rpartition("/")[2] in keep):
+                staged[0 if status == "A" else 1].add(rel)
+        return staged
 
     def files_at(self, commit: str, name: str | None = None) -> FileList:
         """The repository's files and submodules at a commit (one `git ls-tree`, unless

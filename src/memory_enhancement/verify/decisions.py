@@ -55,15 +55,16 @@ def stale(
         start = line_map.expected(start)
     line = first_changed(citation, source, start)
     cited = citation.line + (line - start)
+    now = None
     if line > len(source.lines):
         reason = f"line {line} is past the end of {path} ({len(source.lines)} lines)"
     else:
         now = source.lines[line - 1].strip()
-        text = f"now reads `{short(now)}`" if now else "is blank"
+        text = f"now reads `{quote(now, snippet_line(citation, cited))}`" if now else "is blank"
         if line != cited:
             text = f"changed (line {line} {text.removeprefix('now ')})"
         reason = f"line {cited} {text}"
-    return CitationCheck(citation, Verdict.STALE, path, None, where + reason)
+    return CitationCheck(citation, Verdict.STALE, path, None, where + reason, now=now)
 
 
 def decide(item: Pending, line_map: LineMap | None, repo: Repository) -> CitationCheck:
@@ -96,12 +97,14 @@ def decide(item: Pending, line_map: LineMap | None, repo: Repository) -> Citatio
     if added:
         return moved(item, nearest(added, line_map.expected(line)), where)
     expected = line_map.expected(line)
+    now = None
     if line_map.deleted(line) or not 0 < expected <= len(source.lines):
         # A deleted line has no "now": quoting a neighbour would mislead.
         changed = f"line {line} was deleted"
     else:
         now = source.lines[expected - 1].strip()
-        changed = f"line {line} changed (now line {expected}: `{short(now)}`)"
+        said_then = snippet_line(citation, line)
+        changed = f"line {line} changed (now line {expected}: `{quote(now, said_then)}`)"
     # A line added since that holds the text in a longer one is a rewrite, not an
     # older line (found in doublefx/9router: `isValid = ...` became `const isValid = ...`).
     older = [n for n in candidates if n not in fresh]
@@ -110,7 +113,7 @@ def decide(item: Pending, line_map: LineMap | None, repo: Repository) -> Citatio
         holds = "hold" if len(fresh) > 1 else "holds"
         said.insert(0, f"{_lines(fresh)}, added since, {holds} it in a longer line (a rewrite)")
     reason = f"{where}{changed}; " + "; ".join(said)
-    return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
+    return CitationCheck(citation, Verdict.STALE, item.path, None, reason, now=now)
 
 
 def _lines(numbers: list[int]) -> str:
@@ -148,8 +151,8 @@ def at_line(item: Pending, line_map: LineMap | None, repo: Repository) -> Citati
     if line in exact:
         return valid
     now = source.lines[line - 1].strip()
-    reason = f"line {line} was rewritten; it now reads `{short(now)}`"
-    return CitationCheck(citation, Verdict.STALE, item.path, None, reason)
+    reason = f"line {line} was rewritten; it now reads `{quote(now, snippet_line(citation, line))}`"
+    return CitationCheck(citation, Verdict.STALE, item.path, None, reason, now=now)
 
 
 def moved(item: Pending, line: int, where: str) -> CitationCheck:
@@ -219,3 +222,38 @@ def nearest(lines: Sequence[int], target: int) -> int:
 def short(text: str, limit: int = 80) -> str:
     text = text.replace("`", "'")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quote(text: str, beside: str | None = None, limit: int = 80) -> str:
+    """`text` (a line) clipped for a reason; beside the line it is told against (what
+    the cited line said before), from a little before where the two first differ when a
+    plain clip would show only what they share: both clipped at the 79th character read
+    alike, and the reader could not see what changed (found in imDrOne/mtg-bro)."""
+    text = text.strip()
+    if beside is None or len(text) <= limit:
+        return short(text, limit)
+    other = beside.strip()
+    shared = 0
+    for a, b in zip(text, other, strict=False):
+        if a != b:
+            break
+        shared += 1
+    if shared < limit - _CONTEXT:
+        return short(text, limit)
+    return "…" + short(text[shared - _CONTEXT :], limit - 1)
+
+
+_CONTEXT = 20  # characters shown before the first difference
+
+
+def snippet_line(citation: Citation, line: int) -> str | None:
+    """What the citation's snippet holds for its line `line`: a prose mention's snippet
+    is the cited lines as they read then, one per line; a declared citation's is one line
+    (or a range squashed to one, which no single line can be told against)."""
+    if citation.snippet is None or citation.line is None:
+        return None
+    lines = citation.snippet.split("\n")
+    at = line - citation.line
+    if len(lines) == 1 and citation.end_line not in (None, citation.line):
+        return None
+    return lines[at] if 0 <= at < len(lines) else None

@@ -27,7 +27,7 @@ from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.state import State
 
-VERSION = 4  # of the verdicts (encoding or judging): a new one makes every fingerprint differ
+VERSION = 5  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 

@@ -21,15 +21,14 @@ from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
-from memory_enhancement.verify.git_objects import from_git as _from_git
 from memory_enhancement.verify.git_objects import run_git
 from memory_enhancement.verify.git_objects import to_git as _to_git
 from memory_enhancement.verify.line_maps import LineMap
 from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.mention_maps import MentionGit
+from memory_enhancement.verify.mention_renames import RENAMES, rename_fields, renamed_since
+from memory_enhancement.verify.mention_renames import renames as diff_renames
 from memory_enhancement.verify.repo import Repository, SourceStatus
-
-_RENAMES = ("--name-status", "-z", "--diff-filter=R")
 
 
 def mention_git(
@@ -65,13 +64,13 @@ def mention_git(
     for commit, paths in sorted(gone.items()):
         found = exact.get(commit)
         if found is None:  # the trees could not be read: as git diff says
-            found = _renames(git, ["-M100%", *_RENAMES, commit, "HEAD"])
+            found = diff_renames(git, ["-M100%", *RENAMES, commit, "HEAD"])
         for old, new in found:
             renames.setdefault(old, new)
         offered = {p for path in paths for p in names.named_like(_stem(path))}
         if offered:
             spec = [_to_git(git, p) for p in sorted(paths | offered)]
-            for old, new in _renames(git, ["-M", *_RENAMES, commit, "HEAD", "--", *spec]):
+            for old, new in diff_renames(git, ["-M", *RENAMES, commit, "HEAD", "--", *spec]):
                 renames.setdefault(old, new)
             unpaired = {p for p in paths if p not in renames}
             # Renamed, then edited past what the direct diff pairs: only into a file
@@ -86,8 +85,10 @@ def mention_git(
             }  # fmt: skip
             if added:
                 later[commit] = (unpaired, added)
-    for old, new in _renamed_since(git, later):
+    for old, new in renamed_since(git, later):
         renames.setdefault(old, new)
+    if gone:
+        _follow_staged(git, renames, gone)
     listed = files_now()
     tracked = (
         frozenset(listed.files) | frozenset(listed.submodules)
@@ -103,108 +104,20 @@ def mention_git(
     return ours
 
 
-def _renames(git: Git, args: list[str]) -> list[tuple[str, str]]:
-    """(old, new) renames `git diff <args>` finds."""
-    try:
-        out = run_git(git, "diff", *args)
-    except GitError:
-        return []
-    return _rename_fields(git, out.split("\0"))
-
-
-def _renamed_since(
-    git: Git, unpaired: Mapping[str, tuple[set[str], set[str]]]
-) -> list[tuple[str, str]]:
-    """(old, new) for the gone files that commits since their mention's commit renamed,
-    one commit at a time, into a file of the work tree named like them; `unpaired` gives
-    per commit the gone files and the names offered for them.
-
-    A package renamed in one commit (`pause_monitor/` -> `rogue_hunter/`, every file
-    unchanged) and edited for months after is no rename to the direct diff from an old
-    commit: the files differ too much by then. Each commit's own diff pairs them. One
-    log, limited to the gone files and those named like them, reads only their history
-    (a rename through a name that is neither is not followed) since the commit all the
-    mentions' commits come from; whether a rename came after a mention's own commit is
-    asked only of the renames found."""
-    if not unpaired:
-        return []
-    olds = {p for paths, _ in unpaired.values() for p in paths}
-    offered = {p for _, names in unpaired.values() for p in names}
-    spec = [_to_git(git, p) for p in sorted(olds | offered)]
-    commits = sorted(unpaired)
-    try:  # the history since the commit they all come from, not all of it
-        base = run_git(git, "merge-base", "--octopus", *commits).strip() if commits[1:] else ""
-    except GitError:
-        base = ""
-    since = [f"^{base or commits[0]}"] if base or not commits[1:] else []
-    # Copies too (`-C -C`, among these paths only): filter_mate copied its module into
-    # core/tasks/, kept working there, then moved the old file to a backup folder and
-    # deleted it; the copy is where the code lives.
-    flags = ("-M", "-C", "-C", "--name-status", "-z", "--diff-filter=RC")
-    try:
-        out = run_git(git, "log", "--format=%x01%H", *flags, "HEAD", *since, "--", *spec)
-    except GitError:
-        return []
-    found: list[tuple[str, str, str, str]] = []  # (commit, R or C, old, new), newest first
-    at, i, fields = "", 0, out.split("\0")
-    while i < len(fields):
-        field = fields[i].lstrip("\n")
-        if field.startswith("\x01"):
-            at = field[1:]
-        elif field[:1] in ("R", "C") and i + 2 < len(fields):
-            old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
-            if old and new:
-                found.append((at, field[0], old, new))
-            i += 2
-        i += 1
-    before: dict[tuple[str, str], bool] = {}
-    renames = []
-    for commit, (paths, names) in sorted(unpaired.items()):
-        moves: dict[str, dict[str, list[str]]] = {"R": {}, "C": {}}
-        for at, kind, old, new in reversed(found):  # oldest first
-            if (at, commit) not in before:
-                before[at, commit] = _ancestor(git, at, commit)
-            if not before[at, commit]:
-                moves[kind].setdefault(old, []).append(new)
-        with_copies = {**moves["C"]}
-        for old, news in moves["R"].items():
-            with_copies[old] = [*news, *with_copies.get(old, [])]
-        for old in sorted(paths):  # renames first; copies when those lead to no such file
-            ends = _reached(old, moves["R"], names) or _reached(old, with_copies, names)
-            if len(ends) == 1:
-                renames.append((old, ends.pop()))
-    return renames
-
-
-def _reached(old: str, moves: Mapping[str, list[str]], names: set[str]) -> set[str]:
-    """The files named like `old` that its moves lead to, one after another."""
-    seen, todo, ends = {old}, [old], set()
-    while todo:
-        for new in moves.get(todo.pop(), ()):
-            if new not in seen:
-                seen.add(new)
-                todo.append(new)
-                ends |= {new} & names
-    return ends
-
-
-def _ancestor(git: Git, commit: str, of: str) -> bool:
-    """Whether `commit` is `of` or came before it."""
-    try:
-        run_git(git, "merge-base", "--is-ancestor", commit, of)
-    except GitError:
-        return False
-    return True
-
-
-def _rename_fields(git: Git, fields: list[str]) -> list[tuple[str, str]]:
-    found = []
-    for i in range(len(fields) - 2):
-        if fields[i].startswith("R"):
-            old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
-            if old and new:
-                found.append((old, new))
-    return found
+def _follow_staged(git: Git, renames: dict[str, str], gone: Mapping[str, set[str]]) -> None:
+    """Carry the renames on through those not committed yet (HEAD to the work tree), as
+    the Verifier's own Git does for citations: a pre-commit hook runs with the `git mv`
+    staged, and a mention of the moved file was `missing` until the commit (found on
+    2sem/talktrans, verified before its merge was committed)."""
+    staged = dict(diff_renames(git, ["-M", *RENAMES, "HEAD"]))
+    if not staged:
+        return
+    for old, new in renames.items():
+        renames[old] = staged.get(new, new)
+    for paths in gone.values():
+        for path in paths:
+            if path not in renames and path in staged:
+                renames[path] = staged[path]
 
 
 def _exact_renames(
@@ -240,7 +153,7 @@ def _exact_renames(
         return {commit: [] for commit in pairs.values()}
     try:
         out = run_git(
-            git, "--literal-pathspecs", "diff-tree", "--stdin", "-r", "-M100%", *_RENAMES,
+            git, "--literal-pathspecs", "diff-tree", "--stdin", "-r", "-M100%", *RENAMES,
             "--", *(_to_git(git, p) for p in [*olds, *news]),
             stdin="".join(line + "\n" for line in pairs),
         )  # fmt: skip
@@ -254,7 +167,7 @@ def _exact_renames(
             current = sections.setdefault(pairs[line], [])
             field = rest
         current.append(field)
-    return {commit: _rename_fields(git, sections.get(commit, [])) for commit in pairs.values()}
+    return {commit: rename_fields(git, sections.get(commit, [])) for commit in pairs.values()}
 
 
 def follow_line_maps(

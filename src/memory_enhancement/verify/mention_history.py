@@ -13,6 +13,7 @@ and the cited lines are read, all the mentions' files at once. What comes out is
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ from memory_enhancement.core.file_list import Resolution, normalize
 from memory_enhancement.core.mentions import GRAMMAR, Mention
 from memory_enhancement.core.model import Citation, Memory
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.decisions import quote
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.mention_cache import Cached
 
@@ -107,18 +109,26 @@ class HistoryReader:
         if not wanted:
             return out, fresh
         tracked = self._tracked_memories(wanted)
-        wanted = [item for item in wanted if item.file in tracked]  # untracked: no history
+        # No history at its path (untracked, or staged and not in HEAD): maybe moved from
+        # a memory file HEAD has, its lines blamed there (see GitHistory.moved_from).
+        within = posixpath.commonpath([posixpath.dirname(f.file) for f in files])
+        moved = self.history.moved_from([i.file for i in wanted], tracked, within) if head else {}
+        # untracked and not moved: no history
+        wanted = [item for item in wanted if item.file in moved or item.file in tracked]
         from memory_enhancement.verify.line_origins import line_origins
 
         replayed = line_origins(
             self.git,
-            {item.file: item.count for item in wanted},
-            {item.file: item.blob for item in wanted},
+            {item.file: item.count for item in wanted if item.file not in moved},
+            {item.file: item.blob for item in wanted if item.file not in moved},
         )
         commits: dict[str, dict[int, str | None] | None] = {}
         for item in wanted:
             lines = replayed.get(item.file)
-            if lines is not None:
+            if item.file in moved:
+                lines_of = {m.line for m in item.mentions}
+                commits[item.file] = self.history.blame(item.file, lines_of, moved[item.file])
+            elif lines is not None:
                 commits[item.file] = {
                     m.line: lines[m.line - 1] for m in item.mentions if m.line <= len(lines)
                 }
@@ -283,7 +293,7 @@ class Ask:
             named = _NAMED.match(reason)
             at = int(named[1]) - (self.citation.line or 0) if named else 0
             then = said[at] if 0 <= at < len(said) else said[0]
-            reason += f"; when written ({commit}) it read `{short(then.strip())}`"
+            reason += f"; when written ({commit}) it read `{quote(then, check.now)}`"
         elif check.status is Verdict.MISSING and check.renamed_to is not None:
             # The file lives on under another name without the cited text: the
             # mention is stale, not missing (its file is there to read).
@@ -300,8 +310,3 @@ class Ask:
 
 
 _NAMED = re.compile(r"(?:renamed to [^;]*; )?line (\d+) ")  # the start of a stale reason
-
-
-def short(text: str, limit: int = 80) -> str:
-    text = text.replace("`", "'")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
