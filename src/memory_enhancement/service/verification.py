@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.errors import InvalidInputError, MemoryToolError, NotFoundError
 from memory_enhancement.index import queries
-from memory_enhancement.service.memories import Memories
+from memory_enhancement.service.citation_edits import CitationEdits
 
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import VerifyOptions, VerifyRun
     from memory_enhancement.verify.runs import Runner
 
 
-class Verification(Memories):
+class Verification(CitationEdits):
     """Verify one memory, every memory, or those a change touches."""
 
     def verify(self, path: str, options: VerifyOptions | None = None) -> VerifyRun:
