@@ -137,6 +137,9 @@ async def test_list_memories_says_which_page_it_is(agent: Agent) -> None:
     page = await agent.call("list_memories", limit=2)
     assert page["cut"] == "listed memories 1-2 of 3, by path: offset=2 for the next"
     assert "cut" not in await agent.call("list_memories")
+    past = await agent.call("list_memories", offset=10**20)  # more than SQLite can bind
+    assert (past["memories"], past["total"]) == ([], 3)
+    assert past["cut"] == f"offset {10**20} is past the last of the 3 memories"
 
 
 async def test_every_default_answer_on_the_real_corpus_fits_an_agent(
