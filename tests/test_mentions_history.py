@@ -369,6 +369,28 @@ def test_a_mention_beside_an_inline_citation_in_prose_is_still_a_mention(repo: G
     assert [c.mention.text for c in result.mentions if c.mention] == ["src/api.py:7"]
 
 
+def test_a_snippet_quoting_an_inline_citation_is_still_not_a_mention(repo: GitRepo) -> None:
+    """A citations table's row stays the cited file's text when its snippet quotes an
+    inline citation (a test of the parser, as in this tool's own generated stores)."""
+    quoted = 'doc = "[cite:file](Test-GetUser.ps1:42)"'
+    repo.write_lines("src/app.py", [*code("src/app.py", 4), quoted])
+    repo.commit("quoted")
+    note(
+        repo,
+        "The parser test.",
+        "",
+        "## Citations",
+        "",
+        "| File | Line | Snippet |",
+        "|---|---|---|",
+        f"| src/app.py | 5 | `{quoted}` |",
+    )
+    repo.commit("memory")
+    result = service(repo).verify("notes").results[0]
+    assert [(c.citation.ref, c.status) for c in result.checks] == [("src/app.py:5", Verdict.VALID)]
+    assert [c.mention.text for c in result.mentions if c.mention] == []
+
+
 # -- the cache ------------------------------------------------------------------------------
 
 

@@ -167,10 +167,15 @@ class MentionReader:
 
 def _table_rows(text: str, lines: Sequence[int | None]) -> set[int]:
     """The lines of `lines` that are not prose with an inline citation (Serena's
-    `[cite:file](src/x.py:5)`, read as a declared citation on its own line)."""
+    `[cite:file](src/x.py:5)`, read as a declared citation where it stands): a table's
+    row is one even when its snippet quotes such a citation."""
     if not any(lines):
         return set()
     split = text.split("\n")
     return {
-        n for n in lines if n is not None and 0 < n <= len(split) and "[cite:" not in split[n - 1]
+        n
+        for n in lines
+        if n is not None
+        and 0 < n <= len(split)
+        and ("[cite:" not in split[n - 1] or split[n - 1].lstrip().startswith("|"))
     }
