@@ -137,6 +137,9 @@ async def test_list_memories_says_which_page_it_is(agent: Agent) -> None:
     page = await agent.call("list_memories", limit=2)
     assert page["cut"] == "listed memories 1-2 of 3, by path: offset=2 for the next"
     assert "cut" not in await agent.call("list_memories")
+    past = await agent.call("list_memories", offset=10**20)  # more than SQLite can bind
+    assert (past["memories"], past["total"]) == ([], 3)
+    assert past["cut"] == f"offset {10**20} is past the last of the 3 memories"
 
 
 async def test_every_default_answer_on_the_real_corpus_fits_an_agent(
@@ -176,3 +179,25 @@ async def test_every_default_answer_on_the_real_corpus_fits_an_agent(
             if tool in ("list_memories", "traverse_graph", "verify_memories", "memory_health"):
                 assert "offset=" in data["cut"] or "limit=" in data["cut"], (tool, data["cut"])
     assert {tool: n for tool, n in sizes.items() if n > 25_000} == {}
+
+
+async def test_a_page_asked_for_wrongly_is_refused_before_the_store_is_verified(
+    agent: Agent, git_repo: Path, isolated_home: Path
+) -> None:
+    """`limit=0` or a negative offset is the agent's mistake: refused before a run over
+    the whole store is made and recorded in the verdict history (as memory_health's
+    limit was refused before session 27 moved the checks into mcp/answers.py)."""
+    import sqlite3
+
+    await add(agent, "notes/api", "Clients send v2.", citations=["src/app.py:3"])
+    bump_the_version(git_repo)
+    for tool, arguments, said in (
+        ("verify_memories", {"limit": 0}, "invalid limit 0"),
+        ("verify_memories", {"offset": -1}, "invalid offset -1"),
+        ("memory_health", {"limit": 0}, "limit must be at least 1, not 0"),
+        ("memory_health", {"history_days": -1}, "invalid history_days -1"),
+    ):
+        assert (await agent.fail(tool, **arguments)).startswith(said)
+    (state,) = (isolated_home / "data" / "state").glob("*.db")
+    with sqlite3.connect(state) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 0

@@ -358,6 +358,39 @@ def test_a_path_quoted_in_a_citation_snippet_is_not_a_mention_of_the_memory(
     assert [c.mention.text for c in result.mentions if c.mention] == []
 
 
+def test_a_mention_beside_an_inline_citation_in_prose_is_still_a_mention(repo: GitRepo) -> None:
+    """Only the citations table's rows quote the cited file: a prose line that holds an
+    inline `[cite:file](...)` is the memory's own words, and the other code it names there is
+    verified as any mention is."""
+    note(repo, "The handler in src/api.py:7 calls the parser [cite:file](src/app.py:5).")
+    repo.commit("memory")
+    result = service(repo).verify("notes").results[0]
+    assert [(c.citation.ref, c.status) for c in result.checks] == [("src/app.py:5", Verdict.VALID)]
+    assert [c.mention.text for c in result.mentions if c.mention] == ["src/api.py:7"]
+
+
+def test_a_snippet_quoting_an_inline_citation_is_still_not_a_mention(repo: GitRepo) -> None:
+    """A citations table's row stays the cited file's text when its snippet quotes an
+    inline citation (a test of the parser, as in this tool's own generated stores)."""
+    quoted = 'doc = "[cite:file](Test-GetUser.ps1:42)"'
+    repo.write_lines("src/app.py", [*code("src/app.py", 4), quoted])
+    repo.commit("quoted")
+    note(
+        repo,
+        "The parser test.",
+        "",
+        "## Citations",
+        "",
+        "| File | Line | Snippet |",
+        "|---|---|---|",
+        f"| src/app.py | 5 | `{quoted}` |",
+    )
+    repo.commit("memory")
+    result = service(repo).verify("notes").results[0]
+    assert [(c.citation.ref, c.status) for c in result.checks] == [("src/app.py:5", Verdict.VALID)]
+    assert [c.mention.text for c in result.mentions if c.mention] == []
+
+
 # -- the cache ------------------------------------------------------------------------------
 
 

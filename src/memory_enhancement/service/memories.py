@@ -82,7 +82,7 @@ class Memories(ServiceBase):
             raise InvalidInputError(f"invalid offset {offset}: it must be 0 or more")
         now_text = format_timestamp(self.clock())
         prefix = self._category(category)
-        limit = None if limit is None else min(limit, MAX_COUNT)
+        limit, offset = None if limit is None else min(limit, MAX_COUNT), min(offset, MAX_COUNT)
         with self.index.connect() as conn:
             live = {"live_at": None if include_expired else now_text, "tag": tag}
             rows, skipped = queries.rows(conn, prefix, limit=limit, offset=offset, **live)

@@ -84,7 +84,8 @@ class MentionReader:
         Not on the rows of its citations table (`lines`, where the format read each
         declared citation): a snippet there quotes the cited file (`assert
         parse(".cs:5000")`), which the citation itself verifies; it is not the memory
-        naming a line of code."""
+        naming a line of code. A prose line holding an inline `[cite:file](...)` is
+        the memory's own words: the other code it names there is still a mention."""
         if not may_mention(data):
             return None
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
@@ -92,7 +93,7 @@ class MentionReader:
         if not found:
             return None
         declared = {c.ref for c in memory.meta.citations}
-        rows = set(lines)
+        rows = _table_rows(text, lines)
         mentions = [m for m in found if m.ref_text not in declared and m.line not in rows]
         inside, folder = self._places(memory)
         count = text.count("\n") + (not text.endswith("\n") and bool(text))
@@ -162,3 +163,19 @@ class MentionReader:
     @functools.cached_property
     def _root(self) -> str:
         return str(self.store.root)
+
+
+def _table_rows(text: str, lines: Sequence[int | None]) -> set[int]:
+    """The lines of `lines` that are not prose with an inline citation (Serena's
+    `[cite:file](src/x.py:5)`, read as a declared citation where it stands): a table's
+    row is one even when its snippet quotes such a citation."""
+    if not any(lines):
+        return set()
+    split = text.split("\n")
+    return {
+        n
+        for n in lines
+        if n is not None
+        and 0 < n <= len(split)
+        and ("[cite:" not in split[n - 1] or split[n - 1].lstrip().startswith("|"))
+    }
