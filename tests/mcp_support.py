@@ -23,7 +23,7 @@ import jsonschema
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent, Tool
 
-from conftest import GIT_ENV
+from conftest import GIT_ENV, git
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("memory-enhancement")
 
@@ -118,3 +118,12 @@ async def wait_for(predicate: Any, timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         await anyio.sleep(0.05)
+
+
+def commit_then_bump_the_version(git_repo: Path, memories: str = ".memories") -> None:
+    """Commit the memories, then change what src/app.py:3 says (`'v2'` to `'v3'`)."""
+    git(git_repo, "add", memories)
+    git(git_repo, "commit", "-qm", "memories")
+    source = git_repo / "src" / "app.py"
+    source.write_text(source.read_text().replace("'v2'", "'v3'"))
+    git(git_repo, "commit", "-qam", "v3")

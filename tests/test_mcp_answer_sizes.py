@@ -20,7 +20,7 @@ import pytest
 from mcp.types import TextContent
 
 from conftest import CORPUS, git
-from mcp_support import Agent
+from mcp_support import Agent, commit_then_bump_the_version
 from memory_enhancement.cli.app import App
 
 pytestmark = pytest.mark.anyio
@@ -30,15 +30,6 @@ async def add(agent: Agent, path: str, content: str, **extra: Any) -> dict[str, 
     return await agent.call("add_memory", path=path, content=content, **extra)
 
 
-def bump_the_version(git_repo: Path) -> None:
-    """Commit the memories, then change what src/app.py:3 says (`'v2'` to `'v3'`)."""
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-qm", "memories")
-    source = git_repo / "src" / "app.py"
-    source.write_text(source.read_text().replace("'v2'", "'v3'"))
-    git(git_repo, "commit", "-qam", "v3")
-
-
 async def test_verify_memories_lists_the_worst_first_and_pages_on_with_offset(
     agent: Agent, git_repo: Path
 ) -> None:
@@ -46,7 +37,7 @@ async def test_verify_memories_lists_the_worst_first_and_pages_on_with_offset(
     await add(agent, "notes/none", "Nothing holds.", citations=["src/app.py:3"])
     await add(agent, "notes/also_none", "Nothing holds.", citations=["src/app.py:3"])
     await add(agent, "notes/fine", "Holds.", citations=["src/app.py:1"])
-    bump_the_version(git_repo)
+    commit_then_bump_the_version(git_repo, "-A")
 
     first = await agent.call("verify_memories", limit=2)
     assert [r["memory_id"] for r in first["invalid"]] == ["notes/also_none", "notes/none"]
@@ -69,7 +60,7 @@ async def test_verify_memories_leaves_out_what_held_unless_asked(
     """A citation that holds is what an agent needs last: `counts` has it. The list says
     what failed; include_valid=true gives each memory's every check, as before."""
     await add(agent, "notes/half", "Half holds.", citations=["src/app.py:3", "src/app.py:1"])
-    bump_the_version(git_repo)
+    commit_then_bump_the_version(git_repo, "-A")
 
     (short,) = (await agent.call("verify_memories"))["invalid"]
     assert [(c["line"], c["status"]) for c in short["citations"]] == [(3, "stale")]
@@ -116,7 +107,7 @@ async def test_memory_health_leaves_out_the_graph_and_old_history_unless_asked(
 ) -> None:
     await add(agent, "notes/api", "Clients send v2.", citations=["src/app.py:3"])
     await add(agent, "notes/other", "See the api.", links=["notes/api"])
-    bump_the_version(git_repo)
+    commit_then_bump_the_version(git_repo, "-A")
 
     first = await agent.call("memory_health", history_days=0)
     assert "graph" not in first and first["history"] == []
@@ -190,7 +181,7 @@ async def test_a_page_asked_for_wrongly_is_refused_before_the_store_is_verified(
     import sqlite3
 
     await add(agent, "notes/api", "Clients send v2.", citations=["src/app.py:3"])
-    bump_the_version(git_repo)
+    commit_then_bump_the_version(git_repo, "-A")
     for tool, arguments, said in (
         ("verify_memories", {"limit": 0}, "invalid limit 0"),
         ("verify_memories", {"offset": -1}, "invalid offset -1"),

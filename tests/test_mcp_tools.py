@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, MCPError
 
 from conftest import RunCli, git
-from mcp_support import Agent, text_of
+from mcp_support import Agent, commit_then_bump_the_version, text_of
 from memory_enhancement.cli.app import App
 from memory_enhancement.mcp.server import build_server
 from memory_enhancement.mcp.tooling import SKILL_FILE
@@ -227,15 +227,6 @@ async def test_verify_memory_fix_moves_prose_that_repeats_a_moved_citation_with_
     again = await agent.call("verify_memory", path=path)
     assert [c["status"] for c in again["citations"]] == ["valid"]
     assert "src/app.py:3" not in (git_repo / store / f"{path}.md").read_text(encoding="utf-8")
-
-
-def commit_then_bump_the_version(git_repo: Path) -> None:
-    """Commit the memories, then change what src/app.py:3 says (`'v2'` to `'v3'`)."""
-    git(git_repo, "add", ".memories")
-    git(git_repo, "commit", "-qm", "memories")
-    source = git_repo / "src" / "app.py"
-    source.write_text(source.read_text().replace("'v2'", "'v3'"))
-    git(git_repo, "commit", "-qam", "v3")
 
 
 async def test_verify_memories_summarises_and_lists_only_the_invalid_ones(
