@@ -391,6 +391,31 @@ def test_a_snippet_quoting_an_inline_citation_is_still_not_a_mention(repo: GitRe
     assert [c.mention.text for c in result.mentions if c.mention] == []
 
 
+def test_a_file_gone_since_is_followed_through_the_index_without_reading_the_work_tree(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Renames staged and not committed are read from git's index: comparing the work
+    tree with HEAD instead read every file of it (0.35 s of a first run on
+    rjmurillo/ai-agents), for every run in which a mentioned file was gone."""
+    note(repo, "- `src/gone.py:3` and `src/api.py:4`")
+    repo.commit("memory")
+    move_code(repo)  # gone.py deleted
+    repo.mv("src/api.py", "src/api2.py")  # staged, not committed
+    diffs: list[tuple[str, ...]] = []
+    real_bytes = git_objects.run_git_bytes
+
+    def recording(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
+        if "diff" in args:
+            diffs.append(args)
+        return real_bytes(git, *args, stdin=stdin)
+
+    monkeypatch.setattr(git_objects, "run_git_bytes", recording)
+    found = mentions(repo)
+    assert found["src/gone.py:3"].status is Verdict.MISSING
+    assert found["src/api.py:4"].renamed_to == "src/api2.py"  # the staged `git mv`
+    assert diffs and all("--cached" in args for args in diffs if args[-1] == "HEAD")
+
+
 # -- the cache ------------------------------------------------------------------------------
 
 

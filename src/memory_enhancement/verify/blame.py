@@ -19,12 +19,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import PurePosixPath
 
 from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.remotes import remote_repository
 from memory_enhancement.verify.git import GitError
 from memory_enhancement.verify.git_objects import GitObjects, from_git, run_git, to_git
+from memory_enhancement.verify.staged import Staged
 
 _UNCOMMITTED = "0" * 40
 
@@ -48,6 +50,11 @@ class GitHistory(GitObjects):
     _ever: dict[str, bool] = field(default_factory=dict, repr=False)  # ever_named's answers
     _ever_known: frozenset[str] = field(default=frozenset(), repr=False)  # of them, from before
     _clones: frozenset[str] | None = field(default=None, repr=False)
+
+    @cached_property
+    def staged(self) -> Staged:
+        """What git's index holds apart from HEAD (verify/staged.py), asked once a run."""
+        return Staged(self.git)
 
     # -- the memory file ------------------------------------------------------------
 
@@ -86,19 +93,22 @@ class GitHistory(GitObjects):
         gone from the work tree, most of whose lines that say something it holds
         (`move` renames a memory file and adds a line or two of metadata, `git mv`
         stages a rename: neither is history until committed, and the mentions of the
-        moved memory were judged by the work tree alone). One `git diff`."""
+        moved memory were judged by the work tree alone). A `git diff` of the work tree
+        under `within`, asked only when such a file is there (git's index tells)."""
+        staged = self.staged.changes()[0]
+        new = sorted(f for f in files if f not in tracked or f in staged)
+        if not new:
+            return {}
         try:
             out = run_git(
-                self.git, "diff", "--no-renames", "--name-status", "-z", "--diff-filter=AD",
+                self.git, "diff", "--no-renames", "--name-status", "-z", "--diff-filter=D",
                 "HEAD", "--", within or ".",
             )  # fmt: skip
         except GitError:
             return {}
         fields = out.split("\0")
         changed = list(zip(fields[::2], fields[1::2], strict=False))
-        added = {path for status, path in changed if status == "A"}
         gone = [path for status, path in changed if status == "D" and path.endswith(".md")]
-        new = sorted(f for f in files if f not in tracked or f in added)
         old = {}
         for path in gone if new else ():  # as git names them (blame's `--`)
             rel = from_git(self.git, path) if self.git.prefix else path
@@ -202,18 +212,11 @@ class GitHistory(GitObjects):
         file only staged was taken as there at every past commit (found on 2sem/talktrans:
         a bare name resolved at an old commit to the path its file was being moved to)."""
         staged: tuple[set[str], set[str]] = (set(), set())
-        try:
-            out = run_git(
-                self.git, "diff", "--cached", "--no-renames", "--name-status", "-z",
-                "--diff-filter=AD", "HEAD",
-            )  # fmt: skip
-        except GitError:
-            return staged
-        fields = out.split("\0")
-        for status, path in zip(fields[::2], fields[1::2], strict=False):
-            rel = from_git(self.git, path) if self.git.prefix else path
-            if rel and status in ("A", "D") and (keep is None or rel.rpartition("/")[2] in keep):
-                staged[0 if status == "A" else 1].add(rel)
+        for n, paths in enumerate(self.staged.changes()):
+            for path in paths:
+                rel = from_git(self.git, path) if self.git.prefix else path
+                if rel and (keep is None or rel.rpartition("/")[2] in keep):
+                    staged[n].add(rel)
         return staged
 
     def files_at(self, commit: str, name: str | None = None) -> FileList:

@@ -88,7 +88,7 @@ def mention_git(
     for old, new in renamed_since(git, later):
         renames.setdefault(old, new)
     if gone:
-        _follow_staged(git, renames, gone)
+        _follow_staged(history, renames, gone)
     listed = files_now()
     tracked = (
         frozenset(listed.files) | frozenset(listed.submodules)
@@ -104,12 +104,16 @@ def mention_git(
     return ours
 
 
-def _follow_staged(git: Git, renames: dict[str, str], gone: Mapping[str, set[str]]) -> None:
-    """Carry the renames on through those not committed yet (HEAD to the work tree), as
-    the Verifier's own Git does for citations: a pre-commit hook runs with the `git mv`
-    staged, and a mention of the moved file was `missing` until the commit (found on
-    2sem/talktrans, verified before its merge was committed)."""
-    staged = dict(diff_renames(git, ["-M", *RENAMES, "HEAD"]))
+def _follow_staged(
+    history: GitHistory, renames: dict[str, str], gone: Mapping[str, set[str]]
+) -> None:
+    """Carry the renames on through those staged and not committed yet (HEAD to git's
+    index): a pre-commit hook runs with the `git mv` staged, and a mention of the moved
+    file was `missing` until the commit (found on 2sem/talktrans, verified before its
+    merge was committed). The index, not the work tree: comparing the work tree with
+    HEAD reads every file of it (0.35 s of a first run on rjmurillo/ai-agents, 9,486
+    files, one of them deleted), and what the commit will hold is the index."""
+    staged = history.staged.renames()
     if not staged:
         return
     for old, new in renames.items():
