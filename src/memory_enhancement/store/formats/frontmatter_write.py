@@ -33,8 +33,6 @@ from memory_enhancement.store.formats.frontmatter_doc import (
 def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link]) -> list[str]:
     old = doc.memory.meta
     edits = LineEdits()
-    if new_links:
-        _add_links(doc, new_links, edits)
     for name in FIELDS:
         if getattr(meta, name) == getattr(old, name):
             continue
@@ -67,6 +65,8 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
             edits.replace(block.start, block.end, new_lines)
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
+    if new_links:  # last: inserts at one line land in the order made, and links come last
+        _add_links(doc, new_links, edits)  # (below a `modified:` closing `metadata:`)
     return edits.apply(doc.lines)
 
 
