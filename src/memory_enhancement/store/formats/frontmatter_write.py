@@ -15,6 +15,7 @@ from datetime import date, datetime
 from difflib import SequenceMatcher
 from typing import Any
 
+from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.ids import PREFIX
 from memory_enhancement.core.model import Citation, Link, MemoryMeta
 from memory_enhancement.core.timestamps import as_utc, format_timestamp, parse_timestamp
@@ -49,9 +50,14 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
             if nested is not None:  # Claude Code's file: `modified:` under its `metadata:`
                 edits.insert(*nested)
                 continue
-        if name == "citations" and block and block.items and doc.item_valid:
+        if name == "citations" and block and block.items and len(block.items) == doc.item_count:
             _edit_citation_items(doc, block, list(meta.citations), edits)
             continue
+        if name == "citations" and not doc.item_valid:  # written whole, it would lose them
+            raise MemoryToolError(
+                f"{doc.memory.path}: its citations include some the tool cannot read, which "
+                "rewriting them would drop; the file was left unchanged"
+            )
         new_lines = render_key(name, meta)
         if name == "tags" and block and block.items and meta.tags:
             new_lines = _block_sequence(doc, block, meta.tags)
@@ -224,21 +230,24 @@ def _insert_at(doc: FrontmatterDocument, name: str) -> int:
 def _edit_citation_items(
     doc: FrontmatterDocument, block: Block, wanted: list[Citation], edits: LineEdits
 ) -> None:
-    if not wanted:  # the whole key goes; item edits would overlap this one
+    """Edit the items that changed, each in its lines; an item the tool cannot read
+    (`lines: 9, 20-25`) is no citation of the memory's and stays as written."""
+    if not wanted and doc.item_valid:  # the whole key goes; item edits would overlap this one
         edits.replace(block.start, block.end, [])
         return
     old = list(doc.memory.meta.citations)
     bounds = [*block.items, block.end]
+    spans = [(bounds[n], bounds[n + 1]) for n in doc.citation_items]
+    spans.append((block.end, block.end))  # what is added after the last goes below every item
     indent = ITEM_LINE.match(doc.lines[block.items[0]])
     prefix = indent["indent"] if indent else "  "
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
         new_lines = [line for c in wanted[j1:j2] for line in _render_item(c, prefix)]
-        if i1 == i2:
-            edits.insert(bounds[i1], new_lines)
-        else:
-            edits.replace(bounds[i1], bounds[i2], new_lines)
+        edits.replace(spans[i1][0], spans[i1][0] if i1 == i2 else spans[i1][1], new_lines)
+        for start, end in spans[i1 + 1 : i2]:  # apart: an unreadable item may sit between
+            edits.delete(start, end)
 
 
 def render_key(name: str, meta: MemoryMeta) -> list[str]:
