@@ -365,7 +365,7 @@ def test_a_link_asked_for_twice_at_once_is_added_once(git_repo: Path, clock: obj
 def test_citations_the_tool_cannot_read_stay_as_written_when_others_are_added_or_removed(
     git_repo: Path, clock: object
 ) -> None:
-    """A research store's findings cite `lines: 9, 20-25` and a folder's `lines: directory
+    """phenobarbital/querysource's findings cite `lines: 9, 20-25` and a folder's `lines: directory
     contents` beside readable `lines: 1-3`: adding a citation dropped the two it could not
     read and respelled the third as `line:`/`end_line:` (QA round s27)."""
     original = (

@@ -241,8 +241,17 @@ def _edit_citation_items(
     spans.append((block.end, block.end))  # what is added after the last goes below every item
     indent = ITEM_LINE.match(doc.lines[block.items[0]])
     prefix = indent["indent"] if indent else "  "
+    items = doc.data.get("citations")
+    items = items if isinstance(items, list) else [items]
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
         if tag == "equal":
+            continue
+        if tag == "replace" and i2 - i1 == j2 - j1:  # one for one (a fix): each as written
+            for k in range(i2 - i1):
+                start, end = spans[i1 + k]
+                written = items[doc.citation_items[i1 + k]]
+                lines = _render_like(written, doc.lines[start:end], wanted[j1 + k], prefix)
+                edits.replace(start, end, lines)
             continue
         new_lines = [line for c in wanted[j1:j2] for line in _render_item(c, prefix)]
         edits.replace(spans[i1][0], spans[i1][0] if i1 == i2 else spans[i1][1], new_lines)
@@ -268,23 +277,53 @@ def render_key(name: str, meta: MemoryMeta) -> list[str]:
 
 
 def _render_item(citation: Citation, indent: str) -> list[str]:
-    fields: list[tuple[str, Any]] = []
-    if citation.snippet is not None or citation.verified or citation.commit or citation.extra:
-        fields.append(("path", fd.flow(citation.target)))
-        if citation.line is not None and not citation.is_url:
-            fields.append(("line", citation.line))
-            if citation.end_line is not None:
-                fields.append(("end_line", citation.end_line))
-        for key in ("snippet", "verified", "commit"):
-            value = getattr(citation, key)
-            if value is not None:
-                fields.append((key, _scalar_text(value)))
-    if not fields:
+    if citation.snippet is None and not (citation.verified or citation.commit or citation.extra):
         return [f"{indent}- {fd.flow(citation.ref)}\n"]
-    rendered = [f"{k}: {v if isinstance(v, str) else fd.flow(v)}\n" for k, v in fields]
-    rendered += [f"{k}: {v}\n" for k, v in citation.extra]
+    return _mapping(list(_fields(citation).items()), indent)
+
+
+def _fields(citation: Citation) -> dict[str, str]:
+    """A citation's keys as the tool spells them, in its order, and their values' text."""
+    fields = {"path": fd.flow(citation.target)}
+    if citation.line is not None and not citation.is_url:
+        fields["line"] = str(citation.line)
+        if citation.end_line is not None:
+            fields["end_line"] = str(citation.end_line)
+    for key in ("snippet", "verified", "commit"):
+        value = getattr(citation, key)
+        if value is not None:
+            fields[key] = _scalar_text(value)
+    fields.update(citation.extra)
+    return fields
+
+
+def _mapping(fields: list[tuple[str, str]], indent: str) -> list[str]:
     pad = indent + "  "
+    rendered = [f"{key}: {text}\n" for key, text in fields]
     return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
+
+
+_LINES_QUOTE = re.compile(r"""^[ \t]*(?:-[ \t]+)?lines[ \t]*:[ \t]*(?P<quote>["']?)""")
+
+
+def _render_like(written: Any, lines: list[str], citation: Citation, indent: str) -> list[str]:
+    """A changed citation in the keys its item was written with: their spelling (`file:`,
+    `lines: "3-4"`, `verified_at:`) and order, the keys it lacked after them. An item
+    written as one string (`- src/app.py:3`) is rendered as a new one."""
+    if not isinstance(written, dict):
+        return _render_item(citation, indent)
+    fields = _fields(citation)
+    if "lines" in written and "line" not in written and "line" in fields:
+        line, end = fields.pop("line"), fields.pop("end_line", None)
+        quote = next((m["quote"] for m in map(_LINES_QUOTE.match, lines) if m), "")
+        fields["lines"] = f"{quote}{line if end is None else f'{line}-{end}'}{quote}"
+    target = next((key for key in ("path", "file", "target", "url") if key in written), "path")
+    stamp = "verified_at" if "verified_at" in written and "verified" not in written else "verified"
+    names = {"path": target, "verified": stamp}
+    spelled = {names.get(field, field): text for field, text in fields.items()}
+    order = [key for key in written if key in spelled]
+    order += [key for key in spelled if key not in written]
+    return _mapping([(key, spelled[key]) for key in order], indent)
 
 
 def replace_body(body: str, content: str) -> str:
