@@ -384,3 +384,13 @@ def test_citations_the_tool_cannot_read_stay_as_written_when_others_are_added_or
     assert file.read_text() == original.replace(
         "  - path: src/app.py\n    lines: 1-3\n    symbols: [main]\n", ""
     )
+
+
+def test_a_citation_edit_that_would_drop_one_the_tool_cannot_read_is_refused(
+    git_repo: Path, clock: object
+) -> None:
+    original = "---\ncitations: [src/app.py:1, {path: src/, lines: folder}]\n---\nBody.\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    with pytest.raises(MemoryToolError, match="cannot read"):
+        service.add_citation("c/n", "src/app.py:3")
+    assert (git_repo / "mem" / "c" / "n.md").read_text() == original
