@@ -399,6 +399,29 @@ def test_an_update_stamps_modified_under_metadata_as_claude_code_does(
     assert service.get("reference_dashboards").memory.meta.updated_at == clock()
 
 
+def test_a_link_added_to_a_memory_with_a_metadata_mapping_goes_below_its_modified_stamp(
+    recent: Path, git_repo: Path, clock: Clock
+) -> None:
+    # The stamp goes last into `metadata:` and `links:` opens at the end of the
+    # frontmatter: the same line. Written links first, `modified:` landed under `links:`
+    # and every `update --link` on such a memory was refused (0WAQ/gsim-ops, all 35).
+    file = recent / "reference_dashboards.md"
+    text = file.read_text(encoding="utf-8")
+    service = service_for(recent, git_repo, clock)
+    service.update("reference_dashboards", links=["feedback_no_force_push"])
+    linked = text.replace(
+        "  originSessionId: 7a3e9c41-5b2d-4f08-8e6a-c19d0b4a7e22\n",
+        "  originSessionId: 7a3e9c41-5b2d-4f08-8e6a-c19d0b4a7e22\n"
+        "  modified: 2026-01-31T12:00:00.000Z\n"
+        "links:\n"
+        "  - feedback_no_force_push\n",
+    )
+    assert file.read_text(encoding="utf-8") == linked
+    memory = service.get("reference_dashboards").memory
+    assert [link.target for link in memory.links or ()] == ["feedback_no_force_push"]
+    assert memory.meta.updated_at == clock()
+
+
 # -- the front ends -------------------------------------------------------------------------
 
 

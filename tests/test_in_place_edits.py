@@ -360,3 +360,37 @@ def test_a_link_asked_for_twice_at_once_is_added_once(git_repo: Path, clock: obj
     service = _serena(git_repo, clock, {"conv.md": "# Conv\n\nText.\n", "x1.md": "# X1\n"})
     service.update("conv", links=["x1", "x1"])
     assert (git_repo / ".serena" / "memories" / "conv.md").read_text().count("- x1") == 1
+
+
+def test_citations_the_tool_cannot_read_stay_as_written_when_others_are_added_or_removed(
+    git_repo: Path, clock: object
+) -> None:
+    """phenobarbital/querysource's findings cite `lines: 9, 20-25` and a folder's `lines: directory
+    contents` beside readable `lines: 1-3`: adding a citation dropped the two it could not
+    read and respelled the third as `line:`/`end_line:` (QA round s27)."""
+    original = (
+        "---\nid: F006\ncitations:\n  - path: src/app.py\n    lines: 1-3\n    symbols: [main]\n"
+        "  - path: src/app.py\n    lines: 9, 20-25\n"
+        "  - path: src/\n    lines: directory contents\n---\n\n# F006\n"
+    )
+    service = _service(git_repo, git_repo / "mem", clock, {"f/F006.md": original})
+    file = git_repo / "mem" / "f" / "F006.md"
+    service.add_citation("f/F006", "src/app.py:3")
+    added = "  - path: src/app.py\n    line: 3\n"
+    assert file.read_text().startswith(original.split("---\n\n")[0] + added)
+    service.remove_citation("f/F006", "src/app.py:3")
+    assert file.read_text() == original
+    service.remove_citation("f/F006", "src/app.py:1-3")
+    assert file.read_text() == original.replace(
+        "  - path: src/app.py\n    lines: 1-3\n    symbols: [main]\n", ""
+    )
+
+
+def test_a_citation_edit_that_would_drop_one_the_tool_cannot_read_is_refused(
+    git_repo: Path, clock: object
+) -> None:
+    original = "---\ncitations: [src/app.py:1, {path: src/, lines: folder}]\n---\nBody.\n"
+    service = _service(git_repo, git_repo / "mem", clock, {"c/n.md": original})
+    with pytest.raises(MemoryToolError, match="cannot read"):
+        service.add_citation("c/n", "src/app.py:3")
+    assert (git_repo / "mem" / "c" / "n.md").read_text() == original

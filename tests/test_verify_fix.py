@@ -155,6 +155,23 @@ def test_fix_rewrites_moved_items_of_a_frontmatter_file_and_nothing_else(
     assert file.read_text(encoding="utf-8") == frontmatter(stamp, ("5", FIXED_RANGE, NEW))
 
 
+def test_fix_keeps_the_keys_a_citation_item_was_written_with_in_their_order(
+    project: GitRepo,
+) -> None:
+    """`file:`, `lines: "3"`, `verified_at:` and a key of the author's own (the shape of
+    phenobarbital/querysource's findings) came back as `path:`, `line:`/`end_line:` and
+    `verified:`, the author's key moved last (QA round s27)."""
+    item = (
+        '  - file: src/app.py\n    lines: "{}"\n    why: the version\n'
+        "    snippet: API_VERSION = 'v2'\n    verified_at: {}\n"
+    )
+    text = "---\ntitle: Version\ncitations:\n{}---\nBody.\n"
+    file = project.write(".serena/memories/kept.md", text.format(item.format("3", "2026-01-01")))
+    change_the_code(project)
+    verify_all_fixed(project)
+    assert file.read_text(encoding="utf-8") == text.format(item.format("5", NEW))
+
+
 def test_after_a_fix_the_moved_citations_verify_as_valid(project: GitRepo) -> None:
     project.write(".serena/memories/table.md", serena(project.stamp()))
     project.write(".serena/memories/front.md", frontmatter(project.stamp()))

@@ -82,11 +82,9 @@ class FrontmatterFormat:
         meta = _read_meta(doc)
         block = doc.blocks.get("citations")
         if block is not None:
-            starts = (
-                block.items if doc.item_valid and len(block.items) == len(meta.citations) else ()
-            )
+            starts = block.items if len(block.items) == doc.item_count else ()
             doc.citation_lines = [
-                (starts[n] if starts else block.start) + 1 for n in range(len(meta.citations))
+                (starts[n] if starts else block.start) + 1 for n in doc.citation_items
             ]
         body = "".join(lines[close + 1 :])
         found: tuple[Link, ...] | None = None
@@ -326,10 +324,12 @@ def _read_citations(doc: FrontmatterDocument, value: Any) -> tuple[Citation, ...
     if value is None:
         return ()
     items = value if isinstance(value, list) else [value]
+    doc.item_count = len(items)
     citations = []
-    for item in items:
+    for n, item in enumerate(items):
         try:
             citations.append(_citation_from_yaml(item))
+            doc.citation_items.append(n)
         except MemoryToolError as exc:
             doc.item_valid = False
             doc.problems.append(f"{doc.memory.path}: {exc}")

@@ -15,6 +15,7 @@ from datetime import date, datetime
 from difflib import SequenceMatcher
 from typing import Any
 
+from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.ids import PREFIX
 from memory_enhancement.core.model import Citation, Link, MemoryMeta
 from memory_enhancement.core.timestamps import as_utc, format_timestamp, parse_timestamp
@@ -33,8 +34,6 @@ from memory_enhancement.store.formats.frontmatter_doc import (
 def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link]) -> list[str]:
     old = doc.memory.meta
     edits = LineEdits()
-    if new_links:
-        _add_links(doc, new_links, edits)
     for name in FIELDS:
         if getattr(meta, name) == getattr(old, name):
             continue
@@ -51,9 +50,14 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
             if nested is not None:  # Claude Code's file: `modified:` under its `metadata:`
                 edits.insert(*nested)
                 continue
-        if name == "citations" and block and block.items and doc.item_valid:
+        if name == "citations" and block and block.items and len(block.items) == doc.item_count:
             _edit_citation_items(doc, block, list(meta.citations), edits)
             continue
+        if name == "citations" and not doc.item_valid:  # written whole, it would lose them
+            raise MemoryToolError(
+                f"{doc.memory.path}: its citations include some the tool cannot read, which "
+                "rewriting them would drop; the file was left unchanged"
+            )
         new_lines = render_key(name, meta)
         if name == "tags" and block and block.items and meta.tags:
             new_lines = _block_sequence(doc, block, meta.tags)
@@ -67,6 +71,8 @@ def edit_keys(doc: FrontmatterDocument, meta: MemoryMeta, new_links: list[Link])
             edits.replace(block.start, block.end, new_lines)
         elif new_lines:
             edits.insert(_insert_at(doc, name), new_lines)
+    if new_links:  # last: inserts at one line land in the order made, and links come last
+        _add_links(doc, new_links, edits)  # (below a `modified:` closing `metadata:`)
     return edits.apply(doc.lines)
 
 
@@ -224,21 +230,33 @@ def _insert_at(doc: FrontmatterDocument, name: str) -> int:
 def _edit_citation_items(
     doc: FrontmatterDocument, block: Block, wanted: list[Citation], edits: LineEdits
 ) -> None:
-    if not wanted:  # the whole key goes; item edits would overlap this one
+    """Edit the items that changed, each in its lines; an item the tool cannot read
+    (`lines: 9, 20-25`) is no citation of the memory's and stays as written."""
+    if not wanted and doc.item_valid:  # the whole key goes; item edits would overlap this one
         edits.replace(block.start, block.end, [])
         return
     old = list(doc.memory.meta.citations)
     bounds = [*block.items, block.end]
+    spans = [(bounds[n], bounds[n + 1]) for n in doc.citation_items]
+    spans.append((block.end, block.end))  # what is added after the last goes below every item
     indent = ITEM_LINE.match(doc.lines[block.items[0]])
     prefix = indent["indent"] if indent else "  "
+    items = doc.data.get("citations")
+    items = items if isinstance(items, list) else [items]
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, wanted, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
+        if tag == "replace" and i2 - i1 == j2 - j1:  # one for one (a fix): each as written
+            for k in range(i2 - i1):
+                start, end = spans[i1 + k]
+                written = items[doc.citation_items[i1 + k]]
+                lines = _render_like(written, doc.lines[start:end], wanted[j1 + k], prefix)
+                edits.replace(start, end, lines)
+            continue
         new_lines = [line for c in wanted[j1:j2] for line in _render_item(c, prefix)]
-        if i1 == i2:
-            edits.insert(bounds[i1], new_lines)
-        else:
-            edits.replace(bounds[i1], bounds[i2], new_lines)
+        edits.replace(spans[i1][0], spans[i1][0] if i1 == i2 else spans[i1][1], new_lines)
+        for start, end in spans[i1 + 1 : i2]:  # apart: an unreadable item may sit between
+            edits.delete(start, end)
 
 
 def render_key(name: str, meta: MemoryMeta) -> list[str]:
@@ -259,23 +277,53 @@ def render_key(name: str, meta: MemoryMeta) -> list[str]:
 
 
 def _render_item(citation: Citation, indent: str) -> list[str]:
-    fields: list[tuple[str, Any]] = []
-    if citation.snippet is not None or citation.verified or citation.commit or citation.extra:
-        fields.append(("path", fd.flow(citation.target)))
-        if citation.line is not None and not citation.is_url:
-            fields.append(("line", citation.line))
-            if citation.end_line is not None:
-                fields.append(("end_line", citation.end_line))
-        for key in ("snippet", "verified", "commit"):
-            value = getattr(citation, key)
-            if value is not None:
-                fields.append((key, _scalar_text(value)))
-    if not fields:
+    if citation.snippet is None and not (citation.verified or citation.commit or citation.extra):
         return [f"{indent}- {fd.flow(citation.ref)}\n"]
-    rendered = [f"{k}: {v if isinstance(v, str) else fd.flow(v)}\n" for k, v in fields]
-    rendered += [f"{k}: {v}\n" for k, v in citation.extra]
+    return _mapping(list(_fields(citation).items()), indent)
+
+
+def _fields(citation: Citation) -> dict[str, str]:
+    """A citation's keys as the tool spells them, in its order, and their values' text."""
+    fields = {"path": fd.flow(citation.target)}
+    if citation.line is not None and not citation.is_url:
+        fields["line"] = str(citation.line)
+        if citation.end_line is not None:
+            fields["end_line"] = str(citation.end_line)
+    for key in ("snippet", "verified", "commit"):
+        value = getattr(citation, key)
+        if value is not None:
+            fields[key] = _scalar_text(value)
+    fields.update(citation.extra)
+    return fields
+
+
+def _mapping(fields: list[tuple[str, str]], indent: str) -> list[str]:
     pad = indent + "  "
+    rendered = [f"{key}: {text}\n" for key, text in fields]
     return [f"{indent}- {rendered[0]}", *(pad + line for line in rendered[1:])]
+
+
+_LINES_QUOTE = re.compile(r"""^[ \t]*(?:-[ \t]+)?lines[ \t]*:[ \t]*(?P<quote>["']?)""")
+
+
+def _render_like(written: Any, lines: list[str], citation: Citation, indent: str) -> list[str]:
+    """A changed citation in the keys its item was written with: their spelling (`file:`,
+    `lines: "3-4"`, `verified_at:`) and order, the keys it lacked after them. An item
+    written as one string (`- src/app.py:3`) is rendered as a new one."""
+    if not isinstance(written, dict):
+        return _render_item(citation, indent)
+    fields = _fields(citation)
+    if "lines" in written and "line" not in written and "line" in fields:
+        line, end = fields.pop("line"), fields.pop("end_line", None)
+        quote = next((m["quote"] for m in map(_LINES_QUOTE.match, lines) if m), "")
+        fields["lines"] = f"{quote}{line if end is None else f'{line}-{end}'}{quote}"
+    target = next((key for key in ("path", "file", "target", "url") if key in written), "path")
+    stamp = "verified_at" if "verified_at" in written and "verified" not in written else "verified"
+    names = {"path": target, "verified": stamp}
+    spelled = {names.get(field, field): text for field, text in fields.items()}
+    order = [key for key in written if key in spelled]
+    order += [key for key in spelled if key not in written]
+    return _mapping([(key, spelled[key]) for key in order], indent)
 
 
 def replace_body(body: str, content: str) -> str:
