@@ -231,11 +231,15 @@ def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
 def _names_in(text: str) -> Iterator[str]:
     """The names an item of related material mentions: code and bold spans, and
     bare tokens that read as names (`alpha_beta`, `notes/x`, `x.md`), not words.
-    Link syntax and URLs are skipped here (they are links of their own)."""
+    Link syntax and URLs are skipped here (they are links of their own); a wiki link set
+    off in backticks (``- `[[beta]]` (why)``, as Korean and Japanese stores list related
+    memories) gives the name inside it."""
     for match in g.NAMES.finditer(text):
         span = match["code"] or match["bold"]
         if span is not None:
             name = span.strip().strip("*`")
+            if name.startswith("[[") and name.endswith("]]"):
+                name = name[2:-2].strip()
             if g.TOKEN.fullmatch(name) and _name_like(name) and not name.startswith("mem:"):
                 yield name
         elif match["token"] is not None:
