@@ -611,3 +611,17 @@ def test_a_wiki_link_written_in_backticks_under_a_related_heading_is_a_link(
     text = (store_dir / "source.md").read_text(encoding="utf-8")
     assert "- `[[alpha_renamed]]`\n" in text
     assert "`[[gamma]]` is TOML here." in text
+
+
+@pytest.mark.parametrize("heading", ["## 연관 메모리", "## 연관 메모", "## 함께 보기"])
+def test_korean_headings_for_associated_memories_and_see_also_are_related_material(
+    service: MemoryService, store_dir: Path, heading: str
+) -> None:
+    """Korean stores also head their related memories `## 연관 메모리` ("associated
+    memories") and `## 함께 보기` ("see also"); under them ``- `beta-design` 세부 설계``
+    (a why with no dash before it) was no link. `연관관계` (an ORM's association mapping)
+    is not such a heading."""
+    items = "- `alpha_notes` 큰그림\n- `beta-design` 세부 설계\n"
+    _store(store_dir, f"# Source\n\n{heading}\n\n{items}")
+    assert _targets(service) == ["alpha_notes", "beta-design"]
+    assert not is_related("연관관계 매핑")
