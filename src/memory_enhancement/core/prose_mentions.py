@@ -13,6 +13,7 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     path at line 41   path, around line 400-500   path (line ~960)   path ~line 417
     path - Lines 955-1089   **Line 1114** in `path`   (also near, on)
     pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
+    path，第 56 行   path 第11行~第40行   path 第 5 行到第 7 行   pathの10行目〜12行目
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
 a comma or an opening parenthesis, then the words; or the words come first and
@@ -103,7 +104,7 @@ _JOIN = r"(?:(?:at|around|near|on)[ \t]+|~[ \t]?)?"
 _OF = r"(?:[の的의][ \t]?)?"
 TO = r"[-–~〜～]"  # a range's dash, in every script (core/mentions.py too)
 _AFTER = (
-    _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：][ \t]*|[-–—][ \t]+)?"
+    _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：，][ \t]*|[-–—][ \t]+)?"
     r"(?:"
     rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?!->|→){_MORE}"
@@ -112,9 +113,10 @@ _AFTER = (
     r"|"
     rf"行[ \t]?(?P<j1>\d{{1,7}})(?:{TO}(?P<j2>\d{{1,7}}))?(?![0-9])"
     r"|"
-    rf"{_OF}(?P<k1>\d{{1,7}})(?:[ \t]?{TO}[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
+    rf"{_OF}(?P<k1>\d{{1,7}})(?:[ \t]?(?:行目[ \t]?)?{TO}[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
     r"|"
-    rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})(?:[ \t]?{TO}[ \t]?(?P<z2>\d{{1,7}}))?[ \t]?行"
+    rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})"
+    rf"(?:[ \t]?(?:行[ \t]?)?(?:{TO}|至|到)[ \t]?(?:第[ \t]?)?(?P<z2>\d{{1,7}}))?[ \t]?行"
     r"|"
     rf"{_OF}라인[ \t]?(?P<r1>\d{{1,7}})(?:[ \t]?{TO}[ \t]?(?P<r2>\d{{1,7}}))?(?![0-9])"
     r"|"
