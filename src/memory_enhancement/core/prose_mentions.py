@@ -14,6 +14,7 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     path - Lines 955-1089   **Line 1114** in `path`   (also near, on)
     pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
     path，第 56 行   path 第11行~第40行   path 第 5 行到第 7 行   pathの10行目〜12行目
+    path の 88 行目から 103 行目   path 라인 938~라인 982   path 라인 938부터 982까지
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
 a comma or an opening parenthesis, then the words; or the words come first and
@@ -113,12 +114,14 @@ _AFTER = (
     r"|"
     rf"行[ \t]?(?P<j1>\d{{1,7}})(?:{TO}(?P<j2>\d{{1,7}}))?(?![0-9])"
     r"|"
-    rf"{_OF}(?P<k1>\d{{1,7}})(?:[ \t]?(?:行目[ \t]?)?{TO}[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
+    rf"{_OF}(?P<k1>\d{{1,7}})"
+    rf"(?:[ \t]?(?:行目[ \t]?)?(?:{TO}|から)[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
     r"|"
     rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})"
     rf"(?:[ \t]?(?:行[ \t]?)?(?:{TO}|至|到)[ \t]?(?:第[ \t]?)?(?P<z2>\d{{1,7}}))?[ \t]?行"
     r"|"
-    rf"{_OF}라인[ \t]?(?P<r1>\d{{1,7}})(?:[ \t]?{TO}[ \t]?(?P<r2>\d{{1,7}}))?(?![0-9])"
+    rf"{_OF}라인[ \t]?(?P<r1>\d{{1,7}})"
+    rf"(?:[ \t]?(?:{TO}|부터)[ \t]?(?:라인[ \t]?)?(?P<r2>\d{{1,7}}))?(?![0-9])"
     r"|"
     rf"{_OF}(?P<b1>\d{{1,7}})(?:[ \t]?{TO}[ \t]?(?P<b2>\d{{1,7}}))?[ \t]?번째[ \t]?(?:줄|라인|행)"
     r")"
