@@ -590,3 +590,38 @@ def test_a_link_inside_a_code_span_is_no_link_and_mem_refs_in_code_count() -> No
         ("beta.md", LinkKind.MARKDOWN),
         ("gamma", LinkKind.MEM_REF),
     ]
+
+
+@pytest.mark.parametrize("heading", ["## 관련 메모리", "## 関連メモリ", "## Related Wiki records"])
+def test_a_wiki_link_written_in_backticks_under_a_related_heading_is_a_link(
+    service: MemoryService, store_dir: Path, heading: str
+) -> None:
+    """Korean and Japanese stores list related memories as ``- `[[name]]` (why)``: the
+    backticks only set the wiki link off, but the name inside them (`[[alpha_notes]]`) was
+    read as no name, so those memories had no links at all. Elsewhere a backticked
+    `[[...]]` stays code (TOML's `[[accounts]]`, Next.js's `[[...params]].tsx`)."""
+    _store(
+        store_dir,
+        f"# Source\n\n`[[gamma]]` is TOML here.\n\n{heading}\n\n"
+        "- `[[alpha_notes]]`\n- `[[beta-design]]` (세부 설계)\n- `[[no_such_memory]]`\n",
+    )
+    assert _targets(service) == ["alpha_notes", "beta-design"]
+    assert broken(service) == []  # a name in related material that names nothing: no link
+    service.move("alpha_notes", "alpha_renamed")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    assert "- `[[alpha_renamed]]`\n" in text
+    assert "`[[gamma]]` is TOML here." in text
+
+
+@pytest.mark.parametrize("heading", ["## 연관 메모리", "## 연관 메모", "## 함께 보기"])
+def test_korean_headings_for_associated_memories_and_see_also_are_related_material(
+    service: MemoryService, store_dir: Path, heading: str
+) -> None:
+    """Korean stores also head their related memories `## 연관 메모리` ("associated
+    memories") and `## 함께 보기` ("see also"); under them ``- `beta-design` 세부 설계``
+    (a why with no dash before it) was no link. `연관관계` (an ORM's association mapping)
+    is not such a heading."""
+    items = "- `alpha_notes` 큰그림\n- `beta-design` 세부 설계\n"
+    _store(store_dir, f"# Source\n\n{heading}\n\n{items}")
+    assert _targets(service) == ["alpha_notes", "beta-design"]
+    assert not is_related("연관관계 매핑")

@@ -144,6 +144,25 @@ def test_numbers_in_ordinary_prose_are_not_line_numbers(line: str) -> None:
     assert find_mentions(f"# Notes\n\n{line}\n") == []
 
 
+@pytest.mark.parametrize(
+    ("line", "digits"),
+    [
+        ("`host.cpp` の 88 行目から 103 行目までをループにする", ["88", "103"]),
+        ("`app.py` の10行目〜12行目", ["10", "12"]),
+        ("`engine.py` 라인 938~라인 982", ["938", "982"]),
+        ("`engine.py` 라인 938부터 982까지", ["938", "982"]),
+        ("`app.py` 第10行到第12行", ["10", "12"]),
+    ],
+)
+def test_a_range_that_names_the_line_word_or_its_from_twice_marks_both_numbers(
+    line: str, digits: list[str]
+) -> None:
+    """Read as its first line alone, such a range was moved by `--fix` at one end only
+    (`88 行目から 103 行目` became `91 行目から 103 行目`)."""
+    (m,) = find_mentions(f"# Notes\n\n{line}\n")
+    assert [m.text[slice(*m.start_at)], m.text[slice(*m.end_at)] if m.end_at else None] == digits
+
+
 def test_a_word_form_touching_a_colon_mention_is_not_counted_twice() -> None:
     found = find_mentions("see `src/app.py:10` (line 10) and src/app.py:12\n")
     assert [(m.text, m.form) for m in found] == [

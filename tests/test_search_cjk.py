@@ -230,6 +230,23 @@ def test_the_share_of_cjk_text() -> None:
     assert cjk.share("Qt依存") == 0.5
 
 
+def test_a_four_character_word_is_not_matched_by_the_pair_across_its_two_halves(
+    tmp_path: Path,
+) -> None:
+    """`予算の保存方法` (how the budget is saved) on tinygc/okodukai's memories ranked first
+    the one memory holding neither word: `存方`, the pair across `保存|方法`, is rare, and
+    it is in `依存方向` (dependency direction). A four-character piece is two words. (The
+    memories here are written for the test, in the shape of that store's.)"""
+    store = tmp_path / "ja"
+    write_memory(store, "checklist", "- [ ] レイヤー間の依存方向を確認した")
+    write_memory(store, "style", "テスト名は日本語で: `予算を保存できる`")
+    write_memory(store, "status", "予算の画面と、予算を保存するリポジトリを実装済み。")
+    service = disk_service(store, tmp_path, tmp_path / "home")
+    assert sorted(paths(service.search("予算の保存方法", mode="lexical"))) == ["status", "style"]
+    assert '"存方"' not in cjk.query_terms("保存方法")
+    assert '"方法"' in cjk.query_terms("保存方法")  # its halves still match alone
+
+
 def test_segmenting_and_query_terms() -> None:
     assert cjk.segment("plain English") is None
     assert cjk.segment("offscreenモード") == "offscreen モー ード "

@@ -10,7 +10,7 @@ Verifying a mention needs history (verify/mentions.py); nothing here does I/O.
 
 Forms, each with or without backticks:
 
-    path:L   path:L-E   path:L–E   path:L:C   path:LL   path:L1,L2-E2 (a list)
+    path:L   path:L-E   path:L–E   path:L〜E (～ ~)   path:L:C   path:LL   path:L1,L2-E2 (a list)
     path#LL  path#LL-LE  path#LLCc-LECc        (markdown links, GitHub anchors)
     https://github.com/OWNER/NAME/blob/REF/path#LL-LE   (GitLab: /-/blob/)
     `path` lines L-E, path (L12), Line L of `path`, path（行L-E）  (core/prose_mentions.py)
@@ -36,17 +36,20 @@ COLON, RANGE, COLUMN, ANCHOR, ANCHOR_RANGE, LIST, URL = (
 )  # fmt: skip
 
 _SEGMENT = r"[A-Za-z0-9_.@~+-]+"
+# A range's dash; Japanese and Chinese write `app.py:10〜12` (wave dash), `app.py:1～55`
+# (full-width tilde) or `~`, as in prose's word forms.
+_TO = prose.TO
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_./@~+\\\-\])])"  # nor after `]`, `)`: see prose.FOLDERS
     rf"(?P<path>(?:\.{{1,2}}/|/)?{prose.FOLDERS}(?:{prose.BRACKETED})?{_SEGMENT})"
     r"(?:"
     r"\#L(?P<a1>\d{1,7})(?:C\d{1,5})?(?:[-–]L?(?P<a2>\d{1,7})(?:C\d{1,5})?)?"
     r"|"
-    r":L?(?P<c1>\d{1,7})(?:[-–]L?(?P<c2>\d{1,7})|:(?P<col>\d{1,5}))?"
-    r"(?P<more>(?:,[ ]?\d{1,7}(?:[-–]\d{1,7})?)*)"
+    rf":L?(?P<c1>\d{{1,7}})(?:{_TO}L?(?P<c2>\d{{1,7}})|:(?P<col>\d{{1,5}}))?"
+    rf"(?P<more>(?:,[ ]?\d{{1,7}}(?:{_TO}\d{{1,7}})?)*)"
     r")(?![0-9])"
 )
-_ITEM = re.compile(r"(\d+)(?:[-–](\d+))?")
+_ITEM = re.compile(rf"(\d+)(?:{_TO}(\d+))?")
 _BLOB = re.compile(
     r"https?://(?P<host>[A-Za-z0-9.-]+)/(?P<repo>[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+?)"
     r"/(?:-/)?blob/(?P<ref>[^/\s#?]+)/(?P<path>[^\s#?)\]>\"'`|]+)"

@@ -13,6 +13,8 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     path at line 41   path, around line 400-500   path (line ~960)   path ~line 417
     path - Lines 955-1089   **Line 1114** in `path`   (also near, on)
     pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
+    path，第 56 行   path 第11行~第40行   path 第 5 行到第 7 行   pathの10行目〜12行目
+    path の 88 行目から 103 行目   path 라인 938~라인 982   path 라인 938부터 982까지
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
 a comma or an opening parenthesis, then the words; or the words come first and
@@ -101,24 +103,27 @@ _MORE_L = rf"(?P<more_l>(?:,[ \t]?L\d{{1,7}}(?:[-–]L?\d{{1,7}})?{_ENDS}(?![ \t
 # 376→395` is a move.
 _JOIN = r"(?:(?:at|around|near|on)[ \t]+|~[ \t]?)?"
 _OF = r"(?:[の的의][ \t]?)?"
-_TO = r"[-–~〜～]"
+TO = r"[-–~〜～]"  # a range's dash, in every script (core/mentions.py too)
 _AFTER = (
-    _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：][ \t]*|[-–—][ \t]+)?"
+    _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：，][ \t]*|[-–—][ \t]+)?"
     r"(?:"
     rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?!->|→){_MORE}"
     r"|"
     rf"L(?P<l1>\d{{1,7}})(?:[-–]L?(?P<l2>\d{{1,7}}))?{_ENDS}(?![ \t]*[A-Za-z]){_MORE_L}"
     r"|"
-    rf"行[ \t]?(?P<j1>\d{{1,7}})(?:{_TO}(?P<j2>\d{{1,7}}))?(?![0-9])"
+    rf"行[ \t]?(?P<j1>\d{{1,7}})(?:{TO}(?P<j2>\d{{1,7}}))?(?![0-9])"
     r"|"
-    rf"{_OF}(?P<k1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
+    rf"{_OF}(?P<k1>\d{{1,7}})"
+    rf"(?:[ \t]?(?:行目[ \t]?)?(?:{TO}|から)[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
     r"|"
-    rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<z2>\d{{1,7}}))?[ \t]?行"
+    rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})"
+    rf"(?:[ \t]?(?:行[ \t]?)?(?:{TO}|至|到)[ \t]?(?:第[ \t]?)?(?P<z2>\d{{1,7}}))?[ \t]?行"
     r"|"
-    rf"{_OF}라인[ \t]?(?P<r1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<r2>\d{{1,7}}))?(?![0-9])"
+    rf"{_OF}라인[ \t]?(?P<r1>\d{{1,7}})"
+    rf"(?:[ \t]?(?:{TO}|부터)[ \t]?(?:라인[ \t]?)?(?P<r2>\d{{1,7}}))?(?![0-9])"
     r"|"
-    rf"{_OF}(?P<b1>\d{{1,7}})(?:[ \t]?{_TO}[ \t]?(?P<b2>\d{{1,7}}))?[ \t]?번째[ \t]?(?:줄|라인|행)"
+    rf"{_OF}(?P<b1>\d{{1,7}})(?:[ \t]?{TO}[ \t]?(?P<b2>\d{{1,7}}))?[ \t]?번째[ \t]?(?:줄|라인|행)"
     r")"
 )
 _BEFORE = (

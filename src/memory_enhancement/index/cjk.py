@@ -247,7 +247,8 @@ def query_terms(word: str) -> list[str]:
     A word with no CJK is itself. A word mixing scripts (`Qt依存`, `offscreenモード`,
     `引き継ぎ`) is the phrase of all its tokens (as the index segments it) plus the terms
     of each part. A CJK piece is its phrase of bigrams plus, when longer than a word
-    usually is, each bigram alone. (`引き継ぎ` was `引`* `継`*: kana dropped as particles.)
+    usually is, each bigram alone (of four characters, its two halves). (`引き継ぎ` was
+    `引`* `継`*: kana dropped as particles.)
     """
     lowered = word.lower()
     if not has_cjk(lowered):
@@ -277,7 +278,10 @@ def query_terms(word: str) -> list[str]:
                 pairs = bigrams(stem)
                 terms.append(_phrase(pairs))
             if len(pairs) > 2:
-                terms += [_phrase([pair]) for pair in pairs]
+                # Four characters are two words of two (`保存方法`, `导出函数`): its halves, not
+                # the pair across them (`存方` is in `依存方向`, a rare pair that ranked it first).
+                alone = pairs[::2] if len(pairs) == 3 else pairs
+                terms += [_phrase([pair]) for pair in alone]
     return list(dict.fromkeys(terms))
 
 

@@ -32,7 +32,11 @@ RELATED_WORDS = frozenset(
         "связанные", "связанное", "см также", "смотрите также", "ссылки",
     }
 )  # fmt: skip
-RELATED_CJK = ("関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고")
+# Korean `## 연관 메모리` (associated memories) and `## 함께 보기` (see also), found with
+# find_string in real memories; `연관` alone is not enough (`연관관계 매핑`: an ORM's mapping).
+RELATED_CJK = (
+    "関連", "参照", "参考", "相关", "相關", "参见", "另见", "관련", "참고", "연관 메모", "함께 보기"
+)  # fmt: skip
 # The exact tests of links.is_related, each one search: a CJK word anywhere; a
 # Latin-script word (or words) whole, in the title's letter runs joined by spaces.
 RELATED_CJK_ANY = re.compile("|".join(RELATED_CJK))

@@ -208,7 +208,8 @@ def _line_links(
     if body is not None:
         # `- 관련 메모리: `a`(why), `b``: a label opening an item, as on a line of its own
         if in_related or _labels(body):
-            found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(body))
+            names = _names_in(body, wiki_in_code=in_related)
+            found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in names)
         elif listed := _label_list(body):
             names = _names_in(listed["names"])
             found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in names)
@@ -228,14 +229,19 @@ def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
             yield Link(text, default_type, LinkKind.ITEM, number)
 
 
-def _names_in(text: str) -> Iterator[str]:
+def _names_in(text: str, *, wiki_in_code: bool = False) -> Iterator[str]:
     """The names an item of related material mentions: code and bold spans, and
     bare tokens that read as names (`alpha_beta`, `notes/x`, `x.md`), not words.
-    Link syntax and URLs are skipped here (they are links of their own)."""
+    Link syntax and URLs are skipped here (they are links of their own). With
+    `wiki_in_code` (an item under a related heading), a wiki link set off in backticks
+    (``- `[[beta]]` (why)``, as Korean and Japanese stores list related memories) gives
+    the name inside it; after a label on a line of prose it stays code."""
     for match in g.NAMES.finditer(text):
         span = match["code"] or match["bold"]
         if span is not None:
             name = span.strip().strip("*`")
+            if wiki_in_code and name.startswith("[[") and name.endswith("]]"):
+                name = name[2:-2].strip()
             if g.TOKEN.fullmatch(name) and _name_like(name) and not name.startswith("mem:"):
                 yield name
         elif match["token"] is not None:
