@@ -286,6 +286,27 @@ def test_an_index_of_version_25_reads_its_links_again_in_place_keeping_its_embed
     conn.close()
 
 
+def test_an_index_of_version_26_reads_korean_related_items_again_in_place(
+    small_store: Path, git_repo: Path, tmp_path: Path
+) -> None:
+    """26 -> 27: items under `## 연관 메모리` and backticked `[[name]]` items under a related
+    heading name memories; an index built before had no link for them."""
+    write_memory(small_store, "notes/ko", "# 메모\n\n## 연관 메모리\n\n- `[[caching]]` 캐시\n")
+    service = disk_service(small_store, git_repo, tmp_path)
+    service.list_memories()
+    conn = sqlite3.connect(tmp_path / "index.db")
+    conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
+    conn.execute("DELETE FROM links")  # as the grammar of 26 read them: none
+    conn.execute("PRAGMA user_version = 26")
+    conn.commit()
+    conn.close()
+    assert [b.source for b in service.related("notes/caching")] == ["notes/ko"]
+    conn = sqlite3.connect(tmp_path / "index.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
+    conn.close()
+
+
 def test_reindex_rebuilds_everything_from_the_files(
     small_store: Path, git_repo: Path, tmp_path: Path
 ) -> None:

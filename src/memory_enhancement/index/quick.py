@@ -34,8 +34,10 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # `app.rs 30번째 줄`); 24: `mentions` flags and links (`app.go` línea 42, `x.ts` Zeile 7,
 # `## Verwandte Memories`); 25: names memories declare (`name:`), frontmatter that does not
 # parse read as plain text (three columns); 26: links again (a list item that is a label
-# and only code names, `- Bridge: `a`, `b``). See schema.py.
-SCHEMA_VERSION = 26
+# and only code names, `- Bridge: `a`, `b``); 27: links and `mentions` flags again (a
+# backticked `[[name]]` item and Korean `## 연관 메모리` under related headings; ranges
+# written `10〜12`, `第11行~第40行`, `라인 938~라인 982`, a path joined by `，`). See schema.py.
+SCHEMA_VERSION = 27
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -263,8 +263,8 @@ END;
 # prose references, `## Links` items in any script, European related headings), names and
 # CJK text composed (NFC). 24 -> 25: links find a memory by the name its frontmatter
 # declares, and a file whose frontmatter does not parse is read as plain text: three
-# columns (added after `content`, which a new index has last), every file read again.
-# 25 -> 26: the link grammar reads an index's `- Bridge: `a`, `b`` items; files read again.
+# columns (added after `content`, which a new index has last), every file read again. 25 ->
+# 26 -> 27: more links (`- Bridge: `a`, `b``; `[[x]]` items, Korean headings), CJK ranges.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_name TEXT",
@@ -275,7 +275,7 @@ _ADD_COLUMNS = (
 )
 IN_PLACE: dict[int, tuple[str, ...]] = {
     **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
-    25: _READ_AGAIN,
+    **{version: _READ_AGAIN for version in (25, 26)},
 }
 
 
