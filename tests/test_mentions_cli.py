@@ -138,6 +138,23 @@ def test_a_range_naming_the_line_word_twice_is_moved_whole_and_a_full_width_comm
     assert file.read_text(encoding="utf-8") == moved
 
 
+def test_a_range_written_in_words_is_moved_whole_by_fix(repo: GitRepo, cli: Any) -> None:
+    """`lines 10 to 12`, `line 10 to line 12` and `lines 10 through 12 of` were read as
+    line 10 alone (as the CJK ranges were), so `--fix` moved the first number only; a word
+    after `to` stays prose (`line 42 to handle it` is line 42)."""
+    note = (
+        "# Notes\n\n- `src/app.py` lines 10 to 12 set it up\n"
+        "- src/app.py line 10 to line 12\n- lines 10 through 12 of `src/app.py`\n"
+    )
+    file = repo.write(f"{STORE}/notes.md", note)
+    repo.commit("memory")
+    shift(repo)
+    found = json.loads(cli("verify", "notes", "--json").stdout)["mentions"]
+    assert [(m["line"], m["end_line"], m["status"]) for m in found] == [(10, 12, "moved")] * 3
+    cli("verify", "notes", "--fix")
+    assert file.read_text(encoding="utf-8") == note.replace("10", "13").replace("12", "15")
+
+
 def test_fix_moves_mentions_and_declared_citations_of_one_memory_in_one_write(
     repo: GitRepo, cli: Any
 ) -> None:

@@ -15,6 +15,7 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
     path，第 56 行   path 第11行~第40行   path 第 5 行到第 7 行   pathの10行目〜12行目
     path の 88 行目から 103 行目   path 라인 938~라인 982   path 라인 938부터 982까지
+    `path` lines 10 to 12   path line 10 to line 12   lines 10 through 12 of `path`
 
 The path comes first, closed by a backtick or `**` at most, then a space, a colon,
 a comma or an opening parenthesis, then the words; or the words come first and
@@ -77,6 +78,9 @@ _PATH = (
 # a route folder (`[id]/route.js` is one path, not a `/route.js` of the root).
 _BEFORE_PATH = r"(?<![A-Za-z0-9_./@~+\\\-\])])"
 _DASH = r"[ \t]?[-–][ \t]?"
+# In words: `lines 10 to 12`, `line 10 to line 12`, `lines 10 through 12` (read as line 10
+# alone, `--fix` moved one end); a word after `to` is prose (`line 42 to handle it`).
+_DASH_W = rf"(?:{_DASH}|[ \t]+(?:to|through|thru)[ \t]+(?:[Ll]ines?[ \t]+)?)"
 _WORD = r"[Ll]ines?[ \t]+"
 # A number ends where no digit, letter or decimal part goes on.
 _ENDS = r"(?![0-9A-Za-z_]|\.[0-9])"
@@ -107,7 +111,7 @@ TO = r"[-–~〜～]"  # a range's dash, in every script (core/mentions.py too)
 _AFTER = (
     _BEFORE_PATH + _PATH + r"`?(?:\*\*?)?[ \t]*(?:[:,(（：，][ \t]*|[-–—][ \t]+)?"
     r"(?:"
-    rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"{_JOIN}{_OF}{_WORD}(?:~[ \t]?)?(?P<w1>\d{{1,7}})(?:{_DASH_W}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?!->|→){_MORE}"
     r"|"
     rf"L(?P<l1>\d{{1,7}})(?:[-–]L?(?P<l2>\d{{1,7}}))?{_ENDS}(?![ \t]*[A-Za-z]){_MORE_L}"
@@ -127,7 +131,7 @@ _AFTER = (
     r")"
 )
 _BEFORE = (
-    rf"(?<![A-Za-z0-9_]){_WORD}(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"(?<![A-Za-z0-9_]){_WORD}(?P<w1>\d{{1,7}})(?:{_DASH_W}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?P<more_w>{_list('and', '', about='')[0]}{_AND})"
     rf"(?:\*\*)?[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
