@@ -265,42 +265,29 @@ def test_an_index_of_version_16_to_24_is_brought_up_to_date_in_place_keeping_its
     conn.close()
 
 
-def test_an_index_of_version_25_reads_its_links_again_in_place_keeping_its_embeddings(
-    small_store: Path, git_repo: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("version", "name", "text"),
+    [
+        # 25 -> 26: an index's `- Bridge: `a`, `b`` items name memories (kynesyslabs/sdks)
+        (25, "notes/index", "# Index\n\n- Storage: `notes/caching`\n"),
+        # 26 -> 27: backticked `[[name]]` items under `## 연관 메모리` do too
+        (26, "notes/ko", "# 메모\n\n## 연관 메모리\n\n- `[[caching]]` 캐시\n"),
+    ],
+)
+def test_an_index_of_an_older_link_grammar_reads_its_links_again_in_place_keeping_embeddings(
+    small_store: Path, git_repo: Path, tmp_path: Path, version: int, name: str, text: str
 ) -> None:
-    """25 -> 26: an index's `- Bridge: `a`, `b`` items name memories (kynesyslabs/sdks);
-    an index built before had no link for them, and its files had not changed."""
-    write_memory(small_store, "notes/index", "# Index\n\n- Storage: `notes/caching`\n")
+    """An index built before had no link for such items, and its files had not changed."""
+    write_memory(small_store, name, text)
     service = disk_service(small_store, git_repo, tmp_path)
     service.list_memories()
     conn = sqlite3.connect(tmp_path / "index.db")
     conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
-    conn.execute("DELETE FROM links")  # as the grammar of 25 read them: none
-    conn.execute("PRAGMA user_version = 25")
+    conn.execute("DELETE FROM links")  # as the older grammar read them: none
+    conn.execute(f"PRAGMA user_version = {version}")
     conn.commit()
     conn.close()
-    assert [b.source for b in service.related("notes/caching")] == ["notes/index"]
-    conn = sqlite3.connect(tmp_path / "index.db")
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
-    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
-    conn.close()
-
-
-def test_an_index_of_version_26_reads_korean_related_items_again_in_place(
-    small_store: Path, git_repo: Path, tmp_path: Path
-) -> None:
-    """26 -> 27: items under `## 연관 메모리` and backticked `[[name]]` items under a related
-    heading name memories; an index built before had no link for them."""
-    write_memory(small_store, "notes/ko", "# 메모\n\n## 연관 메모리\n\n- `[[caching]]` 캐시\n")
-    service = disk_service(small_store, git_repo, tmp_path)
-    service.list_memories()
-    conn = sqlite3.connect(tmp_path / "index.db")
-    conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
-    conn.execute("DELETE FROM links")  # as the grammar of 26 read them: none
-    conn.execute("PRAGMA user_version = 26")
-    conn.commit()
-    conn.close()
-    assert [b.source for b in service.related("notes/caching")] == ["notes/ko"]
+    assert [b.source for b in service.related("notes/caching")] == [name]
     conn = sqlite3.connect(tmp_path / "index.db")
     assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1

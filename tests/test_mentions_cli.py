@@ -99,53 +99,22 @@ def test_a_route_folder_path_is_one_mention_moved_and_fixed_like_any_other(
     assert file.read_text() == note.replace(":5`", ":7`")
 
 
-def test_a_range_written_with_a_wave_dash_is_moved_whole_by_fix(repo: GitRepo, cli: Any) -> None:
-    """Japanese and Chinese write a range `app.py:10〜12` (wave dash), `app.py:1～55`
-    (full-width tilde: found with find_string in a real memory) or `app.py:10~12`. It
-    was read as line 10 alone, so `--fix` made it `13〜12`: a range ending before it
-    starts, and lines 11-12 never checked."""
-    note = "# メモ\n\n- src/app.py:10〜12 で初期化\n- src/app.py:10～12\n- src/app.py:10~12\n"
-    file = repo.write(f"{STORE}/notes.md", note)
-    repo.commit("memory")
-    shift(repo)
-    found = json.loads(cli("verify", "notes", "--json").stdout)["mentions"]
-    assert [(m["line"], m["end_line"], m["status"]) for m in found] == [(10, 12, "moved")] * 3
-    cli("verify", "notes", "--fix")
-    assert file.read_text(encoding="utf-8") == note.replace("10", "13").replace("12", "15")
-
-
-def test_a_range_naming_the_line_word_twice_is_moved_whole_and_a_full_width_comma_joins(
-    repo: GitRepo, cli: Any
-) -> None:
-    """Chinese writes `app.py，第11行~第40行` and `第 5 行到第 7 行`, Japanese `の10行目〜12行目`
-    (the word on both numbers), and joins path and words with a full-width comma (`client.py，
-    第 56 行`: forms found with find_string in real memories). The first were read as their
-    first line alone, so `--fix` moved 10 and left 12; the comma made no mention at all."""
-    note = (
-        "# 笔记\n\n- 见 src/app.py 第10行~第12行\n- src/app.py 第 10 行到第 12 行\n"
-        "- src/app.py の10行目〜12行目\n- 修改 src/app.py，第 20 行，请求的内容\n"
-    )
-    file = repo.write(f"{STORE}/notes.md", note)
-    repo.commit("memory")
-    shift(repo)
-    found = json.loads(cli("verify", "notes", "--json").stdout)["mentions"]
-    assert [(m["line"], m["end_line"], m["status"]) for m in found] == [
-        *[(10, 12, "moved")] * 3,
-        (20, None, "moved"),
-    ]
-    cli("verify", "notes", "--fix")
-    moved = note.replace("10", "13").replace("12", "15").replace("20", "23")
-    assert file.read_text(encoding="utf-8") == moved
-
-
-def test_a_range_written_in_words_is_moved_whole_by_fix(repo: GitRepo, cli: Any) -> None:
-    """`lines 10 to 12`, `line 10 to line 12` and `lines 10 through 12 of` were read as
-    line 10 alone (as the CJK ranges were), so `--fix` moved the first number only; a word
-    after `to` stays prose (`line 42 to handle it` is line 42)."""
-    note = (
+@pytest.mark.parametrize(
+    "note",
+    [
+        # Japanese and Chinese write a range with a wave dash, a full-width tilde (found with
+        # find_string in a real memory) or `~`: read as line 10 alone, `--fix` made `13〜12`.
+        "# メモ\n\n- src/app.py:10〜12 で初期化\n- src/app.py:10～12\n- src/app.py:10~12\n",
+        # In English words, the same: a word after `to` stays prose (`line 42 to handle it`).
         "# Notes\n\n- `src/app.py` lines 10 to 12 set it up\n"
-        "- src/app.py line 10 to line 12\n- lines 10 through 12 of `src/app.py`\n"
-    )
+        "- src/app.py line 10 to line 12\n- lines 10 through 12 of `src/app.py`\n",
+    ],
+)
+def test_a_range_written_with_a_dash_or_words_is_moved_whole_by_fix(
+    repo: GitRepo, cli: Any, note: str
+) -> None:
+    """Each form was read as its first line alone, so `--fix` moved one end: a range
+    ending before it starts, and the lines after the first never checked."""
     file = repo.write(f"{STORE}/notes.md", note)
     repo.commit("memory")
     shift(repo)
