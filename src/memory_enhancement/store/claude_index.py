@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from memory_enhancement.store.formats import markdown
+from memory_enhancement.store.formats.base import as_lines
 
 # An index item: a list item that opens with a link to a file, then maybe a hook.
 _ENTRY = re.compile(
@@ -69,7 +70,7 @@ class Index:
 def read(text: str) -> Index:
     """The items and headings of an index's text; lines inside a code fence are neither
     (fences and headings as every memory's are read: formats/markdown.py)."""
-    lines = tuple(_lines(text))
+    lines = tuple(as_lines(text))
     mask, unclosed = markdown.fences(lines)
     headings = [Heading(n, level, title) for n, level, title in markdown.headings(lines, mask)]
     starts = {heading.line for heading in headings}
@@ -150,7 +151,7 @@ def _place(index: Index, kind: str, types: dict[str, str]) -> int:
 def insert(text: str, at: int, line: str) -> str:
     """text with line inserted before line `at` (at the end: after the last line, whose
     missing final newline stays missing)."""
-    lines = list(_lines(text))
+    lines = list(as_lines(text))
     if at >= len(lines):
         if lines and not lines[-1].endswith("\n"):
             return text + "\n" + line
@@ -173,7 +174,7 @@ def drop(text: str, file: str) -> str | None:
 
 def beyond_load(text: str, line: int) -> bool:
     """Whether line (0-based) lies past what Claude Code loads of the index."""
-    before = "".join(_lines(text)[: line + 1])
+    before = "".join(as_lines(text)[: line + 1])
     return line >= LOADED_LINES or len(before.encode("utf-8")) > LOADED_BYTES
 
 
@@ -191,11 +192,3 @@ def _last(index: Index, start: int, stop: int | None = None) -> int:
     while at > start and not index.lines[at - 1].strip():
         at -= 1
     return at
-
-
-def _lines(text: str) -> list[str]:
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
