@@ -172,3 +172,22 @@ def test_exact_renames_of_gone_files_are_git_diffs_own(repo: GitRepo) -> None:
         ("src/moved.py", "pkg/moved.py"),
         ("src/late.py", "pkg/late_renamed.py"),
     }
+
+
+def test_renames_read_from_git_are_the_pairs_git_wrote_whatever_their_paths_begin_with(
+    repo: GitRepo,
+) -> None:
+    """`--name-status -z` fields were scanned one at a time for a status starting with R,
+    so a renamed `README.md` read as a status too and made a rename of its new path into
+    `R100`; the entries are now stepped through as git writes them (verify/git.name_status,
+    which the staged renames and the Verifier's renames read too)."""
+    from memory_enhancement.verify.mention_renames import RENAMES, renames
+
+    repo.write_lines("README.md", numbered(6, "readme"))
+    repo.write_lines("x.py", numbered(6, "x"))
+    first = repo.commit("first")
+    repo.mv("README.md", "archive/README.md")  # listed first, before x.py's rename
+    repo.mv("x.py", "y.py")
+    repo.commit("moved")
+    found = renames(git_of(repo), ["-M", *RENAMES, first, "HEAD"])
+    assert sorted(found) == [("README.md", "archive/README.md"), ("x.py", "y.py")]

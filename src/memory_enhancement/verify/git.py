@@ -15,7 +15,7 @@ import bisect
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -288,13 +288,25 @@ class Git:
 
 def _rename_pairs(out: str) -> list[tuple[str, str]]:
     """(old, new) pairs from `--name-status -z` output, in output order."""
-    fields = out.split("\0")
-    pairs = []
-    i = 0
-    while i < len(fields):
-        if fields[i].strip().startswith("R") and i + 2 < len(fields):
-            pairs.append((fields[i + 1], fields[i + 2]))
-            i += 3
+    return [(path, new) for status, path, new in name_status(out.split("\0")) if status == "R"]
+
+
+def name_status(fields: Sequence[str]) -> list[tuple[str, str, str]]:
+    """`--name-status -z` entries as (status letter, path, new path), the new path "" but
+    for a rename or a copy (`R100 old new`, `C75 old new`). Stepped through entry by entry
+    as git writes them: a path that starts with R (`README.md`) is a path, not a status.
+    A field of `git log` output may open with the newline that ends a commit's entries."""
+    found: list[tuple[str, str, str]] = []
+    at = 0
+    while at + 1 < len(fields):
+        status = fields[at].strip()
+        if not status:  # between commits (`--format=`), or the end
+            at += 1
+            continue
+        if status[0] in "RC" and at + 2 < len(fields):
+            found.append((status[0], fields[at + 1], fields[at + 2]))
+            at += 3
         else:
-            i += 1
-    return pairs
+            found.append((status[0], fields[at + 1], ""))
+            at += 2
+    return found

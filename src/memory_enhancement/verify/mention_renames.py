@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.git import Git, GitError, name_status
 from memory_enhancement.verify.git_objects import from_git as _from_git
 from memory_enhancement.verify.git_objects import run_git
 from memory_enhancement.verify.git_objects import to_git as _to_git
@@ -168,10 +168,12 @@ def _ancestor(git: Git, commit: str, of: str) -> bool:
 
 
 def rename_fields(git: Git, fields: list[str]) -> list[tuple[str, str]]:
+    """(old, new) renames of `--name-status -z` fields, relative to the repository root."""
     found = []
-    for i in range(len(fields) - 2):
-        if fields[i].startswith("R"):
-            old, new = _from_git(git, fields[i + 1]), _from_git(git, fields[i + 2])
-            if old and new:
-                found.append((old, new))
+    for status, path, renamed in name_status(fields):
+        if status != "R":
+            continue
+        old, new = _from_git(git, path), _from_git(git, renamed)
+        if old and new:
+            found.append((old, new))
     return found

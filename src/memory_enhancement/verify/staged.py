@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.git import Git, GitError, name_status
 from memory_enhancement.verify.git_objects import from_git, run_git
 
 
@@ -56,20 +56,15 @@ class Staged:
 
 
 def _parsed(fields: list[str]) -> tuple[set[str], set[str], dict[str, str]]:
-    """`--name-status -z` fields: `A path`, `D path` or `R<score> old new`."""
+    """Added, deleted (a rename is both) and renamed, from `--name-status -z` fields."""
     added: set[str] = set()
     deleted: set[str] = set()
     renamed: dict[str, str] = {}
-    at = 0
-    while at + 1 < len(fields):
-        status = fields[at]
-        if status.startswith("R") and at + 2 < len(fields):
-            old, new = fields[at + 1], fields[at + 2]
-            deleted.add(old)
+    for status, path, new in name_status(fields):
+        if status == "R":
+            deleted.add(path)
             added.add(new)
-            renamed[old] = new
-            at += 3
-            continue
-        (added if status == "A" else deleted).add(fields[at + 1])
-        at += 2
+            renamed[path] = new
+        else:
+            (added if status == "A" else deleted).add(path)
     return added, deleted, renamed
