@@ -21,16 +21,17 @@ if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification, VerifyRun
 
 
+# The checks run before the tool asks the service anything, once: a page asked for
+# wrongly is the agent's mistake, not a reason to verify the whole store and record the
+# run. The answers below take arguments the tool has checked.
+
+
 def check_offset(offset: int) -> None:
     if offset < 0:
         raise ToolError(f"invalid offset {offset}: it must be 0 or more")
 
 
-# The checks run before the tool asks the service anything: a page asked for wrongly is
-# the agent's mistake, not a reason to verify the whole store and record the run.
-
-
-def check_verify(limit: int, offset: int) -> None:
+def check_page(limit: int, offset: int = 0) -> None:
     if limit < 1:
         raise ToolError(f"invalid limit {limit}: it must be at least 1")
     check_offset(offset)
@@ -42,11 +43,6 @@ def check_health(limit: int, offset: int, history_days: int) -> None:
     check_offset(offset)
     if history_days < 0:
         raise ToolError(f"invalid history_days {history_days}: it must be 0 or more")
-
-
-def check_graph(limit: int) -> None:
-    if limit < 1:
-        raise ToolError(f"invalid limit {limit}: it must be at least 1")
 
 
 def page_note(what: str, offset: int, shown: int, total: int, order: str) -> str | None:
@@ -78,7 +74,6 @@ def verify_summary(
     from memory_enhancement.core.verdicts import Verdict
     from memory_enhancement.service import serialize
 
-    check_verify(limit, offset)
     invalid = sorted((r for r in run.results if not r.valid), key=_worst_first)
     page = invalid[offset : offset + limit]
     entries = [serialize.verification_dict(r) for r in page]
@@ -130,7 +125,6 @@ def health_answer(
     for (it is the HTML report's drawing: nodes and edges an agent rarely needs)."""
     from memory_enhancement.health.render import as_json
 
-    check_health(limit, offset, history_days)
     data = as_json(report, limit, offset)
     notes = [
         page_note("memories", offset, len(data["memories"]), report.total, "most urgent first")
@@ -160,7 +154,6 @@ def graph_answer(result: Any, *, limit: int) -> dict[str, Any]:
     `max_depth_reached` still describe the whole traversal."""
     from memory_enhancement.graph.render import as_dict
 
-    check_graph(limit)
     data = as_dict(result)
     if len(result.depths) <= limit:
         return data

@@ -162,9 +162,9 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         """Verify every memory with citations or prose mentions (`src/x.py:42` in the
         text): counts for each, whether all hold, and a page of the invalid memories
         (`invalid_total` counts them all; `cut` says what was left out)."""
-        from memory_enhancement.mcp.answers import check_verify, verify_summary
+        from memory_enhancement.mcp.answers import check_page, verify_summary
 
-        check_verify(limit, offset)
+        check_page(limit, offset)
         with tool_errors():
             run = service(ctx, store).verify_all(category, changed_since=changed_since)
             summary = verify_summary(run, limit=limit, offset=offset, include_valid=include_valid)
@@ -205,9 +205,9 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         store: Store = None,
     ) -> GraphOut:
         """Follow the links between memories from root, up to depth."""
-        from memory_enhancement.mcp.answers import check_graph, graph_answer
+        from memory_enhancement.mcp.answers import check_page, graph_answer
 
-        check_graph(limit)
+        check_page(limit)
         with tool_errors():
             result = service(ctx, store).graph(
                 root, depth=depth, direction=direction, algorithm=algorithm,

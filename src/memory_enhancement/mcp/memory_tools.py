@@ -177,7 +177,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             data = _listing(listing)
             data["total"] = listing.total if listing.total is not None else len(data["memories"])
             cut = page_note("memories", offset, len(data["memories"]), data["total"], "by path")
-            if cut:
+            if cut:  # (a typed answer: with_cut takes the untyped dicts of answers.py)
                 data["cut"] = cut
             return data
 
