@@ -331,7 +331,6 @@ def _read_citations(doc: FrontmatterDocument, value: Any) -> tuple[Citation, ...
             citations.append(_citation_from_yaml(item))
             doc.citation_items.append(n)
         except MemoryToolError as exc:
-            doc.item_valid = False
             doc.problems.append(f"{doc.memory.path}: {exc}")
     return tuple(citations)
 

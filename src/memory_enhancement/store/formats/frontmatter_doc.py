@@ -71,11 +71,15 @@ class FrontmatterDocument(Document):
     close: int = 0  # index of the closing `---` line
     blocks: dict[str, Block] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
-    item_valid: bool = True  # every citation item parsed
     citation_items: list[int] = field(default_factory=list)  # each citation's item
     item_count: int = 0  # the items of `citations:`, read or not
     aliases: dict[str, str] = field(default_factory=dict)  # field -> its key here (ALIASES)
     header_error: str | None = None  # read as text only: why (FrontmatterFormat.parse_text_only)
+
+    @property
+    def item_valid(self) -> bool:
+        """Every item of `citations:` was read as a citation."""
+        return len(self.citation_items) == self.item_count
 
 
 def text_of(value: Any) -> str | None:
