@@ -110,7 +110,7 @@ class GitHistory(GitObjects):
         changed = list(zip(fields[::2], fields[1::2], strict=False))
         gone = [path for status, path in changed if status == "D" and path.endswith(".md")]
         old = {}
-        for path in gone if new else ():  # as git names them (blame's `--`)
+        for path in gone:  # as git names them (blame's `--`)
             rel = from_git(self.git, path) if self.git.prefix else path
             if rel:
                 old[path] = _lines(self.read("HEAD", rel) or ())
