@@ -294,6 +294,33 @@ def test_an_index_of_an_older_link_grammar_reads_its_links_again_in_place_keepin
     conn.close()
 
 
+def test_an_index_of_version_27_flags_memories_naming_a_file_alone_as_mentioning_code(
+    small_store: Path, git_repo: Path, tmp_path: Path
+) -> None:
+    """27 -> 28: a backticked path alone (`src/api.go`) is a file mention now, so a memory
+    holding nothing else is read by verify-all; the index reads its files again."""
+    write_memory(small_store, "notes/files", "The handler lives in `src/api.go`.\n")
+    service = disk_service(small_store, git_repo, tmp_path)
+    service.list_memories()
+    conn = sqlite3.connect(tmp_path / "index.db")
+    assert conn.execute("SELECT mentions FROM memories WHERE path = 'notes/files'").fetchone() == (
+        1,
+    )
+    conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
+    conn.execute("UPDATE memories SET mentions = 0")  # as version 27 read it
+    conn.execute("PRAGMA user_version = 27")
+    conn.commit()
+    conn.close()
+    service.list_memories()
+    conn = sqlite3.connect(tmp_path / "index.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert conn.execute("SELECT mentions FROM memories WHERE path = 'notes/files'").fetchone() == (
+        1,
+    )
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
+    conn.close()
+
+
 def test_reindex_rebuilds_everything_from_the_files(
     small_store: Path, git_repo: Path, tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ Forms, each with or without backticks:
     path#LL  path#LL-LE  path#LLCc-LECc        (markdown links, GitHub anchors)
     https://github.com/OWNER/NAME/blob/REF/path#LL-LE   (GitLab: /-/blob/)
     `path` lines L-E, path (L12), Line L of `path`, path（行L-E）  (core/prose_mentions.py)
+    `src/app.py`   (a whole file, no line: core/file_mentions.py)
 
 A path is `/`-joined ASCII segments whose last one has an extension. What comes
 before it must not continue a path or a word in ASCII, so CJK text may touch it
@@ -28,7 +29,9 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from memory_enhancement.core import file_mentions as files
 from memory_enhancement.core import prose_mentions as prose
+from memory_enhancement.core.file_mentions import FILE
 
 # The forms, as `Mention.form` names them.
 COLON, RANGE, COLUMN, ANCHOR, ANCHOR_RANGE, LIST, URL = (
@@ -59,9 +62,11 @@ _ANY_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s)\]>\"'`]+")
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _FENCES = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _NEWLINE = re.compile(r"\n")
-# Where a mention may be: `.ext:digit`, `.ext#Ldigit`, or prose's forms (CJK ones off ASCII).
+# Where a mention may be: `.ext:digit`, `.ext#Ldigit`, a backticked path, or prose's forms
+# (CJK ones off ASCII).
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
-_SCANS = {True: (_HINT, *prose.ASCII_HINTS), False: (_HINT, *prose.ASCII_HINTS, *prose.CJK_HINTS)}
+_ASCII = (_HINT, files.HINT, *prose.ASCII_HINTS)
+_SCANS = {True: _ASCII, False: (*_ASCII, *prose.CJK_HINTS)}
 _SCANS_BYTES = {k: tuple(re.compile(h.pattern.encode()) for h in v) for k, v in _SCANS.items()}
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset({
@@ -72,9 +77,11 @@ _HOST_ENDINGS = frozenset({
 # again. REVISION counts rule changes outside the patterns (2: author's paths; 3, 4: labels;
 # 5: `~/` paths, names told apart by their neighbours, endings no file has; 6: `~/` paths only
 # under a folder named as the repository; 7: not on a citations table's rows, see
-# verify/mention_reading.py; 8: still on a prose line with an inline citation).
-REVISION = 8
-GRAMMAR = zlib.crc32("\0".join((str(REVISION), _MENTION.pattern, *prose.PATTERNS)).encode())
+# verify/mention_reading.py; 8: still on a prose line with an inline citation; 9: whole files).
+REVISION = 9
+GRAMMAR = zlib.crc32(
+    "\0".join((str(REVISION), _MENTION.pattern, files.PATTERN, *prose.PATTERNS)).encode()
+)
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
 
 
@@ -85,17 +92,18 @@ class Mention:
     `line` is the 1-based line of the memory file and `column` the offset of
     `text` in it. The `*_at` spans are offsets inside `text`: the path (None for
     the later items of a list, which name no path) and the cited line numbers.
+    A file mention (form FILE) cites the whole file: no `start`, no `start_at`.
     """
 
     line: int
     column: int
     text: str
     path: str  # as written; for a list item, the path of the mention it continues
-    start: int
+    start: int | None  # the first cited line; None for a whole file
     end: int | None  # the last cited line; None for one line
     form: str
     path_at: tuple[int, int] | None
-    start_at: tuple[int, int]
+    start_at: tuple[int, int] | None
     end_at: tuple[int, int] | None = None
     repository: str | None = None  # URL form: host/owner/name as in the URL
     ref: str | None = None  # URL form: the branch or commit in the URL
@@ -103,7 +111,9 @@ class Mention:
 
     @property
     def ref_text(self) -> str:
-        """The canonical `path:start[-end]`, with the path as written."""
+        """The canonical `path:start[-end]` (`path` for a whole file), the path as written."""
+        if self.start is None:
+            return self.path
         tail = f"-{self.end}" if self.end is not None else ""
         return f"{self.path}:{self.start}{tail}"
 
@@ -184,6 +194,12 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
     for f in prose.find_in_line(raw, _is_file, european):  # not `(line 10)` again after `x.py:10`
         if not any(x < f[0] + len(f[1]) and f[0] < y for x, y in taken):
             found.append(Mention(number, *f, in_code=in_code))
+    if not in_code and "`" in raw:  # a whole file: `src/app.py`, not in a code block
+        taken = [(f.column, f.column + len(f.text)) for f in found] + urls
+        for at, path in files.find_in_line(raw):
+            if not any(x < at + len(path) and at < y for x, y in taken):
+                whole = Mention(number, at, path, path, None, None, FILE, (0, len(path)), None)
+                found.append(whole)
     found.sort(key=lambda mention: mention.column)
     return found
 
@@ -240,10 +256,13 @@ def _is_file(path: str) -> bool:
 # -- rewriting (--fix) -----------------------------------------------------------
 
 
-def relocated(mention: Mention, line: int, end: int | None, path: str | None = None) -> str:
+def relocated(mention: Mention, line: int | None, end: int | None, path: str | None = None) -> str:
     """The mention's text with new line numbers (and path), every other character kept:
-    `#L` links stay `#L` links, a column or an en dash stays as written."""
-    edits: list[tuple[tuple[int, int], str]] = [(mention.start_at, str(line))]
+    `#L` links stay `#L` links, a column or an en dash stays as written. A file mention
+    has no line to change (`line` is None)."""
+    edits: list[tuple[tuple[int, int], str]] = []
+    if mention.start_at is not None and line is not None:
+        edits.append((mention.start_at, str(line)))
     if mention.end_at is not None:  # `12-12` has an end as written but none as cited
         edits.append((mention.end_at, str(end if end is not None else line)))
     if path is not None and mention.path_at is not None:

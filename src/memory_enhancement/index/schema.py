@@ -264,7 +264,8 @@ END;
 # CJK text composed (NFC). 24 -> 25: links find a memory by the name its frontmatter
 # declares, and a file whose frontmatter does not parse is read as plain text: three
 # columns (added after `content`, which a new index has last), every file read again. 25 ->
-# 26 -> 27: more links (`- Bridge: `a`, `b``; `[[x]]` items, Korean headings), CJK ranges.
+# 26 -> 27: more links (`- Bridge: `a`, `b``; `[[x]]` items, Korean headings), CJK ranges;
+# 27 -> 28: file mentions (`src/app.py` alone) flag more memories as mentioning code.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_name TEXT",
@@ -275,7 +276,7 @@ _ADD_COLUMNS = (
 )
 IN_PLACE: dict[int, tuple[str, ...]] = {
     **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
-    **{version: _READ_AGAIN for version in (25, 26)},
+    **{version: _READ_AGAIN for version in (25, 26, 27)},
 }
 
 

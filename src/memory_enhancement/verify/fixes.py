@@ -162,18 +162,19 @@ def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> l
     """The edits that make moved mentions cite where their code is now.
 
     A rename writes the new path in full (a partial path might name another file
-    now); a list item (`, 20` after `app.py:10`) has no path of its own, so after a
-    rename it is left alone; a permalink (a blob URL pinned to a commit) cites that
-    commit forever and is left alone too. A `**Line:** 12` label has its path in the
-    `**File:**` label above it: with the memory's `text`, a rename rewrites the path
-    there, as it does in `src/app.py:12` (and the line, if it moved, where it is).
+    now), in a file mention (`` `src/app.py` ``) as in any other; a list item (`, 20`
+    after `app.py:10`) has no path of its own, so after a rename it is left alone; a
+    permalink (a blob URL pinned to a commit) cites that commit forever and is left
+    alone too. A `**Line:** 12` label has its path in the `**File:**` label above it:
+    with the memory's `text`, a rename rewrites the path there, as it does in
+    `src/app.py:12` (and the line, if it moved, where it is).
     """
     edits = []
     for check in checks:
         mention = check.mention
-        if check.status is not Verdict.MOVED or mention is None or check.current_line is None:
+        if check.status is not Verdict.MOVED or mention is None or mention.permalink:
             continue
-        if mention.permalink:
+        if check.current_line is None and mention.start is not None:  # a file mention has none
             continue
         path = check.renamed_to
         label = _renames_label(check)

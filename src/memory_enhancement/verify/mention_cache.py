@@ -248,7 +248,7 @@ def encode_mention(m: Mention) -> list[Any]:
 def decode_mention(row: list[Any]) -> Mention:
     line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code = row
     return Mention(
-        line, column, text, path, start, end, form, _span(path_at), _pair(start_at),
+        line, column, text, path, start, end, form, _span(path_at), _span(start_at),
         _span(end_at), repo, ref, code,
     )  # fmt: skip
 

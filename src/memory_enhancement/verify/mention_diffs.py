@@ -254,8 +254,9 @@ def _followed(
 
 
 def _blank(ask: Ask) -> bool:
-    """Whether the cited lines were blank when written (a snippet cannot find them)."""
-    return not "".join((ask.then.text or "").split())
+    """Whether the cited lines were blank when written (a snippet cannot find them); a
+    whole file (a file mention) has no lines to be blank."""
+    return ask.citation.line is not None and not "".join((ask.then.text or "").split())
 
 
 def _stem(path: str) -> str:

@@ -79,6 +79,8 @@ def key(mention: Mention) -> str:
 
 def span(mention: Mention) -> tuple[int, int]:
     """The cited lines, first to last (a range written backwards is read forwards)."""
+    if mention.start is None:
+        raise ValueError(f"{mention.path}: a file mention cites no lines")
     end = mention.end if mention.end is not None else mention.start
     return min(mention.start, end), max(mention.start, end)
 
@@ -202,6 +204,8 @@ class HistoryReader:
             return Then(commit, AMBIGUOUS, candidates=where.candidates)
         if where.path is None:
             return Then(commit, ABSENT)
+        if mention.start is None:  # a whole file (file_checks.py): only whether it was there
+            return Then(commit, TEXT, where.path)
         return self.at(commit, where.path, mention)
 
     def at(self, commit: str, path: str, mention: Mention, note: str = "") -> Then:
@@ -257,9 +261,20 @@ class HistoryReader:
 
 
 def cached_reading(cached: Mapping[str, Cached], item: Written, head: str | None) -> Cached | None:
-    """What git said of this memory file's lines, when it is cached and still holds."""
+    """What git said of this memory file's lines, when it is cached and still holds (a row
+    kept for a file whose mentions the repository settled alone, `now_only`, says nothing
+    of them: a later run that needs history traces the file)."""
     hit = cached.get(item.file) if item.file else None
-    return hit if hit is not None and still_true(hit, item.blob, head) else None
+    if hit is None or not still_true(hit, item.blob, head):
+        return None
+    said = hit.data.get("m")
+    return hit if isinstance(said, dict) and all(key(m) in said for m in item.mentions) else None
+
+
+def now_only(blob: str) -> Cached:
+    """The cache row of a memory file none of whose mentions needed history (file mentions
+    of files there now): it keeps the verdicts and the mentions as read, for the rerun."""
+    return Cached(blob, None, {"v": CACHE_VERSION, "g": GRAMMAR, "m": {}})
 
 
 def still_true(row: Cached, blob: str, head: str | None) -> bool:
@@ -287,7 +302,9 @@ class Ask:
         line said then next to what it says now."""
         reason = check.reason
         commit = (self.citation.commit or "")[:7]
-        if check.status is Verdict.STALE and self.then.text is not None:
+        if self.citation.line is None and check.status is Verdict.MOVED:  # a whole file
+            reason = f"renamed to {check.renamed_to} since the memory line was written ({commit})"
+        elif check.status is Verdict.STALE and self.then.text is not None:
             # The line of a range the reason names (`line 48 now reads`), as it read then.
             said = self.then.text.split("\n")
             named = _NAMED.match(reason)

@@ -37,6 +37,7 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
+from memory_enhancement.verify import file_checks
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
@@ -71,6 +72,7 @@ from memory_enhancement.verify.mention_history import (
     Written,
     cached_reading,
     key,
+    now_only,
     span,
     still_true,
 )
@@ -136,7 +138,7 @@ class MentionChecker:
             thens: dict[str, dict[str, Then]] = {}
             if git is not None and self._history is not None:
                 reader = HistoryReader(git, self._history)
-                pending = [f for f in todo if f is not None and f.mentions]
+                pending = [f for f in todo if f is not None and self._traced(f)]
                 self._announce([f for f in pending if cached_reading(rows, f, head) is None])
                 thens, fresh = reader.read(pending, rows, head)
                 if any(t.kind == AMBIGUOUS for f in thens.values() for t in f.values()):
@@ -177,7 +179,9 @@ class MentionChecker:
                 continue
             row = fresh.get(item.file) or rows.get(item.file)
             if row is None or not still_true(row, item.blob, head):
-                continue  # no history for it (untracked): nothing worth keeping
+                if self._traced(item):
+                    continue  # no history for it (untracked): nothing worth keeping
+                row = now_only(item.blob)  # settled by the files now: kept for the rerun
             paths = named_paths(checks)
             checked: dict[str, Any] = {
                 "fp": self._fingerprint(head, paths),
@@ -249,8 +253,21 @@ class MentionChecker:
             follow_line_maps(git, self.repo, drafts, judged)
         return [tuple(row) for row in judged]
 
+    def _traced(self, item: Written) -> bool:
+        """Whether any mention of this memory file needs history: a file mention (no
+        line) of a file there now does not (file_checks.py)."""
+        return any(
+            m.start is not None or self._settled(m, item.folder) is None for m in item.mentions
+        )
+
+    def _settled(self, mention: Mention, folder: str) -> CitationCheck | None:
+        return file_checks.settled_now(mention, folder, self._files_now, self.repo)
+
     def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
         """A verdict from history alone, or the citation to verify."""
+        if mention.start is None:  # a whole file
+            settled = self._settled(mention, folder)
+            return settled or file_checks.decide(mention, then, folder, self._files_now)
         if then is None:
             return self._line_count(mention, folder, committed=False)
         commit = then.commit

@@ -1,0 +1,53 @@
+"""File mentions: a backticked repository path with no line, `` `src/app/handler.py` ``.
+
+Most real memories name the code they describe this way, not with a line number:
+over 102 public Serena stores, 6,025 backticked paths against a few hundred `path:L`
+mentions, and 763 of those paths named files that git history had and HEAD no
+longer has (docs/benchmarks.md, "File mentions"). A memory whose files are gone is
+the memory that rotted, and without these it was called "uncited". What such a
+mention claims is only that the file is there, so that is what is verified: the
+file now (valid), renamed since the memory line was written (moved, and to where),
+deleted since (missing), or never a file of this repository (skipped: an example
+path, another project's).
+
+The form is narrow on purpose, because a path-shaped string in prose is often not a
+file of this repository:
+
+- the whole inline code span is the path (`` `x/y.py` ``, not `` `cat x/y.py` ``);
+- it has a folder (`src/app.py`; a bare `package.json` names a file of every project);
+- its last segment has an extension, as every mention's path (core/mentions.py);
+- it is relative: not `/etc/hosts`, `~/x.md`, `../x.py`, nor a host's (`github.com/o/r.md`);
+- not in a fenced code block (commands, trees and configuration there);
+- not where a line mention already stands (`` `x.py:12` `` is one, not two).
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_enhancement.core import prose_mentions as prose
+
+FILE = "file"  # `Mention.form` of these
+
+_NAME = r"[A-Za-z0-9_.@+-]+"
+# A route folder may be a segment (`[id]`, `(auth)`), as in every mention's path.
+_PATH = rf"(?:\./)?(?:(?:{_NAME}|{prose.BRACKETED}|\([A-Za-z0-9_.-]+\))/)+(?:{prose.BRACKETED})?"
+_PATH += r"[A-Za-z0-9_.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
+_SPAN = re.compile(rf"(?<!`)`(?P<path>{_PATH})`(?!`)")
+# Whether a memory may hold one (core/mentions.may_mention): the same span, in bytes.
+HINT = re.compile(_SPAN.pattern)
+HINT_BYTES = re.compile(_SPAN.pattern.encode())
+PATTERN = _SPAN.pattern  # for the grammar's checksum (core/mentions.GRAMMAR)
+# A first segment naming a host: `github.com/owner/repo/README.md` is a web address.
+_HOST = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|ai|app|co)/")
+
+
+def find_in_line(raw: str) -> list[tuple[int, str]]:
+    """The file mentions of one line of a memory: (column of the path, the path)."""
+    found = []
+    for m in _SPAN.finditer(raw):
+        path = m["path"]
+        if ".." in path.split("/") or _HOST.match(path) or "//" in path:
+            continue
+        found.append((m.start("path"), path))
+    return found

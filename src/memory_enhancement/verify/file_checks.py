@@ -1,0 +1,99 @@
+"""Verdicts on file mentions (`src/app/handler.py`, no line): is the file still there.
+
+A file mention claims only that the repository has that file (core/file_mentions.py),
+so the repository now settles most of them without history: the file is there
+(`valid`, wherever the path as written resolves: from the root, else the one file
+ending with it) or inside a submodule. Only a path naming no file now needs to know
+what it named when the memory line was written (mention_history.py), and that is
+what keeps a first run cheap: on the shared corpus 1,035 of 1,361 such paths are
+files now, and only the memory files holding the other ones are traced.
+
+- there when the memory line was written, gone now: verified as a citation of the
+  whole file at that commit, so the Verifier follows git's renames since
+  (`moved`, `renamed_to` the new path; `--fix` rewrites the path) or says
+  `missing` (deleted since);
+- no such file then either: `skipped`. Memories name files they describe as
+  removed ("deleted `src/legacy/x.py`"), files to be created, example paths and
+  other projects' files; nothing here can tell those apart, and none of them is a
+  claim that rotted. A line not committed yet is read the same way against the
+  work tree: a file it names that is not there is not called missing;
+- several files end with it, then or now: `ambiguous`, with the candidates;
+- no history (a memory file git does not track): the work tree alone. A file
+  there is `valid` (all the mention claims); one that is not is `unchecked`:
+  whether it was ever there cannot be told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from memory_enhancement.core.file_list import FileList, normalize
+from memory_enhancement.core.mentions import Mention
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.mention_checks import ambiguous, check, submodule
+from memory_enhancement.verify.mention_history import (
+    AMBIGUOUS,
+    SUBMODULE,
+    TEXT,
+    UNCOMMITTED,
+    Ask,
+    Then,
+)
+from memory_enhancement.verify.repo import Repository
+
+
+def settled_now(
+    mention: Mention, folder: str, files_now: Callable[[], FileList], repo: Repository
+) -> CitationCheck | None:
+    """The verdict the repository as it is now gives a file mention alone (the file is
+    there, or lies in a submodule); None when what it named then must be asked."""
+    plain = Citation(mention.path)
+    where = files_now().resolve(mention.path, folder)
+    if where.path is not None:
+        reason = "the file is there" + (f" (as {where.path})" if where.path != mention.path else "")
+        return check(mention, replace(plain, target=where.path), Verdict.VALID, reason,
+                     current=where.path)  # fmt: skip
+    if where.submodule is not None:
+        return submodule(mention, plain, where.submodule, repo, None)
+    path = normalize(mention.path, folder)
+    if path is not None and not where.candidates and repo.read(path).is_text:
+        reason = "the file is there (not tracked by git)"  # or no git to list the files
+        return check(mention, replace(plain, target=path), Verdict.VALID, reason, current=path)
+    return None
+
+
+def decide(
+    mention: Mention, then: Then | None, folder: str, files_now: Callable[[], FileList]
+) -> CitationCheck | Ask:
+    """The verdict on a file mention that names no file now (settled_now said None), from
+    what history says it named when its memory line was written (`then`; None: no
+    history), or the whole-file citation for the Verifier to follow to HEAD."""
+    plain = Citation(mention.path)
+    commit = then.commit if then is not None else None
+    if then is not None and commit is not None and then.kind == TEXT:
+        cited = replace(plain, target=then.path or mention.path, commit=commit)
+        return Ask(mention, then, cited, then.note)
+    if then is not None and then.kind == AMBIGUOUS:
+        return ambiguous(mention, plain, then.candidates, commit)
+    if then is not None and then.kind == SUBMODULE:
+        reason = f"in submodule {then.path} when the memory line was written"
+        return check(mention, plain, Verdict.IN_SUBMODULE, reason, commit)
+    now = files_now().resolve(mention.path, folder)
+    if now.candidates:
+        return ambiguous(mention, plain, now.candidates, commit)
+    if then is None:
+        reason = (
+            f"no file {mention.path} now, and no history (memory file not tracked by git) "
+            "to tell whether there ever was"
+        )
+        return check(mention, plain, Verdict.UNCHECKED, reason)
+    if then.kind == UNCOMMITTED or commit is None:
+        reason = f"no file {mention.path} (memory line not committed yet): not a file here"
+        return check(mention, plain, Verdict.SKIPPED, reason)
+    reason = (
+        f"no file {mention.path} now nor when the memory line was written ({commit[:7]}): "
+        "not a file of this repository then (removed before, to be created, an example)"
+    )
+    return check(mention, plain, Verdict.SKIPPED, reason, commit)

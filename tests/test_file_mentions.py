@@ -1,0 +1,229 @@
+"""File mentions: a backticked path with no line (`src/app.py`), the way most real memories
+name their code. Real git repositories in temporary folders: the grammar, each verdict, the
+fallback without history, `--fix` renaming the path, the cache, and health counting them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from conftest import RunCli
+from memory_enhancement.core.file_mentions import FILE
+from memory_enhancement.core.mentions import find_mentions, may_mention
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify import git_objects
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.repo import Repository
+from verify_support import FIXED_NOW, STORE, GitRepo, code
+
+# -- the grammar ----------------------------------------------------------------------------
+
+
+def test_a_backticked_path_with_a_folder_is_a_file_mention_and_nothing_else_is() -> None:
+    text = "\n".join([
+        "See `src/app/handler.py`, `./lib/x.dart` and `app/[id]/page.tsx`.",  # 3
+        "Not: `package.json`, `cat src/a.py`, `github.com/o/r/README.md`, `../up/x.py`,",
+        "`~/x/y.md`, `/etc/x.conf`, `src/folder/`, src/bare/path.py, `src/a.py:12`.",
+        "```",
+        "`src/in/code.py`",
+        "```",
+    ])  # fmt: skip
+    found = find_mentions(text)
+    files = [(m.line, m.column, m.text) for m in found if m.form == FILE]
+    assert files == [
+        (1, 5, "src/app/handler.py"),
+        (1, 27, "./lib/x.dart"),
+        (1, 46, "app/[id]/page.tsx"),
+    ]
+    assert [m.text for m in found if m.form != FILE] == ["src/a.py:12"]  # a line mention, once
+    assert all(m.start is None and m.start_at is None for m in found if m.form == FILE)
+    assert may_mention(b"x `src/a.py` y") and not may_mention(b"`src/x` and `a.py` and src/b.py")
+
+
+def test_a_path_with_its_lines_in_words_stays_one_line_mention() -> None:
+    found = find_mentions("The handler: `src/app.py` lines 3-4.\n")
+    assert [(m.form, m.start, m.end) for m in found] == [("words", 3, 4)]
+
+
+# -- verdicts -------------------------------------------------------------------------------
+
+
+def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
+    return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
+
+
+def service(repo: GitRepo, state: State | None = None) -> MemoryService:
+    return MemoryService(
+        Store(repo.store_root), Repository(repo.root), state=state or State(None),
+        clock=lambda: FIXED_NOW,
+    )  # fmt: skip
+
+
+def checks(repo: GitRepo, name: str = "notes", **kw: Any) -> dict[str, CitationCheck]:
+    """The verdicts on a memory's file mentions, by the path as written."""
+    result = service(repo, **kw).verify(name).results[0]
+    return {
+        c.mention.text: c
+        for c in result.mentions
+        if c.mention is not None and c.mention.form == FILE
+    }
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "project")
+    for name in ["src/app.py", "lib/old.py", "src/gone.py", "pkg/a/util.py", "pkg/b/util.py"]:
+        repo.write_lines(name, code(name, 10))
+    repo.write_lines("docs/removed.md", ["# removed before the memory"])
+    repo.commit("code")
+    (repo.root / "docs/removed.md").unlink()
+    repo.commit("remove a doc")
+    return repo
+
+
+def test_each_verdict_says_what_became_of_the_file_since_the_memory_line_was_written(
+    repo: GitRepo,
+) -> None:
+    note(
+        repo,
+        "- `src/app.py` is there",
+        "- `app.py` is not a file mention (no folder); `core/app.py` resolves by its ending",
+        "- `lib/old.py` was renamed",
+        "- `src/gone.py` was deleted",
+        "- `docs/removed.md` was removed before the memory was written",
+        "- `examples/demo.py` never was a file here",
+        "- `util.py` has no folder; `a/util.py` ends one file, `util/x.py` none",
+    )
+    written = repo.commit("memory")
+    repo.mv("lib/old.py", "lib/new.py")
+    (repo.root / "src/gone.py").unlink()
+    repo.commit("rename and delete")
+    found = checks(repo)
+    assert {path: c.status for path, c in found.items()} == {
+        "src/app.py": Verdict.VALID,
+        "core/app.py": Verdict.SKIPPED,  # no file ends with it, then or now
+        "lib/old.py": Verdict.MOVED,
+        "src/gone.py": Verdict.MISSING,
+        "docs/removed.md": Verdict.SKIPPED,
+        "examples/demo.py": Verdict.SKIPPED,
+        "a/util.py": Verdict.VALID,
+        "util/x.py": Verdict.SKIPPED,
+    }
+    renamed = found["lib/old.py"]
+    assert (renamed.renamed_to, renamed.current_path, renamed.written_in) == (
+        "lib/new.py", "lib/new.py", written,
+    )  # fmt: skip
+    assert f"renamed to lib/new.py since the memory line was written ({written[:7]})" in (
+        renamed.reason
+    )
+    assert "deleted after the memory line was written" in found["src/gone.py"].reason
+    assert found["a/util.py"].current_path == "pkg/a/util.py"
+    assert "not a file of this repository then" in found["docs/removed.md"].reason
+
+
+def test_a_partial_path_naming_several_files_is_ambiguous(repo: GitRepo) -> None:
+    repo.write_lines("other/pkg/a/util.py", code("x", 3))
+    note(repo, "- `pkg/a/util.py` exact, `a/util.py` two files end with it")
+    repo.commit("memory")
+    found = checks(repo)
+    assert found["pkg/a/util.py"].status is Verdict.VALID
+    assert found["a/util.py"].status is Verdict.AMBIGUOUS
+    assert set(found["a/util.py"].candidates) == {"pkg/a/util.py", "other/pkg/a/util.py"}
+
+
+def test_a_line_not_committed_yet_or_no_history_is_read_against_the_work_tree(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    note(repo, "- `src/app.py` and `src/planned.py`")  # never committed: no history
+    found = checks(repo)
+    assert found["src/app.py"].status is Verdict.VALID
+    assert found["src/planned.py"].status is Verdict.UNCHECKED
+    assert "no history" in found["src/planned.py"].reason
+    repo.commit("memory")
+    note(repo, "- `src/app.py` and `src/planned.py`", "- pending: `src/next.py`")
+    found = checks(repo)
+    assert found["src/next.py"].status is Verdict.SKIPPED  # to be created, perhaps
+    assert "not committed yet" in found["src/next.py"].reason
+    assert found["src/planned.py"].status is Verdict.SKIPPED  # committed: never a file
+
+
+def test_a_memory_naming_only_files_that_are_there_asks_git_nothing_about_its_history(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note(repo, "- `src/app.py` and `lib/old.py`")
+    repo.commit("memory")
+    asked: list[str] = []
+    real = git_objects.run_git_bytes
+
+    def counting(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
+        asked.append(args[0])
+        return real(git, *args, stdin=stdin)
+
+    monkeypatch.setattr(git_objects, "run_git_bytes", counting)
+    state = State(repo.root / "state.db")
+    assert {c.status for c in checks(repo, state=state).values()} == {Verdict.VALID}
+    assert "blame" not in asked and "diff-tree" not in asked
+    repo.mv("lib/old.py", "lib/new.py")  # now one needs history: the memory file is traced
+    repo.commit("rename")
+    found = checks(repo, state=state)
+    assert (found["lib/old.py"].status, found["lib/old.py"].renamed_to) == (
+        Verdict.MOVED, "lib/new.py",
+    )  # fmt: skip
+    again = checks(repo, state=state)  # from the cache, the same
+    assert {k: (c.status, c.reason) for k, c in again.items()} == {
+        k: (c.status, c.reason) for k, c in found.items()
+    }
+
+
+# -- the command line -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(repo: GitRepo, run_cli: RunCli) -> Any:
+    def run(*args: str) -> Result:
+        return run_cli([*args, "--dir", str(repo.store_root)], cwd=repo.root)
+
+    return run
+
+
+def test_fix_writes_a_renamed_files_new_path_and_keeps_every_other_byte(
+    repo: GitRepo, cli: Any
+) -> None:
+    text = "\ufeff# Notes\r\n\r\n- see `lib/old.py` — and `src/app.py`\r\nno newline"
+    file = repo.write(f"{STORE}/notes.md", text.encode("utf-8"))
+    repo.commit("memory")
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("rename")
+    dry = cli("verify-all", "--fix", "--dry-run")
+    assert "+- see `lib/new.py` — and `src/app.py`" in dry.stdout
+    assert file.read_bytes() == text.encode("utf-8")
+    cli("verify", "notes", "--fix")
+    assert file.read_bytes() == text.replace("lib/old.py", "lib/new.py").encode("utf-8")
+    after = json.loads(cli("verify", "notes", "--json").stdout)
+    statuses = {c["mention"]: c["status"] for c in after["mentions"] if c["form"] == FILE}
+    assert statuses == {"lib/new.py": "valid", "src/app.py": "valid"}
+
+
+def test_health_counts_file_mentions_so_a_memory_naming_a_deleted_file_ranks_first(
+    repo: GitRepo, cli: Any
+) -> None:
+    note(repo, "- `src/app.py` holds the app", name="fine")
+    note(repo, "- `src/gone.py` holds the cache", name="rotted")
+    note(repo, "- no file named here", name="plain")
+    repo.commit("memories")
+    (repo.root / "src/gone.py").unlink()
+    repo.commit("delete")
+    report = json.loads(cli("health", "--json").stdout)
+    ranked = [m["path"] for m in report["memories"]]
+    assert ranked.index("rotted") < ranked.index("fine")
+    uncited = {m["path"] for m in report["memories"] if "uncited" in m["flags"]}
+    assert uncited == {"plain"}
+    rotted = next(m for m in report["memories"] if m["path"] == "rotted")
+    assert (rotted["status"], rotted["mentions"]["missing"]) == ("missing", 1)
