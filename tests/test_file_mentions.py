@@ -182,6 +182,48 @@ def test_a_memory_naming_only_files_that_are_there_asks_git_nothing_about_its_hi
     }
 
 
+def test_a_partial_path_that_now_ends_another_file_is_followed_from_the_file_it_named(
+    repo: GitRepo,
+) -> None:
+    """hluisi/pause-monitor's `tui/app.py` was renamed; an archived copy elsewhere ends with
+    the same path now. The file named when the line was written is what is followed."""
+    repo.write_lines("src/tui/app.py", code("src/tui/app.py", 10))
+    note(repo, "- `tui/app.py` draws the screen")
+    repo.commit("memory")
+    repo.mv("src/tui/app.py", "src/ui/app.py")
+    repo.write_lines("archive/tui/app.py", ["# an old copy"])
+    repo.commit("rename, archive")
+    check = checks(repo)["tui/app.py"]
+    assert (check.status, check.renamed_to) == (Verdict.MOVED, "src/ui/app.py")
+
+
+def test_a_partial_path_of_several_files_settled_by_its_neighbours_is_judged(
+    repo: GitRepo,
+) -> None:
+    """Two files end with `a/util.py`; the path named beside it says which folder."""
+    repo.write_lines("other/a/util.py", code("x", 3))
+    repo.write_lines("pkg/a/helpers.py", code("y", 3))
+    note(repo, "- `a/util.py` with `pkg/a/helpers.py`")
+    repo.commit("memory")
+    found = checks(repo)
+    assert found["a/util.py"].status is Verdict.VALID
+    assert found["a/util.py"].current_path == "pkg/a/util.py"
+
+
+def test_a_path_in_any_script_is_a_file_mention(repo: GitRepo) -> None:
+    """`docs/要件定義書_EscapeNine.md` (kamui00002/escape-nine-endless's memories)."""
+    text = "- 仕様は`docs/要件定義書.md`を参照\n"
+    assert [m.text for m in find_mentions(text)] == ["docs/要件定義書.md"]
+    assert may_mention(text.encode())
+    repo.write_lines("docs/要件定義書.md", ["# 要件"])
+    note(repo, text.rstrip("\n"))
+    repo.commit("memory")
+    repo.mv("docs/要件定義書.md", "docs/仕様書.md")
+    repo.commit("rename")
+    check = checks(repo)["docs/要件定義書.md"]
+    assert (check.status, check.renamed_to) == (Verdict.MOVED, "docs/仕様書.md")
+
+
 # -- the command line -----------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import RunCli, git
 from index_support import disk_service, write_memory
-from memory_enhancement.index import schema
+from memory_enhancement.index import schema, upgrade
 from memory_enhancement.index.index import IndexCorruptError
 from memory_enhancement.store.locations import cache_home, store_key
 
@@ -206,7 +206,7 @@ def test_an_index_of_an_older_schema_version_is_rebuilt(
     service.list_memories()
     conn = sqlite3.connect(tmp_path / "index.db")
     conn.execute("DELETE FROM memories WHERE path = 'notes/deploy'")  # a marker the rebuild undoes
-    older = min(schema.IN_PLACE, default=schema.SCHEMA_VERSION) - 1  # not migrated in place
+    older = min(upgrade.IN_PLACE, default=schema.SCHEMA_VERSION) - 1  # not migrated in place
     conn.execute(f"PRAGMA user_version = {older}")
     conn.commit()
     conn.close()

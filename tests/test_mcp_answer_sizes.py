@@ -67,8 +67,8 @@ async def test_verify_memories_leaves_out_what_held_unless_asked(
     summary = await agent.call("verify_memories")
     assert summary["counts"]["valid"] == 1 and summary["counts"]["stale"] == 1
     assert summary["cut"] == (
-        "the 1 valid citations and mentions of these memories are left out "
-        "(include_valid=true lists them)"
+        "the 1 citations and mentions of these memories that held or were not judged "
+        "(skipped, ambiguous, unchecked) are left out (include_valid=true lists them)"
     )
     everything = await agent.call("verify_memories", include_valid=True)
     (full,) = everything["invalid"]

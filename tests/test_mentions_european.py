@@ -111,7 +111,7 @@ def test_a_memory_in_ascii_alone_is_not_searched_for_the_european_words() -> Non
     English memories that hold none: they are only made in text holding a European
     letter (prose_mentions.european), which Spanish, Portuguese, French, Italian, German
     and Russian paragraphs hardly ever lack."""
-    line = "In `src/app/api/route.ts` Zeile 48 wird"
+    line = "In src/app/api/route.ts Zeile 48 wird"  # backticked, the path is a file mention
     assert find_mentions(f"# Notes\n\n{line}\n") == []
     assert not may_mention(f"# Notes\n\n{line}\n".encode())
     assert [m.start for m in find_mentions(f"# Übersicht\n\n{line}\n")] == [48]

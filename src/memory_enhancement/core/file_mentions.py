@@ -29,14 +29,21 @@ from memory_enhancement.core import prose_mentions as prose
 
 FILE = "file"  # `Mention.form` of these
 
-_NAME = r"[A-Za-z0-9_.@+-]+"
-# A route folder may be a segment (`[id]`, `(auth)`), as in every mention's path.
-_PATH = rf"(?:\./)?(?:(?:{_NAME}|{prose.BRACKETED}|\([A-Za-z0-9_.-]+\))/)+(?:{prose.BRACKETED})?"
-_PATH += r"[A-Za-z0-9_.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
-_SPAN = re.compile(rf"(?<!`)`(?P<path>{_PATH})`(?!`)")
-# Whether a memory may hold one (core/mentions.may_mention): the same span, in bytes.
-HINT = re.compile(_SPAN.pattern)
-HINT_BYTES = re.compile(_SPAN.pattern.encode())
+
+def _span(name: str) -> str:
+    """The pattern of a file mention whose segments are made of `name`'s characters; a
+    route folder may be a segment (`[id]`, `(auth)`), as in every mention's path."""
+    folder = rf"(?:{name}+|{prose.BRACKETED}|\([A-Za-z0-9_.-]+\))/"
+    path = rf"(?:\./)?(?:{folder})+(?:{prose.BRACKETED})?{name}*\.[A-Za-z][A-Za-z0-9]{{0,9}}"
+    return rf"(?<!`)`(?P<path>{path})`(?!`)"
+
+
+# Names in any script (`docs/要件定義書_EscapeNine.md`, a real memory's), as git keeps them.
+_SPAN = re.compile(_span(r"[\w.@+-]"))
+HINT = _SPAN
+# Whether a memory may hold one (core/mentions.may_mention), in its bytes: any byte of a
+# UTF-8 sequence may be part of a name there.
+HINT_BYTES = re.compile(_span(r"[A-Za-z0-9_.@+\x80-\xff-]").encode())
 PATTERN = _SPAN.pattern  # for the grammar's checksum (core/mentions.GRAMMAR)
 # A first segment naming a host: `github.com/owner/repo/README.md` is a web address.
 _HOST = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|ai|app|co)/")

@@ -67,7 +67,10 @@ _NEWLINE = re.compile(r"\n")
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
 _ASCII = (_HINT, files.HINT, *prose.ASCII_HINTS)
 _SCANS = {True: _ASCII, False: (*_ASCII, *prose.CJK_HINTS)}
-_SCANS_BYTES = {k: tuple(re.compile(h.pattern.encode()) for h in v) for k, v in _SCANS.items()}
+_SCANS_BYTES = {  # a file mention's name may be in any script: its bytes pattern is its own
+    k: tuple(files.HINT_BYTES if h is files.HINT else re.compile(h.pattern.encode()) for h in v)
+    for k, v in _SCANS.items()
+}
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
 _HOST_ENDINGS = frozenset({
     "com", "org", "net", "io", "dev", "local", "localhost", "internal", "cloud", "ai", "app",
@@ -151,6 +154,7 @@ def find_mentions(text: str) -> list[Mention]:
     fences = [bisect.bisect_right(starts, m.start()) for m in _FENCES.finditer(text)]
     front = prose.frontmatter_end(text)
     found: list[Mention] = []
+    labels: set[tuple[int, int]] = set()  # (line, column) of the paths File labels give
     done = 0
     for at in hits:
         number = bisect.bisect_right(starts, at)  # 1-based line
@@ -163,10 +167,14 @@ def find_mentions(text: str) -> list[Mention]:
         in_code = bisect.bisect_left(fences, number) % 2 == 1 and number not in fences
         mentions = _in_line(raw, number, in_code, european)
         if not mentions and not in_code and number > front:  # `**Line:** 12` under a File
-            labelled = prose.find_labelled(raw, text[starts[max(number - 5, 0)] : first], _is_file)
+            above = text[starts[max(number - 5, 0)] : first]
+            labelled = prose.find_labelled(raw, above, _is_file)
             mentions = [Mention(number, *f, in_code=in_code) for f in labelled]
+            if labelled and (named := prose.file_label(above)) is not None:
+                labels.add((number - named[0], named[1]))
         found.extend(mentions)
-    return found
+    # The `**File:**` label's path is the Line label's file, not a file mention of its own.
+    return [m for m in found if (m.line, m.column) not in labels] if labels else found
 
 
 def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Mention]:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from memory_enhancement.index.quick import SCHEMA_VERSION  # the quick reader checks it too
+from memory_enhancement.index.upgrade import IN_PLACE, migrate
 from memory_enhancement.store.state import check_database_path
 
 DDL = """
@@ -254,32 +255,6 @@ END;
 """
 
 
-# From an older version, the SQL that makes it this one with the same tables: every file
-# is made to look changed (a size and a hash no file has) and every folder unrecorded, so
-# the next sync reads and parses them all again, as a rebuild would, but keeps the rows the
-# files do not give (the embeddings). 16 to 24 each read more from the same files (what
-# changed is listed at SCHEMA_VERSION, quick.py): the mention grammar (`x.go` lines 28-76,
-# `**Line:** 12`, `app.py 라인 42`, `app.go` línea 42), the link grammar (Chinese and Korean
-# prose references, `## Links` items in any script, European related headings), names and
-# CJK text composed (NFC). 24 -> 25: links find a memory by the name its frontmatter
-# declares, and a file whose frontmatter does not parse is read as plain text: three
-# columns (added after `content`, which a new index has last), every file read again. 25 ->
-# 26 -> 27: more links (`- Bridge: `a`, `b``; `[[x]]` items, Korean headings), CJK ranges;
-# 27 -> 28: file mentions (`src/app.py` alone) flag more memories as mentioning code.
-_READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
-_ADD_COLUMNS = (
-    "ALTER TABLE memories ADD COLUMN declared_name TEXT",
-    "ALTER TABLE memories ADD COLUMN declared_key TEXT",
-    "ALTER TABLE memories ADD COLUMN header_error TEXT",
-    "CREATE INDEX memories_declared ON memories(declared_key) WHERE declared_key IS NOT NULL",
-    "CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL",
-)
-IN_PLACE: dict[int, tuple[str, ...]] = {
-    **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
-    **{version: _READ_AGAIN for version in (25, 26, 27)},
-}
-
-
 def connect(path: Path | None) -> sqlite3.Connection:
     """Open (creating or rebuilding as needed) the index database at path; None = in memory."""
     if path is None:
@@ -315,7 +290,7 @@ def _open_existing(path: Path) -> sqlite3.Connection:
             conn.execute("SELECT count(*) FROM meta").fetchone()
             return conn
         if version in IN_PLACE:
-            _migrate(conn, version)
+            migrate(conn, version)
             return conn
         if version == 0 and tables == 0:
             # A new, empty file, perhaps being created by another process right now:
@@ -377,22 +352,6 @@ def _create(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             raise
-
-
-def _migrate(conn: sqlite3.Connection, version: int) -> None:
-    """Bring an index of an older version up to this one in place (see IN_PLACE), in one
-    transaction; another process that got there first leaves nothing to do."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == version:
-            for statement in IN_PLACE[version]:
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _discard(path: Path) -> None:

@@ -69,7 +69,7 @@ def verify_summary(
     run: VerifyRun, *, limit: int, offset: int, include_valid: bool
 ) -> dict[str, Any]:
     """The run's counts, then its invalid memories, worst first (the lowest share of
-    citations and mentions that hold), a page of them; each lists only what did not hold
+    citations and mentions that hold), a page of them; each lists only what failed or moved
     unless `include_valid` (the counts have the rest)."""
     from memory_enhancement.core.verdicts import Verdict
     from memory_enhancement.service import serialize
@@ -78,11 +78,14 @@ def verify_summary(
     page = invalid[offset : offset + limit]
     entries = [serialize.verification_dict(r) for r in page]
     left_out = 0
+    # What failed, and what moved (a fix), is what to read: not what held, nor what said
+    # nothing either way (a path never a file here, several files of that name, no history).
+    shown = {v.value for v in Verdict if v.failing or v is Verdict.MOVED}
     if not include_valid:
         for entry in entries:
             for key in ("citations", "mentions"):
                 if key in entry:
-                    kept = [c for c in entry[key] if c["status"] != Verdict.VALID.value]
+                    kept = [c for c in entry[key] if c["status"] in shown]
                     left_out += len(entry[key]) - len(kept)
                     entry[key] = kept
     data = {
@@ -104,8 +107,8 @@ def verify_summary(
         data,
         [
             page_note("invalid memories", offset, len(page), len(invalid), "worst first"),
-            f"the {left_out} valid citations and mentions of these memories are left out "
-            "(include_valid=true lists them)"
+            f"the {left_out} citations and mentions of these memories that held or were not "
+            "judged (skipped, ambiguous, unchecked) are left out (include_valid=true lists them)"
             if left_out
             else None,
         ],

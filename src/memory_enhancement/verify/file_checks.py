@@ -47,40 +47,45 @@ from memory_enhancement.verify.repo import Repository
 def settled_now(
     mention: Mention, folder: str, files_now: Callable[[], FileList], repo: Repository
 ) -> CitationCheck | None:
-    """The verdict the repository as it is now gives a file mention alone (the file is
-    there, or lies in a submodule); None when what it named then must be asked."""
+    """The verdict the repository as it is now gives a file mention alone: the file is
+    there at that path from the root, or lies in a submodule; None when what it named
+    then must be asked. A path that only ends a file now (`tui/app.py`) is asked too: the
+    file it named may be gone, and another that ends the same way taken for it."""
     plain = Citation(mention.path)
+    path = normalize(mention.path, folder)
     where = files_now().resolve(mention.path, folder)
-    if where.path is not None:
-        reason = "the file is there" + (f" (as {where.path})" if where.path != mention.path else "")
-        return check(mention, replace(plain, target=where.path), Verdict.VALID, reason,
-                     current=where.path)  # fmt: skip
+    if where.path is not None and where.path == path:
+        return _there(mention, where.path, "")
     if where.submodule is not None:
         return submodule(mention, plain, where.submodule, repo, None)
-    path = normalize(mention.path, folder)
-    if path is not None and not where.candidates and repo.read(path).is_text:
-        reason = "the file is there (not tracked by git)"  # or no git to list the files
-        return check(mention, replace(plain, target=path), Verdict.VALID, reason, current=path)
+    untracked = path is not None and where.path is None and not where.candidates
+    if untracked and path is not None and repo.read(path).is_text:  # or no git to list them
+        return _there(mention, path, " (not tracked by git)")
     return None
 
 
 def decide(
     mention: Mention, then: Then | None, folder: str, files_now: Callable[[], FileList]
 ) -> CitationCheck | Ask:
-    """The verdict on a file mention that names no file now (settled_now said None), from
-    what history says it named when its memory line was written (`then`; None: no
+    """The verdict on a file mention the repository now does not settle (settled_now),
+    from what history says it named when its memory line was written (`then`; None: no
     history), or the whole-file citation for the Verifier to follow to HEAD."""
     plain = Citation(mention.path)
     commit = then.commit if then is not None else None
-    if then is not None and commit is not None and then.kind == TEXT:
-        cited = replace(plain, target=then.path or mention.path, commit=commit)
-        return Ask(mention, then, cited, then.note)
+    listed = files_now()
+    if then is not None and commit is not None and then.kind == TEXT and then.path:
+        if then.path in listed.files:
+            return _there(mention, then.path, "", commit)
+        return Ask(mention, then, replace(plain, target=then.path, commit=commit), then.note)
     if then is not None and then.kind == AMBIGUOUS:
         return ambiguous(mention, plain, then.candidates, commit)
     if then is not None and then.kind == SUBMODULE:
         reason = f"in submodule {then.path} when the memory line was written"
         return check(mention, plain, Verdict.IN_SUBMODULE, reason, commit)
-    now = files_now().resolve(mention.path, folder)
+    now = listed.resolve(mention.path, folder)
+    if now.path is not None:  # no file of that path then: added since, or no history
+        later = "" if then is None or commit is None else ", added after the memory line"
+        return _there(mention, now.path, later, commit)
     if now.candidates:
         return ambiguous(mention, plain, now.candidates, commit)
     if then is None:
@@ -97,3 +102,11 @@ def decide(
         "not a file of this repository then (removed before, to be created, an example)"
     )
     return check(mention, plain, Verdict.SKIPPED, reason, commit)
+
+
+def _there(mention: Mention, path: str, note: str, commit: str | None = None) -> CitationCheck:
+    """Valid: the file is there (`path`, where the path as written resolves)."""
+    named = f" (as {path})" if path != mention.path else ""
+    cited = Citation(path)
+    return check(mention, cited, Verdict.VALID, f"the file is there{named}{note}", commit,
+                 current=path)  # fmt: skip

@@ -204,13 +204,14 @@ class HistoryReader:
             return Then(commit, AMBIGUOUS, candidates=where.candidates)
         if where.path is None:
             return Then(commit, ABSENT)
-        if mention.start is None:  # a whole file (file_checks.py): only whether it was there
-            return Then(commit, TEXT, where.path)
         return self.at(commit, where.path, mention)
 
     def at(self, commit: str, path: str, mention: Mention, note: str = "") -> Then:
         """What the mention's lines of this file said at this commit (`note`: how the file
-        was chosen), or just before it when it cut them off (`_before`)."""
+        was chosen), or just before it when it cut them off (`_before`). A file mention
+        (file_checks.py) cites no lines: that the file was there is all it needs."""
+        if mention.start is None:
+            return Then(commit, TEXT, path, note=note)
         then = self._read(commit, path, mention, note)
         return self._before(then, mention) if then.kind == PAST_END else then
 

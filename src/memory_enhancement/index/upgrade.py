@@ -1,0 +1,54 @@
+"""Bringing an index of an older version up to this one where it stands (schema.py).
+
+The index is a cache, so an older database is normally deleted and rebuilt; but a
+rebuild also drops the embeddings, which take minutes to make again. A version whose
+tables are the same, and whose rows only need reading from the files again, is
+upgraded in place instead: the SQL here makes the next sync read every file again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from memory_enhancement.index.quick import SCHEMA_VERSION
+
+# From an older version, the SQL that makes it this one with the same tables: every file
+# is made to look changed (a size and a hash no file has) and every folder unrecorded, so
+# the next sync reads and parses them all again, as a rebuild would, but keeps the rows the
+# files do not give (the embeddings). 16 to 24 each read more from the same files (what
+# changed is listed at SCHEMA_VERSION, quick.py): the mention grammar (`x.go` lines 28-76,
+# `**Line:** 12`, `app.py 라인 42`, `app.go` línea 42), the link grammar (Chinese and Korean
+# prose references, `## Links` items in any script, European related headings), names and
+# CJK text composed (NFC). 24 -> 25: links find a memory by the name its frontmatter
+# declares, and a file whose frontmatter does not parse is read as plain text: three
+# columns (added after `content`, which a new index has last), every file read again. 25 ->
+# 26 -> 27: more links (`- Bridge: `a`, `b``; `[[x]]` items, Korean headings), CJK ranges;
+# 27 -> 28: file mentions (`src/app.py` alone) flag more memories as mentioning code.
+_READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
+_ADD_COLUMNS = (
+    "ALTER TABLE memories ADD COLUMN declared_name TEXT",
+    "ALTER TABLE memories ADD COLUMN declared_key TEXT",
+    "ALTER TABLE memories ADD COLUMN header_error TEXT",
+    "CREATE INDEX memories_declared ON memories(declared_key) WHERE declared_key IS NOT NULL",
+    "CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL",
+)
+IN_PLACE: dict[int, tuple[str, ...]] = {
+    **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
+    **{version: _READ_AGAIN for version in (25, 26, 27)},
+}
+
+
+def migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Bring an index of an older version up to this one in place (see IN_PLACE), in one
+    transaction; another process that got there first leaves nothing to do."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == version:
+            for statement in IN_PLACE[version]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
