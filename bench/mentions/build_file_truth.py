@@ -11,7 +11,7 @@ tree listing, blame and path resolution of ``build_truth.py`` next to it).
 
 A file mention (the detector): an inline code span on one line, `` `…` `` with
 single backticks, whose whole content is a path: segments of
-``[A-Za-z0-9_.@+-]`` (or a route folder ``[id]`` / ``(auth)``) joined by ``/``,
+word characters (any script), ``.@+-`` (or a route folder ``[id]`` / ``(auth)``) joined by ``/``,
 at least one ``/``, optional leading ``./``, the last segment with an extension
 (``.`` + letter + up to 9 alphanumerics). Not: inside fenced code blocks
 (`````` ``` `````` / ``~~~``), with a line (``a.py:12`` is a line mention; ``:``
@@ -26,11 +26,16 @@ else the unique file whose path ends with ``/<path>``) give the label:
 - ``valid``: the file resolved at C is at now at the same path;
 - ``renamed``: gone at now, ``git diff -M -l0 --name-status C now`` renames it
   (``new_path``; flag ``similarity:N``);
-- ``missing``: gone at now, no rename;
+- ``missing``: gone at now, no rename (flags ``same_name_at_now:P`` or
+  ``same_name_at_now:N_places`` when files of that name exist at now);
 - ``no_file``: not in C's tree (flag ``added_later`` + ``exists_at_now:P`` when
   the written path resolves at now; ``is_dir_at_commit`` when it names a folder);
 - ``ambiguous``: several files end with ``/<path>`` at C (``candidates``);
 - ``in_submodule``: under a gitlink at C.
+
+For ``renamed`` and ``missing`` rows, ``written_path_resolves_at_now:P`` when
+the path as written names a file at now (exact or unique suffix): a verifier
+that resolves at now rather than at C would call it valid.
 
 Second opinion for ``renamed`` and ``missing``: the first-parent history from
 C to now, commit by commit (``git log --first-parent --diff-merges=first-parent
@@ -67,7 +72,7 @@ OUT_DIR = HERE / "file_truth"
 # detector
 # --------------------------------------------------------------------------
 
-_SEG = r"[A-Za-z0-9_.@+\-]+"
+_SEG = r"[\w.@+\-]+"  # \w: a file name may be in any script (`docs/要件定義書.md`)
 _DIR = rf"(?:{_SEG}|\[[A-Za-z0-9_.]+\]|\([A-Za-z0-9_.\-]+\))"
 _PATH = re.compile(rf"(?:\./)?(?:{_DIR}/)+{_SEG}")
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
@@ -329,6 +334,9 @@ class FileBuilder(Builder):
             row["truth"] = "renamed"
             row["new_path"] = ren[0]
             flags.append(f"similarity:{ren[1]}")
+        h2, p2, _ = self.resolve(now_tree, written)
+        if h2 in ("exact", "suffix"):
+            flags.append("written_path_resolves_at_now:" + (p2 or ""))
         self._second_opinion(row, c, path)
         return row
 
@@ -440,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
             b = FileBuilder(Git(git_dir=git_dir_for(e)), e["repo"], e["commit"])
             rows, stats = b.run_files()
             write_rows(rows, OUT_DIR / name)
+            if b.lacking:
+                print(f"{e['repo']}: left out of diffs (blobs lacking): {sorted(b.lacking)}")
             results[e["repo"]] = (rows, stats)
             dist = dict(Counter(r["truth"] for r in rows))
             print(f"{e['repo']}: {len(rows)} file mentions {dist}", file=sys.stderr)
