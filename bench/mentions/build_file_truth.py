@@ -17,7 +17,10 @@ at least one ``/``, optional leading ``./``, the last segment with an extension
 (`````` ``` `````` / ``~~~``), with a line (``a.py:12`` is a line mention; ``:``
 is not a path character), without ``/`` (``package.json``), URLs (``:``),
 absolute (``/etc/x.conf``) or home (``~/x``) paths, ``..`` segments, globs
-(``*``), spaces.
+(``*``), spaces; nor a span followed by a line in words (`` `a.py` line 64 ``,
+`` `a.py` (lines 9-12) ``): build_truth.py's detector reads those as line mentions.
+Kept but flagged: ``host_like`` (``github.com/x/go-llama.cpp``, a Go module),
+``scoped_package_like`` (``@scope/pkg.js``), ``dotfile`` (``config/.env``).
 
 For each mention, the commit C that last changed its memory line (``git blame
 --porcelain`` at now) and the path resolved in C's tree (exact from the root,
@@ -57,13 +60,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from build_truth import (
-    Builder,
-    Git,
-    git_dir_for,
-    load_repos,
-    write_rows,
-)
+from build_truth import Builder, Git, git_dir_for, load_repos, write_rows
+from build_truth import detect as line_mentions
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "file_truth"
@@ -78,6 +76,7 @@ _PATH = re.compile(rf"(?:\./)?(?:{_DIR}/)+{_SEG}")
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_HOST = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|es|gg|co|in)")
 
 
 def is_file_path(text: str) -> bool:
@@ -118,6 +117,11 @@ def detect(lines: list[str]) -> list[tuple[int, int, str, list[str]]]:
             last = path.rsplit("/", 1)[-1]
             if last.startswith(".") and last.count(".") == 1:
                 flags.append("dotfile")  # `config/.env`: an extension or a name?
+            first = path.split("/", 1)[0]
+            if _HOST.fullmatch(first):
+                flags.append("host_like")  # `github.com/x/go-llama.cpp`: a module, not a file
+            elif first.startswith("@"):
+                flags.append("scoped_package_like")  # `@huggingface/transformers.js`
             out.append((i, m.start(1), path, flags))
     return out
 
@@ -176,8 +180,8 @@ class FileBuilder(Builder):
         raise RuntimeError("too many unreadable objects")
 
     def _path_of(self, oid: str, args: tuple[str, ...]) -> str | None:
-        revs = [a.split("..")[-1] for a in args if re.fullmatch(r"[0-9a-f]{40}(\.\.[0-9a-f]{40})?", a)]
-        revs += [a.split("..")[0] for a in args if ".." in a]
+        shas = [a for a in args if re.fullmatch(r"[0-9a-f]{40}(\.\.[0-9a-f]{40})?", a)]
+        revs = [a.split("..")[-1] for a in shas] + [a.split("..")[0] for a in shas if ".." in a]
         for rev in revs:
             for e in self.git.text("ls-tree", "-r", "-z", "--full-tree", rev).split("\0"):
                 if e and e.split("\t", 1)[0].split()[-1] == oid:
@@ -203,9 +207,9 @@ class FileBuilder(Builder):
         out = self.git.text("blame", "--porcelain", f"{first}..{self.head_sha}", "--", path)
         res: dict[int, tuple[str, int]] = {}
         for ln in out.split("\n"):
-            parts = ln.split(" ")
-            if len(parts) >= 3 and len(parts[0]) == 40 and parts[1].isdigit() and parts[2].isdigit():
-                res[int(parts[2])] = (parts[0], int(parts[1]))
+            p = ln.split(" ")
+            if len(p) >= 3 and len(p[0]) == 40 and p[1].isdigit() and p[2].isdigit():
+                res[int(p[2])] = (p[0], int(p[1]))
         return res
 
     def dirs(self, rev: str) -> set[str]:
@@ -363,7 +367,14 @@ class FileBuilder(Builder):
             if mfile in binary:
                 continue
             stats["memories"] += 1
-            found = detect(self.lines(self.now, mfile) or [])
+            text = self.lines(self.now, mfile) or []
+            found = detect(text)
+            # `path` (lines 100, 147) / `path` line 64: a line mention in words (build_truth's
+            # own rows), not a file mention
+            lined = {(m.memory_line, m.col) for m in line_mentions(text)} if found else set()
+            kept = [f for f in found if (f[0], f[1]) not in lined]
+            stats["left_out_line_in_words"] += len(found) - len(kept)
+            found = kept
             if not found:
                 continue
             stats["memories_with_file_mentions"] += 1
@@ -387,7 +398,7 @@ LABELS = ["valid", "renamed", "missing", "no_file", "ambiguous", "in_submodule"]
 
 def summary(entries: list[dict], results: dict[str, tuple[list[dict], Counter]]) -> str:
     head = ["repo", "split", "memories", "with file mentions", "file mentions", *LABELS]
-    head += ["added_later", "history_disagrees"]
+    head += ["added_later", "history_disagrees", "left out: line in words"]
     out = [
         "# File-mention truth: summary",
         "",
@@ -395,7 +406,9 @@ def summary(entries: list[dict], results: dict[str, tuple[list[dict], Counter]])
         "kept by hand in `HANDCHECK_FILES.md` and appended here). `memories` = files",
         "under `.serena/memories/` at the truth commit; `added_later` = `no_file` rows whose",
         "written path resolves at now; `history_disagrees` = renamed/missing rows the",
-        "commit-by-commit walk labels otherwise.",
+        "commit-by-commit walk labels otherwise; `left out: line in words` = backticked",
+        "paths followed by a line in words (`` `a.py` line 64 ``, `` `a.py` (lines 9-12) ``),",
+        "which are line mentions (build_truth.py's rows), not file mentions.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -409,13 +422,13 @@ def summary(entries: list[dict], results: dict[str, tuple[list[dict], Counter]])
         later = sum("added_later" in r["flags"] for r in rows)
         dis = sum(any(f.startswith("history_disagrees") for f in r["flags"]) for r in rows)
         vals = [stats["memories"], stats["memories_with_file_mentions"], len(rows)]
-        vals += [dist.get(t, 0) for t in LABELS] + [later, dis]
-        keys = ["memories", "with", "rows", *LABELS, "later", "dis"]
+        vals += [dist.get(t, 0) for t in LABELS] + [later, dis, stats["left_out_line_in_words"]]
+        keys = ["memories", "with", "rows", *LABELS, "later", "dis", "words"]
         for k, v in zip(keys, vals, strict=True):
             tot[k] += v
         tot[e["split"]] += len(rows)
         out.append("| " + " | ".join([e["repo"], e["split"], *map(str, vals)]) + " |")
-    keys = ["memories", "with", "rows", *LABELS, "later", "dis"]
+    keys = ["memories", "with", "rows", *LABELS, "later", "dis", "words"]
     out.append("| **all** | | " + " | ".join(str(tot[k]) for k in keys) + " |")
     splits = ", ".join(f"{s} {tot[s]}" for s in ("dev", "test", "corpus", "holdout24"))
     out += ["", f"Rows per split: {splits}.", ""]
@@ -440,10 +453,6 @@ def main(argv: list[str] | None = None) -> int:
         for e in entries:
             name = e["repo"].replace("/", "__") + ".jsonl"
             if a.only and e["repo"] not in a.only:
-                old = OUT_DIR / name
-                if old.exists():  # keep the others in the summary
-                    rows = [json.loads(x) for x in old.read_text(encoding="utf-8").splitlines()]
-                    results[e["repo"]] = (rows, Counter(_stats_of(e)))
                 continue
             b = FileBuilder(Git(git_dir=git_dir_for(e)), e["repo"], e["commit"])
             rows, stats = b.run_files()
@@ -453,7 +462,8 @@ def main(argv: list[str] | None = None) -> int:
             results[e["repo"]] = (rows, stats)
             dist = dict(Counter(r["truth"] for r in rows))
             print(f"{e['repo']}: {len(rows)} file mentions {dist}", file=sys.stderr)
-        (OUT_DIR / "SUMMARY.md").write_text(summary(entries, results), encoding="utf-8")
+        if not a.only:
+            (OUT_DIR / "SUMMARY.md").write_text(summary(entries, results), encoding="utf-8")
         return 0
     if not (a.git_dir and a.repo and a.out):
         ap.error("--git-dir, --repo and --out are required (or --all)")
@@ -462,17 +472,6 @@ def main(argv: list[str] | None = None) -> int:
     write_rows(rows, a.out)
     print(json.dumps({"rows": len(rows), **stats}), file=sys.stderr)
     return 0
-
-
-def _stats_of(entry: dict) -> dict[str, int]:
-    """Memory counts of a repository not rebuilt this run (for the summary only)."""
-    b = FileBuilder(Git(git_dir=git_dir_for(entry)), entry["repo"], entry["commit"])
-    files = [p for p in b.memory_files() if p not in b._binary_memories()]
-    with_rows = 0
-    for p in files:
-        if detect(b.lines(b.now, p) or []):
-            with_rows += 1
-    return {"memories": len(files), "memories_with_file_mentions": with_rows}
 
 
 if __name__ == "__main__":

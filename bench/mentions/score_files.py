@@ -28,6 +28,7 @@ Figures (`all`, and per repository):
 Usage:
     score_files.py [--split dev|test|corpus|holdout24|all] [--only OWNER/NAME ...]
                    [--src PATH] [--work DIR] [--json-out FILE] [--show-disagreements]
+    score_files.py --oracle --split all   # the truth's own verdicts: every figure 1.0
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ TRUTH = HERE / "file_truth"
 JUDGED = ("valid", "renamed", "missing")
 DRIFTED = ("renamed", "missing")
 SAID_DRIFTED = ("moved", "missing", "stale")
+VERIFY_ALL = ("verify-all", "--json", "--dir", STORE)
 
 
 def run_tool(tree: Path, src: Path) -> list[dict[str, Any]]:
@@ -59,16 +61,22 @@ def run_tool(tree: Path, src: Path) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="file-mentions-home-") as home:
         env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": home, "PYTHONPATH": str(src)}
         done = subprocess.run(
-            [sys.executable, "-P", "-m", "memory_enhancement", "verify-all", "--json"]
-            + ["--dir", STORE],
+            [sys.executable, "-P", "-m", "memory_enhancement", *VERIFY_ALL],
             cwd=tree,
             capture_output=True,
             text=True,
             env=env,
         )
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"verify-all failed in {tree}: {done.stderr.strip()[-2000:]}")
-    return list(json.loads(done.stdout))
+    try:
+        if done.returncode not in (0, 1):
+            raise ValueError(f"exit code {done.returncode}")
+        return list(json.loads(done.stdout))
+    except ValueError as e:  # a crash (exit 1 too) leaves no JSON: its rows count as undetected
+        raise ToolFailed(f"verify-all failed in {tree} ({e}): {done.stderr.strip()[-600:]}") from e
+
+
+class ToolFailed(Exception):
+    """verify-all gave no JSON for one repository (scored as no verdicts, reported)."""
 
 
 def label(check: dict[str, Any] | None) -> str:
@@ -95,10 +103,40 @@ def file_verdicts(results: list[dict[str, Any]]) -> dict[tuple[str, int, int], d
     return ours
 
 
-def pair(entry: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+def load_truth(entry: dict[str, Any]) -> list[dict[str, Any]]:
     path = TRUTH / (entry["repo"].replace("/", "__") + ".jsonl")
-    truth = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+
+def oracle(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """verify-all's shape with the verdict the truth implies for each row (every 5th
+    one a column off, to try the fallback), so that the scorer itself can be checked:
+    every figure must come out perfect."""
+    status = {"valid": "valid", "renamed": "moved", "missing": "missing", "no_file": "skipped",
+              "ambiguous": "ambiguous", "in_submodule": "in_submodule"}  # fmt: skip
+    by_memory: dict[str, list[dict[str, Any]]] = {}
+    for k, row in enumerate(load_truth(entry)):
+        mid = row["memory_file"][len(STORE) + 1 :].removesuffix(".md")
+        by_memory.setdefault(mid, []).append(
+            {"mention": row["path_as_written"], "path": row["resolved_path"], "line": None,
+             "memory_line": row["memory_line"], "column": row["col"] + (k % 5 == 4),
+             "form": "file", "status": status[row["truth"]], "current_path": row["new_path"],
+             "renamed_to": row["new_path"] if row["truth"] == "renamed" else None,
+             "candidates": row["candidates"], "reason": "oracle"}
+        )  # fmt: skip
+    return [{"memory_id": m, "citations": [], "mentions": v} for m, v in by_memory.items()]
+
+
+def pair(entry: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    truth = load_truth(entry)
     ours = file_verdicts(results)
+    other = sum(
+        1
+        for r in results
+        for kind in ("mentions", "citations")
+        for c in r.get(kind) or []
+        if c.get("form") != "file"
+    )
     used: set[tuple[str, int, int]] = set()
     rows = []
     by_column = 0
@@ -116,7 +154,8 @@ def pair(entry: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]
          "status": c.get("status"), "reason": str(c.get("reason", ""))[:120]}
         for k, c in ours.items() if k not in used
     ]  # fmt: skip
-    return {"rows": rows, "ours": len(ours), "extra": extra, "matched_off_column": by_column}
+    return {"rows": rows, "ours": len(ours), "extra": extra, "matched_off_column": by_column,
+            "memories_verified": len(results), "other_verdicts": other}  # fmt: skip
 
 
 def _same_path(
@@ -144,6 +183,8 @@ def figures(paired: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "truth_rows": len(rows),
         "truth_labels": dict(Counter(r["truth"] for r, _ in rows).most_common()),
+        "memories_verified": sum(s["memories_verified"] for s in paired),
+        "our_other_verdicts": sum(s["other_verdicts"] for s in paired),  # a run that ran
         "our_file_verdicts": sum(s["ours"] for s in paired),
         "detected": sum(c is not None for _, c in rows),
         "detection": _share(sum(c is not None for _, c in rows), len(rows)),
@@ -151,9 +192,8 @@ def figures(paired: list[dict[str, Any]]) -> dict[str, Any]:
     }
     judged = [(r, c) for r, c in rows if r["truth"] in JUDGED]
     out["judged"] = _drift(judged)
-    out["judged_history_agrees"] = _drift(
-        [(r, c) for r, c in judged if not any(f.startswith("history_disagrees") for f in r["flags"])]
-    )
+    agreed = [(r, c) for r, c in judged if not any(f.startswith("history_dis") for f in r["flags"])]
+    out["judged_history_agrees"] = _drift(agreed)
     for name, keep in (
         ("no_file", lambda r: r["truth"] == "no_file"),
         ("no_file_added_later", lambda r: r["truth"] == "no_file" and "added_later" in r["flags"]),
@@ -237,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--show-disagreements", action="store_true")
+    parser.add_argument(
+        "--oracle", action="store_true", help="score the truth's own verdicts (checks the scorer)"
+    )
     args = parser.parse_args(argv)
     entries = yaml.safe_load((HERE / "repos.yaml").read_text(encoding="utf-8"))["repos"]
     chosen = [
@@ -247,18 +290,29 @@ def main(argv: list[str] | None = None) -> int:
     ]
     args.work.mkdir(parents=True, exist_ok=True)
     src = args.src.resolve()
-    paired, per_repo = [], {}
+    paired, per_repo, tool_failed = [], {}, []
     for entry in chosen:
-        tree = work_tree(entry, args.work)
-        one = pair(entry, run_tool(tree, src))
+        failed = None
+        if args.oracle:
+            one = pair(entry, oracle(entry))
+        else:
+            try:
+                one = pair(entry, run_tool(work_tree(entry, args.work), src))
+            except ToolFailed as e:
+                failed = str(e)
+                print(failed, file=sys.stderr)
+                one = pair(entry, [])
         paired.append(one)
         per_repo[entry["repo"]] = {"split": entry["split"], "commit": entry["commit"]}
-        per_repo[entry["repo"]] |= figures([one])
+        per_repo[entry["repo"]] |= figures([one]) | ({"tool_failed": failed} if failed else {})
+        if failed:
+            tool_failed.append(entry["repo"])
         print(
             f"{entry['repo']}: {len(one['rows'])} truth rows, {one['ours']} file verdicts",
             file=sys.stderr,
         )
     report = {"split": args.split, "src": str(src), "all": figures(paired), "repos": per_repo}
+    report["all"]["tool_failed"] = tool_failed
     text = json.dumps(report, indent=1, ensure_ascii=False)
     if args.json_out:
         args.json_out.write_text(text + "\n", encoding="utf-8")
