@@ -35,15 +35,21 @@ def _span(name: str) -> str:
     route folder may be a segment (`[id]`, `(auth)`), as in every mention's path."""
     folder = rf"(?:{name}+|{prose.BRACKETED}|\([A-Za-z0-9_.-]+\))/"
     path = rf"(?:\./)?(?:{folder})+(?:{prose.BRACKETED})?{name}*\.[A-Za-z][A-Za-z0-9]{{0,9}}"
-    return rf"(?<!`)`(?P<path>{path})`(?!`)"
+    # The backtick first, then the look behind it: a pattern opening with a literal is
+    # searched for that character alone (the look first made indexing 7% costlier).
+    return rf"`(?<!``)(?P<path>{path})`(?!`)"
 
 
 # Names in any script (`docs/要件定義書_EscapeNine.md`, a real memory's), as git keeps them.
 _SPAN = re.compile(_span(r"[\w.@+-]"))
 HINT = _SPAN
-# Whether a memory may hold one (core/mentions.may_mention), in its bytes: any byte of a
-# UTF-8 sequence may be part of a name there.
-HINT_BYTES = re.compile(_span(r"[A-Za-z0-9_.@+\x80-\xff-]").encode())
+# Whether a memory may hold one (core/mentions.may_mention), in its bytes: a looser form
+# (anything after the first folder; any byte of a UTF-8 sequence in a name) that takes
+# every file mention, and costs indexing a third of the exact one (the index reads every
+# memory's bytes through it).
+HINT_BYTES = re.compile(
+    rb"`(?<!``)(?:\./)?[A-Za-z0-9_.@+\x80-\xff\[\]()-]+/[^`\s]*\.[A-Za-z][A-Za-z0-9]{0,9}`"
+)
 PATTERN = _SPAN.pattern  # for the grammar's checksum (core/mentions.GRAMMAR)
 # A first segment naming a host: `github.com/owner/repo/README.md` is a web address.
 _HOST = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|ai|app|co)/")
