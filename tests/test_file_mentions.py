@@ -224,6 +224,21 @@ def test_a_path_in_any_script_is_a_file_mention(repo: GitRepo) -> None:
     assert (check.status, check.renamed_to) == (Verdict.MOVED, "docs/仕様書.md")
 
 
+def test_a_file_there_when_its_memory_was_traced_is_traced_again_once_it_is_gone(
+    repo: GitRepo,
+) -> None:
+    """A memory traced for its line mention keeps no history of the files it names that
+    are there (none was asked); once one is deleted, the next run traces the memory again."""
+    note(repo, "- `src/app.py:3` and `src/gone.py`")
+    written = repo.commit("memory")
+    state = State(repo.root / "state.db")
+    assert checks(repo, state=state)["src/gone.py"].status is Verdict.VALID
+    (repo.root / "src/gone.py").unlink()
+    repo.commit("delete")
+    gone = checks(repo, state=state)["src/gone.py"]
+    assert (gone.status, gone.written_in) == (Verdict.MISSING, written)
+
+
 # -- the command line -----------------------------------------------------------------------
 
 

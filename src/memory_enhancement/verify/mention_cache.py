@@ -15,6 +15,7 @@ name no file of the repository has (`mention_names`, see `NamesEver`):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -198,17 +199,36 @@ class Fingerprints:
         self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
 
     def of(self, head: str | None, paths: Iterable[str]) -> str:
-        return fingerprint(head, self.index, self.root, paths)
+        return fingerprint(head, self.index, self.root, paths, self._stats)
+
+    @functools.cached_property
+    def _stats(self) -> dict[str, list[int] | None]:
+        """Each file stat-ed once per run: memories name the same files (a store's file
+        mentions name the same few hundred files again and again)."""
+        return {}
 
 
-def fingerprint(head: str | None, index: str | None, repo_root: str, paths: Iterable[str]) -> str:
+def fingerprint(
+    head: str | None,
+    index: str | None,
+    repo_root: str,
+    paths: Iterable[str],
+    stats: dict[str, list[int] | None] | None = None,
+) -> str:
     """What a memory's verdicts depend on now: the grammar that read its mentions, HEAD,
     git's index (`index`: its file), and each named file (its size and modification time,
-    or its absence). Stats only: no file is read."""
+    or its absence; `stats`: those of this run so far). Stats only: no file is read."""
     parts: list[Any] = [VERSION, GRAMMAR, head, _stat(index) if index else None]
+    known = {} if stats is None else stats
     for path in sorted(set(paths)):
-        parts.append([path, _stat(os.path.join(repo_root, path))])
+        found = known.get(path, _UNSEEN)
+        if found is _UNSEEN:
+            found = known[path] = _stat(os.path.join(repo_root, path))
+        parts.append([path, found])
     return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()
+
+
+_UNSEEN: Any = object()
 
 
 def _stat(file: str) -> list[int] | None:

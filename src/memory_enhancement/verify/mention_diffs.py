@@ -48,10 +48,13 @@ def mention_git(
     across several commits, which no single commit of the log shows).
     """
     gone: dict[str, set[str]] = {}
+    lines: set[tuple[str, str]] = set()  # (commit, path) of the gone files a line cites
     for ask in asks:
         target = ask.citation.target
         if ask.citation.commit and repo.read(target).status is SourceStatus.MISSING:
             gone.setdefault(ask.citation.commit, set()).add(target)
+            if ask.citation.line is not None:
+                lines.add((ask.citation.commit, target))
     renames: dict[str, str] = {}
     names = files_now() if gone else FileList(())
     # Rename detection over the whole tree compares every file added with every file
@@ -72,7 +75,12 @@ def mention_git(
             spec = [_to_git(git, p) for p in sorted(paths | offered)]
             for old, new in diff_renames(git, ["-M", *RENAMES, commit, "HEAD", "--", *spec]):
                 renames.setdefault(old, new)
-            unpaired = {p for p in paths if p not in renames}
+            # Only for the files whose lines a mention cites: a file mention (a whole
+            # file, file_checks.py) of a file renamed and then edited past what the direct
+            # diff pairs is told `missing`. Real stores name hundreds of files gone since,
+            # often of common names (`SKILL.md`), and following each through the history
+            # cost rjmurillo/ai-agents' first run 4.5 s.
+            unpaired = {p for p in paths if p not in renames and (commit, p) in lines}
             # Renamed, then edited past what the direct diff pairs: only into a file
             # that was not there at the commit and has the same name in another folder
             # (a package renamed). The history it takes to follow other names cost a
@@ -140,7 +148,9 @@ def _exact_renames(
     if any("\n" in path for path in olds):
         return {}  # not a name the object lookup can ask: git diffs the whole trees
     history.fetch(["HEAD:", *(f"{c}:" for c in commits)])
-    history.fetch(history.spec(c, p) for c in commits for p in olds)
+    # Each gone file's id at its own mention's commit (every file at every commit was
+    # 10,000 requests for the file mentions of rjmurillo/ai-agents: 5 s of a first run).
+    history.fetch(history.spec(c, p) for c in commits for p in gone[c])
     head = history.tree("HEAD:") if commits else None
     if head is None:
         return {}
@@ -151,7 +161,7 @@ def _exact_renames(
             pairs[f"{then.oid} {head.oid}"] = commit
     if not pairs:
         return {}
-    ids = {oid for c in pairs.values() for p in olds if (oid := history.object_id(c, p))}
+    ids = {oid for c in pairs.values() for p in gone[c] if (oid := history.object_id(c, p))}
     news = sorted({new for oid in ids for new in history.indexed_as(oid)} - set(olds))
     if not news:
         return {commit: [] for commit in pairs.values()}

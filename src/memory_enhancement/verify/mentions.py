@@ -84,6 +84,7 @@ if TYPE_CHECKING:  # what only a run that asks git needs is imported when it doe
     from memory_enhancement.verify.blame import GitHistory  # answered from the cache skips it
 
 NOTICE_FILES = 20  # memory files to trace before a run says it is tracing them
+_UNSEEN: Any = object()
 
 
 @dataclass
@@ -98,6 +99,7 @@ class MentionChecker:
     _history: GitHistory | None = field(default=None, repr=False)
     _listed: FileList | None = field(default=None, repr=False)
     _prints: Fingerprints | None = field(default=None, repr=False)
+    _now: dict[tuple[str, str], CitationCheck | None] = field(default_factory=dict, repr=False)
 
     def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...]]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
@@ -138,7 +140,7 @@ class MentionChecker:
             thens: dict[str, dict[str, Then]] = {}
             if git is not None and self._history is not None:
                 reader = HistoryReader(git, self._history)
-                pending = [f for f in todo if f is not None and self._traced(f)]
+                pending = [t for f in todo if f is not None and (t := self._traced(f))]
                 self._announce([f for f in pending if cached_reading(rows, f, head) is None])
                 thens, fresh = reader.read(pending, rows, head)
                 if any(t.kind == AMBIGUOUS for f in thens.values() for t in f.values()):
@@ -179,7 +181,7 @@ class MentionChecker:
                 continue
             row = fresh.get(item.file) or rows.get(item.file)
             if row is None or not still_true(row, item.blob, head):
-                if self._traced(item):
+                if self._traced(item) is not None:
                     continue  # no history for it (untracked): nothing worth keeping
                 row = now_only(item.blob)  # settled by the files now: kept for the rerun
             paths = named_paths(checks)
@@ -253,15 +255,26 @@ class MentionChecker:
             follow_line_maps(git, self.repo, drafts, judged)
         return [tuple(row) for row in judged]
 
-    def _traced(self, item: Written) -> bool:
-        """Whether any mention of this memory file needs history: a file mention (no
-        line) of a file there now does not (file_checks.py)."""
-        return any(
-            m.start is not None or self._settled(m, item.folder) is None for m in item.mentions
-        )
+    def _traced(self, item: Written) -> Written | None:
+        """The memory file with the mentions that need history, None when none does: a
+        file mention (no line) of a file there now does not (file_checks.py), and what
+        its file was then is neither asked of git nor kept (a later run that needs it
+        finds the cached reading without it, and traces the file again)."""
+        needed = [
+            m for m in item.mentions if m.start is not None or self._settled(m, item.folder) is None
+        ]
+        if not needed:
+            return None
+        return item if len(needed) == len(item.mentions) else replace(item, mentions=needed)
 
     def _settled(self, mention: Mention, folder: str) -> CitationCheck | None:
-        return file_checks.settled_now(mention, folder, self._files_now, self.repo)
+        """What the files now say of a file mention (asked twice per mention a run: which
+        memory files to trace, then the verdict), once per path as written and folder."""
+        found = self._now.get((mention.path, folder), _UNSEEN)
+        if found is _UNSEEN:
+            found = file_checks.settled_now(mention, folder, self._files_now, self.repo)
+            self._now[mention.path, folder] = found
+        return None if found is None else replace(found, mention=mention)
 
     def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
         """A verdict from history alone, or the citation to verify."""
