@@ -219,7 +219,7 @@ def test_text_never_calls_a_memory_valid_over_a_failing_mention(repo: GitRepo, c
     assert result.exit_code == 1
     first, second = result.stdout.splitlines()[:2]
     assert first.startswith("INVALID  notes")
-    assert second.startswith("  mention MISSING      src/none.py:3 (line 3)")
+    assert second.startswith("  mention MISSING      src/none.py:3 (memory line 3)")
     off = cli("verify", "notes", "--no-mentions")
     assert off.exit_code == 0 and "mention" not in off.stdout
 
@@ -263,8 +263,8 @@ def test_a_list_of_lines_is_named_with_its_path_in_annotations_and_in_the_health
     github = cli("verify-all", "--format", "github").stdout
     assert "stale mention src/app.py:20: line 20 now reads" in github
     report = cli("health").stdout
-    assert "- `secrets`: `src/app.py:5 (line 3)`: line 5 now reads `moved_out = 5`" in report
-    assert "- `secrets`: `src/app.py:20 (line 3)`: line 20 now reads `moved_out = 20`" in report
+    assert "- `secrets`: `src/app.py:5 (memory line 3)`: line 5 now reads `moved_out = 5`" in report
+    assert "- `secrets`: `src/app.py:20 (memory line 3)`: line 20 now reads `moved_out = 20`" in report
 
 
 BROKEN_HEADER = b"---\ntags: [unclosed\n---\n# Broken\n\nthe flag at src/app.py:20\n"
@@ -280,7 +280,7 @@ def test_a_memory_whose_header_does_not_parse_has_its_prose_verified_and_fixes_r
     shift(repo)
     one = cli("verify", "broken")
     assert one.exit_code == 1 and "broken: malformed YAML" in one.stderr
-    assert "mention moved        src/app.py:20 (line 6) -> src/app.py:23" in one.stdout
+    assert "mention moved        src/app.py:20 (memory line 6) -> src/app.py:23" in one.stdout
     whole = cli("verify-all", "--json")
     (item,) = json.loads(whole.stdout)
     assert item["header_error"].startswith("malformed YAML") and whole.exit_code == 1

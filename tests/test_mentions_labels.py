@@ -167,7 +167,7 @@ def test_a_labelled_line_is_judged_from_history_and_fixed_in_its_digits_only(
     got = [(m["mention"], m["status"], m["current_line"], m["form"]) for m in data["mentions"]]
     assert got == [("10", "moved", 12, "label"), ("20-21", "moved", 22, "label")]
     text = cli("verify", "bug").stdout
-    assert "mention moved        src/app.py:10 (line 4) -> src/app.py:12" in text
+    assert "mention moved        src/app.py:10 (memory line 4) -> src/app.py:12" in text
     done = cli("verify", "bug", "--fix")
     assert "fixed 2 mentions in bug" in done.stdout
     assert memory.read_text(encoding="utf-8").splitlines() == [

@@ -97,7 +97,7 @@ def _mention_line(check: Any) -> str:
     mention = check.mention
     mark = "RENAMED" if check.renamed_to else _MARK[check.status.value]
     written = _written(check)
-    where = f" (line {mention.line})" if mention is not None else ""
+    where = f" (memory line {mention.line})" if mention is not None else ""
     target = ""
     if check.status.value == "moved" and check.current_path:
         end = check.current_end_line

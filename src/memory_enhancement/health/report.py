@@ -208,7 +208,7 @@ def _problem_ref(check: CitationCheck) -> str:
     span, or be a list's later item, `55`, without its path)."""
     if check.mention is None:
         return check.citation.ref
-    return f"{check.mention.ref_text} (line {check.mention.line})"
+    return f"{check.mention.ref_text} (memory line {check.mention.line})"
 
 
 def _worst_graph(memories: list[MemoryHealth], edges: list[tuple[str, str, str]]) -> dict[str, Any]:
