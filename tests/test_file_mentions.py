@@ -239,6 +239,28 @@ def test_a_file_there_when_its_memory_was_traced_is_traced_again_once_it_is_gone
     assert (gone.status, gone.written_in) == (Verdict.MISSING, written)
 
 
+def test_a_path_from_the_root_with_a_leading_slash_is_a_file_mention_of_this_repository(
+    repo: GitRepo,
+) -> None:
+    """`/app/globals.css`, `/docs/PRD.md` (JeremyDong22/MansionOfSmartICE's, 4lisson777/
+    shinobiops's memories): the slash is the repository root, and is not part of the path,
+    so `--fix` keeps it. A machine's folders (`/etc/`, `/Users/`) are not."""
+    text = "- `/src/app.py`, `/lib/old.py`; not `/etc/app/x.conf` nor `/Users/me/src/app.py`"
+    assert [(m.column, m.text, m.form) for m in find_mentions(text)] == [
+        (4, "src/app.py", FILE), (19, "lib/old.py", FILE),
+    ]  # fmt: skip
+    assert may_mention(b"see `/docs/PRD.md`")
+    note(repo, text)
+    repo.commit("memory")
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("rename")
+    found = checks(repo)
+    assert found["src/app.py"].status is Verdict.VALID
+    assert (found["lib/old.py"].status, found["lib/old.py"].renamed_to) == (
+        Verdict.MOVED, "lib/new.py",
+    )  # fmt: skip
+
+
 # -- the command line -----------------------------------------------------------------------
 
 
@@ -266,6 +288,20 @@ def test_fix_writes_a_renamed_files_new_path_and_keeps_every_other_byte(
     after = json.loads(cli("verify", "notes", "--json").stdout)
     statuses = {c["mention"]: c["status"] for c in after["mentions"] if c["form"] == FILE}
     assert statuses == {"lib/new.py": "valid", "src/app.py": "valid"}
+
+
+def test_fix_of_a_path_from_the_root_keeps_its_slash_and_the_report_shows_no_line(
+    repo: GitRepo, cli: Any
+) -> None:
+    file = note(repo, "- `/lib/old.py` and `src/app.py`")
+    repo.commit("memory")
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("rename")
+    report = cli("verify-all")
+    assert "lib/old.py (line 3) -> lib/new.py  renamed to lib/new.py" in report.stdout
+    assert ":None" not in report.stdout
+    cli("verify-all", "--fix")
+    assert file.read_text(encoding="utf-8").splitlines()[2] == "- `/lib/new.py` and `src/app.py`"
 
 
 def test_health_counts_file_mentions_so_a_memory_naming_a_deleted_file_ranks_first(

@@ -264,7 +264,9 @@ def test_a_list_of_lines_is_named_with_its_path_in_annotations_and_in_the_health
     assert "stale mention src/app.py:20: line 20 now reads" in github
     report = cli("health").stdout
     assert "- `secrets`: `src/app.py:5 (memory line 3)`: line 5 now reads `moved_out = 5`" in report
-    assert "- `secrets`: `src/app.py:20 (memory line 3)`: line 20 now reads `moved_out = 20`" in report
+    assert (
+        "- `secrets`: `src/app.py:20 (memory line 3)`: line 20 now reads `moved_out = 20`" in report
+    )
 
 
 BROKEN_HEADER = b"---\ntags: [unclosed\n---\n# Broken\n\nthe flag at src/app.py:20\n"

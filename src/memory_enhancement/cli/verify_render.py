@@ -100,8 +100,9 @@ def _mention_line(check: Any) -> str:
     where = f" (memory line {mention.line})" if mention is not None else ""
     target = ""
     if check.status.value == "moved" and check.current_path:
-        end = check.current_end_line
-        target = f" -> {check.current_path}:{check.current_line}" + (f"-{end}" if end else "")
+        end = check.current_end_line  # a file mention's has no line: the path alone
+        line = "" if check.current_line is None else f":{check.current_line}"
+        target = f" -> {check.current_path}{line}" + (f"-{end}" if end else "")
     reason = f"  {check.reason}" if check.reason else ""
     return f"  mention {mark:<12} {written}{where}{target}{reason}"
 

@@ -16,7 +16,11 @@ file of this repository:
 - the whole inline code span is the path (`` `x/y.py` ``, not `` `cat x/y.py` ``);
 - it has a folder (`src/app.py`; a bare `package.json` names a file of every project);
 - its last segment has an extension, as every mention's path (core/mentions.py);
-- it is relative: not `/etc/hosts`, `~/x.md`, `../x.py`, nor a host's (`github.com/o/r.md`);
+- it is in the repository: not `~/x.md`, `../x.py`, nor a host's (`github.com/o/r.md`); a
+  leading `/` is the repository root, as many memories write it (`` `/app/globals.css` ``,
+  `` `/docs/PRD.md` ``: four of 23 stores of a QA round, 50-odd paths), and is left out of
+  the path, so `--fix` keeps it; not when its first folder is a system's (`/etc/`, `/usr/`,
+  `/home/`, `/Users/`...), a path on some machine;
 - not in a fenced code block (commands, trees and configuration there);
 - not where a line mention already stands (`` `x.py:12` `` is one, not two).
 """
@@ -30,6 +34,13 @@ from memory_enhancement.core import prose_mentions as prose
 FILE = "file"  # `Mention.form` of these
 
 
+# First folders of a rooted path that name a machine's, not the repository's: `/etc/x.conf`.
+_SYSTEM = (
+    r"(?:etc|usr|var|tmp|opt|home|Users|root|proc|sys|dev|mnt|media|srv|run|private|"
+    r"Library|System|Applications|Volumes|nix|snap|bin|sbin|boot)"
+)
+
+
 def _span(name: str) -> str:
     """The pattern of a file mention whose segments are made of `name`'s characters; a
     route folder may be a segment (`[id]`, `(auth)`), as in every mention's path."""
@@ -37,7 +48,7 @@ def _span(name: str) -> str:
     path = rf"(?:\./)?(?:{folder})+(?:{prose.BRACKETED})?{name}*\.[A-Za-z][A-Za-z0-9]{{0,9}}"
     # The backtick first, then the look behind it: a pattern opening with a literal is
     # searched for that character alone (the look first made indexing 7% costlier).
-    return rf"`(?<!``)(?P<path>{path})`(?!`)"
+    return rf"`(?<!``)(?:/(?!{_SYSTEM}/))?(?P<path>{path})`(?!`)"
 
 
 # Names in any script (`docs/要件定義書_EscapeNine.md`, a real memory's), as git keeps them.
@@ -48,7 +59,7 @@ HINT = _SPAN
 # every file mention, and costs indexing a third of the exact one (the index reads every
 # memory's bytes through it).
 HINT_BYTES = re.compile(
-    rb"`(?<!``)(?:\./)?[A-Za-z0-9_.@+\x80-\xff\[\]()-]+/[^`\s]*\.[A-Za-z][A-Za-z0-9]{0,9}`"
+    rb"`(?<!``)/?(?:\./)?[A-Za-z0-9_.@+\x80-\xff\[\]()-]+/[^`\s]*\.[A-Za-z][A-Za-z0-9]{0,9}`"
 )
 PATTERN = _SPAN.pattern  # for the grammar's checksum (core/mentions.GRAMMAR)
 # A first segment naming a host: `github.com/owner/repo/README.md` is a web address.
