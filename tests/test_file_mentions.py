@@ -298,7 +298,7 @@ def test_fix_of_a_path_from_the_root_keeps_its_slash_and_the_report_shows_no_lin
     repo.mv("lib/old.py", "lib/new.py")
     repo.commit("rename")
     report = cli("verify-all")
-    assert "lib/old.py (line 3) -> lib/new.py  renamed to lib/new.py" in report.stdout
+    assert "lib/old.py (memory line 3) -> lib/new.py  renamed to lib/new.py" in report.stdout
     assert ":None" not in report.stdout
     cli("verify-all", "--fix")
     assert file.read_text(encoding="utf-8").splitlines()[2] == "- `/lib/new.py` and `src/app.py`"

@@ -311,7 +311,10 @@ def test_the_text_report_shows_a_mention_in_words_as_path_and_lines(
     move_code(repo)
     lines = cli("verify-all").stdout.splitlines()
     shown = [line.split(None, 3)[2:] for line in lines if line.lstrip().startswith("mention")]
-    assert ["src/app.py:10-12", "(line 3) -> src/app.py:13-15  found at line 13 (was 10)"] in shown
-    assert ["src/app.py:5", "(line 5) -> src/app.py:8  found at line 8 (was 5)"] in shown
+    assert [
+        "src/app.py:10-12",
+        "(memory line 3) -> src/app.py:13-15  found at line 13 (was 10)",
+    ] in shown
+    assert ["src/app.py:5", "(memory line 5) -> src/app.py:8  found at line 8 (was 5)"] in shown
     assert [s[0] for s in shown].count("lib/old.py:3") == 1
     assert not any("`" in s[0] for s in shown)

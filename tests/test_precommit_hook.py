@@ -100,11 +100,11 @@ def test_the_hook_passes_on_a_staged_rename_of_a_file_a_prose_mention_names(
     project.mv("src/app.py", "lib/app.py")
     done = run_hook(project)
     assert done.returncode == 0, done.stdout
-    assert "mention RENAMED      src/app.py:3 (line 3) -> lib/app.py:3" in done.stdout
+    assert "mention RENAMED      src/app.py:3 (memory line 3) -> lib/app.py:3" in done.stdout
     # The bare name was looked up at the memory line's commit in a list of that commit's
     # files made from git's index, staged rename included: `lib/app.py`, "not a text
     # file when the memory line was written".
-    assert "mention RENAMED      app.py:5 (line 5) -> lib/app.py:5" in done.stdout
+    assert "mention RENAMED      app.py:5 (memory line 5) -> lib/app.py:5" in done.stdout
 
 
 def test_a_memory_moved_by_the_tool_keeps_its_mentions_history_before_the_commit(
@@ -123,7 +123,7 @@ def test_a_memory_moved_by_the_tool_keeps_its_mentions_history_before_the_commit
     move = [*command()[:-1], "move", "notes", "moved_notes"]
     done = subprocess.run(move, cwd=project.root, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    expected = "mention RENAMED      src/app.py:3 (line 3) -> lib/app.py:3"
+    expected = "mention RENAMED      src/app.py:3 (memory line 3) -> lib/app.py:3"
     before = run_hook(project)  # not staged yet
     assert (before.returncode, expected in before.stdout) == (0, True), before.stdout
     project.git("add", "-A")

@@ -450,7 +450,7 @@ def test_changed_since_verifies_the_memories_that_mention_a_changed_file_in_pros
     project.commit("v3")
     result = cli("verify-all", "--changed-since", base)
     assert result.exit_code == 1
-    assert "mention STALE        src/app.py:3 (line 3)" in result.stdout
+    assert "mention STALE        src/app.py:3 (memory line 3)" in result.stdout
     assert "helper" not in result.stdout
     assert result.stdout.splitlines()[-1] == (
         "1 memory, 0 citations: 0 valid, 0 moved, 0 stale, 0 missing; 1 mention: 1 stale"
@@ -641,9 +641,11 @@ def test_failing_mentions_make_the_memory_invalid_in_verify_all_text(
     lines = result.stdout.splitlines()
     assert lines[0] == "INVALID  notes  (3 of 5 citations and mentions hold)"
     assert lines[1].startswith(
-        "  mention OUT OF RANGE src/app.py:40 (line 13)  line 40 was already"
+        "  mention OUT OF RANGE src/app.py:40 (memory line 13)  line 40 was already"
     )
-    assert lines[2].startswith("  mention MISSING      main.py:1 (line 13)  no file main.py in")
+    assert lines[2].startswith(
+        "  mention MISSING      main.py:1 (memory line 13)  no file main.py in"
+    )
     assert lines[-1] == (
         "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing; "
         "4 mentions: 2 valid, 1 missing, 1 out of range"
