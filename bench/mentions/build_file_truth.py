@@ -16,7 +16,8 @@ at least one ``/``, optional leading ``./``, the last segment with an extension
 (``.`` + letter + up to 9 alphanumerics). Not: inside fenced code blocks
 (`````` ``` `````` / ``~~~``), with a line (``a.py:12`` is a line mention; ``:``
 is not a path character), without ``/`` (``package.json``), URLs (``:``),
-absolute (``/etc/x.conf``) or home (``~/x``) paths, ``..`` segments, globs
+a machine's absolute paths (``/etc/x.conf``; a path rooted elsewhere, ``/docs/x.md``, is
+read from the repository root, flag ``rooted``) or home (``~/x``) paths, ``..`` segments, globs
 (``*``), spaces; nor a span followed by a line in words (`` `a.py` line 64 ``,
 `` `a.py` (lines 9-12) ``): build_truth.py's detector reads those as line mentions.
 Kept but flagged: ``host_like`` (``github.com/x/go-llama.cpp``, a Go module),
@@ -76,6 +77,14 @@ _PATH = re.compile(rf"(?:\./)?(?:{_DIR}/)+{_SEG}")
 _EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}$")
 _SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# A rooted path (`/docs/PRD.md`) is read from the repository root (flag `rooted`, added in
+# session 28 after a QA round found memories writing paths so), unless its first folder is
+# one of a machine's own.
+_MACHINE = frozenset({
+    "etc", "usr", "var", "tmp", "opt", "home", "Users", "root", "proc", "sys", "dev", "mnt",
+    "media", "srv", "run", "private", "Library", "System", "Applications", "Volumes", "nix",
+    "snap", "bin", "sbin", "boot",
+})  # fmt: skip
 _HOST = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|es|gg|co|in)")
 
 
@@ -110,10 +119,17 @@ def detect(lines: list[str]) -> list[tuple[int, int, str, list[str]]]:
         if fence is not None:
             continue
         for m in _SPAN.finditer(raw):
-            path = m.group(1)
+            path, at, flags = m.group(1), m.start(1), []
+            rest = path[1:]
+            if (
+                path.startswith("/")
+                and rest.split("/", 1)[0] not in _MACHINE
+                and is_file_path(rest)
+            ):
+                path, at = rest, at + 1  # `/app/globals.css`: from the repository root
+                flags.append("rooted")
             if not is_file_path(path):
                 continue
-            flags = []
             last = path.rsplit("/", 1)[-1]
             if last.startswith(".") and last.count(".") == 1:
                 flags.append("dotfile")  # `config/.env`: an extension or a name?
@@ -122,7 +138,7 @@ def detect(lines: list[str]) -> list[tuple[int, int, str, list[str]]]:
                 flags.append("host_like")  # `github.com/x/go-llama.cpp`: a module, not a file
             elif first.startswith("@"):
                 flags.append("scoped_package_like")  # `@huggingface/transformers.js`
-            out.append((i, m.start(1), path, flags))
+            out.append((i, at, path, flags))
     return out
 
 
