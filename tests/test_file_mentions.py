@@ -320,3 +320,18 @@ def test_health_counts_file_mentions_so_a_memory_naming_a_deleted_file_ranks_fir
     assert uncited == {"plain"}
     rotted = next(m for m in report["memories"] if m["path"] == "rotted")
     assert (rotted["status"], rotted["mentions"]["missing"]) == ("missing", 1)
+
+
+def test_a_file_deleted_from_the_work_tree_and_not_committed_is_not_there(
+    repo: GitRepo,
+) -> None:
+    """Git still lists it, but the file mention claims the file is there, and a line
+    mention of the same file is read from the work tree: both say it is gone."""
+    note(repo, "- `src/gone.py` and `src/app.py` hold the app")
+    written = repo.commit("memory")
+    state = State(repo.root / "state.db")
+    assert checks(repo, state=state)["src/gone.py"].status is Verdict.VALID
+    (repo.root / "src/gone.py").unlink()
+    gone = checks(repo, state=state)["src/gone.py"]
+    assert (gone.status, gone.written_in) == (Verdict.MISSING, written)
+    assert checks(repo)["src/app.py"].status is Verdict.VALID

@@ -50,22 +50,28 @@ def settled_now(
     """The verdict the repository as it is now gives a file mention alone: the file is
     there at that path from the root, or lies in a submodule; None when what it named
     then must be asked. A path that only ends a file now (`tui/app.py`) is asked too: the
-    file it named may be gone, and another that ends the same way taken for it."""
+    file it named may be gone, and another that ends the same way taken for it; so is a
+    file git lists that the work tree no longer has (deleted, not committed yet), as a
+    line mention of it is: the Verifier reads the work tree."""
     plain = Citation(mention.path)
     path = normalize(mention.path, folder)
     where = files_now().resolve(mention.path, folder)
-    if where.path is not None and where.path == path:
+    if where.path is not None and where.path == path and repo.stamp(path) is not None:
         return _there(mention, where.path, "")
     if where.submodule is not None:
         return submodule(mention, plain, where.submodule, repo, None)
     untracked = path is not None and where.path is None and not where.candidates
-    if untracked and path is not None and repo.read(path).is_text:  # or no git to list them
+    if untracked and path is not None and repo.stamp(path) is not None:  # or no git to list
         return _there(mention, path, " (not tracked by git)")
     return None
 
 
 def decide(
-    mention: Mention, then: Then | None, folder: str, files_now: Callable[[], FileList]
+    mention: Mention,
+    then: Then | None,
+    folder: str,
+    files_now: Callable[[], FileList],
+    repo: Repository,
 ) -> CitationCheck | Ask:
     """The verdict on a file mention the repository now does not settle (settled_now),
     from what history says it named when its memory line was written (`then`; None: no
@@ -74,7 +80,7 @@ def decide(
     commit = then.commit if then is not None else None
     listed = files_now()
     if then is not None and commit is not None and then.kind == TEXT and then.path:
-        if then.path in listed.files:
+        if then.path in listed.files and repo.stamp(then.path) is not None:
             return _there(mention, then.path, "", commit)
         return Ask(mention, then, replace(plain, target=then.path, commit=commit), then.note)
     if then is not None and then.kind == AMBIGUOUS:
@@ -83,7 +89,9 @@ def decide(
         reason = f"in submodule {then.path} when the memory line was written"
         return check(mention, plain, Verdict.IN_SUBMODULE, reason, commit)
     now = listed.resolve(mention.path, folder)
-    if now.path is not None:  # no file of that path then: added since, or no history
+    # No file of that path then: added since, or no history. One git lists and the work
+    # tree has not (deleted, not committed yet) is no file now either.
+    if now.path is not None and repo.stamp(now.path) is not None:
         later = "" if then is None or commit is None else ", added after the memory line"
         return _there(mention, now.path, later, commit)
     if now.candidates:

@@ -280,7 +280,7 @@ class MentionChecker:
         """A verdict from history alone, or the citation to verify."""
         if mention.start is None:  # a whole file
             settled = self._settled(mention, folder)
-            return settled or file_checks.decide(mention, then, folder, self._files_now)
+            return settled or file_checks.decide(mention, then, folder, self._files_now, self.repo)
         if then is None:
             return self._line_count(mention, folder, committed=False)
         commit = then.commit
