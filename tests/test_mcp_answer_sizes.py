@@ -68,7 +68,7 @@ async def test_verify_memories_leaves_out_what_held_unless_asked(
     assert summary["counts"]["valid"] == 1 and summary["counts"]["stale"] == 1
     assert summary["cut"] == (
         "the 1 citations and mentions of these memories that held or were not judged "
-        "(skipped, ambiguous, unchecked) are left out (include_valid=true lists them)"
+        "(skipped, ambiguous, in_submodule, unchecked) are left out (include_valid=true lists them)"
     )
     everything = await agent.call("verify_memories", include_valid=True)
     (full,) = everything["invalid"]

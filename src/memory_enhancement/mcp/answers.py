@@ -108,7 +108,8 @@ def verify_summary(
         [
             page_note("invalid memories", offset, len(page), len(invalid), "worst first"),
             f"the {left_out} citations and mentions of these memories that held or were not "
-            "judged (skipped, ambiguous, unchecked) are left out (include_valid=true lists them)"
+            "judged (skipped, ambiguous, in_submodule, unchecked) are left out "
+            "(include_valid=true lists them)"
             if left_out
             else None,
         ],

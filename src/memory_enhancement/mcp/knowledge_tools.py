@@ -154,8 +154,8 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             bool,
             Field(
                 description="Also list each invalid memory's citations and mentions that hold "
-                "or were not judged: skipped, ambiguous, unchecked (left out by default; "
-                "`counts` and `mention_counts` count them)."
+                "or were not judged: skipped, ambiguous, in_submodule, unchecked (left out by "
+                "default; `counts` and `mention_counts` count them)."
             ),
         ] = False,
         store: Store = None,
