@@ -335,3 +335,18 @@ def test_a_file_deleted_from_the_work_tree_and_not_committed_is_not_there(
     gone = checks(repo, state=state)["src/gone.py"]
     assert (gone.status, gone.written_in) == (Verdict.MISSING, written)
     assert checks(repo)["src/app.py"].status is Verdict.VALID
+
+
+def test_github_annotations_leave_out_paths_that_were_never_files_here(
+    repo: GitRepo, cli: Any
+) -> None:
+    """A skipped mention (an example path, a file to be created) says nothing either way,
+    as docs/cli.md has it: annotating each would bury the renames under notices (GitHub
+    shows a few per step), and real stores name dozens of such paths."""
+    note(repo, "- `lib/old.py` and `examples/demo.py`, `docs/removed.md`")
+    repo.commit("memory")
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("rename")
+    lines = cli("verify-all", "--format", "github").stdout.splitlines()
+    notices = [line for line in lines if line.startswith("::")]
+    assert len(notices) == 1 and "renamed mention lib/old.py" in notices[0]

@@ -129,7 +129,8 @@ def _written(check: Any) -> str:
 def print_github(run: Any, strict: bool) -> None:
     """GitHub Actions annotations, each on the line of the memory file holding the citation
     or mention: a warning for what fails, a notice for a mention that moved or that nothing
-    could vouch for, an error for a memory file that could not be read."""
+    could vouch for (not a skipped one: an example path, another repository's link), an
+    error for a memory file that could not be read."""
     for path, file, reason in run.unreadable:
         title = f"unreadable memory {path}" if path else "unreadable memory file"
         where = f"file={_escape(file, True)}," if file else ""
@@ -148,7 +149,7 @@ def print_github(run: Any, strict: bool) -> None:
             _annotate("warning", result.file, line, title, message)
         for check in result.mentions:
             status = "renamed" if check.renamed_to else check.status.value
-            if status == "valid":
+            if status in ("valid", "skipped"):  # a skipped one says nothing either way
                 continue
             failing = check.status.failing or (strict and status in ("moved", "renamed"))
             kind = "warning" if failing else "notice"
