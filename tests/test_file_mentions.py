@@ -350,3 +350,24 @@ def test_github_annotations_leave_out_paths_that_were_never_files_here(
     lines = cli("verify-all", "--format", "github").stdout.splitlines()
     notices = [line for line in lines if line.startswith("::")]
     assert len(notices) == 1 and "renamed mention lib/old.py" in notices[0]
+
+
+def test_a_memory_kept_from_the_files_alone_is_traced_once_a_file_it_names_is_deleted(
+    repo: GitRepo,
+) -> None:
+    """Run 1 caches the memory with no history read (every file there); the deletion is
+    committed, then the memory is edited: each run says what became of the file."""
+    note(repo, "- `src/gone.py` here, twice: `src/gone.py`")
+    written = repo.commit("memory")
+    state = State(repo.root / "state.db")
+    assert checks(repo, state=state)["src/gone.py"].status is Verdict.VALID
+    (repo.root / "src/gone.py").unlink()
+    repo.commit("delete")
+    gone = checks(repo, state=state)["src/gone.py"]
+    assert (gone.status, gone.written_in) == (Verdict.MISSING, written)
+    note(repo, "- `src/gone.py` here, twice: `src/gone.py`", "- and `src/app.py`")
+    repo.commit("edit")
+    again = checks(repo, state=state)
+    assert (again["src/gone.py"].status, again["src/app.py"].status) == (
+        Verdict.MISSING, Verdict.VALID,
+    )  # fmt: skip
