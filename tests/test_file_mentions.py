@@ -261,6 +261,25 @@ def test_a_path_from_the_root_with_a_leading_slash_is_a_file_mention_of_this_rep
     )  # fmt: skip
 
 
+def test_a_file_in_a_submodule_is_there_when_checked_out_and_says_so_when_not(
+    repo: GitRepo,
+) -> None:
+    """All a whole file's mention claims is that the file is there: in a submodule that is
+    checked out, the work tree tells (a line mention there would need the submodule's own
+    history); not checked out, it says so (NEXTAltair/LoRAIro's `local_packages/...`)."""
+    (repo.root / "vendor/sub").mkdir(parents=True)
+    repo.git("update-index", "--add", "--cacheinfo", "160000," + "1" * 40 + ",vendor/sub")
+    note(repo, "- `vendor/sub/lib/x.py` and `vendor/sub/lib/y.py`")
+    repo.commit("memory and submodule")
+    (repo.root / "vendor/sub/lib").mkdir()
+    (repo.root / "vendor/sub/lib/x.py").write_text("x = 1\n")  # as a checkout would
+    found = checks(repo)
+    assert (found["vendor/sub/lib/x.py"].status, found["vendor/sub/lib/x.py"].reason) == (
+        Verdict.VALID, "the file is there (in submodule vendor/sub)",
+    )  # fmt: skip
+    assert found["vendor/sub/lib/y.py"].status is Verdict.IN_SUBMODULE
+
+
 # -- the command line -----------------------------------------------------------------------
 
 

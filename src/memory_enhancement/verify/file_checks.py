@@ -48,7 +48,9 @@ def settled_now(
     mention: Mention, folder: str, files_now: Callable[[], FileList], repo: Repository
 ) -> CitationCheck | None:
     """The verdict the repository as it is now gives a file mention alone: the file is
-    there at that path from the root, or lies in a submodule; None when what it named
+    there at that path from the root (in a submodule checked out too: a whole file's
+    mention claims nothing its own history must tell), or lies in a submodule that is
+    not checked out; None when what it named
     then must be asked. A path that only ends a file now (`tui/app.py`) is asked too: the
     file it named may be gone, and another that ends the same way taken for it; so is a
     file git lists that the work tree no longer has (deleted, not committed yet), as a
@@ -58,7 +60,9 @@ def settled_now(
     where = files_now().resolve(mention.path, folder)
     if where.path is not None and where.path == path and repo.stamp(path) is not None:
         return _there(mention, where.path, "")
-    if where.submodule is not None:
+    if where.submodule is not None:  # checked out, the file is there or not: all it claims
+        if path is not None and repo.stamp(path) is not None:
+            return _there(mention, path, f" (in submodule {where.submodule})")
         return submodule(mention, plain, where.submodule, repo, None)
     untracked = path is not None and where.path is None and not where.candidates
     if untracked and path is not None and repo.stamp(path) is not None:  # or no git to list
