@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from score import work_tree
+from score import _share, work_tree
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -239,10 +239,6 @@ def _drift(pairs: list[tuple[dict[str, Any], Any]]) -> dict[str, Any]:
 
 def _new_path(check: dict[str, Any]) -> Any:
     return check.get("renamed_to") or check.get("current_path")
-
-
-def _share(part: int, whole: int) -> float | None:
-    return round(part / whole, 4) if whole else None
 
 
 def disagreements(paired: list[dict[str, Any]]) -> list[str]:

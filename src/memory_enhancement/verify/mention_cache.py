@@ -221,14 +221,10 @@ def fingerprint(
     parts: list[Any] = [VERSION, GRAMMAR, head, _stat(index) if index else None]
     known = {} if stats is None else stats
     for path in sorted(set(paths)):
-        found = known.get(path, _UNSEEN)
-        if found is _UNSEEN:
-            found = known[path] = _stat(os.path.join(repo_root, path))
-        parts.append([path, found])
+        if path not in known:
+            known[path] = _stat(os.path.join(repo_root, path))
+        parts.append([path, known[path]])
     return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()
-
-
-_UNSEEN: Any = object()
 
 
 def _stat(file: str) -> list[int] | None:

@@ -84,7 +84,6 @@ if TYPE_CHECKING:  # what only a run that asks git needs is imported when it doe
     from memory_enhancement.verify.blame import GitHistory  # answered from the cache skips it
 
 NOTICE_FILES = 20  # memory files to trace before a run says it is tracing them
-_UNSEEN: Any = object()
 
 
 @dataclass
@@ -270,10 +269,10 @@ class MentionChecker:
     def _settled(self, mention: Mention, folder: str) -> CitationCheck | None:
         """What the files now say of a file mention (asked twice per mention a run: which
         memory files to trace, then the verdict), once per path as written and folder."""
-        found = self._now.get((mention.path, folder), _UNSEEN)
-        if found is _UNSEEN:
-            found = file_checks.settled_now(mention, folder, self._files_now, self.repo)
-            self._now[mention.path, folder] = found
+        place = (mention.path, folder)
+        if place not in self._now:
+            self._now[place] = file_checks.settled_now(mention, folder, self._files_now, self.repo)
+        found = self._now[place]
         return None if found is None else replace(found, mention=mention)
 
     def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
