@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from conftest import RunCli
+from memory_enhancement.core.file_mentions import FILE
+from memory_enhancement.core.mentions import COLON, RANGE, URL, Mention
 from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdict_rows import Recalled, encode_check, mention_rows
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.service.serialize import verification_dict, verification_json
 from verify_support import GitRepo
@@ -45,6 +48,61 @@ def _results() -> list[MemoryVerification]:
         MemoryVerification("with/mentions", tuple(checks[:2]), mentions=tuple(checks[2:4])),
         MemoryVerification(f"odd/{ODD}", ()),
     ]
+
+
+def _mentioned() -> MemoryVerification:
+    """A memory with a mention for each verdict, in each kind of field a mention fills."""
+    said = [
+        Mention(3, 0, "src/app.py:3", "src/app.py", 3, None, COLON, (0, 10), (11, 12)),
+        Mention(4, 2, f"`{ODD}.py:4-9`", f"{ODD}.py", 4, 9, RANGE, (1, 9), (10, 13), (12, 13)),
+        Mention(5, 7, "`src/old.py`", "src/old.py", None, None, FILE, (1, 11), None),
+        Mention(
+            6, 1, "https://github.com/o/n/blob/main/a.py#L2", "a.py", 2, None, URL, (30, 34),
+            (36, 37), repository="github.com/o/n", ref="main",
+        ),
+        Mention(7, 0, "x.py:1", "x.py", 1, None, COLON, (0, 4), (5, 6), in_code=True),
+        Mention(8, 0, "util.py:2", "util.py", 2, None, COLON, (0, 7), (8, 9)),
+    ]  # fmt: skip
+    verdicts = [
+        (Citation("src/app.py", 3, snippet="x = 1", commit="c0ffee"), Verdict.VALID, {}),
+        (
+            Citation(f"{ODD}.py", 4, 9, snippet=ODD),
+            Verdict.STALE,
+            {"reason": f"line 4 now reads {ODD}", "current_path": f"{ODD}.py"},
+        ),
+        (Citation("src/old.py"), Verdict.MOVED, {"renamed_to": "src/new.py", "reason": "renamed"}),
+        (Citation("https://github.com/o/n/blob/main/a.py#L2", 2), Verdict.SKIPPED, {}),
+        (Citation("x.py", 1), Verdict.MISSING, {"reason": "no such file"}),
+        (
+            Citation("util.py", 2),
+            Verdict.AMBIGUOUS,
+            {"candidates": ("a/util.py", f"b/{ODD}.py")},
+        ),
+    ]
+    checks = tuple(
+        CitationCheck(citation, status, mention=mention, written_in="abc", **extra)
+        for (citation, status, extra), mention in zip(verdicts, said, strict=True)
+    )
+    declared = (
+        CitationCheck(Citation("README.md", 1, snippet="# T"), Verdict.VALID, "README.md", 1),
+    )
+    return MemoryVerification("with/mentions", declared, checks)
+
+
+def test_mentions_are_written_as_their_dicts_encode_and_alike_from_kept_rows() -> None:
+    """A rerun hands on the verdicts the last run kept, as rows (core/verdict_rows.py),
+    and writes them from those rows: the same text as the verdicts built in full."""
+    result = _mentioned()
+    expected = json.JSONEncoder(ensure_ascii=False).encode(verification_dict(result))
+    assert verification_json(result) == expected
+    kept = Recalled.of(
+        [encode_check(c) for c in result.mentions],
+        mention_rows([c.mention for c in result.mentions if c.mention is not None]),
+    )
+    assert kept is not None and kept.built() == result.mentions
+    alone = MemoryVerification(result.path, result.checks)
+    assert verification_json(alone, kept) == expected
+    assert json.loads(expected)["confidence"] == 0.5  # 2 good of 4 counted (skipped: not)
 
 
 @pytest.mark.parametrize("result", _results(), ids=lambda r: r.path.split("/")[0])

@@ -18,6 +18,7 @@ from typing import overload
 
 from memory_enhancement.core.batch import CitedBatch, Row
 from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdict_rows import STATUS, Recalled
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 
 # A verdict as the history compares it: (target, line, end_line, status, current path,
@@ -30,7 +31,8 @@ class BatchVerdicts(Sequence[MemoryVerification]):
 
     `valid[k]` is 1 where row `k` of the batch was valid on its line; `checks[k]` is
     the verdict on each other row; `mentions[i]` the verdicts on memory `i`'s prose
-    mentions. `file_prefix` + path + `.md` is each memory file as annotations name it.
+    mentions (as a rerun kept them, `Recalled`, when nothing they depend on changed).
+    `file_prefix` + path + `.md` is each memory file as annotations name it.
     """
 
     def __init__(
@@ -38,7 +40,7 @@ class BatchVerdicts(Sequence[MemoryVerification]):
         batch: CitedBatch,
         valid: bytearray,
         checks: dict[int, CitationCheck],
-        mentions: dict[int, tuple[CitationCheck, ...]],
+        mentions: dict[int, tuple[CitationCheck, ...] | Recalled],
         file_prefix: str,
         *,
         keep_uncited: bool = False,
@@ -78,12 +80,27 @@ class BatchVerdicts(Sequence[MemoryVerification]):
 
     def build(self, i: int) -> MemoryVerification:
         """Memory `i` of the batch, its verdicts in full."""
+        mentions = self.mentions.get(i, ())
+        if isinstance(mentions, Recalled):
+            mentions = mentions.built()
+        return self._result(i, mentions)
+
+    def recalled(self, j: int) -> tuple[MemoryVerification, Recalled] | None:
+        """The `j`th memory without its mentions, and its mentions' verdicts as a rerun
+        kept them, when it kept them (the JSON writer reads those rows as they are)."""
+        i = self.order[j]
+        mentions = self.mentions.get(i)
+        if not isinstance(mentions, Recalled):
+            return None
+        return self._result(i, ()), mentions
+
+    def _result(self, i: int, mentions: tuple[CitationCheck, ...]) -> MemoryVerification:
         batch = self.batch
         path = batch.paths[i]
         rows = range(batch.starts[i], batch.starts[i + 1])
         checks = tuple(self.checks.get(k) or held(batch.citation(k)) for k in rows)
         file = self.file_prefix + path + ".md"
-        return MemoryVerification(path, checks, self.mentions.get(i, ()), file, batch.lines_of(i))
+        return MemoryVerification(path, checks, mentions, file, batch.lines_of(i))
 
     # -- read without building --------------------------------------------------------
 
@@ -112,7 +129,11 @@ class BatchVerdicts(Sequence[MemoryVerification]):
                 out.append((target, line, end, "valid", target, line))
             else:
                 out.append(_seen(check))
-        out.extend(_seen(check) for check in self.mentions.get(i, ()))
+        mentions = self.mentions.get(i, ())
+        if isinstance(mentions, Recalled):
+            out.extend((r[0], r[1], r[2], r[STATUS], r[6], r[7]) for r in mentions.checks)
+        else:
+            out.extend(_seen(check) for check in mentions)
         return out
 
     def has_verdicts(self) -> bool:
@@ -157,7 +178,7 @@ class BatchVerdicts(Sequence[MemoryVerification]):
         for k in range(self.batch.starts[i], self.batch.starts[i + 1]):
             check = self.checks.get(k)
             out.append("valid" if check is None else check.status._value_)
-        out.extend(check.status._value_ for check in self.mentions.get(i, ()))
+        out.extend(_statuses(self.mentions.get(i, ())))
         return out
 
     def tally(self) -> Counter[tuple[str, str]]:
@@ -175,8 +196,8 @@ class BatchVerdicts(Sequence[MemoryVerification]):
                         check = self.checks.get(k)
                         if check is not None:
                             tally["c", check.status._value_] += 1
-                for mention in self.mentions.get(i, ()):
-                    tally["m", mention.status._value_] += 1
+                for status in _statuses(self.mentions.get(i, ())):
+                    tally["m", status] += 1
             self._tally = tally
         return self._tally
 
@@ -184,6 +205,12 @@ class BatchVerdicts(Sequence[MemoryVerification]):
 def held(citation: Citation) -> CitationCheck:
     """The verdict of a citation that holds on its line (a row the batch marks valid)."""
     return CitationCheck(citation, Verdict.VALID, citation.target, citation.line)
+
+
+def _statuses(mentions: tuple[CitationCheck, ...] | Recalled) -> list[str]:
+    if isinstance(mentions, Recalled):
+        return mentions.statuses()
+    return [check.status._value_ for check in mentions]
 
 
 def _seen(check: CitationCheck) -> Seen:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memory_enhancement.core.mentions import Mention
@@ -34,10 +34,11 @@ class Verdict(enum.Enum):
     @property
     def failing(self) -> bool:
         """Whether this verdict makes its memory invalid."""
-        return self._value_ in _FAILING  # by value: an enum member hashes in Python, slowly
+        return self._value_ in FAILING  # by value: an enum member hashes in Python, slowly
 
 
-_FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
+FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
+_GOOD = frozenset({"valid", "moved"})  # what a memory's confidence counts as holding
 # Verdicts that say nothing either way: not counted in a memory's confidence.
 UNCOUNTED = frozenset({"skipped"})
 
@@ -115,10 +116,15 @@ class MemoryVerification:
 
 def share_good(checks: tuple[CitationCheck, ...] | list[CitationCheck]) -> float | None:
     """The share of counted checks that are valid or moved, None when none counts."""
-    counted = [c for c in checks if c.status._value_ not in UNCOUNTED]
+    return share_of([c.status._value_ for c in checks])
+
+
+def share_of(statuses: Iterable[str]) -> float | None:
+    """`share_good` of verdicts given by their statuses (kept verdicts are rows)."""
+    counted = [status for status in statuses if status not in UNCOUNTED]
     if not counted:
         return None
-    good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
+    good = sum(status in _GOOD for status in counted)
     return round(good / len(counted), 4)
 
 
@@ -189,6 +195,6 @@ class VerifyRun:
         memory that cannot be read cannot be vouched for."""
         if self.skipped or self.unwritten or self.headers:
             return False
-        if any(s in _FAILING for _, s in +self._tally()):
+        if any(s in FAILING for _, s in +self._tally()):
             return False
         return not (strict and self.count(Verdict.MOVED))

@@ -14,8 +14,10 @@ from json.encoder import encode_basestring as _str  # C; the encoder's own, ensu
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.batch_verdicts import BatchVerdicts
-from memory_enhancement.core.model import Citation, Link, Memory
+from memory_enhancement.core.model import Citation, Link, Memory, is_url
 from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.core.verdict_rows import STATUS, Recalled, encode_check, encode_mention
+from memory_enhancement.core.verdicts import FAILING, share_of
 from memory_enhancement.service.results import Summary
 
 if TYPE_CHECKING:
@@ -179,30 +181,49 @@ def verification_dict(result: MemoryVerification) -> dict[str, Any]:
     return data
 
 
-def verification_json(result: MemoryVerification) -> str:
+def verification_json(result: MemoryVerification, recalled: Recalled | None = None) -> str:
     """`verification_dict(result)` encoded as `json.JSONEncoder(ensure_ascii=False)` would,
     character for character, without building the dicts.
 
     `verify-all --json` prints 10,000 of these (30,000 citations); building the
     dicts and encoding them took a fifth of the run. A test checks that both
     give the same text for every verdict, so the shape stays defined once.
-    (Mentions are few: they are encoded from their dicts.)
+    `recalled`: the memory's mentions as a rerun kept them (`result` then holds its
+    declared citations alone), written from those rows as they are.
     """
-    failing = [c for c in result.everything if c.status.failing]
+    checks = result.checks
+    failing = [(c.citation.target, c.citation.line, c.reason) for c in checks if c.status.failing]
+    statuses = [c.status._value_ for c in checks]
+    mentions: list[str] = []
+    if recalled is not None:
+        failing += [(r[0], r[1], r[8]) for r in recalled.checks if r[STATUS] in FAILING]
+        statuses += recalled.statuses()
+        mentions = list(map(_mention_json, recalled.checks, recalled.mentions))
+    elif result.mentions:
+        said = result.mentions
+        failing += [
+            (c.citation.target, c.citation.line, c.reason) for c in said if c.status.failing
+        ]
+        statuses += [c.status._value_ for c in said]
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        mentions = [
+            encode(mention_dict(c))
+            if c.mention is None
+            else _mention_json(encode_check(c), encode_mention(c.mention))
+            for c in said
+        ]
     stale = ", ".join(
-        f'{{"path": {_str(c.citation.target)}, "line": {_int(c.citation.line)}, '
-        f'"reason": {_str(c.reason)}}}'
-        for c in failing
+        f'{{"path": {_str(target)}, "line": {_int(line)}, "reason": {_str(reason)}}}'
+        for target, line, reason in failing
     )
-    confidence = result.confidence
+    confidence = share_of(statuses)
     head = (
         f'{{"memory_id": {_str(result.path)}, "valid": {"false" if failing else "true"}, '
         f'"confidence": {"null" if confidence is None else repr(confidence)}, '
-        f'"stale_citations": [{stale}], "citations": [{", ".join(map(_check_json, result.checks))}]'
+        f'"stale_citations": [{stale}], "citations": [{", ".join(map(_check_json, checks))}]'
     )
-    if result.mentions:
-        encode = json.JSONEncoder(ensure_ascii=False).encode
-        head += f', "mentions": [{", ".join(encode(mention_dict(c)) for c in result.mentions)}]'
+    if mentions:
+        head += f', "mentions": [{", ".join(mentions)}]'
     return head + "}"
 
 
@@ -235,7 +256,8 @@ def verifications_json(results: Sequence[MemoryVerification]) -> Iterator[str]:
     for j in range(len(results)):
         rows = results.settled(j)
         if rows is None:
-            yield verification_json(results[j])
+            recalled = results.recalled(j)
+            yield verification_json(*recalled) if recalled else verification_json(results[j])
             continue
         parts = []
         for target, line, end, snippet, *_ in rows:
@@ -262,6 +284,21 @@ def _check_json(check: CitationCheck) -> str:
         f'"reason": {_str(check.reason)}, '
         f'"anchored": {"true" if c.snippet is not None or c.is_url else "false"}, '
         f'"renamed_to": {_opt(check.renamed_to)}}}'
+    )
+
+
+def _mention_json(check: list[Any], said: list[Any]) -> str:
+    """`mention_dict` of a verdict as its rows (core/verdict_rows.py), encoded."""
+    target, line, end, snippet, _, status, path, at, reason, renamed, written, candidates, _ = check
+    anchored = snippet is not None or ("://" in target and is_url(target))
+    return (
+        f'{{"path": {_str(target)}, "line": {_int(line)}, "end_line": {_int(end)}, '
+        f'"snippet": {_opt(snippet)}, "status": {_str(status)}, "current_path": {_opt(path)}, '
+        f'"current_line": {_int(at)}, "reason": {_str(reason)}, '
+        f'"anchored": {"true" if anchored else "false"}, "renamed_to": {_opt(renamed)}, '
+        f'"mention": {_str(said[2])}, "memory_line": {_int(said[0])}, '
+        f'"column": {_int(said[1])}, "form": {_str(said[6])}, "written_in": {_opt(written)}, '
+        f'"candidates": [{", ".join(map(_str, candidates))}]}}'
     )
 
 

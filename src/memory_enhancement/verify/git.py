@@ -112,11 +112,13 @@ class Git:
             self._walked = (0, (times, shas, None))
 
     def current_commit(self) -> str | None:
-        """HEAD's commit: from the first-parent history once read, else `git rev-parse`
-        (asked once per run)."""
+        """HEAD's commit: from the first-parent history once read, or from `head()` once
+        asked (a run with mentions asks it first), else `git rev-parse` (once per run)."""
         if self._walked is not None:
             _, (_, shas, before) = self._walked
             return shas[-1] if shas else before
+        if "_head" in self.__dict__:  # the cached_property was read: no second git process
+            return self.head()
         if self._parsed_head is None:
             try:
                 found = self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()

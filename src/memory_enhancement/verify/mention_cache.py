@@ -15,20 +15,17 @@ name no file of the repository has (`mention_names`, see `NamesEver`):
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_enhancement.core.mentions import GRAMMAR, Mention
-from memory_enhancement.core.model import Citation
-from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.core.mentions import GRAMMAR
+from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.state import State
 
-VERSION = 5  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
+VERSION = 6  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -62,7 +59,7 @@ class Cached:
 
     @property
     def checked(self) -> Mapping[str, Any] | None:
-        """{"fp": fingerprint, "paths": [...], "c": [check, ...]}, or None."""
+        """{"fp": fingerprint (`Fingerprints.of`), "paths": [...], "c": [check, ...]}, or None."""
         checked = self._checked
         if isinstance(checked, str):
             checked = self._checked = json.loads(checked)
@@ -190,41 +187,36 @@ class NamesEver:
 
 
 class Fingerprints:
-    """The fingerprints of one run: where git's index is, worked out once (a run takes one
-    per memory file with mentions, twice), the files stat-ed by string paths."""
+    """What a memory's verdicts depend on now, per run: the grammar that read its
+    mentions, HEAD, git's index (its file's size and modification time), and each file
+    the verdicts name (its size and modification time, or its absence). Stats only: no
+    file is read. Kept as the plain list it is and compared as one: a rerun checks
+    hundreds of memories' fingerprints, and encoding and hashing each cost more than
+    stat-ing its files (each file is stat-ed once per run: a store's mentions name the
+    same few hundred files again and again)."""
 
     def __init__(self, repo_root: Path, toplevel: Path | None) -> None:
-        self.root = str(repo_root)
+        self.root = os.path.join(str(repo_root), "")
         git_dir = toplevel / ".git" if toplevel is not None else None
         self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
+        self._stats: dict[str, list[int] | None] = {}
+        self._runs: dict[str | None, list[Any]] = {}
 
-    def of(self, head: str | None, paths: Iterable[str]) -> str:
-        return fingerprint(head, self.index, self.root, paths, self._stats)
-
-    @functools.cached_property
-    def _stats(self) -> dict[str, list[int] | None]:
-        """Each file stat-ed once per run: memories name the same files (a store's file
-        mentions name the same few hundred files again and again)."""
-        return {}
-
-
-def fingerprint(
-    head: str | None,
-    index: str | None,
-    repo_root: str,
-    paths: Iterable[str],
-    stats: dict[str, list[int] | None] | None = None,
-) -> str:
-    """What a memory's verdicts depend on now: the grammar that read its mentions, HEAD,
-    git's index (`index`: its file), and each named file (its size and modification time,
-    or its absence; `stats`: those of this run so far). Stats only: no file is read."""
-    parts: list[Any] = [VERSION, GRAMMAR, head, _stat(index) if index else None]
-    known = {} if stats is None else stats
-    for path in sorted(set(paths)):
-        if path not in known:
-            known[path] = _stat(os.path.join(repo_root, path))
-        parts.append([path, known[path]])
-    return hashlib.sha1(_ENCODE(parts).encode()).hexdigest()
+    def of(self, head: str | None, paths: Sequence[str]) -> list[Any]:
+        """The fingerprint of verdicts naming `paths` (sorted, as `named_paths` gives
+        them), as JSON keeps it (lists, numbers, strings)."""
+        run = self._runs.get(head)
+        if run is None:
+            index = _stat(self.index) if self.index else None
+            run = self._runs[head] = [VERSION, GRAMMAR, head, index]
+        known, root = self._stats, self.root
+        stats = []
+        for path in paths:
+            found = known.get(path, False)
+            if found is False:
+                found = known[path] = _stat(path if path.startswith("/") else root + path)
+            stats.append(found)
+        return [run, stats]
 
 
 def _stat(file: str) -> list[int] | None:
@@ -243,46 +235,3 @@ def named_paths(checks: Iterable[CitationCheck]) -> list[str]:
             if path and not check.citation.is_url:
                 paths.add(path)
     return sorted(paths)
-
-
-def encode_check(check: CitationCheck) -> list[Any]:
-    c = check.citation
-    return [
-        c.target, c.line, c.end_line, c.snippet, c.commit, check.status._value_,
-        check.current_path, check.current_line, check.reason, check.renamed_to,
-        check.written_in, list(check.candidates), check.current_end,
-    ]  # fmt: skip
-
-
-def encode_mention(m: Mention) -> list[Any]:
-    return [
-        m.line, m.column, m.text, m.path, m.start, m.end, m.form, m.path_at, m.start_at,
-        m.end_at, m.repository, m.ref, m.in_code,
-    ]  # fmt: skip
-
-
-def decode_mention(row: list[Any]) -> Mention:
-    line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code = row
-    return Mention(
-        line, column, text, path, start, end, form, _span(path_at), _span(start_at),
-        _span(end_at), repo, ref, code,
-    )  # fmt: skip
-
-
-def _pair(value: list[int]) -> tuple[int, int]:
-    first, last = value
-    return int(first), int(last)
-
-
-def _span(value: list[int] | None) -> tuple[int, int] | None:
-    return None if value is None else _pair(value)
-
-
-def decode_check(row: list[Any], mention: Mention) -> CitationCheck:
-    target, line, end, snippet, commit, status, path, at, reason, renamed, written, cands, last = (
-        row
-    )
-    citation = Citation(target, line, end, snippet, commit=commit)
-    return CitationCheck(
-        citation, Verdict(status), path, at, reason, renamed, mention, written, tuple(cands), last
-    )

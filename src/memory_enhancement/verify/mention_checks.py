@@ -15,13 +15,11 @@ Apart from mentions.py, which decides which of them a mention gets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.mention_cache import decode_check
 from memory_enhancement.verify.mention_history import span
 from memory_enhancement.verify.repo import Repository
 
@@ -66,10 +64,6 @@ def check(
     return CitationCheck(
         citation, status, current, line, reason, None, mention, commit, tuple(candidates)
     )
-
-
-def decoded(rows: list[Any], mentions: list[Mention]) -> tuple[CitationCheck, ...]:
-    return tuple(decode_check(row, m) for row, m in zip(rows, mentions, strict=True))
 
 
 def ambiguous(

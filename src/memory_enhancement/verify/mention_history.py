@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +64,7 @@ class Written:
     """One memory's mentions, and the memory file they were read from."""
 
     memory: Memory
-    mentions: list[Mention]
+    mentions: Sequence[Mention]  # read from the file, or as the cache kept them
     file: str  # relative to the git work tree ("" when outside it)
     folder: str  # the memory's folder relative to the repository root (for ../ links)
     blob: str

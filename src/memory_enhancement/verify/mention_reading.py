@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import GRAMMAR, find_mentions, may_mention
 from memory_enhancement.core.model import Memory, Verifiable
+from memory_enhancement.core.verdict_rows import EncodedMentions
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
-from memory_enhancement.verify.mention_cache import Cached, MentionFree, decode_mention
+from memory_enhancement.verify.mention_cache import Cached, MentionFree
 from memory_enhancement.verify.mention_history import Written
 from memory_enhancement.verify.repo import Repository
 
@@ -114,25 +115,41 @@ class MentionReader:
             checked = row.checked
             if checked is None or checked.get("st") != [*stamp, GRAMMAR] or "w" not in checked:
                 return None
-            mentions = [decode_mention(m) for m in checked["w"]]
+            mentions = EncodedMentions.of(checked["w"])  # decoded only if judged again
             count = int(checked["n"])
         except (ValueError, TypeError, KeyError):  # a damaged row: the file is read
+            return None
+        if mentions is None:
             return None
         return Written(memory, mentions, inside, folder, row.blob, count, stamp)
 
     def _places(self, memory: Memory) -> tuple[str, str]:
         """The memory file's path in the git work tree ("" outside it), and its folder
         relative to the repository root (for `../` paths). Lexical, from where the store
-        lies, worked out once (a memory path is a clean relative path)."""
+        lies, worked out once per store folder (a memory path is a clean relative path)."""
+        where, name = os.path.split(memory.path)
+        found = self._folders.get(where)
+        if found is None:
+            found = self._folders[where] = self._folder_places(where)
+        folder, top = found
+        return ("" if top is None else f"{top}{name}.md"), folder
+
+    def _folder_places(self, where: str) -> tuple[str, str | None]:
+        """A store folder's `_places`: the folder relative to the repository root, and
+        the prefix of its files' paths in the work tree (None outside it)."""
         to_repo, to_top = self._store_places
-        folder = os.path.normpath(os.path.join(to_repo, os.path.dirname(memory.path)))
-        folder = folder.replace(os.sep, "/")
+        folder = os.path.normpath(os.path.join(to_repo, where)).replace(os.sep, "/")
         folder = "" if folder == "." or folder.startswith("..") else folder
-        inside = ""
-        if to_top is not None:
-            rel = os.path.normpath(os.path.join(to_top, memory.path + ".md"))
-            inside = "" if rel.startswith("..") else rel.replace(os.sep, "/")
-        return inside, folder
+        if to_top is None:
+            return folder, None
+        rel = os.path.normpath(os.path.join(to_top, where, "x")).replace(os.sep, "/")
+        return folder, (None if rel.startswith("..") else rel[:-1])
+
+    @functools.cached_property
+    def _folders(self) -> dict[str, tuple[str, str | None]]:
+        """`_folder_places` of each store folder met so far (a store's memories share a
+        few folders; each memory's places were worked out alone before)."""
+        return {}
 
     @functools.cached_property
     def _store_places(self) -> tuple[str, str | None]:

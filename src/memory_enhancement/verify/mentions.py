@@ -33,6 +33,7 @@ from memory_enhancement.core.file_list import FileList, Resolution, normalize
 from memory_enhancement.core.mentions import GRAMMAR, URL, Mention
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
 from memory_enhancement.core.remotes import remote_repository
+from memory_enhancement.core.verdict_rows import Recalled, encode_check, mention_rows
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.repofiles import walk_files
@@ -44,15 +45,12 @@ from memory_enhancement.verify.mention_cache import (
     Fingerprints,
     MentionCache,
     NamesEver,
-    encode_check,
-    encode_mention,
     named_paths,
 )
 from memory_enhancement.verify.mention_checks import (
     absent,
     ambiguous,
     check,
-    decoded,
     end_or_none,
     other_repository,
     submodule,
@@ -100,11 +98,12 @@ class MentionChecker:
     _prints: Fingerprints | None = field(default=None, repr=False)
     _now: dict[tuple[str, str], CitationCheck | None] = field(default_factory=dict, repr=False)
 
-    def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...]]:
+    def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...] | Recalled]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
 
         Verdicts kept from a run whose fingerprint still holds are taken as they
-        are (nothing they depend on changed); the rest are judged from history.
+        are (nothing they depend on changed), handed on as the rows they were kept
+        as (`Recalled`); the rest are judged from history.
         """
         git = self.git
         cache = MentionCache(self.state)
@@ -114,7 +113,7 @@ class MentionChecker:
         if not any(f is not None and f.mentions for f in found):
             return [() for _ in batch]
         head = git.head() if git is not None else None  # kept: the run records it too
-        kept: dict[int, tuple[CitationCheck, ...]] = {}
+        kept: dict[int, Recalled] = {}
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
             if item is None or row is None or row.blob != item.blob or row.head not in (None, head):
@@ -124,7 +123,9 @@ class MentionChecker:
             except ValueError:
                 continue  # damaged: judged again and rewritten
             if checked is not None and checked["fp"] == self._fingerprint(head, checked["paths"]):
-                kept[n] = decoded(checked["c"], item.mentions)
+                recalled = Recalled.of(checked["c"], mention_rows(item.mentions))
+                if recalled is not None:  # else damaged: judged again and rewritten
+                    kept[n] = recalled
         todo = [None if n in kept else item for n, item in enumerate(found)]
         if not any(item is not None and item.mentions for item in todo):
             return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
@@ -191,12 +192,12 @@ class MentionChecker:
             }
             if item.stamp is not None:  # the mentions as read, while the file is unchanged
                 checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
-                checked["w"] = [encode_mention(m) for m in item.mentions]
+                checked["w"] = mention_rows(item.mentions)
                 checked["n"] = item.count
             out[item.file] = row.with_checked(checked)
         cache.save(out)
 
-    def _fingerprint(self, head: str | None, paths: list[str]) -> str:
+    def _fingerprint(self, head: str | None, paths: list[str]) -> list[Any]:
         if self._prints is None:
             self._prints = Fingerprints(self.repo.root, self.git.toplevel if self.git else None)
         return self._prints.of(head, paths)

@@ -21,6 +21,7 @@ from memory_enhancement.core.batch import CitedBatch
 from memory_enhancement.core.batch_verdicts import BatchVerdicts
 from memory_enhancement.core.model import Fix
 from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.core.verdict_rows import Recalled
 from memory_enhancement.core.verdicts import (
     UNCOUNTED,
     CitationCheck,
@@ -107,7 +108,7 @@ class Runner:
 
     def _mentions(
         self, batch: CitedBatch, notice: Callable[[str], None] | None
-    ) -> dict[int, tuple[CitationCheck, ...]]:
+    ) -> dict[int, tuple[CitationCheck, ...] | Recalled]:
         """Prose mentions, verified from history as citations (verify/mentions.py), of the
         memories whose files may mention code (the index read every file's bytes)."""
         which = sorted(batch.mentionable)

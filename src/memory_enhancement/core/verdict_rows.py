@@ -1,0 +1,153 @@
+"""A prose mention's verdict as a JSON row, and a memory's verdicts kept as rows.
+
+The mention cache (verify/mention_cache.py) keeps each memory's verdicts between runs
+as these rows. A rerun with nothing changed takes them as they are, and on a real
+store that is 1,500 verdicts in 500 memories: building a `CitationCheck`, its
+`Citation` and its `Mention` for each, and encoding each back into JSON, cost more
+than the rest of such a run. So kept verdicts are handed on as `Recalled`: the
+history, the counts and the JSON writer read its rows as they are, and whatever
+else asks gets the objects (`built`), made once, when first asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from memory_enhancement.core.mentions import Mention
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+
+# The fields of a check's row and a mention's row (`encode_check`, `encode_mention`).
+CHECK_FIELDS = 13
+MENTION_FIELDS = 13
+# A check row's status, by its place: read without building the check.
+STATUS = 5
+_VERDICTS = {verdict._value_: verdict for verdict in Verdict}
+
+
+def encode_check(check: CitationCheck) -> list[Any]:
+    c = check.citation
+    return [
+        c.target, c.line, c.end_line, c.snippet, c.commit, check.status._value_,
+        check.current_path, check.current_line, check.reason, check.renamed_to,
+        check.written_in, list(check.candidates), check.current_end,
+    ]  # fmt: skip
+
+
+def decode_check(row: list[Any], mention: Mention) -> CitationCheck:
+    target, line, end, snippet, commit, status, path, at, reason, renamed, written, cands, last = (
+        row
+    )
+    citation = Citation(target, line, end, snippet, commit=commit)
+    return CitationCheck(
+        citation, _VERDICTS[status], path, at, reason, renamed, mention, written, tuple(cands),
+        last,
+    )  # fmt: skip
+
+
+def encode_mention(m: Mention) -> list[Any]:
+    return [
+        m.line, m.column, m.text, m.path, m.start, m.end, m.form, m.path_at, m.start_at,
+        m.end_at, m.repository, m.ref, m.in_code,
+    ]  # fmt: skip
+
+
+def decode_mention(row: list[Any]) -> Mention:
+    line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code = row
+    return Mention(
+        line, column, text, path, start, end, form, _span(path_at), _span(start_at),
+        _span(end_at), repo, ref, code,
+    )  # fmt: skip
+
+
+def _span(value: list[int] | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    first, last = value
+    return int(first), int(last)
+
+
+def _rows(value: Any, fields: int) -> bool:
+    """Whether a value read back from the cache is a list of rows of this many fields."""
+    return isinstance(value, list) and all(
+        isinstance(row, list) and len(row) == fields for row in value
+    )
+
+
+class EncodedMentions(Sequence[Mention]):
+    """A memory's mentions as the cache keeps them: decoded when first read, which a
+    rerun that keeps the memory's verdicts never does (it hands the rows on)."""
+
+    __slots__ = ("_mentions", "rows")
+
+    def __init__(self, rows: list[list[Any]]) -> None:
+        self.rows = rows
+        self._mentions: list[Mention] | None = None
+
+    @classmethod
+    def of(cls, rows: Any) -> EncodedMentions | None:
+        """The mentions of these rows, None when they are not rows (a damaged cache)."""
+        return cls(rows) if _rows(rows, MENTION_FIELDS) else None
+
+    def _decoded(self) -> list[Mention]:
+        if self._mentions is None:
+            self._mentions = [decode_mention(row) for row in self.rows]
+        return self._mentions
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, n: int) -> Mention: ...
+    @overload
+    def __getitem__(self, n: slice) -> list[Mention]: ...
+    def __getitem__(self, n: int | slice) -> Mention | list[Mention]:
+        return self._decoded()[n]
+
+    def __iter__(self) -> Iterator[Mention]:
+        return iter(self._decoded())
+
+
+def mention_rows(mentions: Sequence[Mention]) -> list[list[Any]]:
+    """The rows of a memory's mentions (those it was read with, when it was read so)."""
+    if isinstance(mentions, EncodedMentions):
+        return mentions.rows
+    return [encode_mention(m) for m in mentions]
+
+
+class Recalled:
+    """A memory's verdicts on its mentions as the last run gave them, still as rows:
+    `checks[n]` the verdict on the mention of `mentions[n]`."""
+
+    __slots__ = ("_built", "checks", "mentions")
+
+    def __init__(self, checks: list[list[Any]], mentions: list[list[Any]]) -> None:
+        self.checks = checks
+        self.mentions = mentions
+        self._built: tuple[CitationCheck, ...] | None = None
+
+    @classmethod
+    def of(cls, checks: Any, mentions: list[list[Any]]) -> Recalled | None:
+        """These verdicts, None when the rows are damaged or do not pair up (the memory
+        is then judged again)."""
+        if not _rows(checks, CHECK_FIELDS) or len(checks) != len(mentions):
+            return None
+        if not all(row[STATUS] in _VERDICTS for row in checks):
+            return None
+        return cls(checks, mentions)
+
+    def __len__(self) -> int:
+        return len(self.checks)
+
+    def statuses(self) -> list[str]:
+        return [row[STATUS] for row in self.checks]
+
+    def built(self) -> tuple[CitationCheck, ...]:
+        """The verdicts as objects, made once."""
+        if self._built is None:
+            self._built = tuple(
+                decode_check(row, decode_mention(said))
+                for row, said in zip(self.checks, self.mentions, strict=True)
+            )
+        return self._built

@@ -1,0 +1,110 @@
+"""A rerun with nothing changed hands on the mention verdicts the last run kept, as the
+rows they were kept as, and says exactly what the first run said."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import RunCli
+from memory_enhancement.core.batch_verdicts import BatchVerdicts
+from memory_enhancement.core.verdict_rows import Recalled
+from memory_enhancement.service import MemoryService
+from memory_enhancement.service.serialize import verifications_json
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify.repo import Repository
+from verify_support import FIXED_NOW, STORE, GitRepo, code
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    """A memory whose mentions get every common verdict once the code moves on: moved,
+    stale, missing, renamed (a whole file), ambiguous, skipped and valid."""
+    repo = GitRepo(tmp_path / "project")
+    for name, count in [("src/app.py", 30), ("lib/old.py", 10), ("a/util.py", 5), ("b/util.py", 5)]:
+        repo.write_lines(name, code(name, count))
+    repo.write_lines("src/gone.py", code("src/gone.py", 5))
+    repo.commit("code")
+    repo.write_lines(
+        f"{STORE}/notes.md",
+        [
+            "# Notes",
+            "",
+            "See src/app.py:5, src/app.py:10 and src/app.py:20.",
+            "The helper is `lib/old.py`; src/gone.py:2 held the old one.",
+            "Both util.py:2 files; `docs/never/there.md` is to be written.",
+            "`src/app.py` is the app.",
+        ],
+    )
+    repo.write_lines(f"{STORE}/plain.md", ["# Plain", "", "No code named here."])
+    repo.commit("memory")
+    app = code("src/app.py", 30)
+    app[19] = "src_app_py_20 = 'changed'"
+    repo.write_lines("src/app.py", ["# a", "# b", *app])
+    (repo.root / "src/gone.py").unlink()
+    repo.commit("refactor")
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("rename")
+    return repo
+
+
+def verify_all(repo: GitRepo, state: State) -> BatchVerdicts:
+    service = MemoryService(
+        Store(repo.store_root), Repository(repo.root), state=state, clock=lambda: FIXED_NOW
+    )
+    results = service.verify_all().results
+    assert isinstance(results, BatchVerdicts)
+    return results
+
+
+def test_a_rerun_writes_what_the_first_run_wrote_from_the_rows_it_kept(repo: GitRepo) -> None:
+    state = State(repo.root / "state.db")
+    first = verify_all(repo, state)
+    assert not any(isinstance(m, Recalled) for m in first.mentions.values())
+    said = {c.mention.text: c.status._value_ for c in first[0].mentions if c.mention}
+    assert said == {
+        "src/app.py:5": "moved", "src/app.py:10": "moved", "src/app.py:20": "stale",
+        "lib/old.py": "moved", "src/gone.py:2": "missing", "util.py:2": "ambiguous",
+        "docs/never/there.md": "skipped", "src/app.py": "valid",
+    }  # fmt: skip
+    second = verify_all(repo, state)
+    assert all(isinstance(m, Recalled) for m in second.mentions.values())
+    assert list(verifications_json(second)) == list(verifications_json(first))
+    # Built in full alike (`now`, the stale line whole, only words the first run's reason).
+    assert [r.mentions for r in second] == [
+        tuple(replace(c, now=None) for c in r.mentions) for r in first
+    ]
+    assert second.tally() == first.tally()
+    assert [second.seen(j) for j in range(len(second))] == [
+        first.seen(j) for j in range(len(first))
+    ]
+
+
+def test_a_rerun_records_no_new_verdict_and_a_change_is_judged_again(repo: GitRepo) -> None:
+    """The history compares a kept memory's verdicts from its rows: nothing differs, so
+    nothing is written for it; once a cited file changes, its verdicts are judged again."""
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    with state.connect() as db:
+        rows = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+    verify_all(repo, state)
+    with state.connect() as db:
+        assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == rows
+    repo.write_lines("src/app.py", code("src/app.py", 30))  # line 20 as it was written
+    third = verify_all(repo, state)
+    assert not any(isinstance(m, Recalled) for m in third.mentions.values())
+    said = {c.mention.text: c.status._value_ for c in third[0].mentions if c.mention}
+    assert said["src/app.py:20"] == "valid"
+
+
+def test_the_cli_prints_the_same_json_on_a_rerun(repo: GitRepo, run_cli: RunCli) -> None:
+    args = ["verify-all", "--json", "--dir", str(repo.store_root)]
+    first = run_cli(args, cwd=repo.root)
+    second = run_cli(args, cwd=repo.root)
+    assert first.exit_code == second.exit_code == 1  # a stale and a missing mention
+    assert second.stdout == first.stdout
+    assert json.loads(first.stdout)[0]["mentions"][0]["mention"] == "src/app.py:5"
