@@ -112,8 +112,8 @@ class Git:
             self._walked = (0, (times, shas, None))
 
     def current_commit(self) -> str | None:
-        """HEAD's commit: from the first-parent history once read, or from `head()` once
-        asked (a run with mentions asks it first), else `git rev-parse` (once per run)."""
+        """HEAD's commit: from the first-parent history once read, or from its time and
+        sha once asked (`_head`), else `git rev-parse` (once per run)."""
         if self._walked is not None:
             _, (_, shas, before) = self._walked
             return shas[-1] if shas else before
@@ -128,8 +128,8 @@ class Git:
         return self._parsed_head or None
 
     def head(self) -> str | None:
-        found = self._head
-        return found[1] if found else None
+        """HEAD's commit, None in a repository without commits (`current_commit`)."""
+        return self.current_commit()
 
     def _window(self, moment: datetime) -> tuple[list[int], list[str], str | None]:
         """The first-parent commits made at or after a time, oldest first, and the commit
