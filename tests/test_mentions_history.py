@@ -783,8 +783,12 @@ def test_what_another_grammar_read_of_an_unchanged_memory_is_read_again(
     doublefx/9router) sees them in memory files that did not change: the mentions an
     older grammar kept of a file, or its finding none, are not trusted."""
     from memory_enhancement.core import mentions as grammar
-    from memory_enhancement.verify import mention_cache, mention_history, mention_reading
-    from memory_enhancement.verify import mentions as checker
+    from memory_enhancement.verify import (
+        mention_cache,
+        mention_history,
+        mention_judge,
+        mention_reading,
+    )
 
     note(repo, "- src/app.py:10 and src/api.py:3", name="some")
     note(repo, "- src/api.py:4", name="none")
@@ -796,7 +800,7 @@ def test_what_another_grammar_read_of_an_unchanged_memory_is_read_again(
         return [m for m in grammar.find_mentions(text) if "api" not in m.path]
 
     monkeypatch.setattr(mention_reading, "find_mentions", older)
-    for module in (mention_cache, mention_history, mention_reading, checker):
+    for module in (mention_cache, mention_history, mention_judge, mention_reading):
         monkeypatch.setattr(module, "GRAMMAR", grammar.GRAMMAR + 1)
     before = service(repo, state=state).verify_all()
     assert {r.path: len(r.mentions) for r in before.results} == {"some": 1}

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from types import MappingProxyType
 
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta, Verifiable
+
+# Shared by every memory of a batch without citations (frozen, its `extra` read-only).
+_UNCITED = MemoryMeta(extra=MappingProxyType({}))
 
 # (target, line, end_line, snippet, verified, commit, extra, file_line): a citation as the
 # index stores it; `extra` is the JSON of the fields the tool does not know (or None).
@@ -98,6 +102,8 @@ class CitedBatch:
         """Memory `i` as verification needs it (its path and citations; no content)."""
         if self.memories is not None:
             return self.memories[i]
+        if self.starts[i] == self.starts[i + 1]:  # most memories a run reads for mentions
+            return Memory(self.paths[i], "", _UNCITED, None)
         return Memory(self.paths[i], "", MemoryMeta(citations=self.citations_of(i)), None)
 
     def verifiable(self, i: int) -> Verifiable:

@@ -33,9 +33,9 @@ from memory_enhancement.verify.mention_history import (
     UNREADABLE,
     HistoryReader,
     Then,
-    Written,
     key,
 )
+from memory_enhancement.verify.mention_reading import Written
 
 WINDOW = 8  # lines either way
 _FOLDERED = re.compile(r"(?<![A-Za-z0-9_.@~+/-])(?:[A-Za-z0-9_.@~+-]+/)+[A-Za-z0-9_.@~+-]+\.\w+")

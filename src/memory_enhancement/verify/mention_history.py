@@ -15,17 +15,18 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.file_list import Resolution, normalize
 from memory_enhancement.core.mentions import GRAMMAR, Mention
-from memory_enhancement.core.model import Citation, Memory
+from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.decisions import quote
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.mention_cache import Cached
+from memory_enhancement.verify.mention_reading import Written
 
 if TYPE_CHECKING:  # a rerun answered from the cache needs neither (see mentions.py)
     from memory_enhancement.verify.blame import GitHistory
@@ -57,19 +58,6 @@ class Then:
     def decode(cls, row: list[Any]) -> Then:
         commit, kind, path, text, lines, candidates, *note = row
         return cls(commit, kind, path, text, int(lines), tuple(candidates), *note)
-
-
-@dataclass
-class Written:
-    """One memory's mentions, and the memory file they were read from."""
-
-    memory: Memory
-    mentions: Sequence[Mention]  # read from the file, or as the cache kept them
-    file: str  # relative to the git work tree ("" when outside it)
-    folder: str  # the memory's folder relative to the repository root (for ../ links)
-    blob: str
-    count: int = 0  # its number of lines, as git counts them
-    stamp: tuple[int, int] | None = None  # (size, mtime_ns) when read, for the next run
 
 
 def key(mention: Mention) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memory_enhancement.core.errors import MemoryToolError
-from memory_enhancement.core.mentions import GRAMMAR, find_mentions, may_mention
+from memory_enhancement.core.mentions import GRAMMAR, Mention, find_mentions, may_mention
 from memory_enhancement.core.model import Memory, Verifiable
 from memory_enhancement.core.verdict_rows import EncodedMentions
 from memory_enhancement.store.disk import Store
@@ -25,18 +25,29 @@ from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import Cached, MentionFree
-from memory_enhancement.verify.mention_history import Written
 from memory_enhancement.verify.repo import Repository
 
 
 @dataclass
-class MentionReader:
-    """Reads the mentions of one store's memory files."""
+class Written:
+    """One memory's mentions, and the memory file they were read from."""
 
-    store: Store
-    repo: Repository
-    git: Git | None
-    state: State
+    memory: Memory
+    mentions: Sequence[Mention]  # read from the file, or as the cache kept them
+    file: str  # relative to the git work tree ("" when outside it)
+    folder: str  # the memory's folder relative to the repository root (for ../ links)
+    blob: str
+    count: int = 0  # its number of lines, as git counts them
+    stamp: tuple[int, int] | None = None  # (size, mtime_ns) when read, for the next run
+
+
+class MentionReader:
+    """Reads the mentions of one store's memory files. (A plain class, as MentionChecker:
+    every verify-all imports this module, and making a dataclass costs more than the
+    run's use of it.)"""
+
+    def __init__(self, store: Store, repo: Repository, git: Git | None, state: State) -> None:
+        self.store, self.repo, self.git, self.state = store, repo, git, state
 
     def read_all(
         self, batch: Sequence[Verifiable], rows: Mapping[str, Cached]
