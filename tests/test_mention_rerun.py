@@ -108,3 +108,21 @@ def test_the_cli_prints_the_same_json_on_a_rerun(repo: GitRepo, run_cli: RunCli)
     assert first.exit_code == second.exit_code == 1  # a stale and a missing mention
     assert second.stdout == first.stdout
     assert json.loads(first.stdout)[0]["mentions"][0]["mention"] == "src/app.py:5"
+
+
+def test_a_kept_row_changed_since_it_was_written_is_judged_again(repo: GitRepo) -> None:
+    """A damaged database can hold a row that still parses and still looks like verdicts
+    (here a `moved` turned `valid`): the rerun hands rows on unbuilt, so each row is
+    sealed with its checksum, and one whose text changed is judged again, not trusted."""
+    state = State(repo.root / "state.db")
+    first = list(verifications_json(verify_all(repo, state)))
+    with state.connect() as db:
+        (checked,) = db.execute("SELECT checked FROM mention_history").fetchone()
+        assert '"moved"' in checked
+        db.execute(
+            "UPDATE mention_history SET checked = ?", (checked.replace('"moved"', '"valid"', 1),)
+        )
+        db.commit()
+    second = verify_all(repo, state)
+    assert not any(isinstance(m, Recalled) for m in second.mentions.values())
+    assert list(verifications_json(second)) == first
