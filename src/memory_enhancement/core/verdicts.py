@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from memory_enhancement.core.mentions import Mention
@@ -38,7 +38,6 @@ class Verdict(enum.Enum):
 
 
 FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
-_GOOD = frozenset({"valid", "moved"})  # what a memory's confidence counts as holding
 # Verdicts that say nothing either way: not counted in a memory's confidence.
 UNCOUNTED = frozenset({"skipped"})
 
@@ -119,13 +118,14 @@ def share_good(checks: tuple[CitationCheck, ...] | list[CitationCheck]) -> float
     return share_of([c.status._value_ for c in checks])
 
 
-def share_of(statuses: Iterable[str]) -> float | None:
-    """`share_good` of verdicts given by their statuses (kept verdicts are rows)."""
-    counted = [status for status in statuses if status not in UNCOUNTED]
+def share_of(statuses: list[str]) -> float | None:
+    """`share_good` of verdicts given by their statuses (kept verdicts are rows). Counted
+    in C (`list.count`): a rerun asks it of 500 memories with 1,500 mentions."""
+    counted = len(statuses) - sum(map(statuses.count, UNCOUNTED))
     if not counted:
         return None
-    good = sum(status in _GOOD for status in counted)
-    return round(good / len(counted), 4)
+    good = statuses.count("valid") + statuses.count("moved")
+    return round(good / counted, 4)
 
 
 @dataclass(frozen=True)

@@ -291,13 +291,17 @@ def _mention_json(check: list[Any], said: list[Any]) -> str:
     """`mention_dict` of a verdict as its rows (core/verdict_rows.py), encoded."""
     target, line, end, snippet, _, status, path, at, reason, renamed, written, candidates, _ = check
     anchored = snippet is not None or ("://" in target and is_url(target))
+    # `_int` and `_opt` written out: 1,500 mentions a rerun, eight values each.
     return (
-        f'{{"path": {_str(target)}, "line": {_int(line)}, "end_line": {_int(end)}, '
-        f'"snippet": {_opt(snippet)}, "status": {_str(status)}, "current_path": {_opt(path)}, '
-        f'"current_line": {_int(at)}, "reason": {_str(reason)}, '
-        f'"anchored": {"true" if anchored else "false"}, "renamed_to": {_opt(renamed)}, '
-        f'"mention": {_str(said[2])}, "memory_line": {_int(said[0])}, '
-        f'"column": {_int(said[1])}, "form": {_str(said[6])}, "written_in": {_opt(written)}, '
+        f'{{"path": {_str(target)}, "line": {"null" if line is None else line}, '
+        f'"end_line": {"null" if end is None else end}, '
+        f'"snippet": {"null" if snippet is None else _str(snippet)}, "status": {_str(status)}, '
+        f'"current_path": {"null" if path is None else _str(path)}, '
+        f'"current_line": {"null" if at is None else at}, "reason": {_str(reason)}, '
+        f'"anchored": {"true" if anchored else "false"}, '
+        f'"renamed_to": {"null" if renamed is None else _str(renamed)}, '
+        f'"mention": {_str(said[2])}, "memory_line": {said[0]}, "column": {said[1]}, '
+        f'"form": {_str(said[6])}, "written_in": {"null" if written is None else _str(written)}, '
         f'"candidates": [{", ".join(map(_str, candidates))}]}}'
     )
 
