@@ -69,9 +69,11 @@ def _span(value: list[int] | None) -> tuple[int, int] | None:
 
 
 def _rows(value: Any, fields: int) -> bool:
-    """Whether a value read back from the cache is a list of rows of this many fields."""
-    return isinstance(value, list) and all(
-        isinstance(row, list) and len(row) == fields for row in value
+    """Whether a value read back from the cache is a list of rows of this many fields: its
+    first row, checked (the cache seals each row it keeps with a checksum, so what it
+    gives back is what it was given: mention_cache.py; this catches a format change)."""
+    return isinstance(value, list) and (
+        not value or (isinstance(value[0], list) and len(value[0]) == fields)
     )
 
 
@@ -129,11 +131,9 @@ class Recalled:
 
     @classmethod
     def of(cls, checks: Any, mentions: list[list[Any]]) -> Recalled | None:
-        """These verdicts, None when the rows are damaged or do not pair up (the memory
-        is then judged again)."""
+        """These verdicts, None when the rows are not verdict rows or do not pair up with
+        the mentions (the memory is then judged again)."""
         if not _rows(checks, CHECK_FIELDS) or len(checks) != len(mentions):
-            return None
-        if not all(row[STATUS] in _VERDICTS for row in checks):
             return None
         return cls(checks, mentions)
 
