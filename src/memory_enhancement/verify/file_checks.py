@@ -21,14 +21,22 @@ files now, and only the memory files holding the other ones are traced.
 - no history (a memory file git does not track): the work tree alone. A file
   there is `valid` (all the mention claims); one that is not is `unchecked`:
   whether it was ever there cannot be told.
+
+A path written from the root is the repository's only where the repository has its
+first folder (`Folders`): `/usr/local/bin/x.sh` is a machine's unless the repository
+keeps a `usr/` of its own, and a rooted path naming no file here, then or now, under a
+first folder the repository has not is a library's id (Context7's `/vercel/next.js`) or
+a web route (`/api/users.json`): neither is reported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from memory_enhancement.core.file_list import FileList, normalize
+from memory_enhancement.core.file_mentions import FILE, on_machine
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
@@ -40,6 +48,7 @@ from memory_enhancement.verify.mention_history import (
     UNCOMMITTED,
     Ask,
     Then,
+    Written,
 )
 from memory_enhancement.verify.repo import Repository
 
@@ -122,3 +131,53 @@ def _there(mention: Mention, path: str, note: str, commit: str | None = None) ->
     cited = Citation(path)
     return check(mention, cited, Verdict.VALID, f"the file is there{named}{note}", commit,
                  current=path)  # fmt: skip
+
+
+@dataclass
+class Folders:
+    """Whether the repository has a first folder of a name, for paths written from the
+    root: one in the work tree (a stat: a rerun asks git nothing) and, for a machine's
+    folder name (`bin`, `tmp`: often an untracked build or scratch folder), one git
+    tracks (its list of files is asked only then)."""
+
+    root: str
+    files_now: Callable[[], FileList]
+    _known: dict[tuple[str, bool], bool] = field(default_factory=dict)
+
+    def has(self, name: str, *, tracked: bool = False) -> bool:
+        if (name, tracked) not in self._known:
+            there = os.path.isdir(os.path.join(self.root, name))
+            if there and tracked:
+                there = self.files_now().has_folder(name)
+            self._known[name, tracked] = there
+        return self._known[name, tracked]
+
+    def here(self, found: Sequence[Written | None]) -> list[Written | None]:
+        """The memories' mentions less those under a machine's first folder (`/etc/`,
+        `/tmp/`) that the repository does not track a folder of: paths on a machine."""
+        out: list[Written | None] = []
+        for item in found:
+            if item is not None and any(
+                m.form == FILE and on_machine(m.text) for m in item.mentions
+            ):
+                kept = [m for m in item.mentions if self._ours(m)]
+                item = replace(item, mentions=kept)
+            out.append(item)
+        return out
+
+    def shown(self, checks: tuple[CitationCheck, ...]) -> tuple[CitationCheck, ...]:
+        """The verdicts less those on a path from the root that names no file here, then or
+        now (`skipped`), under a first folder the repository has not: a library's id
+        (`/vercel/next.js`), a web route (`/api/users.json`), not this repository's path."""
+        return tuple(c for c in checks if not self._elsewhere(c))
+
+    def _ours(self, mention: Mention) -> bool:
+        folder = on_machine(mention.text) if mention.form == FILE else None
+        return folder is None or self.has(folder, tracked=True)
+
+    def _elsewhere(self, check: CitationCheck) -> bool:
+        mention = check.mention
+        if mention is None or mention.form != FILE or check.status is not Verdict.SKIPPED:
+            return False
+        first, folder, _ = mention.path.partition("/")
+        return mention.text.startswith("/") and bool(folder) and not self.has(first)

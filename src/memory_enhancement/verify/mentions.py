@@ -13,13 +13,12 @@ settles what needs no diff: the line was past the end of the file even then
 (`ambiguous`, with candidates), the file lies in a submodule that is not
 checked out (`in_submodule`), or no file ever had that path (`missing`).
 
-A memory line not committed yet is checked against the work tree as written.
-A memory file outside any repository, or untracked, has no history: the line
-count is all that can be checked, and the verdict says so (`unchecked`).
-What git answered, and the verdicts with what they depend on, are kept in the
-state database (mention_cache.py): a rerun with nothing changed asks git nothing.
-Where diffs rather than snippets decide (renames since the mention's commit, a
-blank line, a range that grew) is mention_diffs.py.
+A memory line not committed yet is checked against the work tree as written. A memory
+file outside any repository, or untracked, has no history: the line count is all that
+can be checked, and the verdict says so (`unchecked`). What git answered, and the
+verdicts with what they depend on, are kept in the state database (mention_cache.py): a
+rerun with nothing changed asks git nothing. Where diffs rather than snippets decide
+(renames since the mention's commit, a blank line, a range that grew) is mention_diffs.py.
 """
 
 from __future__ import annotations
@@ -109,9 +108,10 @@ class MentionChecker:
         git = self.git
         cache = MentionCache(self.state)
         rows = cache.load_all() if git else {}
-        on_disk = MentionReader(self.store, self.repo, self.git, self.state)
-        found = on_disk.read_all(batch, rows)
-        if not any(f is not None and f.mentions for f in found):
+        read = MentionReader(self.store, self.repo, self.git, self.state).read_all(batch, rows)
+        folders = file_checks.Folders(str(self.repo.root), self._files_now)
+        found = folders.here(read)  # as read, less paths on a machine (`/etc/x.conf`)
+        if not any(f is not None and f.mentions for f in read):
             return [() for _ in batch]
         head = git.head() if git is not None else None  # kept: the run records it too
         kept: dict[int, tuple[CitationCheck, ...]] = {}
@@ -123,11 +123,15 @@ class MentionChecker:
                 checked = row.checked
             except ValueError:
                 continue  # damaged: judged again and rewritten
-            if checked is not None and checked["fp"] == self._fingerprint(head, checked["paths"]):
+            if checked is None or len(checked["c"]) != len(item.mentions):  # a folder came, went
+                continue
+            if checked["fp"] == self._fingerprint(head, checked["paths"]):
                 kept[n] = decoded(checked["c"], item.mentions)
         todo = [None if n in kept else item for n, item in enumerate(found)]
+        pairs = list(zip(todo, read, strict=True))  # to judge, and as read (kept for reruns)
         if not any(item is not None and item.mentions for item in todo):
-            return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
+            self._remember(cache, pairs, [() for _ in todo], rows, {}, head)  # machine paths
+            return [folders.shown(kept.get(n, ())) for n in range(len(found))]  # as last run
         from memory_enhancement.verify.blame import GitHistory
 
         self._history = history = GitHistory(git) if git is not None else None
@@ -153,8 +157,8 @@ class MentionChecker:
             if self._history is not None:
                 self._history.close()
             self._history = None
-        self._remember(cache, todo, judged, rows, fresh, head)
-        return [kept.get(n, judged[n]) for n in range(len(found))]
+        self._remember(cache, pairs, judged, rows, fresh, head)
+        return [folders.shown(kept.get(n, judged[n])) for n in range(len(found))]
 
     def _announce(self, pending: list[Written]) -> None:
         """Say that a first run traces many memory files (on a big history, seconds with
@@ -167,7 +171,7 @@ class MentionChecker:
     def _remember(
         self,
         cache: MentionCache,
-        todo: list[Written | None],
+        todo: list[tuple[Written | None, Written | None]],  # to judge, as read
         judged: list[tuple[CitationCheck, ...]],
         rows: dict[str, Cached],
         fresh: dict[str, Cached],
@@ -175,8 +179,8 @@ class MentionChecker:
     ) -> None:
         """Keep what history said and the verdicts given, with their fingerprint."""
         out = dict(fresh)
-        for item, checks in zip(todo, judged, strict=True):
-            if item is None or not item.file or not checks:
+        for (item, read), checks in zip(todo, judged, strict=True):
+            if item is None or read is None or not item.file or not read.mentions:
                 continue
             row = fresh.get(item.file) or rows.get(item.file)
             if row is None or not still_true(row, item.blob, head):
@@ -191,7 +195,7 @@ class MentionChecker:
             }
             if item.stamp is not None:  # the mentions as read, while the file is unchanged
                 checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
-                checked["w"] = [encode_mention(m) for m in item.mentions]
+                checked["w"] = [encode_mention(m) for m in read.mentions]
                 checked["n"] = item.count
             out[item.file] = row.with_checked(checked)
         cache.save(out)
