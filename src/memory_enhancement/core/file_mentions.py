@@ -14,16 +14,18 @@ The form is narrow on purpose, because a path-shaped string in prose is often no
 file of this repository:
 
 - the whole inline code span is the path (`` `x/y.py` ``, not `` `cat x/y.py` ``);
-- it has a folder (`src/app.py`; a bare `package.json` names a file of every project);
+- it has a folder (`src/app.py`; a bare `package.json` names a file of every project),
+  or is written from the root (below);
 - its last segment has an extension, as every mention's path (core/mentions.py);
 - it is in the repository: not `~/x.md`, `../x.py`, nor a host's (`github.com/o/r.md`,
   `gopkg.in/yaml.v3`: a Go module's); a leading `./` or `/` is the repository root, as many
   memories write it (`` `/app/globals.css` ``, `` `/docs/PRD.md` ``: four of 23 stores of a
-  QA round, 50-odd paths), so from the root a name needs no folder (`` `/package.json` ``;
-  a bare `package.json` still names a file of every project). The `/` is part of the
-  mention's text, not of its path (`--fix` keeps it). One under a machine's first folder
-  (`/etc/`, `/usr/`, `/tmp/`, `/Users/`...: `on_machine`) is read too, and the verifier
-  keeps it only where the repository has such a folder of its own (a `bin/`, a `dev/`);
+  QA round, 50-odd paths), so from the root a name needs no folder (`` `/package.json` ``,
+  13 over the 102 stores). The `/` is part of the mention's text, not of its path (`--fix`
+  keeps it). One under a machine's first folder (`/etc/`, `/usr/`, `/tmp/`, `/Users/`...:
+  `on_machine`) is read too: the verifier keeps it only where git tracks such a folder of
+  the repository's own (a `bin/`, a `dev/`: 8 of those 102 repositories have one), which
+  only it can tell (verify/file_checks.Folders);
 - not in a fenced code block (commands, trees and configuration there);
 - not where a line mention already stands (`` `x.py:12` `` is one, not two).
 """
@@ -66,7 +68,7 @@ HINT = _SPAN
 # every file mention, and costs indexing a third of the exact one (the index reads every
 # memory's bytes through it).
 HINT_BYTES = re.compile(
-    rb"`(?<!``)/?(?:\./)?[A-Za-z0-9_.@+\x80-\xff\[\]()-]*/[^`\s]*\.[A-Za-z][A-Za-z0-9]{0,9}`"
+    rb"`(?<!``)(?:/|(?:\./)?[A-Za-z0-9_.@+\x80-\xff\[\]()-]+/)[^`\s]*\.[A-Za-z][A-Za-z0-9]{0,9}`"
 )
 PATTERN = _SPAN.pattern  # for the grammar's checksum (core/mentions.GRAMMAR)
 # A first segment naming a host: `github.com/owner/repo/README.md` is a web address, and
