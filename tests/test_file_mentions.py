@@ -243,14 +243,13 @@ def test_a_path_from_the_root_with_a_leading_slash_is_a_file_mention_of_this_rep
     repo: GitRepo,
 ) -> None:
     """`/app/globals.css`, `/docs/PRD.md` (JeremyDong22/MansionOfSmartICE's, 4lisson777/
-    shinobiops's memories): the slash is the repository root, part of the mention's text and
-    not of its path, so `--fix` keeps it. A machine's folders (`/etc/`, `/Users/`) are read
-    by the grammar and left out by the verifier here: this repository has no such folder."""
+    shinobiops's memories): the slash is the repository root, and is not part of the path,
+    so `--fix` keeps it. A machine's folders (`/etc/`, `/Users/`) are read by the grammar
+    and left out by the verifier here: this repository has no such folder."""
     text = "- `/src/app.py`, `/lib/old.py`; not `/etc/app/x.conf` nor `/Users/me/src/app.py`"
-    assert [(m.column, m.text, m.path, m.form) for m in find_mentions(text)] == [
-        (3, "/src/app.py", "src/app.py", FILE), (18, "/lib/old.py", "lib/old.py", FILE),
-        (37, "/etc/app/x.conf", "etc/app/x.conf", FILE),
-        (59, "/Users/me/src/app.py", "Users/me/src/app.py", FILE),
+    assert [(m.column, m.text, m.rooted) for m in find_mentions(text)] == [
+        (4, "src/app.py", True), (19, "lib/old.py", True), (38, "etc/app/x.conf", True),
+        (60, "Users/me/src/app.py", True),
     ]  # fmt: skip
     assert may_mention(b"see `/docs/PRD.md`")
     note(repo, text)
@@ -258,9 +257,9 @@ def test_a_path_from_the_root_with_a_leading_slash_is_a_file_mention_of_this_rep
     repo.mv("lib/old.py", "lib/new.py")
     repo.commit("rename")
     found = checks(repo)
-    assert set(found) == {"/src/app.py", "/lib/old.py"}
-    assert found["/src/app.py"].status is Verdict.VALID
-    assert (found["/lib/old.py"].status, found["/lib/old.py"].renamed_to) == (
+    assert set(found) == {"src/app.py", "lib/old.py"}
+    assert found["src/app.py"].status is Verdict.VALID
+    assert (found["lib/old.py"].status, found["lib/old.py"].renamed_to) == (
         Verdict.MOVED, "lib/new.py",
     )  # fmt: skip
 

@@ -40,13 +40,13 @@ def note(repo: GitRepo, *lines: str) -> Path:
 
 
 def checks(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
-    """The verdicts on the memory's file mentions, by their text as written."""
+    """The verdicts on the memory's file mentions, by their path (`/` left out)."""
     service = MemoryService(
         Store(repo.store_root), Repository(repo.root), state=state or State(None),
         clock=lambda: FIXED_NOW,
     )  # fmt: skip
     result = service.verify("notes").results[0]
-    return {c.mention.text: c for c in result.mentions if c.mention and c.mention.form == FILE}
+    return {c.mention.path: c for c in result.mentions if c.mention and c.mention.form == FILE}
 
 
 def cli(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
@@ -99,27 +99,28 @@ def test_a_machines_folder_from_the_root_is_the_repositorys_where_it_tracks_one(
     for _ in range(2):  # judged, then taken from the cache
         found = checks(repo, state)
         assert {text: c.status for text, c in found.items()} == {
-            "/bin/run.sh": Verdict.VALID,
-            "/bin/old.sh": Verdict.MOVED,
-            "/dev/seed.py": Verdict.VALID,
+            "bin/run.sh": Verdict.VALID,
+            "bin/old.sh": Verdict.MOVED,
+            "dev/seed.py": Verdict.VALID,
         }
-        assert found["/bin/old.sh"].renamed_to == "bin/new.sh"
+        assert found["bin/old.sh"].renamed_to == "bin/new.sh"
 
 
 def test_module_and_library_ids_are_not_file_mentions(repo: GitRepo) -> None:
     """A Go module (`gopkg.in/yaml.v2`, iNetworkX/billing_go's tech_stack.md) is not a path
     at all; a Context7 library id (`/vercel/next.js`, 7Spade/xuanwu-platform's mcp/context7.md;
-    `/reactjs/react.dev`, Tommy0Storm/Gogga's) names no file here, then or now, under a first
-    folder the repository has not: it is not reported. A path to be created under a folder
-    the repository has is still `skipped`, and one that was there is still followed."""
+    `/reactjs/react.dev`, Tommy0Storm/Gogga's) is a folder and a name that names no file
+    here, then or now, under a first folder the repository has not: it is not reported. A
+    path to be created under a folder the repository has is still `skipped`, so is a longer
+    one (an author's clone, `/workspaces/LoRAIro/...`), and one that was there is followed."""
     text = (
         "- `gopkg.in/yaml.v2`, `github.com/spf13/cobra/command.go`, `go.uber.org/zap/logger.go`\n"
         "- Context7: `/vercel/next.js`, `/reactjs/react.dev`, `/api/users.json`\n"
-        "- to write: `/src/planned.py`; gone: `/lib/old.py`"
+        "- to write: `/src/planned.py`; gone: `/lib/old.py`; `/workspaces/x/docs/never.md`"
     )
-    assert [m.text for m in find_mentions(text)] == [
-        "/vercel/next.js", "/reactjs/react.dev", "/api/users.json", "/src/planned.py",
-        "/lib/old.py",
+    assert [(m.path, m.rooted) for m in find_mentions(text)] == [
+        ("vercel/next.js", True), ("reactjs/react.dev", True), ("api/users.json", True),
+        ("src/planned.py", True), ("lib/old.py", True), ("workspaces/x/docs/never.md", True),
     ]  # fmt: skip
     note(repo, *text.split("\n"))
     repo.commit("memory")
@@ -127,8 +128,9 @@ def test_module_and_library_ids_are_not_file_mentions(repo: GitRepo) -> None:
     repo.commit("delete")
     found = checks(repo)
     assert {text: c.status for text, c in found.items()} == {
-        "/src/planned.py": Verdict.SKIPPED,
-        "/lib/old.py": Verdict.MISSING,
+        "src/planned.py": Verdict.SKIPPED,
+        "lib/old.py": Verdict.MISSING,
+        "workspaces/x/docs/never.md": Verdict.SKIPPED,
     }
 
 
@@ -138,9 +140,8 @@ def test_a_name_from_the_root_needs_no_folder_and_a_bare_name_is_still_not_a_men
     """`/package.json`: the `/` says it is the repository's own, at its root; a bare
     `package.json` names a file of every project and is still not a mention."""
     line = "- `/package.json`, `/README.md`, `/docs/gone.md` but not `package.json` nor `/.env`"
-    assert [(m.column, m.text, m.path) for m in find_mentions(line)] == [
-        (3, "/package.json", "package.json"), (20, "/README.md", "README.md"),
-        (34, "/docs/gone.md", "docs/gone.md"),
+    assert [(m.column, m.text, m.rooted) for m in find_mentions(line)] == [
+        (4, "package.json", True), (21, "README.md", True), (35, "docs/gone.md", True),
     ]  # fmt: skip
     assert may_mention(b"see `/package.json`") and not may_mention(b"see `package.json`")
     note(repo, line)
@@ -150,11 +151,11 @@ def test_a_name_from_the_root_needs_no_folder_and_a_bare_name_is_still_not_a_men
     repo.commit("move the readme, drop package.json")
     found = checks(repo)
     assert {text: c.status for text, c in found.items()} == {
-        "/package.json": Verdict.MISSING,
-        "/README.md": Verdict.MOVED,
-        "/docs/gone.md": Verdict.SKIPPED,  # to be written: `docs/` is a folder here
+        "package.json": Verdict.MISSING,
+        "README.md": Verdict.MOVED,
+        "docs/gone.md": Verdict.SKIPPED,  # to be written: `docs/` is a folder here
     }
-    assert found["/README.md"].renamed_to == "docs/README.md"
+    assert found["README.md"].renamed_to == "docs/README.md"
     done = cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr
     assert repo.lines(f"{STORE}/notes.md")[2] == line.replace("/README.md", "/docs/README.md")

@@ -21,11 +21,11 @@ file of this repository:
   `gopkg.in/yaml.v3`: a Go module's); a leading `./` or `/` is the repository root, as many
   memories write it (`` `/app/globals.css` ``, `` `/docs/PRD.md` ``: four of 23 stores of a
   QA round, 50-odd paths), so from the root a name needs no folder (`` `/package.json` ``,
-  13 over the 102 stores). The `/` is part of the mention's text, not of its path (`--fix`
-  keeps it). One under a machine's first folder (`/etc/`, `/usr/`, `/tmp/`, `/Users/`...:
-  `on_machine`) is read too: the verifier keeps it only where git tracks such a folder of
-  the repository's own (a `bin/`, a `dev/`: 8 of those 102 repositories have one), which
-  only it can tell (verify/file_checks.Folders);
+  13 over the 102 stores). The `/` is left out of the mention's text and path (`--fix`
+  keeps it), and said by `Mention.rooted`. One under a machine's first folder (`/etc/`,
+  `/usr/`, `/tmp/`, `/Users/`...: `on_machine`) is read too: the verifier keeps it only
+  where git tracks such a folder of the repository's own (a `bin/`, a `dev/`: 8 of those
+  102 repositories have one), which only it can tell (verify/file_checks.Folders);
 - not in a fenced code block (commands, trees and configuration there);
 - not where a line mention already stands (`` `x.py:12` `` is one, not two).
 """
@@ -44,7 +44,7 @@ _SYSTEM = (
     r"(?:etc|usr|var|tmp|opt|home|Users|root|proc|sys|dev|mnt|media|srv|run|private|"
     r"Library|System|Applications|Volumes|nix|snap|bin|sbin|boot)"
 )
-_ON_MACHINE = re.compile(rf"/({_SYSTEM})/")
+_ON_MACHINE = re.compile(rf"({_SYSTEM})/")
 
 
 def _span(name: str) -> str:
@@ -76,22 +76,21 @@ PATTERN = _SPAN.pattern  # for the grammar's checksum (core/mentions.GRAMMAR)
 _HOST = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|ai|app|co|in)/")
 
 
-def find_in_line(raw: str) -> list[tuple[int, str, str]]:
-    """The file mentions of one line of a memory: (column, text as written, path); the
-    text is the path, with the `/` before it when written from the root."""
+def find_in_line(raw: str) -> list[tuple[int, str, bool]]:
+    """The file mentions of one line of a memory: (column of the path, the path, whether
+    it is written from the root: a `/` before the column)."""
     found = []
     for m in _SPAN.finditer(raw):
         path = m["path"]
         if ".." in path.split("/") or _HOST.match(path) or "//" in path:
             continue
-        at = m.start("root") if m["root"] else m.start("path")
-        found.append((at, raw[at : m.end("path")], path))
+        found.append((m.start("path"), path, m["root"] is not None))
     return found
 
 
-def on_machine(text: str) -> str | None:
-    """The first folder of a file mention written from the root when it is one a machine
-    has (`/usr/local/bin/x.sh`, `/tmp/out.log`), else None: the verifier keeps such a
-    mention only where the repository has a first folder of that name."""
-    found = _ON_MACHINE.match(text)
+def on_machine(path: str) -> str | None:
+    """The first folder of a file mention's path written from the root when it is one a
+    machine has (`/usr/local/bin/x.sh`, `/tmp/out.log`), else None: the verifier keeps
+    such a mention only where the repository has a first folder of that name."""
+    found = _ON_MACHINE.match(path)
     return found.group(1) if found else None

@@ -83,7 +83,7 @@ _HOST_ENDINGS = frozenset({
 # 5: `~/` paths, names told apart by their neighbours, endings no file has; 6: `~/` paths only
 # under a folder named as the repository; 7: not on a citations table's rows, see
 # verify/mention_reading.py; 8: still on a prose line with an inline citation; 9: whole files;
-# 10: whole files from the root keep their `/` in the text, a machine's too, Go modules not).
+# 10: whole files from the root said so (`rooted`), a machine's too, no folder; Go modules not).
 REVISION = 10
 GRAMMAR = zlib.crc32(
     "\0".join((str(REVISION), _MENTION.pattern, files.PATTERN, *prose.PATTERNS)).encode()
@@ -115,6 +115,7 @@ class Mention:
     repository: str | None = None  # URL form: host/owner/name as in the URL
     ref: str | None = None  # URL form: the branch or commit in the URL
     in_code: bool = False  # inside a fenced code block
+    rooted: bool = False  # a file mention written from the root: a `/` before `column`
 
     @property
     def ref_text(self) -> str:
@@ -208,10 +209,11 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
             found.append(Mention(number, *f, in_code=in_code))
     if not in_code and "`" in raw:  # a whole file: `src/app.py`, not in a code block
         taken = [(f.column, f.column + len(f.text)) for f in found] + urls
-        for at, written, path in files.find_in_line(raw):
-            if not any(x < at + len(written) and at < y for x, y in taken):
-                where = (len(written) - len(path), len(written))  # after a `/`
-                found.append(Mention(number, at, written, path, None, None, FILE, where, None))
+        for at, path, rooted in files.find_in_line(raw):
+            if not any(x < at + len(path) and at < y for x, y in taken):
+                span = (0, len(path))
+                found.append(Mention(number, at, path, path, None, None, FILE, span, None,
+                                     rooted=rooted))  # fmt: skip
     found.sort(key=lambda mention: mention.column)
     return found
 

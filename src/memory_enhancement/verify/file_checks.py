@@ -24,9 +24,9 @@ files now, and only the memory files holding the other ones are traced.
 
 A path written from the root is the repository's only where the repository has its
 first folder (`Folders`): `/usr/local/bin/x.sh` is a machine's unless the repository
-keeps a `usr/` of its own, and a rooted path naming no file here, then or now, under a
-first folder the repository has not is a library's id (Context7's `/vercel/next.js`) or
-a web route (`/api/users.json`): neither is reported.
+keeps a `usr/` of its own, and a rooted `/owner/name.ext` naming no file here, then or
+now, under a first folder the repository has not is a library's id (Context7's
+`/vercel/next.js`) or a web route (`/api/users.json`): neither is reported.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from memory_enhancement.core.file_list import FileList, normalize
-from memory_enhancement.core.file_mentions import FILE, on_machine
+from memory_enhancement.core.file_mentions import on_machine
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
@@ -157,27 +157,27 @@ class Folders:
         `/tmp/`) that the repository does not track a folder of: paths on a machine."""
         out: list[Written | None] = []
         for item in found:
-            if item is not None and any(
-                m.form == FILE and on_machine(m.text) for m in item.mentions
-            ):
+            if item is not None and any(m.rooted and on_machine(m.path) for m in item.mentions):
                 kept = [m for m in item.mentions if self._ours(m)]
                 item = replace(item, mentions=kept)
             out.append(item)
         return out
 
     def shown(self, checks: tuple[CitationCheck, ...]) -> tuple[CitationCheck, ...]:
-        """The verdicts less those on a path from the root that names no file here, then or
-        now (`skipped`), under a first folder the repository has not: a library's id
-        (`/vercel/next.js`), a web route (`/api/users.json`), not this repository's path."""
+        """The verdicts less those on a path from the root of one folder and a name
+        (`/owner/name.ext`) that names no file here, then or now (`skipped`), under a first
+        folder the repository has not: a library's id (Context7's `/vercel/next.js`), a web
+        route (`/api/users.json`). A longer one may be the author's clone
+        (`/workspaces/LoRAIro/src/...`, NEXTAltair/LoRAIro's) and stays."""
         return tuple(c for c in checks if not self._elsewhere(c))
 
     def _ours(self, mention: Mention) -> bool:
-        folder = on_machine(mention.text) if mention.form == FILE else None
+        folder = on_machine(mention.path) if mention.rooted else None
         return folder is None or self.has(folder, tracked=True)
 
     def _elsewhere(self, check: CitationCheck) -> bool:
         mention = check.mention
-        if mention is None or mention.form != FILE or check.status is not Verdict.SKIPPED:
+        if mention is None or not mention.rooted or check.status is not Verdict.SKIPPED:
             return False
-        first, folder, _ = mention.path.partition("/")
-        return mention.text.startswith("/") and bool(folder) and not self.has(first)
+        parts = mention.path.split("/")
+        return len(parts) == 2 and not self.has(parts[0])

@@ -257,15 +257,15 @@ def encode_check(check: CitationCheck) -> list[Any]:
 def encode_mention(m: Mention) -> list[Any]:
     return [
         m.line, m.column, m.text, m.path, m.start, m.end, m.form, m.path_at, m.start_at,
-        m.end_at, m.repository, m.ref, m.in_code,
+        m.end_at, m.repository, m.ref, m.in_code, m.rooted,
     ]  # fmt: skip
 
 
 def decode_mention(row: list[Any]) -> Mention:
-    line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code = row
+    line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code, at = row
     return Mention(
         line, column, text, path, start, end, form, _span(path_at), _span(start_at),
-        _span(end_at), repo, ref, code,
+        _span(end_at), repo, ref, code, bool(at),
     )  # fmt: skip
 
 
