@@ -58,6 +58,7 @@ class FileList:
         self._deleted: dict[str, list[str]] = {}
         self._names: list[str] | None = None
         self._endings: frozenset[str] | None = None
+        self._folders: frozenset[str] | None = None
 
     def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
         """This list with some files added and some deleted: another version of the
@@ -69,6 +70,7 @@ class FileList:
         other._by_name = self._by_name
         other._names = self._names
         other._endings = None
+        other._folders = None
         other._added = frozenset(added)
         gone = [p for p in deleted if p not in self.files]
         other._deleted = {}
@@ -137,6 +139,13 @@ class FileList:
             names = [*self._by_name, *self._deleted]
             self._endings = frozenset(n.rpartition(".")[2].lower() for n in names if "." in n)
         return ending.lower() in self._endings
+
+    def has_folder(self, name: str) -> bool:
+        """Whether a file of the list it was built from lies under this first folder."""
+        if self._folders is None:
+            paths = (p for found in self._by_name.values() for p in found)
+            self._folders = frozenset(p.split("/", 1)[0] for p in paths if "/" in p)
+        return name in self._folders
 
     def by_suffix(self, path: str) -> Resolution:
         name = path.rsplit("/", 1)[-1]

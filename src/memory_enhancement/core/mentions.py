@@ -82,12 +82,14 @@ _HOST_ENDINGS = frozenset({
 # again. REVISION counts rule changes outside the patterns (2: author's paths; 3, 4: labels;
 # 5: `~/` paths, names told apart by their neighbours, endings no file has; 6: `~/` paths only
 # under a folder named as the repository; 7: not on a citations table's rows, see
-# verify/mention_reading.py; 8: still on a prose line with an inline citation; 9: whole files).
-REVISION = 9
+# verify/mention_reading.py; 8: still on a prose line with an inline citation; 9: whole files;
+# 10: whole files from the root said so (`rooted`), a machine's too, no folder; Go modules not).
+REVISION = 10
 GRAMMAR = zlib.crc32(
     "\0".join((str(REVISION), _MENTION.pattern, files.PATTERN, *prose.PATTERNS)).encode()
 )
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
+_ROOTED = re.compile(r"@?(?:\.?/)*")  # how a path as written says it is from the root
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class Mention:
     repository: str | None = None  # URL form: host/owner/name as in the URL
     ref: str | None = None  # URL form: the branch or commit in the URL
     in_code: bool = False  # inside a fenced code block
+    rooted: bool = False  # a file mention written from the root: a `/` before `column`
 
     @property
     def ref_text(self) -> str:
@@ -206,10 +209,11 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
             found.append(Mention(number, *f, in_code=in_code))
     if not in_code and "`" in raw:  # a whole file: `src/app.py`, not in a code block
         taken = [(f.column, f.column + len(f.text)) for f in found] + urls
-        for at, path in files.find_in_line(raw):
+        for at, path, rooted in files.find_in_line(raw):
             if not any(x < at + len(path) and at < y for x, y in taken):
-                whole = Mention(number, at, path, path, None, None, FILE, (0, len(path)), None)
-                found.append(whole)
+                span = (0, len(path))
+                found.append(Mention(number, at, path, path, None, None, FILE, span, None,
+                                     rooted=rooted))  # fmt: skip
     found.sort(key=lambda mention: mention.column)
     return found
 
@@ -268,16 +272,26 @@ def _is_file(path: str) -> bool:
 
 def relocated(mention: Mention, line: int | None, end: int | None, path: str | None = None) -> str:
     """The mention's text with new line numbers (and path), every other character kept:
-    `#L` links stay `#L` links, a column or an en dash stays as written. A file mention
-    has no line to change (`line` is None)."""
+    `#L` links stay `#L` links, a column or an en dash stays as written, and so does the
+    root a new path is written from (`./`, `/`, an editor's `@`). A file mention has no
+    line to change (`line` is None)."""
     edits: list[tuple[tuple[int, int], str]] = []
     if mention.start_at is not None and line is not None:
         edits.append((mention.start_at, str(line)))
     if mention.end_at is not None:  # `12-12` has an end as written but none as cited
         edits.append((mention.end_at, str(end if end is not None else line)))
     if path is not None and mention.path_at is not None:
-        edits.append((mention.path_at, path))
+        a, b = mention.path_at
+        edits.append((mention.path_at, as_written(mention.text[a:b], path)))
     text = mention.text
     for (a, b), new in sorted(edits, reverse=True):
         text = text[:a] + new + text[b:]
     return text
+
+
+def as_written(written: str, path: str) -> str:
+    """A new (repository-relative) path written from the root as `written` is: `./src/a.py`
+    renamed stays `./`, `/src/a.py` keeps its `/`, `@src/a.py` its `@`."""
+    root = _ROOTED.match(written)
+    prefix = root[0] if root else ""
+    return path if path.startswith(prefix) else prefix + path

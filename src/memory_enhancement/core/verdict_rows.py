@@ -20,9 +20,12 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 
 # The fields of a check's row and a mention's row (`encode_check`, `encode_mention`).
 CHECK_FIELDS = 13
-MENTION_FIELDS = 13
-# A check row's status, by its place: read without building the check.
+MENTION_FIELDS = 14
+# Places read without building the verdict: a check row's status, a mention row's path
+# as written and whether it was written from the root.
 STATUS = 5
+MENTION_PATH = 3
+MENTION_ROOTED = 13
 _VERDICTS = {verdict._value_: verdict for verdict in Verdict}
 
 
@@ -49,15 +52,15 @@ def decode_check(row: list[Any], mention: Mention) -> CitationCheck:
 def encode_mention(m: Mention) -> list[Any]:
     return [
         m.line, m.column, m.text, m.path, m.start, m.end, m.form, m.path_at, m.start_at,
-        m.end_at, m.repository, m.ref, m.in_code,
+        m.end_at, m.repository, m.ref, m.in_code, m.rooted,
     ]  # fmt: skip
 
 
 def decode_mention(row: list[Any]) -> Mention:
-    line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code = row
+    line, column, text, path, start, end, form, path_at, start_at, end_at, repo, ref, code, at = row
     return Mention(
         line, column, text, path, start, end, form, _span(path_at), _span(start_at),
-        _span(end_at), repo, ref, code,
+        _span(end_at), repo, ref, code, bool(at),
     )  # fmt: skip
 
 

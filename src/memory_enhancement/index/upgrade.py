@@ -23,7 +23,8 @@ from memory_enhancement.index.quick import SCHEMA_VERSION
 # declares, and a file whose frontmatter does not parse is read as plain text: three
 # columns (added after `content`, which a new index has last), every file read again. 25 ->
 # 26 -> 27: more links (`- Bridge: `a`, `b``; `[[x]]` items, Korean headings), CJK ranges;
-# 27 -> 28: file mentions (`src/app.py` alone) flag more memories as mentioning code.
+# 27 -> 28: file mentions (`src/app.py` alone) flag more memories as mentioning code;
+# 28 -> 29: and a name written from the root (`/package.json`).
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_name TEXT",
@@ -34,7 +35,7 @@ _ADD_COLUMNS = (
 )
 IN_PLACE: dict[int, tuple[str, ...]] = {
     **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
-    **{version: _READ_AGAIN for version in (25, 26, 27)},
+    **{version: _READ_AGAIN for version in (25, 26, 27, 28)},
 }
 
 

@@ -21,6 +21,8 @@ files now, and only the memory files holding the other ones are traced.
 - no history (a memory file git does not track): the work tree alone. A file
   there is `valid` (all the mention claims); one that is not is `unchecked`:
   whether it was ever there cannot be told.
+
+Which paths written from the root are the repository's at all is rooted.py's.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from datetime import datetime
 
 from memory_enhancement.core import prose_mentions as prose
 from memory_enhancement.core.errors import MemoryToolError
-from memory_enhancement.core.mentions import Mention, find_mentions, relocated
+from memory_enhancement.core.mentions import Mention, as_written, find_mentions, relocated
 from memory_enhancement.core.model import Citation, Fix, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 from memory_enhancement.store import formats
@@ -214,7 +214,7 @@ def _file_label_edit(text: str, mention: Mention, path: str, *, again: bool) -> 
     number = mention.line - up
     if lines[number - 1].rstrip("\r")[start:end] != mention.path:
         return []
-    return [MentionEdit(number, start, mention.path, path, again=again)]
+    return [MentionEdit(number, start, mention.path, as_written(mention.path, path), again=again)]
 
 
 def repeated_mention_edits(text: str, checks: Sequence[CitationCheck]) -> list[MentionEdit]:

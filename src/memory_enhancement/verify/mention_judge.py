@@ -78,19 +78,22 @@ class MentionJudge:
     state: State
     prints: Fingerprints  # the run's, shared with mentions.py: each file stat-ed once
     notice: Callable[[str], None] | None = None
+    _listed: FileList | None = field(default=None, repr=False)  # the files now, once listed
     _history: GitHistory | None = field(default=None, repr=False)
-    _listed: FileList | None = field(default=None, repr=False)
     _now: dict[tuple[str, str], CitationCheck | None] = field(default_factory=dict, repr=False)
 
     def judge(
         self,
         todo: list[Written | None],
+        read: list[Written | None],
         rows: dict[str, Cached],
         head: str | None,
         cache: MentionCache,
     ) -> list[tuple[CitationCheck, ...]]:
         """Per memory of `todo` (None: nothing to judge), the verdicts on its mentions,
-        judged from history and kept in `cache` for the next run (`rows`: what it held)."""
+        judged from history and kept in `cache` for the next run (`rows`: what it held).
+        `read`: each memory's mentions as read, paths on a machine included (rooted.py
+        leaves those out of `todo`): what is kept, so that a rerun reads no file."""
         git = self.git
         from memory_enhancement.verify.blame import GitHistory
 
@@ -117,7 +120,7 @@ class MentionJudge:
             if self._history is not None:
                 self._history.close()
             self._history = None
-        self._remember(cache, todo, judged, rows, fresh, head)
+        self._remember(cache, list(zip(todo, read, strict=True)), judged, rows, fresh, head)
         return judged
 
     def _announce(self, pending: list[Written]) -> None:
@@ -131,16 +134,18 @@ class MentionJudge:
     def _remember(
         self,
         cache: MentionCache,
-        todo: list[Written | None],
+        todo: list[tuple[Written | None, Written | None]],  # to judge, as read
         judged: list[tuple[CitationCheck, ...]],
         rows: dict[str, Cached],
         fresh: dict[str, Cached],
         head: str | None,
     ) -> None:
-        """Keep what history said and the verdicts given, with their fingerprint."""
+        """Keep what history said and the verdicts given, with their fingerprint (and a
+        memory's mentions as read: those rooted.py left out are left out again on a rerun,
+        and a memory holding only those is kept too, with no verdict)."""
         out = dict(fresh)
-        for item, checks in zip(todo, judged, strict=True):
-            if item is None or not item.file or not checks:
+        for (item, read), checks in zip(todo, judged, strict=True):
+            if item is None or read is None or not item.file or not read.mentions:
                 continue
             row = fresh.get(item.file) or rows.get(item.file)
             if row is None or not still_true(row, item.blob, head):
@@ -155,7 +160,7 @@ class MentionJudge:
             }
             if item.stamp is not None:  # the mentions as read, while the file is unchanged
                 checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
-                checked["w"] = mention_rows(item.mentions)
+                checked["w"] = mention_rows(read.mentions)
                 checked["n"] = item.count
             out[item.file] = row.with_checked(checked)
         cache.save(out)
@@ -347,11 +352,17 @@ class MentionJudge:
         if self._listed is None:
             if self._history is not None:
                 self._listed = self._history.files_now()
-            elif self.git is not None:
-                from memory_enhancement.verify.blame import GitHistory
-
-                self._listed = GitHistory(self.git).files_now()  # no process left to close
             else:
-                root = self.repo.root  # an author's clone is named as this folder
-                self._listed = FileList(walk_files(root), clones=[root.name.lower()])
+                self._listed = files_now(self.git, self.repo)
         return self._listed
+
+
+def files_now(git: Git | None, repo: Repository) -> FileList:
+    """The repository's files now, without a history open: git's list, or a walk of the
+    folder without git."""
+    if git is not None:
+        from memory_enhancement.verify.blame import GitHistory
+
+        return GitHistory(git).files_now()  # no process left to close
+    root = repo.root  # an author's clone is named as this folder
+    return FileList(walk_files(root), clones=[root.name.lower()])

@@ -30,7 +30,7 @@ judge: a rerun with nothing changed imports none of it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.model import Verifiable
 from memory_enhancement.core.verdict_rows import Recalled, mention_rows
@@ -41,6 +41,10 @@ from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import Fingerprints, MentionCache
 from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
+from memory_enhancement.verify.rooted import Folders
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.file_list import FileList
 
 
 class MentionChecker:
@@ -57,6 +61,7 @@ class MentionChecker:
         notice: Callable[[str], None] | None = None,  # told when the history work is long
     ) -> None:
         self.store, self.repo, self.git, self.state, self.notice = store, repo, git, state, notice
+        self._listed: FileList | None = None
 
     def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...] | Recalled]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
@@ -68,10 +73,11 @@ class MentionChecker:
         git = self.git
         cache = MentionCache(self.state)
         rows = cache.load_all() if git else {}
-        on_disk = MentionReader(self.store, self.repo, self.git, self.state)
-        found = on_disk.read_all(batch, rows)
-        if not any(f is not None and f.mentions for f in found):
+        read = MentionReader(self.store, self.repo, self.git, self.state).read_all(batch, rows)
+        if not any(f is not None and f.mentions for f in read):
             return [() for _ in batch]
+        folders = Folders(str(self.repo.root), self._files_now)
+        found = folders.here(read)  # as read, less paths on a machine (`/etc/x.conf`)
         head = git.head() if git is not None else None  # kept: the run records it too
         prints = Fingerprints(self.repo.root, git.toplevel if git else None)
         kept: dict[int, Recalled] = {}
@@ -88,10 +94,18 @@ class MentionChecker:
                 if recalled is not None:  # else damaged: judged again and rewritten
                     kept[n] = recalled
         todo = [None if n in kept else item for n, item in enumerate(found)]
-        if not any(item is not None and item.mentions for item in todo):
-            return [kept.get(n, ()) for n in range(len(found))]  # nothing changed since
+        if all(item is None for item in todo):
+            return [folders.shown(kept.get(n, ())) for n in range(len(found))]  # as last run
         from memory_enhancement.verify.mention_judge import MentionJudge
 
-        judge = MentionJudge(self.repo, git, self.state, prints, self.notice)
-        judged = judge.judge(todo, rows, head, cache)
-        return [kept.get(n, judged[n]) for n in range(len(found))]
+        judge = MentionJudge(self.repo, git, self.state, prints, self.notice, self._listed)
+        judged = judge.judge(todo, read, rows, head, cache)
+        return [folders.shown(kept.get(n, judged[n])) for n in range(len(found))]
+
+    def _files_now(self) -> FileList:
+        """The repository's files now (rooted.py asks, rarely: then the judge reuses it)."""
+        if self._listed is None:
+            from memory_enhancement.verify.mention_judge import files_now
+
+            self._listed = files_now(self.git, self.repo)
+        return self._listed

@@ -1,0 +1,93 @@
+"""Paths written from the root: the repository's, a machine's, or a library's id.
+
+A file mention written from the root (`/src/app.py`, `/package.json`) is the
+repository's path (core/file_mentions.py), but only where the repository has its
+first folder: `/usr/local/bin/x.sh` and `/tmp/out.log` are a machine's unless the
+repository keeps a `usr/` or `tmp/` of its own (such mentions are not verified), and
+a rooted `/owner/name.ext` that named no file here, then or now (`skipped`), under a
+first folder the repository has not is a library's id (Context7's `/vercel/next.js`)
+or a web route (`/api/users.json`): it is not reported either.
+
+Every verify-all asks this of every memory with mentions, reruns included, so it
+asks the work tree (one stat per first folder) and git's list of files only for a
+machine's folder name the work tree has (`bin/`: often an untracked build folder).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memory_enhancement.core.file_mentions import on_machine
+from memory_enhancement.core.mentions import Mention
+from memory_enhancement.core.verdict_rows import MENTION_PATH, MENTION_ROOTED, STATUS, Recalled
+from memory_enhancement.core.verdicts import CitationCheck
+from memory_enhancement.verify.mention_reading import Written
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.file_list import FileList
+
+
+class Folders:
+    """Whether the repository has a first folder of a name, asked once per name a run."""
+
+    def __init__(self, root: str, files_now: Callable[[], FileList]) -> None:
+        self.root = root
+        self.files_now = files_now  # git's list of files now (asked only when needed)
+        self._known: dict[tuple[str, bool], bool] = {}
+
+    def has(self, name: str, *, tracked: bool = False) -> bool:
+        """A first folder of this name in the work tree (`tracked`: one git tracks)."""
+        if (name, tracked) not in self._known:
+            there = os.path.isdir(os.path.join(self.root, name))
+            if there and tracked:
+                there = self.files_now().has_folder(name)
+            self._known[name, tracked] = there
+        return self._known[name, tracked]
+
+    def here(self, found: Sequence[Written | None]) -> list[Written | None]:
+        """The memories' mentions less those under a machine's first folder (`/etc/`,
+        `/tmp/`) that the repository does not track a folder of: paths on a machine."""
+        out: list[Written | None] = []
+        for item in found:
+            if item is not None and any(m.rooted and on_machine(m.path) for m in item.mentions):
+                item = replace(item, mentions=[m for m in item.mentions if self._ours(m)])
+            out.append(item)
+        return out
+
+    def shown(
+        self, checks: tuple[CitationCheck, ...] | Recalled
+    ) -> tuple[CitationCheck, ...] | Recalled:
+        """The verdicts less those on a library's id or a web route (see above). A longer
+        path from the root may be the author's clone (`/workspaces/LoRAIro/src/...`,
+        NEXTAltair/LoRAIro's) and stays. Kept verdicts are read as their rows."""
+        if isinstance(checks, Recalled):
+            keep = [
+                n
+                for n, (check, said) in enumerate(zip(checks.checks, checks.mentions, strict=True))
+                if check[STATUS] != "skipped"
+                or not said[MENTION_ROOTED]
+                or not self._elsewhere(said[MENTION_PATH])
+            ]
+            if len(keep) == len(checks):
+                return checks
+            return Recalled([checks.checks[n] for n in keep], [checks.mentions[n] for n in keep])
+        return tuple(
+            c
+            for c in checks
+            if c.mention is None
+            or c.status._value_ != "skipped"
+            or not c.mention.rooted
+            or not self._elsewhere(c.mention.path)
+        )
+
+    def _ours(self, mention: Mention) -> bool:
+        folder = on_machine(mention.path) if mention.rooted else None
+        return folder is None or self.has(folder, tracked=True)
+
+    def _elsewhere(self, path: str) -> bool:
+        """A path of one folder and a name under a first folder the repository has not."""
+        parts = path.split("/")
+        return len(parts) == 2 and not self.has(parts[0])
