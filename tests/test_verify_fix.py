@@ -295,6 +295,22 @@ def test_dry_run_prints_the_diff_and_writes_nothing(project: GitRepo, cli: Any) 
     assert "fixed" not in result.stdout
 
 
+def test_a_fix_with_nothing_to_rewrite_says_so_instead_of_passing_for_a_plain_verify(
+    project: GitRepo, cli: Any
+) -> None:
+    # As a Serena store with nothing moved (QA round 29: 14 such stores), whose dry run
+    # printed the very lines of a plain verify-all.
+    file = project.write(".serena/memories/notes.md", "# Notes\n\nThe entry is `src/app.py`.\n")
+    project.commit("notes")
+    before = file.read_bytes(), file.stat().st_mtime_ns
+    plain = cli("verify-all").stdout.splitlines()
+    dry = cli("verify-all", "--fix", "--dry-run").stdout.splitlines()
+    assert dry == [*plain[:-1], "--fix --dry-run: nothing to rewrite", plain[-1]]
+    assert cli("verify", "notes", "--fix").stdout.splitlines()[-1] == "--fix: nothing to rewrite"
+    assert (file.read_bytes(), file.stat().st_mtime_ns) == before
+    assert "nothing to rewrite" not in cli("verify-all", "--fix", "--json").stdout
+
+
 def test_verify_fix_json_carries_the_diff_with_its_memory(project: GitRepo, cli: Any) -> None:
     project.write(".serena/memories/front.md", frontmatter(project.stamp()))
     change_the_code(project)

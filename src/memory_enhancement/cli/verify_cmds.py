@@ -129,7 +129,7 @@ def verify(
         emit_json(_verifications(run)[0])
     else:
         print_result(result, verbose=True)
-    print_fixes(run, quiet=as_json)
+    print_fixes(run, quiet=as_json, fixing=fix, dry_run=dry_run)
     if not run.ok(strict=strict):
         raise SystemExit(EXIT_PROBLEMS)
 
@@ -201,7 +201,7 @@ def verify_all(
         for result in not_settled(run.results):
             if worth_showing(result):
                 print_result(result, verbose=False)
-    print_fixes(run, quiet=fmt == "json")
+    print_fixes(run, quiet=fmt == "json", fixing=fix, dry_run=dry_run)
     if fmt != "json":
         click.echo(summary(run, changed_since))
     if not run.ok(strict=strict):

@@ -170,8 +170,14 @@ def _escape(text: str, prop: bool = False) -> str:
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
-def print_fixes(run: Any, *, quiet: bool) -> None:
+def print_fixes(run: Any, *, quiet: bool, fixing: bool = False, dry_run: bool = False) -> None:
+    """What `--fix` did (or, with `--dry-run`, the diff it would write). A `--fix` that
+    finds nothing to rewrite says so: its output was otherwise the plain verify's, and
+    on a store with nothing moved a dry run read as if the flags had been ignored."""
     if quiet:
+        return
+    if fixing and not run.fixes and not run.unwritten:
+        click.echo(f"--fix{' --dry-run' * dry_run}: nothing to rewrite")
         return
     for fix in run.fixes:
         if not fix.written:
