@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING
 
 from memory_enhancement.core.file_mentions import on_machine
 from memory_enhancement.core.mentions import Mention
-from memory_enhancement.core.verdict_rows import MENTION_PATH, MENTION_ROOTED, STATUS, Recalled
+from memory_enhancement.core.verdict_rows import (
+    MENTION_PATH,
+    MENTION_ROOTED,
+    STATUS,
+    EncodedMentions,
+    Recalled,
+)
 from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.verify.mention_reading import Written
 
@@ -52,7 +58,7 @@ class Folders:
         `/tmp/`) that the repository does not track a folder of: paths on a machine."""
         out: list[Written | None] = []
         for item in found:
-            if item is not None and any(m.rooted and on_machine(m.path) for m in item.mentions):
+            if item is not None and _on_machine(item.mentions):
                 item = replace(item, mentions=[m for m in item.mentions if self._ours(m)])
             out.append(item)
         return out
@@ -91,3 +97,12 @@ class Folders:
         """A path of one folder and a name under a first folder the repository has not."""
         parts = path.split("/")
         return len(parts) == 2 and not self.has(parts[0])
+
+
+def _on_machine(mentions: Sequence[Mention]) -> bool:
+    """Whether any of these mentions is a path from the root under a machine's folder;
+    mentions a rerun took from the cache are asked as their rows (not decoded for it)."""
+    if isinstance(mentions, EncodedMentions):
+        rows = mentions.rows
+        return any(row[MENTION_ROOTED] and on_machine(row[MENTION_PATH]) for row in rows)
+    return any(m.rooted and on_machine(m.path) for m in mentions)
