@@ -126,3 +126,28 @@ def test_a_kept_row_changed_since_it_was_written_is_judged_again(repo: GitRepo) 
     second = verify_all(repo, state)
     assert not any(isinstance(m, Recalled) for m in second.mentions.values())
     assert list(verifications_json(second)) == first
+
+
+def test_a_rerun_writes_its_json_without_building_a_mention(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows are read as they are, machine paths looked for in them too: a rerun decodes
+    no `Mention` to answer `--json` (1,500 of them on a real store) but those of a memory
+    that names a path on a machine (left out again)."""
+    from memory_enhancement.core import verdict_rows
+
+    plain = repo.store_root / "plain.md"
+    plain.write_text(plain.read_text() + "Logs go to `/tmp/app.log`.\n", encoding="utf-8")
+    repo.commit("a machine's path")
+    state = State(repo.root / "state.db")
+    first = list(verifications_json(verify_all(repo, state)))
+    decoded: list[object] = []
+    real = verdict_rows.decode_mention
+
+    def counting(row: list[object]) -> object:
+        decoded.append(row)
+        return real(row)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verdict_rows, "decode_mention", counting)
+    assert list(verifications_json(verify_all(repo, state))) == first
+    assert [row[3] for row in decoded] == ["tmp/app.log"]  # plain.md's, not notes.md's
