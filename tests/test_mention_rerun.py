@@ -4,6 +4,7 @@ rows they were kept as, and says exactly what the first run said."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -151,3 +152,24 @@ def test_a_rerun_writes_its_json_without_building_a_mention(
     monkeypatch.setattr(verdict_rows, "decode_mention", counting)
     assert list(verifications_json(verify_all(repo, state))) == first
     assert [row[3] for row in decoded] == ["tmp/app.log"]  # plain.md's, not notes.md's
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("checked", b"\x00"), ("data", b"\x00"), ("data", "[1]"), ("data", "5")],
+)
+def test_a_kept_row_of_the_wrong_type_is_judged_again(
+    repo: GitRepo, column: str, value: bytes | str
+) -> None:
+    """A damaged database can hold a value of another type than the tool writes (a blob,
+    JSON that is no object): the row is judged again and rewritten, as a row that does not
+    parse, not a crash (a cited file changed, so what history said is read too)."""
+    state = State(repo.root / "state.db")
+    first = list(verifications_json(verify_all(repo, state)))
+    with state.connect() as db:
+        db.execute(f"UPDATE mention_history SET {column} = ?", (value,))
+        db.commit()
+    app = repo.root / "src/app.py"
+    os.utime(app, ns=(app.stat().st_atime_ns, app.stat().st_mtime_ns + 10**9))
+    assert list(verifications_json(verify_all(repo, state))) == first
+    assert all(isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values())

@@ -52,10 +52,10 @@ class Cached:
 
     @property
     def data(self) -> Mapping[str, Any]:
+        """What history said; ValueError when the row is damaged (not a JSON object)."""
         data = self._data
-        if isinstance(data, str):
-            data = self._data = json.loads(data)
-        assert not isinstance(data, str)
+        if not isinstance(data, dict):
+            data = self._data = _object(json.loads(data) if isinstance(data, str) else None)
         return data
 
     @property
@@ -67,9 +67,9 @@ class Cached:
         is judged again. So the verdicts a rerun hands on as rows, unbuilt and unchecked
         (core/verdict_rows.Recalled), are exactly the ones a run wrote."""
         checked = self._checked
-        if isinstance(checked, str):
-            checked = self._checked = json.loads(_unseal(checked))
-        assert not isinstance(checked, str)
+        if checked is not None and not isinstance(checked, dict):
+            text = checked if isinstance(checked, str) else ""  # a blob, a number: damaged
+            checked = self._checked = _object(json.loads(_unseal(text)))
         return checked
 
     def with_checked(self, checked: Mapping[str, Any]) -> Cached:
@@ -81,6 +81,14 @@ class Cached:
         if checked is not None and not isinstance(checked, str):
             checked = _seal(_ENCODE(checked))
         return data, checked
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A row's JSON as the tool writes it (an object): a damaged database may hold
+    another type in the column (SQLite keeps any), read as a row that does not parse."""
+    if not isinstance(value, dict):
+        raise ValueError("a cached row is not a JSON object")
+    return value
 
 
 def _seal(text: str) -> str:
