@@ -159,3 +159,15 @@ def test_a_name_from_the_root_needs_no_folder_and_a_bare_name_is_still_not_a_men
     done = cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr
     assert repo.lines(f"{STORE}/notes.md")[2] == line.replace("/README.md", "/docs/README.md")
+
+
+def test_library_ids_are_not_reported_in_a_memory_git_does_not_track_either(
+    repo: GitRepo,
+) -> None:
+    """A memory not committed yet (an agent's newest) has no history to say its
+    `/vercel/next.js` never named a file; it names none now, under a first folder the work
+    tree has not: a library id there too, not `unchecked` (which counts against the
+    memory's confidence). A path under a folder the repository has is still `unchecked`."""
+    note(repo, "- Context7: `/vercel/next.js`, `/api/users.json`; to write: `/src/planned.py`")
+    found = checks(repo)
+    assert {text: c.status for text, c in found.items()} == {"src/planned.py": Verdict.UNCHECKED}

@@ -4,9 +4,10 @@ A file mention written from the root (`/src/app.py`, `/package.json`) is the
 repository's path (core/file_mentions.py), but only where the repository has its
 first folder: `/usr/local/bin/x.sh` and `/tmp/out.log` are a machine's unless the
 repository keeps a `usr/` or `tmp/` of its own (such mentions are not verified), and
-a rooted `/owner/name.ext` that named no file here, then or now (`skipped`), under a
-first folder the repository has not is a library's id (Context7's `/vercel/next.js`)
-or a web route (`/api/users.json`): it is not reported either.
+a rooted `/owner/name.ext` that named no file here, then or now (`skipped`; or now,
+in a memory file git has no history of: `unchecked`), under a first folder the
+repository has not is a library's id (Context7's `/vercel/next.js`) or a web route
+(`/api/users.json`): it is not reported either.
 
 Every verify-all asks this of every memory with mentions, reruns included, so it
 asks the work tree (one stat per first folder) and git's list of files only for a
@@ -34,6 +35,10 @@ from memory_enhancement.verify.mention_reading import Written
 
 if TYPE_CHECKING:
     from memory_enhancement.core.file_list import FileList
+
+# The verdicts on a file mention that names no file now: never one (`skipped`), or none
+# now and no history to ask (`unchecked`: a memory file git does not track).
+_NO_FILE = frozenset({"skipped", "unchecked"})
 
 
 class Folders:
@@ -73,7 +78,7 @@ class Folders:
             keep = [
                 n
                 for n, (check, said) in enumerate(zip(checks.checks, checks.mentions, strict=True))
-                if check[STATUS] != "skipped"
+                if check[STATUS] not in _NO_FILE
                 or not said[MENTION_ROOTED]
                 or not self._elsewhere(said[MENTION_PATH])
             ]
@@ -84,7 +89,7 @@ class Folders:
             c
             for c in checks
             if c.mention is None
-            or c.status._value_ != "skipped"
+            or c.status._value_ not in _NO_FILE
             or not c.mention.rooted
             or not self._elsewhere(c.mention.path)
         )
