@@ -318,3 +318,14 @@ def test_a_repository_without_commits_has_no_history(tmp_path: Path) -> None:
 
 def test_a_plain_folder_has_no_git(tmp_path: Path) -> None:
     assert Git.discover(tmp_path) is None
+
+
+def test_heads_time_once_asked_answers_the_current_commit_without_git(repo: GitRepo) -> None:
+    """`current_commit` reads HEAD from its time and sha once they were asked (`_head`)
+    rather than starting a second git process; it asked `head()`, which is
+    `current_commit` itself: a recursion without end."""
+    git = git_of(repo)
+    assert git._head is not None
+    calls = git.calls
+    assert git.current_commit() == git.head() == repo.head()
+    assert git.calls == calls

@@ -118,7 +118,8 @@ class Git:
             _, (_, shas, before) = self._walked
             return shas[-1] if shas else before
         if "_head" in self.__dict__:  # the cached_property was read: no second git process
-            return self.head()
+            asked = self._head
+            return asked[1] if asked else None
         if self._parsed_head is None:
             try:
                 found = self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
