@@ -9,7 +9,7 @@ name no file of the repository has (`mention_names`, see `NamesEver`):
   answer changes once it is committed, so such a row also remembers HEAD.
 - the verdicts themselves, with a fingerprint of what they depend on now: HEAD,
   git's index, and the size and modification time of every file they name. A
-  rerun with nothing changed takes them as they are and asks git nothing at all;
+  rerun with nothing changed takes them as they are and asks git nothing but HEAD;
   any change to those files, a commit or a `git add` makes them be judged again.
 """
 

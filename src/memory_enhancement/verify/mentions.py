@@ -17,7 +17,8 @@ A memory line not committed yet is checked against the work tree as written.
 A memory file outside any repository, or untracked, has no history: the line
 count is all that can be checked, and the verdict says so (`unchecked`).
 What git answered, and the verdicts with what they depend on, are kept in the
-state database (mention_cache.py): a rerun with nothing changed asks git nothing.
+state database (mention_cache.py): a rerun with nothing changed asks git nothing of
+history (only HEAD).
 Where diffs rather than snippets decide (renames since the mention's commit, a
 blank line, a range that grew) is mention_diffs.py.
 
