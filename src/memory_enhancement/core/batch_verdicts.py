@@ -18,7 +18,7 @@ from typing import overload
 
 from memory_enhancement.core.batch import CitedBatch, Row
 from memory_enhancement.core.model import Citation
-from memory_enhancement.core.verdict_rows import STATUS, Recalled
+from memory_enhancement.core.verdict_rows import Recalled
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
 
 # A verdict as the history compares it: (target, line, end_line, status, current path,
@@ -131,7 +131,7 @@ class BatchVerdicts(Sequence[MemoryVerification]):
                 out.append(_seen(check))
         mentions = self.mentions.get(i, ())
         if isinstance(mentions, Recalled):
-            out.extend((r[0], r[1], r[2], r[STATUS], r[6], r[7]) for r in mentions.checks)
+            out.extend(mentions.seen())
         else:
             out.extend(_seen(check) for check in mentions)
         return out

@@ -16,7 +16,7 @@ from typing import Any, overload
 
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
-from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.core.verdicts import FAILING, CitationCheck, Verdict
 
 # The fields of a check's row and a mention's row (`encode_check`, `encode_mention`).
 CHECK_FIELDS = 13
@@ -145,6 +145,15 @@ class Recalled:
 
     def statuses(self) -> list[str]:
         return [row[STATUS] for row in self.checks]
+
+    def seen(self) -> list[tuple[Any, ...]]:
+        """Each verdict as the history compares it (core/batch_verdicts.Seen): target,
+        line, end line, status, current path, current line."""
+        return [(r[0], r[1], r[2], r[STATUS], r[6], r[7]) for r in self.checks]
+
+    def failing(self) -> list[tuple[str, int | None, str]]:
+        """The failing verdicts' target, line and reason (a memory's `stale_citations`)."""
+        return [(r[0], r[1], r[8]) for r in self.checks if r[STATUS] in FAILING]
 
     def built(self) -> tuple[CitationCheck, ...]:
         """The verdicts as objects, made once."""

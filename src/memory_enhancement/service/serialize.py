@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from memory_enhancement.core.batch_verdicts import BatchVerdicts
 from memory_enhancement.core.model import Citation, Link, Memory, is_url
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.core.verdict_rows import STATUS, Recalled, encode_check, encode_mention
-from memory_enhancement.core.verdicts import FAILING, share_of
+from memory_enhancement.core.verdict_rows import Recalled, encode_check, encode_mention
+from memory_enhancement.core.verdicts import share_of
 from memory_enhancement.service.results import Summary
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ def verification_json(result: MemoryVerification, recalled: Recalled | None = No
     statuses = [c.status._value_ for c in checks]
     mentions: list[str] = []
     if recalled is not None:
-        failing += [(r[0], r[1], r[8]) for r in recalled.checks if r[STATUS] in FAILING]
+        failing += recalled.failing()
         statuses += recalled.statuses()
         mentions = list(map(_mention_json, recalled.checks, recalled.mentions))
     elif result.mentions:
