@@ -276,10 +276,12 @@ def bench_tool_write(
     second `verify-all` after it, against warm runs."""
     cases: dict[str, dict[str, tuple[list[str], dict[str, str]]]] = {}
     for name, src in versions.items():
-        copy = work / f"toolwrite-{name}"
+        # Per store and version: a copy named by version alone was the first size's, so
+        # the 50k figures of a run with both sizes were the 10k store's (found in session 29).
+        copy = work / f"toolwrite-{store.name}-{name}"
         if not copy.exists():
             shutil.copytree(store, copy)
-        home = work / f"toolwrite-home-{name}"
+        home = work / f"toolwrite-home-{store.name}-{name}"
         where = ["--dir", str(copy), "--repo-root", str(repo)]
         cases[name] = {
             "plain": tool(src, home, "verify-all", *where, "--json"),
