@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.model import is_url
 from memory_enhancement.core.timestamps import format_timestamp
+from memory_enhancement.core.verdicts import FAILING
 from memory_enhancement.verify.history_reading import (
     RECENT_RUNS,
     SUMMARY,
@@ -119,7 +120,7 @@ def record(
                     kinds = set(statuses)
                     # Only a run that checked something vouches for the memory: URLs
                     # skipped unchecked neither renew it nor count as a clean run.
-                    failing = not kinds.isdisjoint(_FAILING)
+                    failing = not kinds.isdisjoint(FAILING)
                     flag = "x" if failing else ("" if kinds == _SKIPPED else ".")
                     current[cid] = (j, text, flag)
                 vouched.update(current)
@@ -146,7 +147,6 @@ def record(
             raise
 
 
-_FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
 _SKIPPED = {"skipped"}
 _CHUNK = 2000  # memories compared and written at a time
 
@@ -180,7 +180,7 @@ class _Run:
             if old is None or old[8] != checks:
                 seen = results.seen(j)
                 listed = [[_ref(*item[:3]), item[3], item[4], item[5]] for item in seen]
-                failing = sum(item[3] in _FAILING for item in seen)
+                failing = sum(item[3] in FAILING for item in seen)
                 verdict_rows.append((cid, self.run_id, path, self.encode(listed), failing))
             recent, verified, valid, runs = replay(old, self.full, before=seq)
             if mark:

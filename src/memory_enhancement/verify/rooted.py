@@ -78,9 +78,7 @@ class Folders:
             keep = [
                 n
                 for n, (check, said) in enumerate(zip(checks.checks, checks.mentions, strict=True))
-                if check[STATUS] not in _NO_FILE
-                or not said[MENTION_ROOTED]
-                or not self._elsewhere(said[MENTION_PATH])
+                if not self._left_out(check[STATUS], said[MENTION_ROOTED], said[MENTION_PATH])
             ]
             if len(keep) == len(checks):
                 return checks
@@ -89,14 +87,17 @@ class Folders:
             c
             for c in checks
             if c.mention is None
-            or c.status._value_ not in _NO_FILE
-            or not c.mention.rooted
-            or not self._elsewhere(c.mention.path)
+            or not self._left_out(c.status._value_, c.mention.rooted, c.mention.path)
         )
 
     def _ours(self, mention: Mention) -> bool:
         folder = on_machine(mention.path) if mention.rooted else None
         return folder is None or self.has(folder, tracked=True)
+
+    def _left_out(self, status: str, rooted: bool, path: str) -> bool:
+        """Whether a verdict is on a library's id or a web route: one that found no file,
+        on a path from the root of one folder and a name, under a folder not here."""
+        return status in _NO_FILE and rooted and self._elsewhere(path)
 
     def _elsewhere(self, path: str) -> bool:
         """A path of one folder and a name under a first folder the repository has not."""
