@@ -13,6 +13,7 @@ import pytest
 from conftest import RunCli
 from memory_enhancement.core.batch_verdicts import BatchVerdicts
 from memory_enhancement.core.verdict_rows import Recalled
+from memory_enhancement.core.verdicts import VerifyOptions
 from memory_enhancement.service import MemoryService
 from memory_enhancement.service.serialize import verifications_json
 from memory_enhancement.store.disk import Store
@@ -53,11 +54,14 @@ def repo(tmp_path: Path) -> GitRepo:
     return repo
 
 
-def verify_all(repo: GitRepo, state: State) -> BatchVerdicts:
+def verify_all(repo: GitRepo, state: State, *, include_mentions: bool = True) -> BatchVerdicts:
+    """A whole-store run, with the index kept in a file as the CLI keeps it (the history
+    vouches for what the last run gave only for runs that read the same index)."""
     service = MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=state, clock=lambda: FIXED_NOW
-    )
-    results = service.verify_all().results
+        Store(repo.store_root), Repository(repo.root), index_path=repo.root / "index.db",
+        state=state, clock=lambda: FIXED_NOW,
+    )  # fmt: skip
+    results = service.verify_all(options=VerifyOptions(include_mentions=include_mentions)).results
     assert isinstance(results, BatchVerdicts)
     return results
 
@@ -173,3 +177,83 @@ def test_a_kept_row_of_the_wrong_type_is_judged_again(
     os.utime(app, ns=(app.stat().st_atime_ns, app.stat().st_mtime_ns + 10**9))
     assert list(verifications_json(verify_all(repo, state))) == first
     assert all(isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values())
+
+
+def runs_of(state: State, name: str) -> int:
+    """How many runs the history says verified this memory."""
+    from memory_enhancement.verify import history_reading
+
+    return history_reading.runs(state, name)
+
+
+@pytest.fixture
+def compared(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The memories whose verdicts the history compares with its record, run after run."""
+    seen: list[str] = []
+    real = BatchVerdicts.compared
+
+    def counting(self: BatchVerdicts, j: int) -> tuple[str, list[str]]:
+        seen.append(self.path(j))
+        return real(self, j)
+
+    monkeypatch.setattr(BatchVerdicts, "compared", counting)
+    return seen
+
+
+def test_a_rerun_vouches_for_kept_mention_verdicts_without_comparing_them(
+    repo: GitRepo, compared: list[str]
+) -> None:
+    """Kept verdicts are the ones the last whole-store run recorded: a rerun counts as a
+    run that verified the memory, without comparing its verdicts with the history."""
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    assert compared == ["notes"]
+    verify_all(repo, state)
+    verify_all(repo, state)
+    assert compared == ["notes"]
+    assert runs_of(state, "notes") == 3
+
+
+def test_a_run_without_mentions_between_two_with_them_leaves_the_history_right(
+    repo: GitRepo, compared: list[str]
+) -> None:
+    """A run without mentions does not verify a memory that only mentions code, so the
+    next run with them compares its verdicts again (the record may lack them) rather than
+    vouching for them, and counts itself as verifying it."""
+    repo.write_lines(f"{STORE}/cited.md", ["# Cited", "", "It starts [cite:file](src/app.py:3)."])
+    repo.commit("a memory with a citation, which a run without mentions verifies")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    verify_all(repo, state, include_mentions=False)
+    verify_all(repo, state)
+    assert compared.count("notes") == 2
+    verify_all(repo, state)
+    assert compared.count("notes") == 2
+    assert runs_of(state, "notes") == 3
+    assert runs_of(state, "cited") == 4
+
+
+def test_verdicts_kept_by_a_run_that_failed_before_its_history_are_compared_next(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run keeps its mention verdicts before it records its history: if it fails in
+    between, the history is behind the cache, and the next run must not vouch for the
+    kept verdicts as the ones recorded. It compares them and records what changed."""
+    from memory_enhancement.verify import history, history_reading
+
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    repo.write_lines("src/app.py", code("src/app.py", 30))  # line 20 as it was written
+    real = history.record
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(history, "record", failing)
+    with pytest.raises(OSError):
+        verify_all(repo, state)
+    monkeypatch.setattr(history, "record", real)
+    again = verify_all(repo, state)
+    assert all(isinstance(m, Recalled) for m in again.mentions.values())  # as the cache kept
+    recorded = history_reading.verdicts(state, "notes")
+    assert [row[5] for row in recorded if row[4] == "src/app.py:20"] == ["stale", "valid"]

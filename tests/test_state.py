@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from memory_enhancement.store.state import State
 
@@ -34,3 +37,22 @@ def test_a_persistent_state_reopens_when_its_file_is_replaced(tmp_path: Path) ->
         conn.execute("INSERT INTO ids(identity, citation_id) VALUES ('c/d', 'def456')")
     with State(path).connect() as conn:
         assert conn.execute("SELECT identity FROM ids").fetchall() == [("c/d",)]
+
+
+def test_a_held_state_gives_one_connection_to_every_use_and_closes_it_after(
+    tmp_path: Path,
+) -> None:
+    """A command that reads and writes the state several times (verify-all's mention
+    cache, then its history) opens the database once, and leaves nothing open after."""
+    state = State(tmp_path / "state.db")
+    with state.held():
+        with state.connect() as first:
+            first.execute("CREATE TABLE IF NOT EXISTS t (x)")
+        with state.connect() as second:
+            assert second is first
+    with pytest.raises(sqlite3.ProgrammingError):  # closed
+        first.execute("SELECT 1")
+    with state.connect() as third:
+        assert third is not first
+    with state.held(), state.connect() as fourth:
+        assert fourth is not first

@@ -24,6 +24,7 @@ from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, 
 # A verdict as the history compares it: (target, line, end_line, status, current path,
 # current line).
 Seen = tuple[str, int | None, int | None, str, str | None, int | None]
+_KEPT = Recalled([], [])  # no mention: nothing judged
 
 
 class BatchVerdicts(Sequence[MemoryVerification]):
@@ -160,10 +161,11 @@ class BatchVerdicts(Sequence[MemoryVerification]):
 
     def as_recorded(self, j: int) -> bool:
         """Whether the `j`th memory's verdicts all come from the record of its cited files
-        (none of them judged by this run) and it has no mention: then they are the ones
-        the last whole-store run gave it."""
+        (none of them judged by this run) and the mention cache (`Recalled`: none judged
+        either): then they are the ones the last whole-store run gave it, when that run
+        read the same index and mention cache (the history checks: verify/runs.py)."""
         i = self.order[j]
-        if self.judged is None or i in self.mentions:
+        if self.judged is None or not isinstance(self.mentions.get(i, _KEPT), Recalled):
             return False
         judged = self.judged
         rows = self.batch.rows

@@ -175,8 +175,11 @@ class _Run:
         for cid, (j, checks, mark) in current.items():
             path = results.path(j)
             old = summaries.get(cid)
-            if self.whole and old is not None and old[8] == checks and old[7] == path:
+            if self.whole and old is not None and (old[8], old[7], old[4]) == (checks, path, mark):
                 continue  # unchanged: this run is replayed onto the summary when it is read
+            # (A summary a run stopped collecting, mark "", is written again: a memory that
+            # one run did not verify, as a run without mentions does not verify one that
+            # only mentions code, is counted again by the next that does.)
             if old is None or old[8] != checks:
                 seen = results.seen(j)
                 listed = [[_ref(*item[:3]), item[3], item[4], item[5]] for item in seen]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,7 @@ from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.state import State
 
 VERSION = 7  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
+_GENERATION = "mention_cache"  # its key in `history_marks`, a table the history keeps
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -115,6 +117,16 @@ class MentionCache:
             return {}
         return {path: row for path, row in self.load_all().items() if path in wanted}
 
+    def generation(self) -> str:
+        """A token that changes whenever verdicts are kept (`save`): the history vouches
+        for a memory's kept verdicts without comparing them only while no run kept
+        others since the last whole-store run it recorded (verify/runs.py)."""
+        with self.state.connect() as db:
+            row = db.execute(
+                "SELECT value FROM history_marks WHERE key = ?", (_GENERATION,)
+            ).fetchone()
+        return row[0] if row else ""
+
     def load_all(self) -> dict[str, Cached]:
         """Every row, by memory file (work-tree path)."""
         with self.state.connect() as db:
@@ -124,6 +136,7 @@ class MentionCache:
             }
 
     def save(self, rows: Mapping[str, Cached]) -> None:
+        """Keep these rows, and mark the cache as changed (`generation`)."""
         if not rows:
             return
         values = [(p, c.blob, c.head, *c.encoded()) for p, c in rows.items()]
@@ -134,6 +147,10 @@ class MentionCache:
                     "INSERT OR REPLACE INTO mention_history(path, blob, head, data, checked) "
                     "VALUES (?, ?, ?, ?, ?)",
                     values,
+                )
+                db.execute(
+                    "INSERT OR REPLACE INTO history_marks(key, value) VALUES (?, ?)",
+                    (_GENERATION, uuid.uuid4().hex),
                 )
                 db.execute("COMMIT")
             except BaseException:

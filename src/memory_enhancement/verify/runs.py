@@ -34,6 +34,7 @@ from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import confidence, history
 from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.mention_cache import MentionCache
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.settled import SettledFiles
 from memory_enhancement.verify.verifier import Verifier
@@ -79,14 +80,17 @@ class Runner:
             urls = UrlChecker(timeout=options.url_timeout)
         verifier = Verifier(self.repo, self.git, urls)
         valid, checks = verifier.verify_batch(batch, settled)
-        mentions = self._mentions(batch, options.notice) if options.include_mentions else {}
-        prefix = _store_prefix(str(self.store.root), str(self.repo.root))
-        results = BatchVerdicts(batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited)
-        results.judged = verifier.judged
-        history.record(
-            self.state, results, self.clock(), self.git.current_commit() if self.git else None,
-            whole_store=whole_store, mark=settled.mark if settled is not None else None,
-        )  # fmt: skip
+        with self.state.held():  # the mention cache's reads and writes, then the history's
+            mentions = self._mentions(batch, options.notice) if options.include_mentions else {}
+            prefix = _store_prefix(str(self.store.root), str(self.repo.root))
+            results = BatchVerdicts(
+                batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited
+            )
+            results.judged = verifier.judged
+            history.record(
+                self.state, results, self.clock(), self.git.current_commit() if self.git else None,
+                whole_store=whole_store, mark=self._mark(settled, options.include_mentions),
+            )  # fmt: skip
         fixes: list[Fix] = []
         unwritten: list[str] = []
         kept: Sequence[MemoryVerification] = results
@@ -119,6 +123,18 @@ class Runner:
         checker = MentionChecker(self.store, self.repo, self.git, self.state, notice=notice)
         found = checker.check([batch.verifiable(i) for i in which])
         return {i: checks for i, checks in zip(which, found, strict=True) if checks}
+
+    def _mark(self, settled: SettledFiles | None, mentions: bool) -> str | None:
+        """What the history compares with the last whole-store run's to vouch for a memory
+        without comparing its verdicts (history.record): the index read and, when mentions
+        are verified, the mention cache's generation. So kept mention verdicts are vouched
+        for only when that run verified mentions too and no run kept other verdicts since
+        (one that kept them and failed before recording would leave the history behind)."""
+        if settled is None:
+            return None
+        if not mentions:
+            return f"{settled.mark} -"
+        return f"{settled.mark} m:{MentionCache(self.state).generation()}"
 
     def _states(
         self, results: Sequence[MemoryVerification], ids: dict[str, str]
