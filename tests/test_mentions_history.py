@@ -4,6 +4,8 @@ fallback without history, and the cache of what git answered."""
 
 from __future__ import annotations
 
+import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -729,15 +731,42 @@ def test_a_memory_with_mentions_is_not_read_again_until_it_changes(
     assert third["src/app.py:20"].written_in is None  # read again: the new line is seen
 
 
+def _damaged(checked: str, part: int, damage: str, *, reseal: bool) -> str:
+    """A kept verdicts row (mention_cache.Cached.checked: a CRC-32, then a header and the
+    rows' parts, a line each) with one part replaced; resealed with a fresh CRC or not."""
+    parts = checked[8:].split("\n")
+    header = json.loads(parts[0])
+    if part == 0:
+        key, value = damage.split("=", 1)
+        header[key] = json.loads(value)
+        parts[0] = json.dumps(header)
+    else:
+        parts[part] = damage
+    text = "\n".join(parts)
+    return (f"{zlib.crc32(text.encode()):08x}" if reseal else checked[:8]) + text
+
+
 @pytest.mark.parametrize(
-    "damage",
-    ['"w": [[1, 2]]', '"w": "x"', '"n": "many"', '"w": [["a", 0, "t", "p", 1, null, "colon"'],
+    ("part", "damage", "reseal"),
+    [
+        (2, "[[1, 2]]", False),  # the mentions' rows, torn or rotten
+        (2, '"x"', False),
+        (2, '[["a", 0, "t", "p", 1, null, "colon"', False),
+        (1, "[]", False),  # the verdicts' rows
+        (0, 'n="many"', False),
+        (0, 'n="many"', True),  # another version's header, sealed as it was written
+        (0, 'k="two"', True),
+        (0, "s=5", True),
+        (0, 'st=["a"]', True),
+        (0, "fp=[1, 2]", True),
+    ],
 )
 def test_a_damaged_cached_mention_list_is_read_again_not_trusted(
-    repo: GitRepo, damage: str
+    repo: GitRepo, part: int, damage: str, reseal: bool
 ) -> None:
-    """A cache row whose kept mentions cannot be decoded (a torn write, an old format) is
-    a miss: the memory file is read again and judged as on a first run."""
+    """A cache row whose kept mentions or verdicts changed since they were written (a torn
+    write, a damaged disk) or whose header is not this version's is a miss: the memory file
+    is read again and judged as on a first run."""
     note(repo, "src/app.py:10 and src/api.py:3")
     repo.commit("memory")
     move_code(repo)
@@ -745,11 +774,9 @@ def test_a_damaged_cached_mention_list_is_read_again_not_trusted(
     first = mentions(repo, state=state)
     with state.connect() as db:
         (checked,) = db.execute("SELECT checked FROM mention_history").fetchone()
-        key = damage.split(":", 1)[0]
-        start = checked.index(key)
-        end = checked.index(',"', start) if key != '"n"' else len(checked) - 1
         db.execute(
-            "UPDATE mention_history SET checked = ?", (checked[:start] + damage + checked[end:],)
+            "UPDATE mention_history SET checked = ?",
+            (_damaged(checked, part, damage, reseal=reseal),),
         )
         db.commit()
     assert mentions(repo, state=state) == first

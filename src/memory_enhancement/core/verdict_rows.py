@@ -7,15 +7,23 @@ store that is 1,500 verdicts in 500 memories: building a `CitationCheck`, its
 than the rest of such a run. So kept verdicts are handed on as `Recalled`: the
 history, the counts and the JSON writer read its rows as they are, and whatever
 else asks gets the objects (`built`), made once, when first asked for.
+
+Even decoding the rows and writing them out as JSON cost a rerun a fifth of its
+time, so the cache also keeps what a rerun reads without them: each verdict's status,
+the failing ones, and the verdicts as the JSON every front end shows (`mention_json`,
+the one definition of that text: service/serialize.py writes built verdicts with it
+too). The rows stay JSON text until something asks for them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
+from json.encoder import encode_basestring as _str  # C; the encoder's own, ensure_ascii=False
 from typing import Any, overload
 
 from memory_enhancement.core.mentions import Mention
-from memory_enhancement.core.model import Citation
+from memory_enhancement.core.model import Citation, is_url
 from memory_enhancement.core.verdicts import FAILING, CitationCheck, Verdict
 
 # The fields of a check's row and a mention's row (`encode_check`, `encode_mention`).
@@ -71,6 +79,27 @@ def _span(value: list[int] | None) -> tuple[int, int] | None:
     return int(first), int(last)
 
 
+def mention_json(check: list[Any], said: list[Any]) -> str:
+    """A mention's verdict as `--json` and the MCP server show it (service/serialize.py's
+    `mention_dict`, encoded as `json.JSONEncoder(ensure_ascii=False)` would, character
+    for character: a test checks), from its rows."""
+    target, line, end, snippet, _, status, path, at, reason, renamed, written, candidates, _ = check
+    anchored = snippet is not None or ("://" in target and is_url(target))
+    # `null` written out: 1,500 mentions a run, eight values each.
+    return (
+        f'{{"path": {_str(target)}, "line": {"null" if line is None else line}, '
+        f'"end_line": {"null" if end is None else end}, '
+        f'"snippet": {"null" if snippet is None else _str(snippet)}, "status": {_str(status)}, '
+        f'"current_path": {"null" if path is None else _str(path)}, '
+        f'"current_line": {"null" if at is None else at}, "reason": {_str(reason)}, '
+        f'"anchored": {"true" if anchored else "false"}, '
+        f'"renamed_to": {"null" if renamed is None else _str(renamed)}, '
+        f'"mention": {_str(said[2])}, "memory_line": {said[0]}, "column": {said[1]}, '
+        f'"form": {_str(said[6])}, "written_in": {"null" if written is None else _str(written)}, '
+        f'"candidates": [{", ".join(map(_str, candidates))}]}}'
+    )
+
+
 def _rows(value: Any, fields: int) -> bool:
     """Whether a value read back from the cache is a list of rows of this many fields: its
     first row, checked (the cache seals each row it keeps with a checksum, so what it
@@ -81,19 +110,28 @@ def _rows(value: Any, fields: int) -> bool:
 
 
 class EncodedMentions(Sequence[Mention]):
-    """A memory's mentions as the cache keeps them: decoded when first read, which a
-    rerun that keeps the memory's verdicts never does (it hands the rows on)."""
+    """A memory's mentions as the cache keeps them: their rows as JSON text, read when
+    first asked for, and the mentions decoded from those, which a rerun that keeps the
+    memory's verdicts never does (it hands them on). `rooted`: whether one is written
+    from the root (verify/rooted.py asks, and need not read the rows when none is)."""
 
-    __slots__ = ("_mentions", "rows")
+    __slots__ = ("_count", "_mentions", "_rows", "_text", "rooted")
 
-    def __init__(self, rows: list[list[Any]]) -> None:
-        self.rows = rows
+    def __init__(self, text: str, count: int, rooted: bool) -> None:
+        self._text, self._count, self.rooted = text, count, rooted
+        self._rows: list[list[Any]] | None = None
         self._mentions: list[Mention] | None = None
 
-    @classmethod
-    def of(cls, rows: Any) -> EncodedMentions | None:
-        """The mentions of these rows, None when they are not rows (a damaged cache)."""
-        return cls(rows) if _rows(rows, MENTION_FIELDS) else None
+    @property
+    def rows(self) -> list[list[Any]]:
+        """The rows; ValueError when they are not this many mention rows (a format the
+        cache's version should have kept out)."""
+        if self._rows is None:
+            rows = json.loads(self._text)
+            if not _rows(rows, MENTION_FIELDS) or len(rows) != self._count:
+                raise ValueError("kept mention rows are not mention rows")
+            self._rows = rows
+        return self._rows
 
     def _decoded(self) -> list[Mention]:
         if self._mentions is None:
@@ -101,7 +139,7 @@ class EncodedMentions(Sequence[Mention]):
         return self._mentions
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return self._count
 
     @overload
     def __getitem__(self, n: int) -> Mention: ...
@@ -123,13 +161,24 @@ def mention_rows(mentions: Sequence[Mention]) -> list[list[Any]]:
 
 class Recalled:
     """A memory's verdicts on its mentions as the last run gave them, still as rows:
-    `checks[n]` the verdict on the mention of `mentions[n]`."""
+    `checks[n]` the verdict on the mention of `mentions[n]`. Kept verdicts come with
+    their checks' rows as JSON text, read when first asked for, and with what a rerun
+    reads without them: their statuses, the failing ones, and `wire`, the verdicts as
+    `mention_json` writes them, joined by ", " (None when not kept so)."""
 
-    __slots__ = ("_built", "checks", "mentions")
+    __slots__ = ("_built", "_checks", "_failing", "_mentions", "_statuses", "wire")
 
-    def __init__(self, checks: list[list[Any]], mentions: list[list[Any]]) -> None:
-        self.checks = checks
-        self.mentions = mentions
+    def __init__(
+        self,
+        checks: list[list[Any]] | str,
+        mentions: list[list[Any]] | EncodedMentions,
+        *,
+        statuses: list[str] | None = None,
+        failing: list[tuple[str, int | None, str]] | None = None,
+        wire: str | None = None,
+    ) -> None:
+        self._checks, self._mentions = checks, mentions
+        self._statuses, self._failing, self.wire = statuses, failing, wire
         self._built: tuple[CitationCheck, ...] | None = None
 
     @classmethod
@@ -140,10 +189,38 @@ class Recalled:
             return None
         return cls(checks, mentions)
 
+    @property
+    def checks(self) -> list[list[Any]]:
+        checks = self._checks
+        if isinstance(checks, str):
+            checks = json.loads(checks)
+            if not _rows(checks, CHECK_FIELDS) or len(checks) != len(self):
+                raise ValueError("kept verdict rows are not verdict rows")
+            self._checks = checks
+        return checks
+
+    @property
+    def mentions(self) -> list[list[Any]]:
+        said = self._mentions
+        return said.rows if isinstance(said, EncodedMentions) else said
+
+    @property
+    def rooted(self) -> bool:
+        """Whether a mention is written from the root (none: verify/rooted.py has nothing
+        to leave out, and need not read the rows)."""
+        said = self._mentions
+        if isinstance(said, EncodedMentions):
+            return said.rooted
+        return any(row[MENTION_ROOTED] for row in said)
+
     def __len__(self) -> int:
-        return len(self.checks)
+        if self._statuses is not None:
+            return len(self._statuses)
+        return len(self._mentions)
 
     def statuses(self) -> list[str]:
+        if self._statuses is not None:
+            return self._statuses
         return [row[STATUS] for row in self.checks]
 
     def seen(self) -> list[tuple[Any, ...]]:
@@ -153,6 +230,8 @@ class Recalled:
 
     def failing(self) -> list[tuple[str, int | None, str]]:
         """The failing verdicts' target, line and reason (a memory's `stale_citations`)."""
+        if self._failing is not None:
+            return self._failing
         return [(r[0], r[1], r[8]) for r in self.checks if r[STATUS] in FAILING]
 
     def built(self) -> tuple[CitationCheck, ...]:

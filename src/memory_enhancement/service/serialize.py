@@ -14,9 +14,14 @@ from json.encoder import encode_basestring as _str  # C; the encoder's own, ensu
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.batch_verdicts import BatchVerdicts
-from memory_enhancement.core.model import Citation, Link, Memory, is_url
+from memory_enhancement.core.model import Citation, Link, Memory
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.core.verdict_rows import Recalled, encode_check, encode_mention
+from memory_enhancement.core.verdict_rows import (
+    Recalled,
+    encode_check,
+    encode_mention,
+    mention_json,
+)
 from memory_enhancement.core.verdicts import share_of
 from memory_enhancement.service.results import Summary
 
@@ -198,7 +203,8 @@ def verification_json(result: MemoryVerification, recalled: Recalled | None = No
     if recalled is not None:
         failing += recalled.failing()
         statuses += recalled.statuses()
-        mentions = list(map(_mention_json, recalled.checks, recalled.mentions))
+        wire = recalled.wire
+        mentions = [wire] if wire else list(map(mention_json, recalled.checks, recalled.mentions))
     elif result.mentions:
         said = result.mentions
         failing += [
@@ -209,7 +215,7 @@ def verification_json(result: MemoryVerification, recalled: Recalled | None = No
         mentions = [
             encode(mention_dict(c))
             if c.mention is None
-            else _mention_json(encode_check(c), encode_mention(c.mention))
+            else mention_json(encode_check(c), encode_mention(c.mention))
             for c in said
         ]
     stale = ", ".join(
@@ -284,25 +290,6 @@ def _check_json(check: CitationCheck) -> str:
         f'"reason": {_str(check.reason)}, '
         f'"anchored": {"true" if c.snippet is not None or c.is_url else "false"}, '
         f'"renamed_to": {_opt(check.renamed_to)}}}'
-    )
-
-
-def _mention_json(check: list[Any], said: list[Any]) -> str:
-    """`mention_dict` of a verdict as its rows (core/verdict_rows.py), encoded."""
-    target, line, end, snippet, _, status, path, at, reason, renamed, written, candidates, _ = check
-    anchored = snippet is not None or ("://" in target and is_url(target))
-    # `_int` and `_opt` written out: 1,500 mentions a rerun, eight values each.
-    return (
-        f'{{"path": {_str(target)}, "line": {"null" if line is None else line}, '
-        f'"end_line": {"null" if end is None else end}, '
-        f'"snippet": {"null" if snippet is None else _str(snippet)}, "status": {_str(status)}, '
-        f'"current_path": {"null" if path is None else _str(path)}, '
-        f'"current_line": {"null" if at is None else at}, "reason": {_str(reason)}, '
-        f'"anchored": {"true" if anchored else "false"}, '
-        f'"renamed_to": {"null" if renamed is None else _str(renamed)}, '
-        f'"mention": {_str(said[2])}, "memory_line": {said[0]}, "column": {said[1]}, '
-        f'"form": {_str(said[6])}, "written_in": {"null" if written is None else _str(written)}, '
-        f'"candidates": [{", ".join(map(_str, candidates))}]}}'
     )
 
 

@@ -27,7 +27,7 @@ from memory_enhancement.core.mentions import GRAMMAR
 from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.state import State
 
-VERSION = 7  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
+VERSION = 8  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
 _GENERATION = "mention_cache"  # its key in `history_marks`, a table the history keeps
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -62,16 +62,28 @@ class Cached:
 
     @property
     def checked(self) -> Mapping[str, Any] | None:
-        """{"fp": fingerprint (`Fingerprints.of`), "paths": [...], "c": [check, ...]}, or None.
+        """The verdicts last given, or None: {"fp": fingerprint (`Fingerprints.of`),
+        "s": [status, ...], "f": [[target, line, reason] of each failing
+        one], "c": their rows, "j": their JSON as front ends show it (core/verdict_rows.py)}
+        and, while the memory file is as it was read, {"st": [size, mtime, grammar], "n":
+        its lines, "k": its mentions' count, "r": whether one is rooted, "w": their rows}.
+        "c", "w" and "j" stay JSON text: a rerun reads "j" as it is and the rows only if
+        something asks (core/verdict_rows.Recalled).
 
         Kept sealed with its CRC-32 (`_seal`): a row whose text changed since it was
         written (a damaged database) raises ValueError, as one that does not parse, and
-        is judged again. So the verdicts a rerun hands on as rows, unbuilt and unchecked
-        (core/verdict_rows.Recalled), are exactly the ones a run wrote."""
+        is judged again. So the verdicts a rerun hands on as rows, unbuilt and unchecked,
+        are exactly the ones a run wrote."""
         checked = self._checked
         if checked is not None and not isinstance(checked, dict):
             text = checked if isinstance(checked, str) else ""  # a blob, a number: damaged
-            checked = self._checked = _object(json.loads(_unseal(text)))
+            header, *parts = _unseal(text).split("\n")
+            if len(parts) != len(_PARTS):  # another version's row, or damaged
+                raise ValueError("a cached row is not in this version's form")
+            checked = self._checked = {
+                **_object(json.loads(header)),
+                **dict(zip(_PARTS, parts, strict=True)),
+            }
         return checked
 
     def with_checked(self, checked: Mapping[str, Any]) -> Cached:
@@ -81,8 +93,24 @@ class Cached:
         data = self._data if isinstance(self._data, str) else _ENCODE(self._data)
         checked = self._checked
         if checked is not None and not isinstance(checked, str):
-            checked = _seal(_ENCODE(checked))
+            checked = _seal(_joined(checked))
         return data, checked
+
+
+# The parts of a verdicts row kept as JSON text after its header, one per line (JSON
+# text holds no raw line break).
+_PARTS = ("c", "w", "j")
+
+
+def _joined(checked: Mapping[str, Any]) -> str:
+    """A verdicts row as kept: its header, then "c" and "w" as JSON and "j" as it is, each
+    on a line of its own (a part given as text, as read, is kept as it is)."""
+    header = {key: value for key, value in checked.items() if key not in _PARTS}
+    parts = [
+        value if isinstance(value := checked.get(key), str) else _ENCODE(value)
+        for key in ("c", "w")
+    ]
+    return "\n".join([_ENCODE(header), *parts, checked.get("j", "")])
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -233,41 +261,62 @@ class Fingerprints:
     """What a memory's verdicts depend on now, per run: the grammar that read its
     mentions, HEAD, git's index (its file's size and modification time), and each file
     the verdicts name (its size and modification time, or its absence). Stats only: no
-    file is read. Kept as the plain list it is and compared as one: a rerun checks
-    hundreds of memories' fingerprints, and encoding and hashing each cost more than
-    stat-ing its files (each file is stat-ed once per run: a store's mentions name the
-    same few hundred files again and again)."""
+    file is read.
+
+    Kept as one line of text per file after the run's line (`path<TAB>size:mtime`) and
+    checked file by file: a rerun checks hundreds of memories' fingerprints, and decoding
+    them from JSON lists, or encoding and hashing them, cost more than stat-ing the files
+    (each file is stat-ed once per run: a store's mentions name the same few hundred
+    files again and again)."""
 
     def __init__(self, repo_root: Path, toplevel: Path | None) -> None:
         self.root = os.path.join(str(repo_root), "")
         git_dir = toplevel / ".git" if toplevel is not None else None
         self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
-        self._stats: dict[str, list[int] | None] = {}
-        self._runs: dict[str | None, list[Any]] = {}
+        self._stats: dict[str, str] = {}
+        self._runs: dict[str | None, str] = {}
 
-    def of(self, head: str | None, paths: Sequence[str]) -> list[Any]:
-        """The fingerprint of verdicts naming `paths` (sorted, as `named_paths` gives
-        them), as JSON keeps it (lists, numbers, strings)."""
+    def of(self, head: str | None, paths: Sequence[str]) -> str | None:
+        """The fingerprint of verdicts naming `paths`; None when a path holds a tab or a
+        line break (its verdicts are then judged on every run, never kept)."""
+        if any("\t" in path or "\n" in path for path in paths):
+            return None
+        return "\n".join([self._run(head), *(f"{path}\t{self._stat(path)}" for path in paths)])
+
+    def holds(self, head: str | None, kept: Any) -> bool:
+        """Whether a fingerprint `of` gave when the verdicts were kept is the same now."""
+        if not isinstance(kept, str):
+            return False
+        run, *files = kept.split("\n")
+        if run != self._run(head):
+            return False
+        for line in files:
+            path, _, stat = line.partition("\t")
+            if self._stat(path) != stat:
+                return False
+        return True
+
+    def _run(self, head: str | None) -> str:
         run = self._runs.get(head)
         if run is None:
-            index = _stat(self.index) if self.index else None
-            run = self._runs[head] = [VERSION, GRAMMAR, head, index]
-        known, root = self._stats, self.root
-        stats = []
-        for path in paths:
-            found = known.get(path, False)
-            if found is False:
-                found = known[path] = _stat(path if path.startswith("/") else root + path)
-            stats.append(found)
-        return [run, stats]
+            index = _stat(self.index) if self.index else "-"
+            run = self._runs[head] = f"{VERSION} {GRAMMAR} {head} {index}"
+        return run
+
+    def _stat(self, path: str) -> str:
+        found = self._stats.get(path)
+        if found is None:
+            found = self._stats[path] = _stat(path if path.startswith("/") else self.root + path)
+        return found
 
 
-def _stat(file: str) -> list[int] | None:
+def _stat(file: str) -> str:
+    """A file's size and modification time as a fingerprint keeps them ("-": none)."""
     try:
         found = os.stat(file)
     except (OSError, ValueError):
-        return None
-    return [found.st_size, found.st_mtime_ns]
+        return "-"
+    return f"{found.st_size}:{found.st_mtime_ns}"
 
 
 def named_paths(checks: Iterable[CitationCheck]) -> list[str]:

@@ -20,7 +20,13 @@ from memory_enhancement.core.file_list import FileList, Resolution, normalize
 from memory_enhancement.core.mentions import GRAMMAR, URL, Mention
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta
 from memory_enhancement.core.remotes import remote_repository
-from memory_enhancement.core.verdict_rows import encode_check, mention_rows
+from memory_enhancement.core.verdict_rows import (
+    MENTION_ROOTED,
+    encode_check,
+    encode_mention,
+    mention_json,
+    mention_rows,
+)
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
@@ -152,21 +158,38 @@ class MentionJudge:
                 if self._traced(item) is not None:
                     continue  # no history for it (untracked): nothing worth keeping
                 row = now_only(item.blob)  # settled by the files now: kept for the rerun
-            paths = named_paths(checks)
-            checked: dict[str, Any] = {
-                "fp": self._fingerprint(head, paths),
-                "paths": paths,
-                "c": [encode_check(c) for c in checks],
-            }
-            if item.stamp is not None:  # the mentions as read, while the file is unchanged
-                checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
-                checked["w"] = mention_rows(read.mentions)
-                checked["n"] = item.count
-            out[item.file] = row.with_checked(checked)
+            out[item.file] = row.with_checked(self._kept(head, checks, item, read))
         cache.save(out)
 
-    def _fingerprint(self, head: str | None, paths: list[str]) -> list[Any]:
-        return self.prints.of(head, paths)
+    def _kept(
+        self, head: str | None, checks: tuple[CitationCheck, ...], item: Written, read: Written
+    ) -> dict[str, Any]:
+        """A memory's verdicts as the cache keeps them (mention_cache.Cached.checked)."""
+        rows = [encode_check(c) for c in checks]
+        checked: dict[str, Any] = {
+            "fp": self.prints.of(head, named_paths(checks)),
+            "s": [c.status._value_ for c in checks],
+            "f": [
+                [c.citation.target, c.citation.line, c.reason] for c in checks if c.status.failing
+            ],
+            "c": rows,
+            # As the JSON writer would write them ("": it writes them from the rows).
+            "j": ", ".join(
+                mention_json(row, encode_mention(c.mention))
+                for row, c in zip(rows, checks, strict=True)
+                if c.mention is not None
+            )
+            if all(c.mention is not None for c in checks)
+            else "",
+        }
+        if item.stamp is not None:  # the mentions as read, while the file is unchanged
+            said = mention_rows(read.mentions)
+            checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
+            checked["w"] = said
+            checked["n"] = item.count
+            checked["k"] = len(said)
+            checked["r"] = any(row[MENTION_ROOTED] for row in said)
+        return checked
 
     # -- verdicts -------------------------------------------------------------------
 

@@ -124,13 +124,12 @@ class MentionReader:
             return None
         try:
             checked = row.checked
-            if checked is None or checked.get("st") != [*stamp, GRAMMAR] or "w" not in checked:
+            if checked is None or checked.get("st") != [*stamp, GRAMMAR]:
                 return None
-            mentions = EncodedMentions.of(checked["w"])  # decoded only if judged again
+            # Read only if judged again (or rooted.py must look at them).
+            mentions = EncodedMentions(checked["w"], int(checked["k"]), bool(checked["r"]))
             count = int(checked["n"])
         except (ValueError, TypeError, KeyError):  # a damaged row: the file is read
-            return None
-        if mentions is None:
             return None
         return Written(memory, mentions, inside, folder, row.blob, count, stamp)
 

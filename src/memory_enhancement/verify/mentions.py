@@ -33,8 +33,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Verifiable
-from memory_enhancement.core.verdict_rows import Recalled, mention_rows
+from memory_enhancement.core.verdict_rows import EncodedMentions, Recalled, mention_rows
 from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
@@ -90,8 +91,8 @@ class MentionChecker:
                 checked: Any = row.checked
             except ValueError:
                 continue  # damaged: judged again and rewritten
-            if checked is not None and checked["fp"] == prints.of(head, checked["paths"]):
-                recalled = Recalled.of(checked["c"], mention_rows(item.mentions))
+            if checked is not None and prints.holds(head, checked.get("fp")):
+                recalled = _recalled(checked, item.mentions)
                 if recalled is not None:  # else damaged: judged again and rewritten
                     kept[n] = recalled
         todo = [None if n in kept else item for n, item in enumerate(found)]
@@ -110,3 +111,17 @@ class MentionChecker:
 
             self._listed = files_now(self.git, self.repo)
         return self._listed
+
+
+def _recalled(checked: Any, mentions: Sequence[Mention]) -> Recalled | None:
+    """The kept verdicts on these mentions (as read, or as the cache kept them), None when
+    they do not pair up (the memory is then judged again)."""
+    try:
+        statuses, failing, wire = checked["s"], checked["f"], checked["j"]
+        if not isinstance(statuses, list) or len(statuses) != len(mentions):
+            return None
+        said = mentions if isinstance(mentions, EncodedMentions) else mention_rows(mentions)
+        failed = [(target, line, reason) for target, line, reason in failing]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return Recalled(checked["c"], said, statuses=statuses, failing=failed, wire=wire)

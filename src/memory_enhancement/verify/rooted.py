@@ -75,6 +75,8 @@ class Folders:
         path from the root may be the author's clone (`/workspaces/LoRAIro/src/...`,
         NEXTAltair/LoRAIro's) and stays. Kept verdicts are read as their rows."""
         if isinstance(checks, Recalled):
+            if not checks.rooted:
+                return checks
             keep = [
                 n
                 for n, (check, said) in enumerate(zip(checks.checks, checks.mentions, strict=True))
@@ -109,6 +111,8 @@ def _on_machine(mentions: Sequence[Mention]) -> bool:
     """Whether any of these mentions is a path from the root under a machine's folder;
     mentions a rerun took from the cache are asked as their rows (not decoded for it)."""
     if isinstance(mentions, EncodedMentions):
+        if not mentions.rooted:
+            return False
         rows = mentions.rows
         return any(row[MENTION_ROOTED] and on_machine(row[MENTION_PATH]) for row in rows)
     return any(m.rooted and on_machine(m.path) for m in mentions)
