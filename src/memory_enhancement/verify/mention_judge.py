@@ -254,7 +254,7 @@ class MentionJudge:
         ]
         if not needed:
             return None
-        return item if len(needed) == len(item.mentions) else replace(item, mentions=needed)
+        return item if len(needed) == len(item.mentions) else item.with_mentions(needed)
 
     def _settled(self, mention: Mention, folder: str) -> CitationCheck | None:
         """What the files now say of a file mention (asked twice per mention a run: which

@@ -14,7 +14,6 @@ import functools
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import GRAMMAR, Mention, find_mentions, may_mention
@@ -28,17 +27,31 @@ from memory_enhancement.verify.mention_cache import Cached, MentionFree
 from memory_enhancement.verify.repo import Repository
 
 
-@dataclass
 class Written:
-    """One memory's mentions, and the memory file they were read from."""
+    """One memory's mentions, and the memory file they were read from. (A plain class:
+    every verify-all with mentions imports this module, and making a dataclass costs half
+    a millisecond.)"""
 
-    memory: Memory
-    mentions: Sequence[Mention]  # read from the file, or as the cache kept them
-    file: str  # relative to the git work tree ("" when outside it)
-    folder: str  # the memory's folder relative to the repository root (for ../ links)
-    blob: str
-    count: int = 0  # its number of lines, as git counts them
-    stamp: tuple[int, int] | None = None  # (size, mtime_ns) when read, for the next run
+    __slots__ = ("blob", "count", "file", "folder", "memory", "mentions", "stamp")
+
+    def __init__(
+        self,
+        memory: Memory,
+        mentions: Sequence[Mention],  # read from the file, or as the cache kept them
+        file: str,  # relative to the git work tree ("" when outside it)
+        folder: str,  # the memory's folder relative to the repository root (for ../ links)
+        blob: str,
+        count: int = 0,  # its number of lines, as git counts them
+        stamp: tuple[int, int] | None = None,  # (size, mtime_ns) when read, for the next run
+    ) -> None:
+        self.memory, self.mentions, self.file, self.folder = memory, mentions, file, folder
+        self.blob, self.count, self.stamp = blob, count, stamp
+
+    def with_mentions(self, mentions: Sequence[Mention]) -> Written:
+        """The same memory file with only these of its mentions."""
+        return Written(
+            self.memory, mentions, self.file, self.folder, self.blob, self.count, self.stamp
+        )
 
 
 class MentionReader:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.file_mentions import on_machine
@@ -64,7 +63,7 @@ class Folders:
         out: list[Written | None] = []
         for item in found:
             if item is not None and _on_machine(item.mentions):
-                item = replace(item, mentions=[m for m in item.mentions if self._ours(m)])
+                item = item.with_mentions([m for m in item.mentions if self._ours(m)])
             out.append(item)
         return out
 
