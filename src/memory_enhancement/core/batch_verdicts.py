@@ -98,9 +98,11 @@ class BatchVerdicts(Sequence[MemoryVerification]):
     def _result(self, i: int, mentions: tuple[CitationCheck, ...]) -> MemoryVerification:
         batch = self.batch
         path = batch.paths[i]
-        rows = range(batch.starts[i], batch.starts[i + 1])
-        checks = tuple(self.checks.get(k) or held(batch.citation(k)) for k in rows)
         file = self.file_prefix + path + ".md"
+        start, end = batch.starts[i], batch.starts[i + 1]
+        if start == end:  # most memories with mentions cite nothing in a table
+            return MemoryVerification(path, (), mentions, file, ())
+        checks = tuple(self.checks.get(k) or held(batch.citation(k)) for k in range(start, end))
         return MemoryVerification(path, checks, mentions, file, batch.lines_of(i))
 
     # -- read without building --------------------------------------------------------

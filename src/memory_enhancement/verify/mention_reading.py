@@ -150,7 +150,7 @@ class MentionReader:
         """The memory file's path in the git work tree ("" outside it), and its folder
         relative to the repository root (for `../` paths). Lexical, from where the store
         lies, worked out once per store folder (a memory path is a clean relative path)."""
-        where, name = os.path.split(memory.path)
+        where, _, name = memory.path.rpartition("/")
         found = self._folders.get(where)
         if found is None:
             found = self._folders[where] = self._folder_places(where)

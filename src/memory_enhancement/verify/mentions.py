@@ -121,7 +121,7 @@ def _recalled(checked: Any, mentions: Sequence[Mention]) -> Recalled | None:
         if not isinstance(statuses, list) or len(statuses) != len(mentions):
             return None
         said = mentions if isinstance(mentions, EncodedMentions) else mention_rows(mentions)
-        failed = [(target, line, reason) for target, line, reason in failing]
+        failed = [(target, line, reason) for target, line, reason in failing] if failing else []
     except (KeyError, TypeError, ValueError):
         return None
     return Recalled(checked["c"], said, statuses=statuses, failing=failed, wire=wire)
