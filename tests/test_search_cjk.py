@@ -289,3 +289,17 @@ def test_every_cjk_range_is_told_from_dashes_arrows_and_emoji_by_the_quick_byte_
     for text in ("dash — arrow → check ✅ rocket 🚀 …", "café naïve Ωmega", "box ─ │ ┌", "\ud800"):
         assert not cjk.has_cjk(text)
     assert cjk.has_cjk("設定ファイル") and cjk.has_cjk("한국어") and not cjk.has_cjk("plain")
+
+
+def test_a_chinese_question_found_by_its_words_shows_them_in_bold_where_they_meet(
+    tmp_path: Path,
+) -> None:
+    # In the style of Await-d/TgGod's checklist (MIT), written for this test: a question
+    # in one run of hanzi ("how to check the service is up") is no phrase of the memory;
+    # the bigrams it was found by are what the snippet shows, not the memory's first line.
+    filler = "代码符合项目风格约定，添加必要的中文注释和文档字符串，类型注解完整。" * 4
+    notes = {"ops/checklist": ("任务完成清单", filler + "部署后：服务集成检查，容器正常启动。")}
+    service = titled_notes_service(tmp_path, notes)
+    (hit,) = [r.hit for r in service.search("如何检查服务是否正常", mode="lexical")]
+    assert "**服务**" in hit.snippet and "**检查**" in hit.snippet
+    assert hit.snippet.startswith("…")  # the window where they meet, not the top

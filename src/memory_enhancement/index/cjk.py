@@ -285,6 +285,19 @@ def query_terms(word: str) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+def pair_needles(needles: list[str]) -> list[str]:
+    """The pairs `query_terms` searched a needle's longer CJK pieces by, to highlight when
+    no needle stands whole in a memory: a Chinese question is one run of hanzi
+    (`如何检查服务是否正常`), found by the words it shares (`检查`, `服务`), and its snippet
+    was the memory's first line with nothing in bold (Await-d/TgGod)."""
+    found: list[str] = []
+    for needle in needles:
+        pairs = bigrams(needle) if has_cjk(needle) else []
+        if len(pairs) > 2:
+            found += pairs[::2] if len(pairs) == 3 else pairs
+    return list(dict.fromkeys(found))
+
+
 def needles(query: str) -> list[str]:
     """What a snippet highlights for a query: its words, and the CJK pieces inside them."""
     found: list[str] = []

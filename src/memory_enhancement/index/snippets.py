@@ -8,7 +8,7 @@ doubling the text's own `**`.
 
 from __future__ import annotations
 
-from memory_enhancement.index.cjk import composed
+from memory_enhancement.index.cjk import composed, pair_needles
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cjk.py)
 if TYPE_CHECKING:
@@ -25,8 +25,7 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     """
     content = composed(content)  # as segment() indexed it
     folded = content.lower()
-    firsts = ((next(_places(folded, n), -1), n) for n in {n.lower() for n in needles if n})
-    found = sorted((at, -len(n), n) for at, n in firsts if at >= 0)
+    found = _firsts(folded, needles) or _firsts(folded, pair_needles(needles))
     if not found:
         start, end = 0, before + after
     else:
@@ -44,6 +43,12 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
         pattern = "|".join(_pattern(n) for n in longest)
         marked = re.sub(f"((?:{pattern})+)", f"{OPEN}\\1{CLOSE}", window, flags=re.IGNORECASE)
     return emphasised(("…" if start > 0 else "") + marked + ("…" if end < len(content) else ""))
+
+
+def _firsts(folded: str, needles: list[str]) -> list[tuple[int, int, str]]:
+    """Each needle the text holds, by its first place (longest first at one place)."""
+    firsts = ((next(_places(folded, n), -1), n) for n in {n.lower() for n in needles if n})
+    return sorted((at, -len(n), n) for at, n in firsts if at >= 0)
 
 
 def _densest(folded: str, found: list[str], span: int, most: int = 200) -> int:
