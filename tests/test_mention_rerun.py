@@ -258,3 +258,31 @@ def test_verdicts_kept_by_a_run_that_failed_before_its_history_are_compared_next
     assert all(isinstance(m, Recalled) for m in again.mentions.values())  # as the cache kept
     recorded = history_reading.verdicts(state, "notes")
     assert [row[5] for row in recorded if row[4] == "src/app.py:20"] == ["stale", "valid"]
+
+
+def test_a_rerun_in_text_builds_only_the_memories_with_something_to_show(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text output and annotations list only memories with a failing, moved or undecided
+    verdict: a memory whose mentions all hold is passed over without decoding its kept
+    rows (500 memories on a real store)."""
+    from memory_enhancement.cli.verify_render import not_settled, worth_showing
+    from memory_enhancement.core import verdict_rows
+
+    repo.write_lines(f"{STORE}/fine.md", ["# Fine", "", "The app is `src/app.py`."])
+    repo.commit("a memory whose mention holds")
+    state = State(repo.root / "state.db")
+    first = verify_all(repo, state)
+    assert [r.path for r in first if worth_showing(r)] == ["notes"]
+    decoded: list[object] = []
+    real = verdict_rows.decode_mention
+
+    def counting(row: list[object]) -> object:
+        decoded.append(row)
+        return real(row)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verdict_rows, "decode_mention", counting)
+    second = verify_all(repo, state)
+    assert [r.path for r in not_settled(second)] == ["notes"]
+    notes = next(r for r in first if r.path == "notes")
+    assert len(decoded) == len(notes.mentions) == 8  # notes.md's alone, not fine.md's one

@@ -34,14 +34,15 @@ _UNDECIDED = ("ambiguous", "unchecked", "in_submodule")
 
 def not_settled(results: Any) -> Any:
     """The results worth reading for what failed or moved: of a whole-store run's lazy
-    results, a memory whose citations all held on their lines (and has no mention) is
-    passed over without being built."""
+    results, a memory whose citations all held on their lines (and has no mention), or
+    that has nothing to look at (`quiet`: what `worth_showing` passes over), is passed
+    over without being built."""
     settled = getattr(results, "settled", None)
     if settled is None:
         yield from results
         return
     for j in range(len(results)):
-        if settled(j) is None:
+        if settled(j) is None and not results.quiet(j):
             yield results[j]
 
 

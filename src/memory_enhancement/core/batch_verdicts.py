@@ -175,6 +175,17 @@ class BatchVerdicts(Sequence[MemoryVerification]):
             rows[k][0] not in judged for k in range(self.batch.starts[i], self.batch.starts[i + 1])
         )
 
+    def quiet(self, j: int) -> bool:
+        """Whether the `j`th memory has nothing to look at: no citation failed or moved, and
+        every mention is valid. Text output and annotations pass over such a memory without
+        building it (a rerun would otherwise decode the kept rows of 500 memories for it)."""
+        i = self.order[j]
+        for k in range(self.batch.starts[i], self.batch.starts[i + 1]):
+            check = self.checks.get(k)
+            if check is not None and (check.status.failing or check.status is Verdict.MOVED):
+                return False
+        return all(status == "valid" for status in _statuses(self.mentions.get(i, ())))
+
     def statuses(self, j: int) -> list[str]:
         """The `j`th memory's verdicts, as statuses (mentions included)."""
         i = self.order[j]
