@@ -66,6 +66,21 @@ def verify_all(repo: GitRepo, state: State, *, include_mentions: bool = True) ->
     return results
 
 
+def count_decoded(monkeypatch: pytest.MonkeyPatch) -> list[list[object]]:
+    """The mention rows decoded into a `Mention` from now on, each as it is decoded."""
+    from memory_enhancement.core import verdict_rows
+
+    decoded: list[list[object]] = []
+    real = verdict_rows.decode_mention
+
+    def counting(row: list[object]) -> object:
+        decoded.append(row)
+        return real(row)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verdict_rows, "decode_mention", counting)
+    return decoded
+
+
 def test_a_rerun_writes_what_the_first_run_wrote_from_the_rows_it_kept(repo: GitRepo) -> None:
     state = State(repo.root / "state.db")
     first = verify_all(repo, state)
@@ -140,21 +155,13 @@ def test_a_rerun_writes_its_json_without_building_a_mention(
     """The rows are read as they are, machine paths looked for in them too: a rerun decodes
     no `Mention` to answer `--json` (1,500 of them on a real store) but those of a memory
     that names a path on a machine (left out again)."""
-    from memory_enhancement.core import verdict_rows
 
     plain = repo.store_root / "plain.md"
     plain.write_text(plain.read_text() + "Logs go to `/tmp/app.log`.\n", encoding="utf-8")
     repo.commit("a machine's path")
     state = State(repo.root / "state.db")
     first = list(verifications_json(verify_all(repo, state)))
-    decoded: list[object] = []
-    real = verdict_rows.decode_mention
-
-    def counting(row: list[object]) -> object:
-        decoded.append(row)
-        return real(row)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(verdict_rows, "decode_mention", counting)
+    decoded = count_decoded(monkeypatch)
     assert list(verifications_json(verify_all(repo, state))) == first
     assert [row[3] for row in decoded] == ["tmp/app.log"]  # plain.md's, not notes.md's
 
@@ -267,21 +274,13 @@ def test_a_rerun_in_text_builds_only_the_memories_with_something_to_show(
     verdict: a memory whose mentions all hold is passed over without decoding its kept
     rows (500 memories on a real store)."""
     from memory_enhancement.cli.verify_render import not_settled, worth_showing
-    from memory_enhancement.core import verdict_rows
 
     repo.write_lines(f"{STORE}/fine.md", ["# Fine", "", "The app is `src/app.py`."])
     repo.commit("a memory whose mention holds")
     state = State(repo.root / "state.db")
     first = verify_all(repo, state)
     assert [r.path for r in first if worth_showing(r)] == ["notes"]
-    decoded: list[object] = []
-    real = verdict_rows.decode_mention
-
-    def counting(row: list[object]) -> object:
-        decoded.append(row)
-        return real(row)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(verdict_rows, "decode_mention", counting)
+    decoded = count_decoded(monkeypatch)
     second = verify_all(repo, state)
     assert [r.path for r in not_settled(second)] == ["notes"]
     notes = next(r for r in first if r.path == "notes")
