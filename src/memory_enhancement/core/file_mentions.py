@@ -13,7 +13,9 @@ path, another project's).
 The form is narrow on purpose, because a path-shaped string in prose is often not a
 file of this repository:
 
-- the whole inline code span is the path (`` `x/y.py` ``, not `` `cat x/y.py` ``);
+- the whole inline code span is the path (`` `x/y.py` ``, not `` `cat x/y.py` ``), or
+  the whole bold span (`**x/y.py**`, `__x/y.py__`: 142 over 121 fetched stores, 131 of them
+  files of the repository and 7 deleted since; docs/benchmarks.md, "Session 30");
 - it has a folder (`src/app.py`; a bare `package.json` names a file of every project),
   or is written from the root (below);
 - its last segment has an extension, as every mention's path (core/mentions.py);
@@ -47,30 +49,39 @@ _SYSTEM = (
 _ON_MACHINE = re.compile(rf"({_SYSTEM})/")
 
 
-def _span(name: str) -> str:
-    """The pattern of a file mention whose segments are made of `name`'s characters; a
-    route folder may be a segment (`[id]`, `(auth)`), as in every mention's path. From the
-    root (`/`), a name needs no folder (`/package.json`, not `/.env`)."""
+def _path(name: str) -> str:
+    """The pattern of a file mention's path whose segments are made of `name`'s
+    characters, after an optional root (group `root`); a route folder may be a segment
+    (`[id]`, `(auth)`), as in every mention's path. From the root (`/`), a name needs no
+    folder (`/package.json`, not `/.env`)."""
     folder = rf"(?:{name}+|{prose.BRACKETED}|\([A-Za-z0-9_.-]+\))/"
     last = rf"(?:{prose.BRACKETED})?{name}*"
     folders = rf"(?(root)(?:(?:{folder})+{last}|{name}+)|(?:\./)?(?:{folder})+{last})"
-    path = rf"{folders}\.[A-Za-z][A-Za-z0-9]{{0,9}}"
-    # The backtick first, then the look behind it: a pattern opening with a literal is
-    # searched for that character alone (the look first made indexing 7% costlier).
-    return rf"`(?<!``)(?P<root>/)?(?P<path>{path})`(?!`)"
+    return rf"(?P<root>/)?(?P<path>{folders}\.[A-Za-z][A-Za-z0-9]{{0,9}})"
 
 
 # Names in any script (`docs/要件定義書_EscapeNine.md`, a real memory's), as git keeps them.
-_SPAN = re.compile(_span(r"[\w.@+-]"))
-HINT = _SPAN
+_NAME = r"[\w.@+-]"
+# Each form opens with a literal, then looks behind it: a pattern opening with a literal is
+# searched for that literal alone (the look first made indexing 7% costlier). `__` is bold
+# only off a word (`a__b.py__` is not), as markdown reads it.
+_SPAN = re.compile(rf"`(?<!``){_path(_NAME)}`(?!`)")
+_STARS = re.compile(rf"\*\*{_path(_NAME)}\*\*")
+_UNDERSCORES = re.compile(rf"__(?<!\w__){_path(_NAME)}__(?!\w)")
+_FORMS = (_SPAN, _STARS, _UNDERSCORES)
+HINTS = _FORMS  # where a memory's text may hold one (core/mentions.find_mentions)
 # Whether a memory may hold one (core/mentions.may_mention), in its bytes: a looser form
 # (anything after the first folder; any byte of a UTF-8 sequence in a name) that takes
 # every file mention, and costs indexing a third of the exact one (the index reads every
-# memory's bytes through it).
-HINT_BYTES = re.compile(
-    rb"`(?<!``)(?:/|(?:\./)?[A-Za-z0-9_.@+\x80-\xff\[\]()-]+/)[^`\s]*\.[A-Za-z][A-Za-z0-9]{0,9}`"
+# memory's bytes through it). The backticked form is searched first (nearly half of real
+# memories hold one) and the bold ones last (few memories hold one; STRONG_BYTES).
+_FOLDER = rb"(?:/|(?:\./)?[A-Za-z0-9_.@+\x80-\xff\[\]()-]+/)"
+_EXTENSION = rb"\.[A-Za-z][A-Za-z0-9]{0,9}"
+HINT_BYTES = re.compile(rb"`(?<!``)" + _FOLDER + rb"[^`\s]*" + _EXTENSION + rb"`")
+STRONG_BYTES = tuple(
+    re.compile(bold + _FOLDER + rb"[^`*\s]*" + _EXTENSION + bold) for bold in (rb"\*\*", rb"__")
 )
-PATTERN = _SPAN.pattern  # for the grammar's checksum (core/mentions.GRAMMAR)
+PATTERN = "\0".join(form.pattern for form in _FORMS)  # for the checksum (mentions.GRAMMAR)
 # A first segment naming a host: `github.com/owner/repo/README.md` is a web address, and
 # `gopkg.in/yaml.v3` a Go module.
 _HOST = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|ai|app|co|in)/")
@@ -80,12 +91,13 @@ def find_in_line(raw: str) -> list[tuple[int, str, bool]]:
     """The file mentions of one line of a memory: (column of the path, the path, whether
     it is written from the root: a `/` before the column)."""
     found = []
-    for m in _SPAN.finditer(raw):
-        path = m["path"]
-        if ".." in path.split("/") or _HOST.match(path) or "//" in path:
-            continue
-        found.append((m.start("path"), path, m["root"] is not None))
-    return found
+    for form in _FORMS if "*" in raw or "__" in raw else _FORMS[:1]:
+        for m in form.finditer(raw):
+            path = m["path"]
+            if ".." in path.split("/") or _HOST.match(path) or "//" in path:
+                continue
+            found.append((m.start("path"), path, m["root"] is not None))
+    return sorted(found) if len(found) > 1 else found
 
 
 def on_machine(path: str) -> str | None:

@@ -14,7 +14,7 @@ Forms, each with or without backticks:
     path#LL  path#LL-LE  path#LLCc-LECc        (markdown links, GitHub anchors)
     https://github.com/OWNER/NAME/blob/REF/path#LL-LE   (GitLab: /-/blob/)
     `path` lines L-E, path (L12), Line L of `path`, path（行L-E）  (core/prose_mentions.py)
-    `src/app.py`   (a whole file, no line: core/file_mentions.py)
+    `src/app.py`   **src/app.py**   (a whole file, no line: core/file_mentions.py)
 
 A path is `/`-joined ASCII segments whose last one has an extension. What comes
 before it must not continue a path or a word in ASCII, so CJK text may touch it
@@ -65,12 +65,17 @@ _NEWLINE = re.compile(r"\n")
 # Where a mention may be: `.ext:digit`, `.ext#Ldigit`, a backticked path, or prose's forms
 # (CJK ones off ASCII).
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
-_ASCII = (_HINT, files.HINT, *prose.ASCII_HINTS)
+_ASCII = (_HINT, *files.HINTS, *prose.ASCII_HINTS)
 _SCANS = {True: _ASCII, False: (*_ASCII, *prose.CJK_HINTS)}
-# In bytes, for may_mention: a file mention's hint first (nearly half of real memories hold
-# one, and the search stops at the first hint found), in a form of its own (file_mentions).
+# In bytes, for may_mention: a backticked file mention's hint first (nearly half of real
+# memories hold one, and the search stops at the first hint found), a bold one's last (few
+# do), in forms of their own (file_mentions).
 _SCANS_BYTES = {
-    k: (files.HINT_BYTES, *(re.compile(h.pattern.encode()) for h in v if h is not files.HINT))
+    k: (
+        files.HINT_BYTES,
+        *(re.compile(h.pattern.encode()) for h in v if h not in files.HINTS),
+        *files.STRONG_BYTES,
+    )
     for k, v in _SCANS.items()
 }
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
@@ -207,7 +212,7 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
     for f in prose.find_in_line(raw, _is_file, european):  # not `(line 10)` again after `x.py:10`
         if not any(x < f[0] + len(f[1]) and f[0] < y for x, y in taken):
             found.append(Mention(number, *f, in_code=in_code))
-    if not in_code and "`" in raw:  # a whole file: `src/app.py`, not in a code block
+    if not in_code and ("`" in raw or "**" in raw or "__" in raw):  # a whole file: `src/app.py`
         taken = [(f.column, f.column + len(f.text)) for f in found] + urls
         for at, path, rooted in files.find_in_line(raw):
             if not any(x < at + len(path) and at < y for x, y in taken):
