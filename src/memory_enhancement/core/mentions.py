@@ -275,11 +275,13 @@ def _is_file(path: str) -> bool:
 # -- rewriting (--fix) -----------------------------------------------------------
 
 
-def relocated(mention: Mention, line: int | None, end: int | None, path: str | None = None) -> str:
+def relocated(
+    mention: Mention, line: int | None, end: int | None, path: str | None = None, was: str = ""
+) -> str:
     """The mention's text with new line numbers (and path), every other character kept:
     `#L` links stay `#L` links, a column or an en dash stays as written, and so does the
-    root a new path is written from (`./`, `/`, an editor's `@`). A file mention has no
-    line to change (`line` is None)."""
+    way a new path is written to the file (`as_written`; `was`: the file the path as
+    written named). A file mention has no line to change (`line` is None)."""
     edits: list[tuple[tuple[int, int], str]] = []
     if mention.start_at is not None and line is not None:
         edits.append((mention.start_at, str(line)))
@@ -287,16 +289,25 @@ def relocated(mention: Mention, line: int | None, end: int | None, path: str | N
         edits.append((mention.end_at, str(end if end is not None else line)))
     if path is not None and mention.path_at is not None:
         a, b = mention.path_at
-        edits.append((mention.path_at, as_written(mention.text[a:b], path)))
+        edits.append((mention.path_at, as_written(mention.text[a:b], path, was)))
     text = mention.text
     for (a, b), new in sorted(edits, reverse=True):
         text = text[:a] + new + text[b:]
     return text
 
 
-def as_written(written: str, path: str) -> str:
-    """A new (repository-relative) path written from the root as `written` is: `./src/a.py`
-    renamed stays `./`, `/src/a.py` keeps its `/`, `@src/a.py` its `@`."""
+def as_written(written: str, path: str, was: str = "") -> str:
+    """A new (repository-relative) path written the way `written` reaches the file it
+    named (`was`, repository-relative): what leads to the root is kept, and only the
+    file's path after it changes. `./src/a.py` renamed stays `./`, `/src/a.py` keeps its
+    `/`, `@src/a.py` its `@`, a relative link `../../src/a.py` its `../../` (a link from the
+    memory's folder: the repository-relative path would not reach the file from there),
+    an author's clone `/home/me/repo/src/a.py` its folders. A partial path (`a.py` for
+    `src/a.py`) is written in full: a partial one might name another file now."""
+    if was and written.endswith(was):
+        lead = written[: len(written) - len(was)]
+        if not lead or lead.endswith("/") or lead == "@":
+            return lead + path
     root = _ROOTED.match(written)
     prefix = root[0] if root else ""
     return path if path.startswith(prefix) else prefix + path
