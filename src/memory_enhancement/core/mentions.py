@@ -65,17 +65,12 @@ _NEWLINE = re.compile(r"\n")
 # Where a mention may be: `.ext:digit`, `.ext#Ldigit`, a backticked path, or prose's forms
 # (CJK ones off ASCII).
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
-_ASCII = (_HINT, *files.HINTS, *prose.ASCII_HINTS)
+_ASCII = (_HINT, files.HINT, *prose.ASCII_HINTS)
 _SCANS = {True: _ASCII, False: (*_ASCII, *prose.CJK_HINTS)}
-# In bytes, for may_mention: a backticked file mention's hint first (nearly half of real
-# memories hold one, and the search stops at the first hint found), a bold one's last (few
-# do), in forms of their own (file_mentions).
+# In bytes, for may_mention: a file mention's hint first (nearly half of real memories hold
+# one, and the search stops at the first hint found), in a form of its own (file_mentions).
 _SCANS_BYTES = {
-    k: (
-        files.HINT_BYTES,
-        *(re.compile(h.pattern.encode()) for h in v if h not in files.HINTS),
-        *files.STRONG_BYTES,
-    )
+    k: (files.HINT_BYTES, *(re.compile(h.pattern.encode()) for h in v if h is not files.HINT))
     for k, v in _SCANS.items()
 }
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
@@ -140,7 +135,7 @@ def may_mention(data: bytes) -> bool:
     """Whether a memory file's bytes may hold a mention at all (checked before decoding:
     most memories mention nothing, and a verify-all reads them all)."""
     ascii = data.isascii()
-    if any(h.search(data) for h in _SCANS_BYTES[ascii]):
+    if any(h.search(data) for h in _SCANS_BYTES[ascii]) or files.bold_in(data):
         return True
     return not ascii and prose.european(data) and prose.eu_hint_bytes().search(data) is not None
 
@@ -157,6 +152,8 @@ def find_mentions(text: str) -> list[Mention]:
     ascii = text.isascii()
     european = not ascii and prose.european(text.encode())
     scans = (*_SCANS[ascii], prose.eu_hint()) if european else _SCANS[ascii]
+    if "**" in text or "__" in text:  # a file mention in bold (file_mentions.bold)
+        scans = (*scans, *files.bold())
     hits = sorted(m.start() for h in scans for m in h.finditer(text))
     if not hits:
         return []
