@@ -87,3 +87,40 @@ def test_a_new_path_keeps_what_leads_to_the_root_and_a_partial_path_is_written_i
     assert as_written("b/x.py", "c/x.py", "a/b/x.py") == "c/x.py"  # a partial path: in full
     assert as_written("./b/x.py", "a/c/x.py", "a/b/x.py") == "./a/c/x.py"
     assert as_written("xsrc/b.py", "pkg/b.py", "src/b.py") == "pkg/b.py"  # not a folder's end
+
+
+def test_a_file_named_through_the_authors_clone_of_the_repository_is_verified(
+    tmp_path: Path,
+) -> None:
+    """`/workspaces/<name>/src/a.py`, `/home/me/<name>/...`, `/Users/me/work/<name>/...`
+    (`<name>`: the work tree's folder, or the origin remote's repository) name the file
+    below that folder; a machine path under another folder is still left out, and one
+    under the repository's name that names no file is `skipped`."""
+    repo = GitRepo(tmp_path / "project")
+    repo.git("remote", "add", "origin", "git@github.com:owner/Upstream.git")
+    for name in ["src/a.py", "src/b.py", "README.md"]:
+        repo.write_lines(name, code(name, 20))
+    repo.commit("code")
+    repo.write_lines(f"{STORE}/notes.md", [
+        "# Notes", "",
+        "- `/workspaces/project/src/a.py` and `/home/me/project/README.md`",
+        "- `/Users/me/work/upstream/src/b.py` (the origin's) and **/home/me/project/src/b.py**",
+        "- `/home/me/project/docs/plan.md` never was; `/home/me/other/src/a.py` is another's",
+    ])  # fmt: skip
+    repo.commit("memory")
+    (repo.root / "pkg").mkdir()
+    repo.mv("src/b.py", "pkg/b.py")
+    repo.commit("b moved")
+    found = json.loads(cli(repo, "verify-all", "--json").stdout)
+    said = {c["mention"]: (c["status"], c["current_path"]) for m in found for c in m["mentions"]}
+    assert said == {
+        "workspaces/project/src/a.py": ("valid", "src/a.py"),
+        "home/me/project/README.md": ("valid", "README.md"),
+        "Users/me/work/upstream/src/b.py": ("moved", "pkg/b.py"),
+        "home/me/project/src/b.py": ("moved", "pkg/b.py"),
+        "home/me/project/docs/plan.md": ("skipped", None),
+    }
+    done = cli(repo, "verify-all", "--fix")
+    assert done.returncode in (0, 1), done.stderr
+    text = (repo.root / STORE / "notes.md").read_text()
+    assert "`/Users/me/work/upstream/pkg/b.py`" in text and "**/home/me/project/pkg/b.py**" in text

@@ -83,8 +83,9 @@ _HOST_ENDINGS = frozenset({
 # 5: `~/` paths, names told apart by their neighbours, endings no file has; 6: `~/` paths only
 # under a folder named as the repository; 7: not on a citations table's rows, see
 # verify/mention_reading.py; 8: still on a prose line with an inline citation; 9: whole files;
-# 10: whole files from the root said so (`rooted`), a machine's too, no folder; Go modules not).
-REVISION = 10
+# 10: whole files from the root said so (`rooted`), a machine's too, no folder; Go modules not;
+# 11: paths in bold, and a path through the author's clone of the repository resolved).
+REVISION = 11
 GRAMMAR = zlib.crc32(
     "\0".join((str(REVISION), _MENTION.pattern, files.PATTERN, *prose.PATTERNS)).encode()
 )
