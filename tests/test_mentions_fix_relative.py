@@ -94,8 +94,9 @@ def test_a_file_named_through_the_authors_clone_of_the_repository_is_verified(
 ) -> None:
     """`/workspaces/<name>/src/a.py`, `/home/me/<name>/...`, `/Users/me/work/<name>/...`
     (`<name>`: the work tree's folder, or the origin remote's repository) name the file
-    below that folder; a machine path under another folder is still left out, and one
-    under the repository's name that names no file is `skipped`."""
+    below that folder. One under another folder is still left out, and so is a machine's
+    path under the repository's name that names no file of it (`/etc/<name>/x.toml`); a
+    path under `/workspaces/<name>/` that names none is `skipped`."""
     repo = GitRepo(tmp_path / "project")
     repo.git("remote", "add", "origin", "git@github.com:owner/Upstream.git")
     for name in ["src/a.py", "src/b.py", "README.md"]:
@@ -105,7 +106,8 @@ def test_a_file_named_through_the_authors_clone_of_the_repository_is_verified(
         "# Notes", "",
         "- `/workspaces/project/src/a.py` and `/home/me/project/README.md`",
         "- `/Users/me/work/upstream/src/b.py` (the origin's) and **/home/me/project/src/b.py**",
-        "- `/home/me/project/docs/plan.md` never was; `/home/me/other/src/a.py` is another's",
+        "- `/workspaces/project/docs/plan.md` and `/home/me/project/docs/plan.md` never were;",
+        "- `/home/me/other/src/a.py` is another's, `/etc/project/x.toml` the machine's",
     ])  # fmt: skip
     repo.commit("memory")
     (repo.root / "pkg").mkdir()
@@ -118,7 +120,7 @@ def test_a_file_named_through_the_authors_clone_of_the_repository_is_verified(
         "home/me/project/README.md": ("valid", "README.md"),
         "Users/me/work/upstream/src/b.py": ("moved", "pkg/b.py"),
         "home/me/project/src/b.py": ("moved", "pkg/b.py"),
-        "home/me/project/docs/plan.md": ("skipped", None),
+        "workspaces/project/docs/plan.md": ("skipped", None),
     }
     done = cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr

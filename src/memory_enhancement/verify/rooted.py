@@ -113,8 +113,13 @@ class Folders:
 
     def _left_out(self, status: str, rooted: bool, path: str) -> bool:
         """Whether a verdict is on a library's id or a web route: one that found no file,
-        on a path from the root of one folder and a name, under a folder not here."""
-        return status in _NO_FILE and rooted and self._elsewhere(path)
+        on a path from the root of one folder and a name, under a folder not here; or on a
+        machine's path kept for a folder named as the repository that named no file of it
+        (`/etc/pane/services.toml` in lane-core/pane: the system's, not the clone's)."""
+        if status not in _NO_FILE or not rooted:
+            return False
+        folder = on_machine(path)
+        return self._elsewhere(path) or (folder is not None and not self.has(folder, tracked=True))
 
     def _elsewhere(self, path: str) -> bool:
         """A path of one folder and a name under a first folder the repository has not."""
