@@ -28,7 +28,7 @@ def test_a_bold_span_that_is_a_path_with_a_folder_is_a_file_mention_and_nothing_
         "See **src/app/handler.py**, __lib/x_y.dart__ and **/docs/PRD.md** (from the root).",
         "Not: **package.json**, **Edit src/a.py**, **../up/x.py**, **github.com/o/r/a.md**,",
         "**~/x/y.md**, a__b/c.py__, **src/folder/**, **`src/tick.py`** (once, backticked).",
-        "**File:** src/label.py",
+        "**File:** src/label.py; `a **src/in/span.py** b` is code",
         "```",
         "**src/in/code.py**",
         "```",

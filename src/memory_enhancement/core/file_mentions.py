@@ -93,6 +93,8 @@ def find_in_line(raw: str) -> list[tuple[int, str, bool]]:
             path = m["path"]
             if ".." in path.split("/") or _HOST.match(path) or "//" in path:
                 continue
+            if form is not _SPAN and raw.count("`", 0, m.start()) % 2:
+                continue  # inside a code span: `**/src/*.py**` is no bold
             found.append((m.start("path"), path, m["root"] is not None))
     return sorted(found) if len(found) > 1 else found
 
