@@ -294,12 +294,17 @@ def test_an_index_of_an_older_link_grammar_reads_its_links_again_in_place_keepin
     conn.close()
 
 
-def test_an_index_of_version_27_flags_memories_naming_a_file_alone_as_mentioning_code(
-    small_store: Path, git_repo: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("version", "text"),
+    [(27, "The handler lives in `src/api.go`.\n"), (29, "The handler: **src/api.go**.\n")],
+)
+def test_an_older_index_flags_memories_naming_a_file_alone_as_mentioning_code(
+    small_store: Path, git_repo: Path, tmp_path: Path, version: int, text: str
 ) -> None:
     """27 -> 28: a backticked path alone (`src/api.go`) is a file mention now, so a memory
-    holding nothing else is read by verify-all; the index reads its files again."""
-    write_memory(small_store, "notes/files", "The handler lives in `src/api.go`.\n")
+    holding nothing else is read by verify-all; the index reads its files again. 29 -> 30:
+    a path in bold (`**src/api.go**`) too."""
+    write_memory(small_store, "notes/files", text)
     service = disk_service(small_store, git_repo, tmp_path)
     service.list_memories()
     conn = sqlite3.connect(tmp_path / "index.db")
@@ -307,8 +312,8 @@ def test_an_index_of_version_27_flags_memories_naming_a_file_alone_as_mentioning
         1,
     )
     conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
-    conn.execute("UPDATE memories SET mentions = 0")  # as version 27 read it
-    conn.execute("PRAGMA user_version = 27")
+    conn.execute("UPDATE memories SET mentions = 0")  # as that version read it
+    conn.execute(f"PRAGMA user_version = {version}")
     conn.commit()
     conn.close()
     service.list_memories()

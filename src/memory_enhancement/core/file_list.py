@@ -36,9 +36,11 @@ class FileList:
     Rules (issue 17): the file at that path from the root when one exists; else
     the unique file whose path ends with it (`app/core/redis.py` for
     `admin-module/app/core/redis.py`); several are ambiguous; a path inside a
-    submodule says so; an absolute one naming nothing, its longest tail from the root; one
-    in the author's home (`~/www/app/src/x.py`), its longest tail under a folder named as
-    the repository is (`clones`, lowercased; any folder when not known).
+    submodule says so; one naming nothing under a folder named as the repository is
+    (`clones`, lowercased), the author's clone: its tail below it; an absolute one naming
+    nothing, its longest tail from the root; one in the author's home
+    (`~/www/app/src/x.py`), its longest tail under a folder named as the repository (any
+    folder when not known).
     """
 
     def __init__(
@@ -96,7 +98,13 @@ class FileList:
         if path in self.files:
             return Resolution(path)
         found = self.by_suffix(path)
-        if found.found or found.candidates or not written.startswith("/"):
+        if found.found or found.candidates:
+            return found
+        if self.clones:  # `/workspaces/<name>/src/x.py`, `/home/me/<name>/x.md`: a clone's
+            clone = self._under_clone(path.split("/"))
+            if clone is not None:
+                return Resolution(clone)
+        if not written.startswith("/"):
             return found
         parts = path.split("/")  # `/home/me/repo/src/x.py`: a path on the author's machine
         tails = ("/".join(parts[n:]) for n in range(1, len(parts) - 1))
@@ -113,6 +121,16 @@ class FileList:
             if tail in self.files:
                 return Resolution(tail)
         return Resolution(outside=True)
+
+    def _under_clone(self, parts: list[str]) -> str | None:
+        """The file a path names below a folder named as the repository (its longest such
+        tail): the author's clone, from their machine's root (`/home/me/<name>/src/x.py`,
+        a file mention written from the root, its `/` left out) or from the clone's parent
+        (`<name>/src/x.py`); a file at the repository's root too (`<name>/README.md`)."""
+        for n in range(1, len(parts)):
+            if parts[n - 1].lower() in self.clones and "/".join(parts[n:]) in self.files:
+                return "/".join(parts[n:])
+        return None
 
     def submodule_of(self, path: str) -> str | None:
         """The submodule a (normalized) path lies in, if any."""

@@ -14,7 +14,7 @@ Forms, each with or without backticks:
     path#LL  path#LL-LE  path#LLCc-LECc        (markdown links, GitHub anchors)
     https://github.com/OWNER/NAME/blob/REF/path#LL-LE   (GitLab: /-/blob/)
     `path` lines L-E, path (L12), Line L of `path`, path（行L-E）  (core/prose_mentions.py)
-    `src/app.py`   (a whole file, no line: core/file_mentions.py)
+    `src/app.py`   **src/app.py**   (a whole file, no line: core/file_mentions.py)
 
 A path is `/`-joined ASCII segments whose last one has an extension. What comes
 before it must not continue a path or a word in ASCII, so CJK text may touch it
@@ -83,8 +83,9 @@ _HOST_ENDINGS = frozenset({
 # 5: `~/` paths, names told apart by their neighbours, endings no file has; 6: `~/` paths only
 # under a folder named as the repository; 7: not on a citations table's rows, see
 # verify/mention_reading.py; 8: still on a prose line with an inline citation; 9: whole files;
-# 10: whole files from the root said so (`rooted`), a machine's too, no folder; Go modules not).
-REVISION = 10
+# 10: whole files from the root said so (`rooted`), a machine's too, no folder; Go modules not;
+# 11: paths in bold, and a path through the author's clone of the repository resolved).
+REVISION = 11
 GRAMMAR = zlib.crc32(
     "\0".join((str(REVISION), _MENTION.pattern, files.PATTERN, *prose.PATTERNS)).encode()
 )
@@ -135,7 +136,7 @@ def may_mention(data: bytes) -> bool:
     """Whether a memory file's bytes may hold a mention at all (checked before decoding:
     most memories mention nothing, and a verify-all reads them all)."""
     ascii = data.isascii()
-    if any(h.search(data) for h in _SCANS_BYTES[ascii]):
+    if any(h.search(data) for h in _SCANS_BYTES[ascii]) or files.bold_in(data):
         return True
     return not ascii and prose.european(data) and prose.eu_hint_bytes().search(data) is not None
 
@@ -152,6 +153,8 @@ def find_mentions(text: str) -> list[Mention]:
     ascii = text.isascii()
     european = not ascii and prose.european(text.encode())
     scans = (*_SCANS[ascii], prose.eu_hint()) if european else _SCANS[ascii]
+    if "**" in text or "__" in text:  # a file mention in bold (file_mentions.bold)
+        scans = (*scans, *files.bold())
     hits = sorted(m.start() for h in scans for m in h.finditer(text))
     if not hits:
         return []
@@ -207,7 +210,7 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
     for f in prose.find_in_line(raw, _is_file, european):  # not `(line 10)` again after `x.py:10`
         if not any(x < f[0] + len(f[1]) and f[0] < y for x, y in taken):
             found.append(Mention(number, *f, in_code=in_code))
-    if not in_code and "`" in raw:  # a whole file: `src/app.py`, not in a code block
+    if not in_code and ("`" in raw or "**" in raw or "__" in raw):  # a whole file: `src/app.py`
         taken = [(f.column, f.column + len(f.text)) for f in found] + urls
         for at, path, rooted in files.find_in_line(raw):
             if not any(x < at + len(path) and at < y for x, y in taken):
@@ -270,11 +273,13 @@ def _is_file(path: str) -> bool:
 # -- rewriting (--fix) -----------------------------------------------------------
 
 
-def relocated(mention: Mention, line: int | None, end: int | None, path: str | None = None) -> str:
+def relocated(
+    mention: Mention, line: int | None, end: int | None, path: str | None = None, was: str = ""
+) -> str:
     """The mention's text with new line numbers (and path), every other character kept:
     `#L` links stay `#L` links, a column or an en dash stays as written, and so does the
-    root a new path is written from (`./`, `/`, an editor's `@`). A file mention has no
-    line to change (`line` is None)."""
+    way a new path is written to the file (`as_written`; `was`: the file the path as
+    written named). A file mention has no line to change (`line` is None)."""
     edits: list[tuple[tuple[int, int], str]] = []
     if mention.start_at is not None and line is not None:
         edits.append((mention.start_at, str(line)))
@@ -282,16 +287,25 @@ def relocated(mention: Mention, line: int | None, end: int | None, path: str | N
         edits.append((mention.end_at, str(end if end is not None else line)))
     if path is not None and mention.path_at is not None:
         a, b = mention.path_at
-        edits.append((mention.path_at, as_written(mention.text[a:b], path)))
+        edits.append((mention.path_at, as_written(mention.text[a:b], path, was)))
     text = mention.text
     for (a, b), new in sorted(edits, reverse=True):
         text = text[:a] + new + text[b:]
     return text
 
 
-def as_written(written: str, path: str) -> str:
-    """A new (repository-relative) path written from the root as `written` is: `./src/a.py`
-    renamed stays `./`, `/src/a.py` keeps its `/`, `@src/a.py` its `@`."""
+def as_written(written: str, path: str, was: str = "") -> str:
+    """A new (repository-relative) path written the way `written` reaches the file it
+    named (`was`, repository-relative): what leads to the root is kept, and only the
+    file's path after it changes. `./src/a.py` renamed stays `./`, `/src/a.py` keeps its
+    `/`, `@src/a.py` its `@`, a relative link `../../src/a.py` its `../../` (a link from the
+    memory's folder: the repository-relative path would not reach the file from there),
+    an author's clone `/home/me/repo/src/a.py` its folders. A partial path (`a.py` for
+    `src/a.py`) is written in full: a partial one might name another file now."""
+    if was and written.endswith(was):
+        lead = written[: len(written) - len(was)]
+        if not lead or lead.endswith("/") or lead == "@":
+            return lead + path
     root = _ROOTED.match(written)
     prefix = root[0] if root else ""
     return path if path.startswith(prefix) else prefix + path

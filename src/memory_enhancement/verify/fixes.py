@@ -180,11 +180,12 @@ def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> l
         label = _renames_label(check)
         if path is not None and mention.path_at is None and not label:
             continue
-        new = relocated(mention, check.current_line, check.current_end_line, path)
+        was = check.citation.target
+        new = relocated(mention, check.current_line, check.current_end_line, path, was)
         if new != mention.text:
             edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
         if label and text is not None and path is not None:
-            edits += _file_label_edit(text, mention, path, again=new != mention.text)
+            edits += _file_label_edit(text, mention, path, was, again=new != mention.text)
     return edits
 
 
@@ -200,7 +201,9 @@ def _renames_label(check: CitationCheck) -> bool:
     )
 
 
-def _file_label_edit(text: str, mention: Mention, path: str, *, again: bool) -> list[MentionEdit]:
+def _file_label_edit(
+    text: str, mention: Mention, path: str, was: str, *, again: bool
+) -> list[MentionEdit]:
     """The edit of the path in the `**File:**` label a `**Line:**` label reads its file
     from (found as the grammar found it, in the lines above), or none when it is not
     there as read."""
@@ -214,7 +217,8 @@ def _file_label_edit(text: str, mention: Mention, path: str, *, again: bool) -> 
     number = mention.line - up
     if lines[number - 1].rstrip("\r")[start:end] != mention.path:
         return []
-    return [MentionEdit(number, start, mention.path, as_written(mention.path, path), again=again)]
+    new = as_written(mention.path, path, was)
+    return [MentionEdit(number, start, mention.path, new, again=again)]
 
 
 def repeated_mention_edits(text: str, checks: Sequence[CitationCheck]) -> list[MentionEdit]:
@@ -238,7 +242,8 @@ def repeated_mention_edits(text: str, checks: Sequence[CitationCheck]) -> list[M
         path = check.current_path if check.current_path != check.citation.target else None
         if path is not None and mention.path_at is None:
             continue  # a list item (`, 20`) has no path of its own to rename
-        new = relocated(mention, check.current_line, check.current_end_line, path)
+        was = check.citation.target
+        new = relocated(mention, check.current_line, check.current_end_line, path, was)
         if new != mention.text:
             edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
     return edits

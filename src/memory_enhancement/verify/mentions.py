@@ -64,6 +64,7 @@ class MentionChecker:
     ) -> None:
         self.store, self.repo, self.git, self.state, self.notice = store, repo, git, state, notice
         self._listed: FileList | None = None
+        self._clone_names: frozenset[str] | None = None
 
     def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...] | Recalled]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
@@ -78,7 +79,7 @@ class MentionChecker:
         read = MentionReader(self.store, self.repo, self.git, self.state).read_all(batch, rows)
         if not any(f is not None and f.mentions for f in read):
             return [() for _ in batch]
-        folders = Folders(str(self.repo.root), self._files_now)
+        folders = Folders(str(self.repo.root), self._files_now, self._clones)
         found = folders.here(read)  # as read, less paths on a machine (`/etc/x.conf`)
         head = git.head() if git is not None else None  # kept: the run records it too
         prints = Fingerprints(self.repo.root, git.toplevel if git else None)
@@ -103,6 +104,17 @@ class MentionChecker:
         judge = MentionJudge(self.repo, git, self.state, prints, self.notice, self._listed)
         judged = judge.judge(todo, read, rows, head, cache)
         return [folders.shown(kept.get(n, judged[n])) for n in range(len(found))]
+
+    def _clones(self) -> frozenset[str]:
+        """What an author's clone of the repository is called (rooted.py asks, rarely)."""
+        if self._clone_names is None:
+            if self._listed is not None or self.git is None:
+                self._clone_names = frozenset(self._files_now().clones)
+            else:
+                from memory_enhancement.verify.blame import GitHistory
+
+                self._clone_names = GitHistory(self.git).clone_names()
+        return self._clone_names
 
     def _files_now(self) -> FileList:
         """The repository's files now (rooted.py asks, rarely: then the judge reuses it)."""

@@ -3,7 +3,8 @@
 A file mention written from the root (`/src/app.py`, `/package.json`) is the
 repository's path (core/file_mentions.py), but only where the repository has its
 first folder: `/usr/local/bin/x.sh` and `/tmp/out.log` are a machine's unless the
-repository keeps a `usr/` or `tmp/` of its own (such mentions are not verified), and
+repository keeps a `usr/` or `tmp/` of its own (such mentions are not verified) or the
+path runs through the author's clone of it (`/home/me/<name>/src/x.py`), and
 a rooted `/owner/name.ext` that named no file here, then or now (`skipped`; or now,
 in a memory file git has no history of: `unchecked`), under a first folder the
 repository has not is a library's id (Context7's `/vercel/next.js`) or a web route
@@ -43,9 +44,15 @@ _NO_FILE = frozenset({"skipped", "unchecked"})
 class Folders:
     """Whether the repository has a first folder of a name, asked once per name a run."""
 
-    def __init__(self, root: str, files_now: Callable[[], FileList]) -> None:
+    def __init__(
+        self,
+        root: str,
+        files_now: Callable[[], FileList],
+        clones: Callable[[], frozenset[str]] = frozenset,
+    ) -> None:
         self.root = root
         self.files_now = files_now  # git's list of files now (asked only when needed)
+        self.clones = clones  # what the author's clone is named (FileList.clones)
         self._known: dict[tuple[str, bool], bool] = {}
 
     def has(self, name: str, *, tracked: bool = False) -> bool:
@@ -93,12 +100,27 @@ class Folders:
 
     def _ours(self, mention: Mention) -> bool:
         folder = on_machine(mention.path) if mention.rooted else None
-        return folder is None or self.has(folder, tracked=True)
+        return folder is None or self.has(folder, tracked=True) or self._clone(mention.path)
+
+    def _clone(self, path: str) -> bool:
+        """Whether a path on a machine lies in the author's clone of this repository: under
+        a folder named as it (`/home/me/<name>/src/x.py`, `/workspaces/<name>/...`; 18
+        such paths naming files in 5 of 121 fetched stores). The work tree's own name is
+        asked first, the origin remote's (one `git config`) only when that is not it."""
+        parts = [part.lower() for part in path.split("/")[1:-1]]
+        if os.path.basename(self.root).lower() in parts:
+            return True
+        return bool(parts) and not self.clones().isdisjoint(parts)
 
     def _left_out(self, status: str, rooted: bool, path: str) -> bool:
         """Whether a verdict is on a library's id or a web route: one that found no file,
-        on a path from the root of one folder and a name, under a folder not here."""
-        return status in _NO_FILE and rooted and self._elsewhere(path)
+        on a path from the root of one folder and a name, under a folder not here; or on a
+        machine's path kept for a folder named as the repository that named no file of it
+        (`/etc/pane/services.toml` in lane-core/pane: the system's, not the clone's)."""
+        if status not in _NO_FILE or not rooted:
+            return False
+        folder = on_machine(path)
+        return self._elsewhere(path) or (folder is not None and not self.has(folder, tracked=True))
 
     def _elsewhere(self, path: str) -> bool:
         """A path of one folder and a name under a first folder the repository has not."""
