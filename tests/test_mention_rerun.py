@@ -7,6 +7,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -285,3 +286,78 @@ def test_a_rerun_in_text_builds_only_the_memories_with_something_to_show(
     assert [r.path for r in not_settled(second)] == ["notes"]
     notes = next(r for r in first if r.path == "notes")
     assert len(decoded) == len(notes.mentions) == 8  # notes.md's alone, not fine.md's one
+
+
+def test_a_memory_a_run_missed_is_counted_again_once_back(
+    repo: GitRepo, compared: list[str], tmp_path: Path
+) -> None:
+    """A whole-store run that does not see a memory (moved out of the store) stops its
+    summary collecting runs. Back unchanged, its verdicts are kept from the cache, but a
+    summary that collects nothing is written again, not vouched for: the runs count."""
+    repo.write_lines(f"{STORE}/cited.md", ["# Cited", "", "It starts [cite:file](src/app.py:3)."])
+    repo.commit("a memory with a citation: the runs go on recording without notes.md")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    verify_all(repo, state)
+    notes, aside = repo.store_root / "notes.md", tmp_path / "notes.md"
+    notes.rename(aside)
+    verify_all(repo, state)
+    aside.rename(notes)
+    back = verify_all(repo, state)
+    assert all(isinstance(m, Recalled) for m in back.mentions.values())
+    verify_all(repo, state)
+    assert runs_of(state, "notes") == 4
+
+
+def test_verdicts_another_run_keeps_meanwhile_are_not_vouched_for_as_this_runs(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs at once: while a verify-all keeps a memory's verdicts from the cache, a
+    cited file changes and a `verify notes` judges the memory again and keeps the new
+    verdicts. The verify-all records its own (older) verdicts; the next run keeps the
+    new ones, and must record them, not vouch for them as the verify-all's."""
+    from memory_enhancement.verify import history_reading, runs
+
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    real = runs.Runner._mentions
+
+    def meanwhile(self: runs.Runner, batch: Any, notice: Any) -> Any:
+        found = real(self, batch, notice)
+        monkeypatch.setattr(runs.Runner, "_mentions", real)
+        repo.write_lines("src/app.py", code("src/app.py", 30))  # line 20 as it was written
+        other = MemoryService(
+            Store(repo.store_root), Repository(repo.root), index_path=repo.root / "index.db",
+            state=State(repo.root / "state.db"), clock=lambda: FIXED_NOW,
+        )  # fmt: skip
+        other.verify("notes")
+        return found
+
+    monkeypatch.setattr(runs.Runner, "_mentions", meanwhile)
+    verify_all(repo, state)
+    after = verify_all(repo, state)
+    said = {m.mention.text: m.status._value_ for m in after[0].mentions if m.mention}
+    assert said["src/app.py:20"] == "valid"
+    recorded = history_reading.verdicts(state, "notes")
+    assert [row[5] for row in recorded if row[4] == "src/app.py:20"][-1] == "valid"
+
+
+def test_a_kept_verdict_shown_once_a_folder_appears_is_recorded(repo: GitRepo) -> None:
+    """`/api/users.json` under a first folder the repository has not is a web route, left
+    out. An `api/` folder made in the work tree (untracked: HEAD, git's index and the
+    named files are the same) shows the kept verdict: the history records it, rather
+    than vouching for the memory as last recorded."""
+    from memory_enhancement.verify import history_reading
+
+    route = ["# Route", "", "The app `src/app.py` serves `/api/users.json`."]
+    repo.write_lines(f"{STORE}/route.md", route)
+    repo.commit("a web route")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    verify_all(repo, state)
+    (repo.root / "api").mkdir()
+    third = verify_all(repo, state)
+    j = next(j for j in range(len(third)) if third.path(j) == "route")
+    assert third.statuses(j) == ["valid", "skipped"]
+    recorded = [row for row in history_reading.verdicts(state, "route")]
+    assert [row[5] for row in recorded][-2:] == ["valid", "skipped"]

@@ -165,9 +165,12 @@ class BatchVerdicts(Sequence[MemoryVerification]):
         """Whether the `j`th memory's verdicts all come from the record of its cited files
         (none of them judged by this run) and the mention cache (`Recalled`: none judged
         either): then they are the ones the last whole-store run gave it, when that run
-        read the same index and mention cache (the history checks: verify/runs.py)."""
+        read the same index and mention cache (the history checks: verify/history.py).
+        Not for a memory with a path written from the root: whether its kept verdicts are
+        shown can change with the folders of the work tree alone (verify/rooted.py)."""
         i = self.order[j]
-        if self.judged is None or not isinstance(self.mentions.get(i, _KEPT), Recalled):
+        mentions = self.mentions.get(i, _KEPT)
+        if self.judged is None or not isinstance(mentions, Recalled) or mentions.rooted:
             return False
         judged = self.judged
         rows = self.batch.rows

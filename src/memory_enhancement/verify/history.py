@@ -58,6 +58,9 @@ __all__ = [
     "verdicts",
 ]
 KEPT_RUNS = 10  # per memory, the runs whose verdicts are kept in full (see _prune)
+MENTION_CACHE = "mention_cache"  # the key of the mention cache's generation in history_marks
+WITHOUT_MENTIONS = "-"  # `record`'s `cache` for a run that verified no mention
+NONE_KEPT = "m"  # and for one that verified mentions and could keep none from the cache
 
 
 def record(
@@ -68,6 +71,7 @@ def record(
     *,
     whole_store: bool = False,
     mark: str | None = None,
+    cache: str | None = WITHOUT_MENTIONS,
 ) -> None:
     """Remember the verdicts of a run, per citation, with the time and the commit.
 
@@ -81,10 +85,13 @@ def record(
     `BatchVerdicts.compared` gives (written straight from the rows of a memory whose
     citations all hold), so a run over 50,000 memories never holds them all.
 
-    `mark` names the index the run read (its instance and count of citation changes).
-    When the last whole-store run read the same one, no citation changed since, and a
-    memory whose cited files all kept their recorded verdicts (`as_recorded`) has the
-    verdicts that run gave it: it is vouched for without being compared.
+    `mark` names the index the run read (its instance and count of citation changes),
+    and `cache` the mention cache's generation the run read or wrote (`WITHOUT_MENTIONS`
+    when it verified no mention; None when another run wrote the cache meanwhile). When
+    the last whole-store run read the same index and cache, no citation changed since, and
+    a memory whose cited files all kept their recorded verdicts and whose mention verdicts
+    were all kept (`as_recorded`) has the verdicts that run gave it: if its summary still
+    collects runs, it is vouched for without being compared.
     """
     if not results.has_verdicts():
         return
@@ -97,14 +104,16 @@ def record(
         try:
             run = _Run(db, uuid.uuid4().hex, stamp, commit, whole_store)
             vouched: set[str] = set()
-            same_index = whole_store and mark is not None and _last_mark(db) == mark
+            read = _read_mark(db, mark, cache) if whole_store else None
+            same_index = read is not None and _last_mark(db) == read
+            collecting = run.collecting() if same_index else set()
             for start in range(0, len(results), _CHUNK):
                 current: dict[str, tuple[int, str, str]] = {}  # cid -> j, as compared, mark
                 for j in range(start, min(start + _CHUNK, len(results))):
-                    if same_index and results.as_recorded(j):
+                    cid = ids[results.order[j]]
+                    if same_index and cid in collecting and results.as_recorded(j):
                         statuses = results.statuses(j)
-                        cid = ids[results.order[j]]
-                        if statuses and cid is not None:
+                        if statuses:
                             checked = True
                             days.update(statuses)
                             vouched.add(cid)  # as last run: replayed onto its summary
@@ -113,7 +122,6 @@ def record(
                     if not statuses:
                         continue
                     checked = True
-                    cid = ids[results.order[j]]
                     if cid is None:
                         continue
                     days.update(statuses)
@@ -127,12 +135,12 @@ def record(
                 run.write(results, current)
             if whole_store:
                 run.forget_others(vouched)
-            if whole_store and mark is not None:
+            if read is not None:
                 db.execute(
-                    "INSERT OR REPLACE INTO history_marks(key, value) VALUES ('index', ?)", (mark,)
+                    "INSERT OR REPLACE INTO history_marks(key, value) VALUES ('index', ?)", (read,)
                 )
             else:  # a summary may now hold what only this run said (a URL checked, say)
-                db.execute("DELETE FROM history_marks")
+                db.execute("DELETE FROM history_marks WHERE key = 'index'")
             if not checked:
                 db.execute("ROLLBACK")
                 return
@@ -202,15 +210,18 @@ class _Run:
         for cid, *_ in verdict_rows:
             _prune(db, cid)
 
+    def collecting(self) -> set[str]:
+        """The memories whose summary still collects whole-store runs: only those can be
+        vouched for without a write (one a run missed, moved away and back, say, has its
+        summary written again)."""
+        rows = self.db.execute("SELECT citation_id FROM evidence WHERE mark != ''")
+        return {cid for (cid,) in rows}
+
     def forget_others(self, vouched: set[str]) -> None:
         """Memories the whole store no longer vouches for (deleted, uncited): their summary
         stops collecting this and later runs."""
         db, seq = self.db, self.seq
-        others = [
-            cid
-            for (cid,) in db.execute("SELECT citation_id FROM evidence WHERE mark != ''")
-            if cid not in vouched
-        ]
+        others = list(self.collecting() - vouched)
         rewritten = []
         for row in _summaries_of(db, others).values():
             recent, verified, valid, runs = replay(row, self.full, before=seq)
@@ -219,6 +230,25 @@ class _Run:
 
 
 _MARKS = ", ".join("?" * 9)
+
+
+def _read_mark(db: sqlite3.Connection, mark: str | None, cache: str | None) -> str | None:
+    """What a whole-store run read, as the history keeps it: the index and whether it
+    verified mentions, with the mention cache's generation (None when unknown, or when
+    the cache changed since the run read or wrote it: another run kept verdicts meanwhile,
+    and what this run vouches for may not be what the cache holds now)."""
+    if mark is None or cache is None:
+        return None
+    if cache in (WITHOUT_MENTIONS, NONE_KEPT):
+        return f"{mark} {cache}"
+    return f"{mark} m:{cache}" if cache_generation(db) == cache else None
+
+
+def cache_generation(db: sqlite3.Connection) -> str:
+    """The mention cache's generation: a token each save of its verdicts rewrites
+    (mention_cache.MentionCache.save), "" before the first."""
+    row = db.execute("SELECT value FROM history_marks WHERE key = ?", (MENTION_CACHE,)).fetchone()
+    return str(row[0]) if row else ""
 
 
 def _last_mark(db: sqlite3.Connection) -> str | None:

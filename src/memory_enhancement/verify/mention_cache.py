@@ -26,9 +26,9 @@ from typing import Any
 from memory_enhancement.core.mentions import GRAMMAR
 from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.state import State
+from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
 VERSION = 8  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
-_GENERATION = "mention_cache"  # its key in `history_marks`, a table the history keeps
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -134,10 +134,17 @@ def _unseal(sealed: str) -> str:
 
 
 class MentionCache:
-    """The `mention_history` table of the state database."""
+    """The `mention_history` table of the state database.
+
+    `seen` is the cache's generation as this run read it (`load_all`) or wrote it
+    (`save`): a token each save rewrites (verify/history.py keeps it beside its marks).
+    The history vouches for kept verdicts without comparing them only while the cache is
+    still at that generation; None when another run saved verdicts between this run's
+    reading and its own save (what this run kept may not be what the cache holds)."""
 
     def __init__(self, state: State) -> None:
         self.state = state
+        self.seen: str | None = None
 
     def load(self, paths: Sequence[str]) -> dict[str, Cached]:
         wanted = set(paths)
@@ -145,32 +152,30 @@ class MentionCache:
             return {}
         return {path: row for path, row in self.load_all().items() if path in wanted}
 
-    def generation(self) -> str:
-        """A token that changes whenever verdicts are kept (`save`): the history vouches
-        for a memory's kept verdicts without comparing them only while no run kept
-        others since the last whole-store run it recorded (verify/runs.py)."""
-        with self.state.connect() as db:
-            row = db.execute(
-                "SELECT value FROM history_marks WHERE key = ?", (_GENERATION,)
-            ).fetchone()
-        return row[0] if row else ""
-
     def load_all(self) -> dict[str, Cached]:
-        """Every row, by memory file (work-tree path)."""
+        """Every row, by memory file (work-tree path), and the generation they are of,
+        read together."""
         with self.state.connect() as db:
-            rows = db.execute("SELECT path, blob, head, data, checked FROM mention_history")
-            return {
-                path: Cached(blob, head, data, checked) for path, blob, head, data, checked in rows
-            }
+            db.execute("BEGIN")
+            try:
+                self.seen = cache_generation(db)
+                rows = db.execute(
+                    "SELECT path, blob, head, data, checked FROM mention_history"
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+        return {path: Cached(blob, head, data, checked) for path, blob, head, data, checked in rows}
 
     def save(self, rows: Mapping[str, Cached]) -> None:
-        """Keep these rows, and mark the cache as changed (`generation`)."""
+        """Keep these rows, and move the cache to a new generation (`seen`)."""
         if not rows:
             return
         values = [(p, c.blob, c.head, *c.encoded()) for p, c in rows.items()]
+        token = uuid.uuid4().hex
         with self.state.connect() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
+                unchanged = cache_generation(db) == self.seen
                 db.executemany(
                     "INSERT OR REPLACE INTO mention_history(path, blob, head, data, checked) "
                     "VALUES (?, ?, ?, ?, ?)",
@@ -178,12 +183,13 @@ class MentionCache:
                 )
                 db.execute(
                     "INSERT OR REPLACE INTO history_marks(key, value) VALUES (?, ?)",
-                    (_GENERATION, uuid.uuid4().hex),
+                    (MENTION_CACHE, token),
                 )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+        self.seen = token if unchanged else None
 
 
 class MentionFree:

@@ -65,6 +65,7 @@ class MentionChecker:
         self.store, self.repo, self.git, self.state, self.notice = store, repo, git, state, notice
         self._listed: FileList | None = None
         self._clone_names: frozenset[str] | None = None
+        self.cache: MentionCache | None = None  # as `check` read and wrote it (None: unread)
 
     def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...] | Recalled]:
         """Per memory of the batch (in order), the verdicts on its prose mentions.
@@ -76,6 +77,7 @@ class MentionChecker:
         git = self.git
         cache = MentionCache(self.state)
         rows = cache.load_all() if git else {}
+        self.cache = cache if git else None  # its generation, for the history
         read = MentionReader(self.store, self.repo, self.git, self.state).read_all(batch, rows)
         if not any(f is not None and f.mentions for f in read):
             return [() for _ in batch]

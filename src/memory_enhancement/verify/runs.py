@@ -34,7 +34,6 @@ from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import confidence, history
 from memory_enhancement.verify.git import Git
-from memory_enhancement.verify.mention_cache import MentionCache
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.settled import SettledFiles
 from memory_enhancement.verify.verifier import Verifier
@@ -81,7 +80,10 @@ class Runner:
         verifier = Verifier(self.repo, self.git, urls)
         valid, checks = verifier.verify_batch(batch, settled)
         with self.state.held():  # the mention cache's reads and writes, then the history's
-            mentions = self._mentions(batch, options.notice) if options.include_mentions else {}
+            mentions: dict[int, tuple[CitationCheck, ...] | Recalled] = {}
+            cache: str | None = history.WITHOUT_MENTIONS
+            if options.include_mentions:
+                mentions, cache = self._mentions(batch, options.notice)
             prefix = _store_prefix(str(self.store.root), str(self.repo.root))
             results = BatchVerdicts(
                 batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited
@@ -89,7 +91,8 @@ class Runner:
             results.judged = verifier.judged
             history.record(
                 self.state, results, self.clock(), self.git.current_commit() if self.git else None,
-                whole_store=whole_store, mark=self._mark(settled, options.include_mentions),
+                whole_store=whole_store, mark=settled.mark if settled is not None else None,
+                cache=cache,
             )  # fmt: skip
         fixes: list[Fix] = []
         unwritten: list[str] = []
@@ -112,29 +115,21 @@ class Runner:
 
     def _mentions(
         self, batch: CitedBatch, notice: Callable[[str], None] | None
-    ) -> dict[int, tuple[CitationCheck, ...] | Recalled]:
+    ) -> tuple[dict[int, tuple[CitationCheck, ...] | Recalled], str | None]:
         """Prose mentions, verified from history as citations (verify/mentions.py), of the
-        memories whose files may mention code (the index read every file's bytes)."""
+        memories whose files may mention code (the index read every file's bytes); and the
+        mention cache's generation the verdicts kept are of, for the history
+        (`history.NONE_KEPT` when none could be kept, None when another run saved
+        verdicts meanwhile)."""
         which = sorted(batch.mentionable)
         if not which:
-            return {}
+            return {}, history.NONE_KEPT
         from memory_enhancement.verify.mentions import MentionChecker
 
         checker = MentionChecker(self.store, self.repo, self.git, self.state, notice=notice)
         found = checker.check([batch.verifiable(i) for i in which])
-        return {i: checks for i, checks in zip(which, found, strict=True) if checks}
-
-    def _mark(self, settled: SettledFiles | None, mentions: bool) -> str | None:
-        """What the history compares with the last whole-store run's to vouch for a memory
-        without comparing its verdicts (history.record): the index read and, when mentions
-        are verified, the mention cache's generation. So kept mention verdicts are vouched
-        for only when that run verified mentions too and no run kept other verdicts since
-        (one that kept them and failed before recording would leave the history behind)."""
-        if settled is None:
-            return None
-        if not mentions:
-            return f"{settled.mark} -"
-        return f"{settled.mark} m:{MentionCache(self.state).generation()}"
+        mentions = {i: checks for i, checks in zip(which, found, strict=True) if checks}
+        return mentions, checker.cache.seen if checker.cache is not None else history.NONE_KEPT
 
     def _states(
         self, results: Sequence[MemoryVerification], ids: dict[str, str]
