@@ -106,7 +106,7 @@ class Memories(ServiceBase):
         if undated:
             from memory_enhancement.verify.commit_times import committed_times
 
-            with self.index.connect() as conn:
+            with self.index.connect(sync=False) as conn:  # the listing just synced it
                 stamps = {p: s for p, s in queries.stamps(conn).items() if p in undated}
             committed = committed_times(self.store.root, self.state, stamps)
 
@@ -262,13 +262,13 @@ class Memories(ServiceBase):
             target = exact(self.index, self.state, path)  # a path or an ID, never a name
             folder = claude.folder_of(self.store, learn=False)
             claude.refuse_index(folder, target, "removed")
-            with self.index.connect() as conn:
+            with self.index.connect(sync=False) as conn:  # the listing just synced it
                 held = incoming(conn, target)
             self.store.delete(target)
             unlisted = claude.unlist(self.store, folder, [target])
             sources: list[str] = []
             if held:  # asked again: a name may find another memory now
-                with self.index.connect() as conn:
+                with self.index.connect(sync=False) as conn:  # the listing just synced it
                     sources = lost(conn, held)
         updated = (claude.INDEX,) if unlisted else ()
         return Removed(target, updated, tuple(s for s in sources if s not in updated))

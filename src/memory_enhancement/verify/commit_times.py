@@ -18,10 +18,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_enhancement.core.files import MEMORY_SUFFIX
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.git import Git, GitError
+
+if TYPE_CHECKING:
+    from memory_enhancement.verify.git import Git
 
 Stamp = tuple[int, int]  # a file's (mtime_ns, size), as the index keeps it
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
@@ -31,15 +34,10 @@ def committed_times(store_root: Path, state: State, stamps: Mapping[str, Stamp])
     """Of these memories (path: stamp), the commit time (seconds) of each that git tracks
     unchanged since its last commit; the others are left out (their mtime stands).
     Without git, outside a repository or before its first commit: nothing."""
-    git = Git.discover(store_root)
-    if git is None or not stamps:
+    tree = work_tree(store_root) if stamps else None
+    if tree is None:
         return {}
-    head = read_head(git.toplevel)
-    if head is None:
-        try:
-            head = git.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
-        except GitError:
-            return {}  # no commit yet: nothing is committed
+    head = read_head(tree[0])
     with state.connect() as db:
         kept = {
             path: (str(h), int(m), int(s), t)
@@ -51,17 +49,24 @@ def committed_times(store_root: Path, state: State, stamps: Mapping[str, Stamp])
     asked: dict[str, Stamp] = {}
     for path, stamp in stamps.items():
         known = kept.get(path)
-        if known is not None and known[:3] == (head, *stamp):
+        if head is not None and known is not None and known[:3] == (head, *stamp):
             if known[3] is not None:
                 found[path] = int(known[3])
         else:
             asked[path] = stamp
     if not asked:
         return found
+    # Only now git (its module and `subprocess` cost a warm `recent` 6 ms to import).
+    from memory_enhancement.verify.git import Git, GitError
+
+    git = Git.discover(store_root)
+    if git is None:
+        return found
     try:
+        head = head or git.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
         learned = _ask_git(git, asked)
     except GitError:
-        return found  # not kept: the next call asks again
+        return found  # no commit yet, or git failed: nothing kept, the next call asks again
     found.update(learned)
     rows = [(p, head, m, s, learned.get(p)) for p, (m, s) in asked.items()]
     with state.connect() as db, db:
@@ -74,6 +79,17 @@ def committed_times(store_root: Path, state: State, stamps: Mapping[str, Stamp])
         if gone:  # memories removed, moved or dated since: not worth keeping
             db.executemany("DELETE FROM commit_times WHERE path = ?", gone)
     return found
+
+
+def work_tree(folder: Path) -> tuple[Path, str] | None:
+    """The git work tree around a folder and the folder's path in it, found as
+    `Git.discover` finds it, without its imports."""
+    probe = Path(os.path.abspath(folder))
+    for parent in (probe, *probe.parents):
+        if (parent / ".git").exists():
+            inside = os.path.relpath(probe, parent)
+            return parent, "" if inside == "." else inside.replace(os.sep, "/")
+    return None
 
 
 def _ask_git(git: Git, asked: Mapping[str, Stamp]) -> dict[str, int]:
