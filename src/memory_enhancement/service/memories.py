@@ -262,13 +262,13 @@ class Memories(ServiceBase):
             target = exact(self.index, self.state, path)  # a path or an ID, never a name
             folder = claude.folder_of(self.store, learn=False)
             claude.refuse_index(folder, target, "removed")
-            with self.index.connect(sync=False) as conn:  # the listing just synced it
+            with self.index.connect() as conn:
                 held = incoming(conn, target)
             self.store.delete(target)
             unlisted = claude.unlist(self.store, folder, [target])
             sources: list[str] = []
             if held:  # asked again: a name may find another memory now
-                with self.index.connect(sync=False) as conn:  # the listing just synced it
+                with self.index.connect() as conn:
                     sources = lost(conn, held)
         updated = (claude.INDEX,) if unlisted else ()
         return Removed(target, updated, tuple(s for s in sources if s not in updated))
