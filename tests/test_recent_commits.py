@@ -84,6 +84,31 @@ def test_a_memory_git_ignores_goes_by_its_mtime(tmp_path: Path) -> None:
     assert recent_paths(clone, State(None)) == ["private/p", "a", "c", "b"]
 
 
+def test_a_memory_a_merge_wrote_has_the_merges_time_and_one_merged_in_has_its_own(
+    tmp_path: Path,
+) -> None:
+    """Fujita0113/game-macro-assistant5's memories first appear in a merge that resolved a
+    conflict: git names no file of a merge unless asked (`-c`: the files it changed itself)."""
+    clone = fresh_clone(tmp_path)
+    git(clone, "checkout", "-q", "-b", "side")
+    commit_at(clone, "c", "# C\n\nSide.\n", "2024-04-01T10:00:00Z")
+    commit_at(clone, "d", "# D\n\nWritten on the side.\n", "2024-04-02T10:00:00Z")
+    git(clone, "checkout", "-q", "main")
+    commit_at(clone, "c", "# C\n\nMain.\n", "2024-04-03T10:00:00Z")
+    dated = {**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": "2024-05-01T10:00:00Z"}
+    subprocess.run(["git", "merge", "-q", "side"], cwd=clone, env=dated, capture_output=True)
+    (clone / MEMORIES / "c.md").write_text("# C\n\nBoth.\n", encoding="utf-8")
+    git(clone, "add", "-A")
+    subprocess.run(["git", "commit", "-q", "--no-edit"], cwd=clone, env=dated, check=True)
+    for name in "abcd":  # a checkout's times, the newest for the oldest memory
+        os.utime(clone / MEMORIES / f"{name}.md", (1_800_000_000 - ord(name),) * 2)
+    state = State(tmp_path / "state.db")
+    assert recent_paths(clone, state) == ["c", "d", "a", "b"]
+    with state.connect() as db:
+        kept = dict(db.execute("SELECT path, committed FROM commit_times").fetchall())
+    assert (kept["c"], kept["d"]) == (1714557600, 1712052000)  # 2024-05-01, 2024-04-02
+
+
 def test_the_commit_times_are_kept_until_head_or_the_file_changes(tmp_path: Path) -> None:
     clone = fresh_clone(tmp_path)
     state = State(tmp_path / "state.db")

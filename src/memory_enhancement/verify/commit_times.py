@@ -115,9 +115,12 @@ def _ask_git(git: Git, asked: Mapping[str, Stamp]) -> dict[str, int]:
         return found
     when = 0
     rest = b""
+    # `-c`: a merge names the files it changed itself (a conflict resolved), not those it
+    # brought from a parent, whose own commits the walk reaches (Fujita0113/
+    # game-macro-assistant5's memories came in a merge, and without it were never named).
     walk = git.stream(
-        "--literal-pathspecs", "log", "-z", "--no-renames", "--format=%x01%ct", "--name-only",
-        "HEAD", *spec,
+        "--literal-pathspecs", "log", "-z", "-c", "--no-renames", "--format=%x01%ct",
+        "--name-only", "HEAD", *spec,
     )  # fmt: skip
     try:
         for piece in walk:
