@@ -9,6 +9,9 @@ as Cortex estimates, a Chinese or Japanese character one token) is never exceede
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -215,6 +218,27 @@ def test_context_from_the_cli_prints_the_block_and_json(
         assert f"[{memory['id']}] - " in data["context"]
     small = run_cli(["context", "pipeline", "--max-tokens", "40", "--dir", store])
     assert len(small.output) <= 160
+
+
+def test_no_match_leaves_stdout_empty_and_says_so_on_stderr(store: Path, tmp_path: Path) -> None:
+    """An agent pastes stdout as it is: nothing there. A person at a terminal is told why
+    the block is empty: no memory matched, or none fit the budget. `--json` is unchanged."""
+    base = [sys.executable, "-m", "memory_enhancement", "context", "--dir", str(store)]
+    env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "home")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*base, *args], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    missed = run("kangaroo")
+    assert (missed.stdout, missed.stderr) == ("", "no memory matches 'kangaroo'\n")
+    tight = run("staging", "--max-tokens", "3")
+    assert (tight.stdout, tight.stderr) == ("", "no memory fits in --max-tokens 3 (1 matched)\n")
+    quiet = run("kangaroo", "--json")
+    assert (json.loads(quiet.stdout), quiet.stderr) == ({"context": "", "memories": []}, "")
+    found = run("staging")
+    assert found.stdout.startswith("> ") and found.stderr == ""
 
 
 def test_a_memory_cut_inside_a_code_fence_has_the_fence_closed_before_the_note(

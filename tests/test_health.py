@@ -21,6 +21,7 @@ import pytest
 from conftest import Clock, RunCli
 from health_support import RANKED, Project, every_status
 from mcp_support import child_env
+from memory_enhancement.health.render import as_json, as_markdown
 from memory_enhancement.health.report import STATUSES, HealthReport, MemoryHealth
 
 
@@ -124,6 +125,35 @@ def test_the_summary_counts_every_status(report: HealthReport) -> None:
     }  # fmt: skip
     assert list(report.status_counts) == list(STATUSES)
     assert sum(report.status_counts.values()) == report.total == 10
+
+
+def test_the_summary_also_counts_each_memory_under_every_flag_it_carries(
+    report: HealthReport,
+) -> None:
+    """notes/missing is missing and stale: one status, two flags."""
+    assert report.flag_counts == {**report.status_counts, "stale": 3}
+    assert list(report.flag_counts) == list(STATUSES)
+
+
+def test_an_uncited_orphan_counts_as_an_orphan_too_as_the_orphans_command_lists_it(
+    tmp_path: Path, clock: Clock, run_cli: RunCli
+) -> None:
+    """lidia-k/FundFlow's health said "orphans: 4" while `orphans` listed 18: 14 of them
+    were uncited, which outranks orphan in a memory's status."""
+    project = Project(tmp_path / "project", clock)
+    project.service.add("notes/alone", "# Alone\n\nCites.", citations=["src/app.py:3"])
+    project.service.add("notes/prose", "# Prose\n\nJust words.")
+    report = project.service.health()
+    assert (report.status_counts["uncited"], report.status_counts["orphan"]) == (1, 1)
+    assert (report.flag_counts["uncited"], report.flag_counts["orphan"]) == (1, 2)
+    listed = run_cli(["orphans", "--dir", project.store])
+    assert listed.stdout.strip().endswith("2 orphans (no links either way)")
+    summary = as_markdown(report).splitlines()[2]
+    assert summary.endswith(
+        "uncited: **1** · orphans: **2** (a memory with several problems counts under each)"
+    )
+    data = as_json(report)["summary"]
+    assert (data["statuses"]["orphan"], data["flags"]["orphan"]) == (1, 2)
 
 
 def test_the_histogram_counts_memories_per_tenth_of_confidence(report: HealthReport) -> None:

@@ -58,7 +58,7 @@ def check_shape(data: dict[str, Any]) -> None:
     assert isinstance(data["store"], str) and isinstance(data["generated_at"], str)
     summary = data["summary"]
     assert list(summary) == [
-        "memories", "statuses", "confidence", "broken_files", "citations", "mentions",
+        "memories", "statuses", "flags", "confidence", "broken_files", "citations", "mentions",
     ]  # fmt: skip
     for kind in ("citations", "mentions"):  # the store's, by verdict, as each memory's
         assert list(summary[kind]) == ["total", *(v.value for v in Verdict)]
@@ -66,6 +66,8 @@ def check_shape(data: dict[str, Any]) -> None:
     assert isinstance(summary["memories"], int)
     assert list(summary["statuses"]) == list(STATUSES)
     assert all(isinstance(n, int) for n in summary["statuses"].values())
+    assert list(summary["flags"]) == list(STATUSES)
+    assert all(summary["flags"][s] >= n for s, n in summary["statuses"].items())
     assert list(summary["confidence"]) == ["histogram", "median", "mean"]
     histogram = summary["confidence"]["histogram"]
     assert len(histogram) == 10 and all(isinstance(n, int) for n in histogram)
@@ -230,9 +232,9 @@ def test_the_markdown_reads_as_a_pull_request_comment(report: HealthReport, zoo:
     lines = text.splitlines()
     assert lines[0] == "## Memory health"
     assert lines[2] == (
-        f"**10 memories** in `{zoo.store}` · missing files: **1** · stale: **2** · "
+        f"**10 memories** in `{zoo.store}` · missing files: **1** · stale: **3** · "
         "dangling links: **1** · moved: **1** · expired: **1** · uncited: **1** · "
-        "orphans: **1** · healthy: **2**"
+        "orphans: **1** · healthy: **2** (a memory with several problems counts under each)"
     )
     assert lines[4] == "Citations: **10** (5 ok, 1 moved, 4 failing)"  # no mentions: none said
     assert lines[6].startswith("Confidence: median **0.70**, mean 0.46 · distribution `")
@@ -329,6 +331,16 @@ def test_the_html_table_has_a_row_per_memory_with_its_flags(report: HealthReport
     assert len(re.findall(r'<circle class="node"', page)) == len(report.graph["nodes"])
     limited = render_html(report, limit=2)
     assert len(re.findall(r"<tr data-search=", limited)) == 2
+
+
+def test_the_html_cards_count_the_rows_their_status_filter_shows(report: HealthReport) -> None:
+    """The filter shows each memory carrying a flag, so its card counts them all: notes/missing
+    is stale too (3), and a note says a memory may count twice."""
+    page = render_html(report)
+    cards = dict(re.findall(r"<b>(\d+)</b><span>([^<]+)</span>", page))
+    flags = re.findall(r'data-flags="([^"]*)"', page)
+    assert cards["3"] == "stale" and sum("stale" in f.split() for f in flags) == 3
+    assert '<p class="muted">a memory with several problems counts under each</p>' in page
 
 
 def test_the_html_escapes_what_memories_say(tmp_path: Path, clock: Clock) -> None:

@@ -151,14 +151,20 @@ def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_
 
     service = app().service()
     with embedding_progress() as progress:
-        text, used = service.context(
+        block = service.context(
             query, limit=limit, max_tokens=max_tokens, verify=check,
             mode=_mode_note(service, mode), progress=progress,
         )  # fmt: skip
+    text, used = block
     if as_json:
         emit_json({"context": text, "memories": [hit_dict(r) for r in used]})
-    else:
+    elif text:
         click.echo(text, nl=False)
+    else:  # stdout stays empty (an agent pastes it as it is); a person is told why
+        why = f"no memory matches {query!r}"
+        if block.matched:
+            why = f"no memory fits in --max-tokens {max_tokens} ({block.matched} matched)"
+        click.echo(why, err=True)
 
 
 @click.command(context_settings=CONTEXT)

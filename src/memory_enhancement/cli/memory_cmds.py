@@ -328,7 +328,7 @@ def list_cmd(category: str | None, include_expired: bool, limit: int | None, **o
 @json_option
 @store_options
 def recent(limit: int, include_expired: bool, as_json: bool) -> None:
-    """The most recently updated memories, newest first."""
+    """The most recently updated memories, newest first (undated ones: by their last commit)."""
     listing = app().service().recent(limit, include_expired=include_expired)
     print_listing(listing, as_json)
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from html import escape
 
-from memory_enhancement.health.render import LABELS, ROW_LABELS, checked_counts, ok_moved_failing
+from memory_enhancement.health.render import (
+    LABELS,
+    OVERLAP,
+    ROW_LABELS,
+    checked_counts,
+    ok_moved_failing,
+)
 from memory_enhancement.health.report import STATUSES, HealthReport
 
 COLOURS = {
@@ -96,9 +102,11 @@ def render(report: HealthReport, limit: int | None = None) -> str:
     memories = report.memories[:limit] if limit else report.memories
     cards = "".join(
         f'<div class="card" style="border-top:3px solid {COLOURS[s]}">'
-        f"<b>{report.status_counts[s]}</b><span>{escape(LABELS[s])}</span></div>"
+        f"<b>{report.flag_counts[s]}</b><span>{escape(LABELS[s])}</span></div>"
         for s in STATUSES
-    )
+    )  # as the status filter picks rows: every memory with that flag
+    several = sum(report.flag_counts.values()) > report.total
+    overlap = f'<p class="muted">{escape(OVERLAP)}</p>' if several else ""
     options = "".join(f'<option value="{s}">{escape(LABELS[s])}</option>' for s in STATUSES)
     rows = "".join(_row(n, m, hidden=n > PAGE_ROWS) for n, m in enumerate(memories, start=1))
     return f"""<!DOCTYPE html>
@@ -109,7 +117,7 @@ def render(report: HealthReport, limit: int | None = None) -> str:
 <p>{report.total} memor{"y" if report.total == 1 else "ies"} in <code>{escape(report.store)}</code> · {escape(report.generated_at)}</p>
 <p>{escape(checked_counts(report).replace("**", ""))}</p>
 </header><main>
-<div class="cards">{cards}</div>
+<div class="cards">{cards}</div>{overlap}
 <div class="grid">
 <section id="chart-confidence"><h2>Confidence</h2>{_histogram(report.histogram)}</section>
 <section id="chart-history"><h2>Verdicts over time</h2>{_history(report.verdict_days)}</section>

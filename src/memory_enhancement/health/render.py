@@ -3,6 +3,7 @@
 The JSON shape (documented in docs/health.md)::
 
     {"store", "generated_at", "summary": {"memories", "statuses": {status: n},
+     "flags": {flag: n},
      "confidence": {"histogram": [10 counts], "median", "mean"},
      "broken_files": [{"file", "failing_citations", "memories"}]},
      "memories": [{"rank", "path", "id", "title", "status", "flags", "confidence",
@@ -34,6 +35,10 @@ LABELS = {
     "orphan": "orphans",
     "healthy": "healthy",
 }
+# Said after the counts when they add up to more than the memories: each memory is counted
+# under every problem it has (so `orphans: 18` agrees with the `orphans` command), while its
+# row shows the most urgent one.
+OVERLAP = "a memory with several problems counts under each"
 # What one memory's row says: the counts' labels read as plurals ("orphans: 3").
 ROW_LABELS = {**LABELS, "orphan": "orphan"}
 
@@ -48,6 +53,7 @@ def as_json(report: HealthReport, limit: int | None = None, offset: int = 0) -> 
         "summary": {
             "memories": report.total,
             "statuses": report.status_counts,
+            "flags": report.flag_counts,
             "confidence": {
                 "histogram": report.histogram,
                 "median": statistics.median(scores) if scores else None,
@@ -102,7 +108,7 @@ def _memory(rank: int, memory: MemoryHealth) -> dict[str, Any]:
 
 def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
     """A report that reads well as a pull-request comment."""
-    counts = report.status_counts
+    counts = report.flag_counts
     attention = [m for m in report.memories if m.status != "healthy"]
     shown = attention[:limit] if limit else attention
     scores = [m.confidence.score for m in report.memories]
@@ -110,7 +116,8 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
         "## Memory health",
         "",
         f"**{report.total} {'memory' if report.total == 1 else 'memories'}** in `{report.store}` · "
-        + " · ".join(f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s]),
+        + " · ".join(f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s])
+        + (f" ({OVERLAP})" if sum(counts.values()) > report.total else ""),
         "",
     ]
     checked = checked_counts(report)

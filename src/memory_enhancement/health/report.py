@@ -3,8 +3,10 @@
 It verifies every memory now (and records that in the history), then joins
 what the index knows (links, expiry) with what the history knows (past runs,
 confirmations, uses) into a status and a confidence per memory. The summary
-says how many memories are in each state, how confidence is spread, and which
-cited files broke the most memories. Rendering is in health_render.py.
+says how many memories have each problem (a memory with two counts under both, so
+`orphans: 18` agrees with the `orphans` command; its status is its most urgent one),
+how confidence is spread, and which cited files broke the most memories. Rendering is in
+health_render.py.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class HealthReport:
     store: str
     generated_at: str
     memories: list[MemoryHealth]
-    status_counts: dict[str, int]
+    status_counts: dict[str, int]  # each memory once, under its most urgent flag
+    flag_counts: dict[str, int]  # each memory under every flag it carries (`orphans` lists all)
     histogram: list[int]  # memories per confidence tenth: [0, 0.1), ..., [0.9, 1.0]
     broken_files: list[tuple[str, int, int]]  # (file, failing citations, memories)
     verdict_days: list[tuple[str, dict[str, int]]]
@@ -117,6 +120,7 @@ def build(run: VerifyRun, index: Index, state: State, now: datetime) -> HealthRe
                 broken_memories.setdefault(check.citation.target, set()).add(row.path)
     memories.sort(key=lambda m: m.urgency)
     counts = Counter(m.status for m in memories)
+    flagged = Counter(flag for m in memories for flag in m.flags)
     histogram = [0] * 10
     for memory in memories:
         histogram[min(int(memory.confidence.score * 10), 9)] += 1
@@ -125,6 +129,7 @@ def build(run: VerifyRun, index: Index, state: State, now: datetime) -> HealthRe
         generated_at=now_text,
         memories=memories,
         status_counts={status: counts.get(status, 0) for status in STATUSES},
+        flag_counts={flag: flagged.get(flag, 0) for flag in STATUSES},
         histogram=histogram,
         broken_files=[(f, n, len(broken_memories[f])) for f, n in broken.most_common(15)],
         verdict_days=history.verdict_days(state),

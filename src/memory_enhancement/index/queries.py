@@ -296,3 +296,11 @@ def flat(conn: sqlite3.Connection) -> bool:
     some = conn.execute("SELECT 1 FROM memories LIMIT 1").fetchone()
     nested = conn.execute("SELECT 1 FROM memories WHERE instr(path, '/') > 0 LIMIT 1").fetchone()
     return some is not None and nested is None
+
+
+def stamps(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+    """Each memory file's (mtime_ns, size) as the last sync saw it."""
+    return {
+        str(p): (int(m), int(s))
+        for p, m, s in conn.execute("SELECT path, mtime_ns, size FROM files")
+    }

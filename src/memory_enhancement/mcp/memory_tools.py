@@ -185,7 +185,8 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
     def recent_memories(
         ctx: Context, limit: int = 10, include_expired: bool = False, store: Store = None
     ) -> ListingOut:
-        """The most recently updated memories, newest first."""
+        """The most recently updated memories, newest first (an undated one, as Serena's
+        are, by its last commit when git has it as committed, else by its file's time)."""
         with tool_errors():
             return _listing(service(ctx, store).recent(limit, include_expired=include_expired))
 

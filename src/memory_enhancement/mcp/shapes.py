@@ -237,7 +237,8 @@ class BrokenFileOut(TypedDict):
 
 class HealthSummaryOut(TypedDict):
     memories: int
-    statuses: dict[str, int]
+    statuses: dict[str, int]  # each memory once, under its most urgent flag
+    flags: dict[str, int]  # each memory under every flag it carries
     confidence: ConfidenceSummaryOut
     broken_files: list[BrokenFileOut]
     citations: dict[str, int]  # the store's citations by verdict

@@ -42,6 +42,19 @@ class SearchResult:
         return format_citation_id(self.hit.row.citation_id)
 
 
+class ContextBlock(tuple[str, list[SearchResult]]):
+    """`(text, used)`, as `context` returns it, and how many memories matched the query:
+    an empty block says either that none matched or that none fit the budget, and a
+    person at a terminal is told which."""
+
+    matched: int
+
+    def __new__(cls, text: str, used: list[SearchResult], matched: int) -> ContextBlock:
+        block = super().__new__(cls, (text, used))
+        block.matched = matched
+        return block
+
+
 def render_context(
     store: Store, results: Sequence[SearchResult], max_tokens: int | None, query: str = ""
 ) -> tuple[str, list[SearchResult]]:

@@ -94,10 +94,26 @@ class Memories(ServiceBase):
         return Listing(summaries, skipped, total)
 
     def recent(self, limit: int = 10, *, include_expired: bool = False) -> Listing:
+        """Newest first: by a memory's updated (else created) date; one without a date
+        (Serena's) by its last commit when git has the file as committed, else by the
+        file's mtime, which in a fresh clone is the checkout's time for every file."""
         if limit < 1:
             raise InvalidInputError(f"invalid limit {limit}: it must be at least 1")
         listing = self.list_memories(include_expired=include_expired)
-        newest = sorted(listing.memories, key=lambda s: (-s.sort_time, s.path))
+        undated = {s.path for s in listing.memories if s.meta.updated_at is None
+                   and s.meta.created_at is None}  # fmt: skip
+        committed: dict[str, int] = {}
+        if undated:
+            from memory_enhancement.verify.commit_times import committed_times
+
+            with self.index.connect(sync=False) as conn:  # the listing just synced it
+                stamps = {p: s for p, s in queries.stamps(conn).items() if p in undated}
+            committed = committed_times(self.store.root, self.state, stamps)
+
+        def moment(summary: Summary) -> float:
+            return committed.get(summary.path, summary.sort_time)
+
+        newest = sorted(listing.memories, key=lambda s: (-moment(s), s.path))
         return Listing(newest[:limit], listing.skipped)
 
     def citation_id(self, path: str) -> str:

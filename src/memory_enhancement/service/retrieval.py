@@ -20,7 +20,7 @@ from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.memory_paths import normalize_segment
 from memory_enhancement.core.model import MAX_COUNT, Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
-from memory_enhancement.service.context import SearchResult, render_context
+from memory_enhancement.service.context import ContextBlock, SearchResult, render_context
 from memory_enhancement.service.inputs import choice
 from memory_enhancement.service.results import WriteResult
 from memory_enhancement.service.verification import Verification
@@ -114,8 +114,9 @@ class Retrieval(Verification):
         verify: bool = False,
         mode: Mode | str = "auto",
         progress: Progress | None = None,
-    ) -> tuple[str, list[SearchResult]]:
-        """A prompt-ready markdown block of the memories that answer a query."""
+    ) -> ContextBlock:
+        """A prompt-ready markdown block of the memories that answer a query (and how many
+        matched it)."""
         from memory_enhancement.index.search import Filters
 
         results = self._run_search(
@@ -125,7 +126,7 @@ class Retrieval(Verification):
         text, used = render_context(self.store, results, max_tokens, query)
         handed = [(r.hit.row.citation_id, r.hit.row.path) for r in used]
         self._record_use(handed, "context", query)
-        return text, used
+        return ContextBlock(text, used, len(results))
 
     def _run_search(
         self,

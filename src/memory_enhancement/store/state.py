@@ -147,6 +147,15 @@ MIGRATIONS = [
         name TEXT PRIMARY KEY, head TEXT NOT NULL, named INTEGER NOT NULL
     ) WITHOUT ROWID;
     """,
+    # When git last committed each undated memory file, for `recent` (verify/commit_times.py):
+    # kept while HEAD and the file's mtime and size are the same; NULL when git does not
+    # have it as it is (modified, untracked, ignored), so its mtime stands.
+    """
+    CREATE TABLE commit_times (
+        path TEXT PRIMARY KEY, head TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL, committed INTEGER
+    ) WITHOUT ROWID;
+    """,
 ]
 
 

@@ -15,7 +15,7 @@ import bisect
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -79,6 +79,31 @@ class Git:
             message = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitError(message[-1] if message else f"git {args[0]} failed")
         return done.stdout.decode("utf-8", "surrogateescape")
+
+    def stream(self, *args: str) -> Generator[bytes]:
+        """git's output in pieces as it comes, for a walk its reader may stop early: the
+        process is ended when the reader stops (a walk of the whole history would run on)."""
+        self.calls += 1
+        try:
+            proc = subprocess.Popen(
+                ["git", "-C", str(self.toplevel), *args],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, **_ENV},
+                bufsize=0,  # each read takes what the pipe holds, no waiting for a full buffer
+            )
+        except OSError as exc:
+            raise GitError(str(exc)) from None
+        assert proc.stdout is not None
+        try:
+            while piece := proc.stdout.read(1 << 16):
+                yield piece
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()
+            if proc.wait() not in (0, -9):
+                raise GitError(f"git {args[0]} failed")
 
     def _to_git(self, path: str) -> str:
         return f"{self.prefix}/{path}" if self.prefix else path
