@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,43 @@ def test_a_file_named_through_the_authors_clone_of_the_repository_is_verified(
     assert done.returncode in (0, 1), done.stderr
     text = (repo.root / STORE / "notes.md").read_text()
     assert "`/Users/me/work/upstream/pkg/b.py`" in text and "**/home/me/project/pkg/b.py**" in text
+
+
+def test_the_clones_name_is_asked_of_git_once_and_again_when_the_origin_changes(
+    tmp_path: Path,
+) -> None:
+    """What the author's clone is called (the origin remote's repository) decides whether
+    `/Users/me/<name>/src/a.py` is verified or left out as a machine's path, on every run:
+    it is kept with git's config file's size and time, so a rerun asks `git config`
+    nothing, and a new origin is asked again."""
+    repo = GitRepo(tmp_path / "project")
+    repo.git("remote", "add", "origin", "git@github.com:owner/Upstream.git")
+    repo.write_lines("src/a.py", code("src/a.py", 20))
+    repo.commit("code")
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "See `/Users/me/upstream/src/a.py`."])
+    repo.commit("memory")
+    tools, calls = tmp_path / "bin", tmp_path / "git-calls"
+    tools.mkdir()
+    real = shutil.which("git")
+    (tools / "git").write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {real} "$@"\n')
+    (tools / "git").chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
+        "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "home"),
+    }
+
+    def mentioned() -> list[str]:
+        command = [sys.executable, "-m", "memory_enhancement", "verify-all", "--json"]
+        command += ["--dir", STORE]
+        done = subprocess.run(command, cwd=repo.root, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return [c["mention"] for m in json.loads(done.stdout) for c in m.get("mentions", [])]
+
+    assert mentioned() == ["Users/me/upstream/src/a.py"]
+    assert "config --get remote.origin.url" in calls.read_text()
+    calls.unlink()
+    assert mentioned() == ["Users/me/upstream/src/a.py"]
+    assert "config" not in calls.read_text()
+    repo.git("remote", "set-url", "origin", "git@github.com:owner/Renamed.git")
+    assert mentioned() == []  # a machine's path now: no folder of it is named as the clone

@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (mypy kn
 if TYPE_CHECKING:
     from memory_enhancement.graph.traverse import GraphResult
 
-STATE_VERSION = 9  # len(store.state.MIGRATIONS): an older state database takes the slow path
+STATE_VERSION = 10  # len(store.state_schema.MIGRATIONS): an older state database: slow path
 
 
 class QuickReads:

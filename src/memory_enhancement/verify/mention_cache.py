@@ -26,6 +26,7 @@ from typing import Any
 from memory_enhancement.core.mentions import GRAMMAR
 from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.state import State
+from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
 VERSION = 8  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
@@ -230,6 +231,43 @@ class MentionFree:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+
+class CloneNames:
+    """What an author's clone of the repository is called (`GitHistory.clone_names`: the
+    root's folder and the origin remote's repository name), kept while git's config file
+    has the same size and modification time. Every run of a store with a path on a
+    machine under folders (`/Users/me/repo/file.json`) asks it (verify/rooted.py), and
+    asking meant a `git config` and the history walker's import: 5 ms of a rerun."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def of(self, git: Git) -> frozenset[str]:
+        config = git.toplevel / ".git" / "config"  # a linked work tree's is elsewhere: asked
+        stamp = _stat(str(config)) if config.parent.is_dir() else "-"
+        where = [str(git.toplevel), git.prefix, stamp]
+        if stamp != "-":
+            with self.state.connect() as db:
+                row = db.execute("SELECT value FROM facts WHERE key = 'clone_names'").fetchone()
+            try:
+                kept = json.loads(row[0]) if row and isinstance(row[0], str) else None
+            except ValueError:  # a damaged value: asked again, and written over
+                kept = None
+            if isinstance(kept, list) and len(kept) == 2 and kept[0] == where:
+                names = kept[1]
+                if isinstance(names, list) and all(isinstance(name, str) for name in names):
+                    return frozenset(names)
+        from memory_enhancement.verify.blame import GitHistory  # only when not kept
+
+        found = GitHistory(git).clone_names()
+        if stamp != "-":
+            value = _ENCODE([where, sorted(found)])
+            with self.state.connect() as db:
+                db.execute(
+                    "INSERT OR REPLACE INTO facts(key, value) VALUES ('clone_names', ?)", (value,)
+                )
+        return found
 
 
 class NamesEver:

@@ -40,7 +40,7 @@ from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
-from memory_enhancement.verify.mention_cache import Fingerprints, MentionCache
+from memory_enhancement.verify.mention_cache import CloneNames, Fingerprints, MentionCache
 from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.rooted import Folders
@@ -113,9 +113,7 @@ class MentionChecker:
             if self._listed is not None or self.git is None:
                 self._clone_names = frozenset(self._files_now().clones)
             else:
-                from memory_enhancement.verify.blame import GitHistory
-
-                self._clone_names = GitHistory(self.git).clone_names()
+                self._clone_names = CloneNames(self.state).of(self.git)
         return self._clone_names
 
     def _files_now(self) -> FileList:
