@@ -5,10 +5,6 @@ its own."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +16,7 @@ from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code
+from verify_support import FIXED_NOW, STORE, GitRepo, code, fixed_after_rename
 
 
 def test_a_bold_span_that_is_a_path_with_a_folder_is_a_file_mention_and_nothing_else_is() -> None:
@@ -68,12 +64,6 @@ def checks(repo: GitRepo) -> dict[str, CitationCheck]:
     return {c.mention.path: c for c in result.mentions if c.mention and c.mention.form == FILE}
 
 
-def cli(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(repo.root.parent / "home")}
-    command = [sys.executable, "-m", "memory_enhancement", *args, "--dir", STORE]
-    return subprocess.run(command, cwd=repo.root, env=env, capture_output=True, text=True)
-
-
 def test_a_bold_path_is_valid_moved_missing_or_skipped_as_git_tells(repo: GitRepo) -> None:
     repo.write_lines(f"{STORE}/notes.md", [
         "# Notes", "",
@@ -103,13 +93,5 @@ def test_fix_rewrites_only_the_path_of_a_renamed_bold_path_and_keeps_every_other
         "- 日本語: **lib/old.py**の説明\r\n"
         "no newline"
     )
-    file = repo.write(f"{STORE}/notes.md", text.encode("utf-8"))
-    repo.commit("memory")
-    repo.mv("lib/old.py", "lib/new.py")
-    repo.commit("rename")
-    done = cli(repo, "verify-all", "--fix")
-    assert done.returncode in (0, 1), done.stderr
-    assert file.read_bytes() == text.replace("lib/old.py", "lib/new.py").encode("utf-8")
-    after = json.loads(cli(repo, "verify-all", "--json").stdout)
-    statuses = [c["status"] for m in after for c in m["mentions"]]
+    statuses = [status for _, status in fixed_after_rename(repo, text)]
     assert statuses == ["valid"] * 5, statuses

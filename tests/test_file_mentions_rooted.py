@@ -5,10 +5,6 @@ command line in a process of its own."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +16,7 @@ from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code
+from verify_support import FIXED_NOW, STORE, GitRepo, code, fixed_after_rename, store_cli
 
 
 @pytest.fixture
@@ -49,12 +45,6 @@ def checks(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck
     return {c.mention.path: c for c in result.mentions if c.mention and c.mention.form == FILE}
 
 
-def cli(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(repo.root.parent / "home")}
-    command = [sys.executable, "-m", "memory_enhancement", *args, "--dir", STORE]
-    return subprocess.run(command, cwd=repo.root, env=env, capture_output=True, text=True)
-
-
 def test_fix_writes_a_renamed_path_from_the_root_as_it_was_written(repo: GitRepo) -> None:
     """`./` and `/` are the repository root for every mention (core/file_list.normalize), so
     the new path is written after them: `./lib/old.py:3` becomes `./lib/new.py:3`, not
@@ -66,15 +56,7 @@ def test_fix_writes_a_renamed_path_from_the_root_as_it_was_written(repo: GitRepo
         "**File:** ./lib/old.py\r\n**Line:** 6\r\n"
         "no newline"
     )
-    file = repo.write(f"{STORE}/notes.md", text.encode("utf-8"))
-    repo.commit("memory")
-    repo.mv("lib/old.py", "lib/new.py")
-    repo.commit("rename")
-    done = cli(repo, "verify-all", "--fix")
-    assert done.returncode in (0, 1), done.stderr
-    assert file.read_bytes() == text.replace("lib/old.py", "lib/new.py").encode("utf-8")
-    after = json.loads(cli(repo, "verify-all", "--json").stdout)
-    statuses = {c["mention"]: c["status"] for m in after for c in m["mentions"]}
+    statuses = dict(fixed_after_rename(repo, text))
     assert set(statuses.values()) == {"valid"}, statuses
 
 
@@ -156,7 +138,7 @@ def test_a_name_from_the_root_needs_no_folder_and_a_bare_name_is_still_not_a_men
         "docs/gone.md": Verdict.SKIPPED,  # to be written: `docs/` is a folder here
     }
     assert found["README.md"].renamed_to == "docs/README.md"
-    done = cli(repo, "verify-all", "--fix")
+    done = store_cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr
     assert repo.lines(f"{STORE}/notes.md")[2] == line.replace("/README.md", "/docs/README.md")
 

@@ -7,8 +7,6 @@ own."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory_enhancement.core.mentions import as_written
-from verify_support import STORE, GitRepo, code
+from verify_support import STORE, GitRepo, code, logging_git, store_cli
 
 
 @pytest.fixture
@@ -28,14 +26,8 @@ def repo(tmp_path: Path) -> GitRepo:
     return repo
 
 
-def cli(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(repo.root.parent / "home")}
-    command = [sys.executable, "-m", "memory_enhancement", *args, "--dir", STORE]
-    return subprocess.run(command, cwd=repo.root, env=env, capture_output=True, text=True)
-
-
 def statuses(repo: GitRepo) -> list[str]:
-    after = json.loads(cli(repo, "verify-all", "--json").stdout)
+    after = json.loads(store_cli(repo, "verify-all", "--json").stdout)
     return [c["status"] for m in after for c in m["mentions"]]
 
 
@@ -57,7 +49,7 @@ def test_fix_keeps_a_relative_links_climb_when_its_line_moves_and_its_file_is_re
     (repo.root / "pkg").mkdir()
     repo.mv("src/b.py", "pkg/b.py")
     repo.commit("two lines added; b moved to another folder")
-    done = cli(repo, "verify-all", "--fix")
+    done = store_cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr
     expected = (
         text.replace("a.py:5", "a.py:7").replace("#L5-L6", "#L7-L8").replace("src/b.py", "pkg/b.py")
@@ -75,7 +67,7 @@ def test_fix_keeps_an_authors_clone_folders_before_a_renamed_file(repo: GitRepo)
     (repo.root / "pkg").mkdir()
     repo.mv("src/b.py", "pkg/b.py")
     repo.commit("b moved to another folder")
-    done = cli(repo, "verify-all", "--fix")
+    done = store_cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr
     assert file.read_text() == text.replace("src/b.py", "pkg/b.py")
     assert statuses(repo) == ["valid"]
@@ -114,7 +106,7 @@ def test_a_file_named_through_the_authors_clone_of_the_repository_is_verified(
     (repo.root / "pkg").mkdir()
     repo.mv("src/b.py", "pkg/b.py")
     repo.commit("b moved")
-    found = json.loads(cli(repo, "verify-all", "--json").stdout)
+    found = json.loads(store_cli(repo, "verify-all", "--json").stdout)
     said = {c["mention"]: (c["status"], c["current_path"]) for m in found for c in m["mentions"]}
     assert said == {
         "workspaces/project/src/a.py": ("valid", "src/a.py"),
@@ -123,7 +115,7 @@ def test_a_file_named_through_the_authors_clone_of_the_repository_is_verified(
         "home/me/project/src/b.py": ("moved", "pkg/b.py"),
         "workspaces/project/docs/plan.md": ("skipped", None),
     }
-    done = cli(repo, "verify-all", "--fix")
+    done = store_cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr
     text = (repo.root / STORE / "notes.md").read_text()
     assert "`/Users/me/work/upstream/pkg/b.py`" in text and "**/home/me/project/pkg/b.py**" in text
@@ -142,16 +134,7 @@ def test_the_clones_name_is_asked_of_git_once_and_again_when_the_origin_changes(
     repo.commit("code")
     repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "See `/Users/me/upstream/src/a.py`."])
     repo.commit("memory")
-    tools, calls = tmp_path / "bin", tmp_path / "git-calls"
-    tools.mkdir()
-    real = shutil.which("git")
-    (tools / "git").write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {real} "$@"\n')
-    (tools / "git").chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
-        "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "home"),
-    }
+    env, calls = logging_git(tmp_path)
 
     def mentioned() -> list[str]:
         command = [sys.executable, "-m", "memory_enhancement", "verify-all", "--json"]

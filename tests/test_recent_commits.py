@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.commit_times import read_head
 from memory_enhancement.verify.repo import Repository
+from verify_support import logging_git
 
 MEMORIES = ".serena/memories"
 
@@ -123,17 +123,7 @@ def test_the_commit_times_are_kept_until_head_or_the_file_changes(tmp_path: Path
 def test_a_second_recent_asks_git_nothing(tmp_path: Path) -> None:
     """A `git` first on PATH that logs each call and runs the real one."""
     clone = fresh_clone(tmp_path)
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    calls = tmp_path / "git-calls"
-    real = shutil.which("git")
-    (tools / "git").write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {real} "$@"\n')
-    (tools / "git").chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
-        "MEMORY_ENHANCEMENT_HOME": str(tmp_path / "home"),
-    }
+    env, calls = logging_git(tmp_path)
     command = [sys.executable, "-m", "memory_enhancement", "--dir", MEMORIES, "recent", "--json"]
 
     def recent() -> list[str]:

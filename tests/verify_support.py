@@ -9,8 +9,11 @@ and no two commits that history cannot tell apart.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -170,3 +173,42 @@ def git_of(repo: GitRepo) -> Git:
     git = Git.discover(repo.root)
     assert git is not None
     return git
+
+
+def store_cli(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
+    """The tool as a process of its own, on the repository's Serena store, with a home
+    beside the repository."""
+    env = {**os.environ, "MEMORY_ENHANCEMENT_HOME": str(repo.root.parent / "home")}
+    command = [sys.executable, "-m", "memory_enhancement", *args, "--dir", STORE]
+    return subprocess.run(command, cwd=repo.root, env=env, capture_output=True, text=True)
+
+
+def fixed_after_rename(repo: GitRepo, text: str) -> list[tuple[str, str]]:
+    """Write `text` as a memory, rename lib/old.py to lib/new.py, run `verify-all --fix`:
+    checks the memory is the text with only the path rewritten, byte for byte, and gives
+    each mention and its verdict afterwards."""
+    file = repo.write(f"{STORE}/notes.md", text.encode("utf-8"))
+    repo.commit("memory")
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("rename")
+    done = store_cli(repo, "verify-all", "--fix")
+    assert done.returncode in (0, 1), done.stderr
+    assert file.read_bytes() == text.replace("lib/old.py", "lib/new.py").encode("utf-8")
+    after = json.loads(store_cli(repo, "verify-all", "--json").stdout)
+    return [(c["mention"], c["status"]) for m in after for c in m["mentions"]]
+
+
+def logging_git(folder: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose `git` logs each call's arguments, a line each, to the file
+    returned (made on the first call), then runs the real one; its tool home in `folder`."""
+    tools, calls = folder / "bin", folder / "git-calls"
+    tools.mkdir()
+    real = shutil.which("git")
+    (tools / "git").write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {real} "$@"\n')
+    (tools / "git").chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
+        "MEMORY_ENHANCEMENT_HOME": str(folder / "home"),
+    }
+    return env, calls
