@@ -361,3 +361,16 @@ def test_a_kept_verdict_shown_once_a_folder_appears_is_recorded(repo: GitRepo) -
     assert third.statuses(j) == ["valid", "skipped"]
     recorded = [row for row in history_reading.verdicts(state, "route")]
     assert [row[5] for row in recorded][-2:] == ["valid", "skipped"]
+
+
+def test_a_rooted_path_that_names_a_file_does_not_keep_its_memory_from_being_vouched_for(
+    repo: GitRepo, compared: list[str]
+) -> None:
+    """Only a rooted path that named no file can be shown or left out by the work tree's
+    folders alone: a memory whose rooted paths all name files is vouched for as any."""
+    repo.write_lines(f"{STORE}/rooted.md", ["# Rooted", "", "The app is `/src/app.py`."])
+    repo.commit("a path from the root")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    verify_all(repo, state)
+    assert sorted(compared) == ["notes", "rooted"]  # the first run's comparisons

@@ -166,11 +166,11 @@ class BatchVerdicts(Sequence[MemoryVerification]):
         (none of them judged by this run) and the mention cache (`Recalled`: none judged
         either): then they are the ones the last whole-store run gave it, when that run
         read the same index and mention cache (the history checks: verify/history.py).
-        Not for a memory with a path written from the root: whether its kept verdicts are
-        shown can change with the folders of the work tree alone (verify/rooted.py)."""
+        Not for a memory with a verdict the folders of the work tree alone may show or
+        leave out (`Recalled.hidable`: verify/rooted.py)."""
         i = self.order[j]
         mentions = self.mentions.get(i, _KEPT)
-        if self.judged is None or not isinstance(mentions, Recalled) or mentions.rooted:
+        if self.judged is None or not isinstance(mentions, Recalled) or mentions.hidable:
             return False
         judged = self.judged
         rows = self.batch.rows

@@ -166,7 +166,7 @@ class Recalled:
     reads without them: their statuses, the failing ones, and `wire`, the verdicts as
     `mention_json` writes them, joined by ", " (None when not kept so)."""
 
-    __slots__ = ("_built", "_checks", "_failing", "_mentions", "_statuses", "wire")
+    __slots__ = ("_built", "_checks", "_failing", "_hidable", "_mentions", "_statuses", "wire")
 
     def __init__(
         self,
@@ -176,9 +176,11 @@ class Recalled:
         statuses: list[str] | None = None,
         failing: list[tuple[str, int | None, str]] | None = None,
         wire: str | None = None,
+        hidable: bool | None = None,
     ) -> None:
         self._checks, self._mentions = checks, mentions
         self._statuses, self._failing, self.wire = statuses, failing, wire
+        self._hidable = hidable
         self._built: tuple[CitationCheck, ...] | None = None
 
     @classmethod
@@ -212,6 +214,13 @@ class Recalled:
         if isinstance(said, EncodedMentions):
             return said.rooted
         return any(row[MENTION_ROOTED] for row in said)
+
+    @property
+    def hidable(self) -> bool:
+        """Whether verify/rooted.py may leave a verdict out, or not, by the folders of the
+        work tree alone (a rooted path that named no file): as the cache kept it, else
+        whenever a mention is rooted."""
+        return self.rooted if self._hidable is None else self._hidable
 
     def __len__(self) -> int:
         if self._statuses is not None:

@@ -111,13 +111,16 @@ def record(
                 current: dict[str, tuple[int, str, str]] = {}  # cid -> j, as compared, mark
                 for j in range(start, min(start + _CHUNK, len(results))):
                     cid = ids[results.order[j]]
-                    if same_index and cid in collecting and results.as_recorded(j):
+                    if same_index and results.as_recorded(j):
                         statuses = results.statuses(j)
-                        if statuses:
-                            checked = True
-                            days.update(statuses)
-                            vouched.add(cid)  # as last run: replayed onto its summary
-                        continue
+                        # A summary set aside (a run missed the memory) is written again,
+                        # unless the memory still counts no run (only skipped verdicts).
+                        if cid is None or cid in collecting or _flag(set(statuses)) == "":
+                            if statuses and cid is not None:
+                                checked = True
+                                days.update(statuses)
+                                vouched.add(cid)  # as last run: replayed onto its summary
+                            continue
                     text, statuses = results.compared(j)
                     if not statuses:
                         continue
@@ -125,12 +128,7 @@ def record(
                     if cid is None:
                         continue
                     days.update(statuses)
-                    kinds = set(statuses)
-                    # Only a run that checked something vouches for the memory: URLs
-                    # skipped unchecked neither renew it nor count as a clean run.
-                    failing = not kinds.isdisjoint(FAILING)
-                    flag = "x" if failing else ("" if kinds == _SKIPPED else ".")
-                    current[cid] = (j, text, flag)
+                    current[cid] = (j, text, _flag(set(statuses)))
                 vouched.update(current)
                 run.write(results, current)
             if whole_store:
@@ -156,6 +154,17 @@ def record(
 
 
 _SKIPPED = {"skipped"}
+
+
+def _flag(kinds: set[str]) -> str:
+    """What a run adds to a memory's summary: a failed run ("x"), a clean one ("."), or
+    nothing: only a run that checked something vouches for the memory (URLs skipped
+    unchecked neither renew it nor count as a clean run)."""
+    if not kinds.isdisjoint(FAILING):
+        return "x"
+    return "" if kinds == _SKIPPED else "."
+
+
 _CHUNK = 2000  # memories compared and written at a time
 
 

@@ -136,4 +136,8 @@ def _recalled(checked: Any, mentions: Sequence[Mention]) -> Recalled | None:
         failed = [(target, line, reason) for target, line, reason in failing] if failing else []
     except (KeyError, TypeError, ValueError):
         return None
-    return Recalled(checked["c"], said, statuses=statuses, failing=failed, wire=wire)
+    hides = checked.get("h")
+    return Recalled(
+        checked["c"], said, statuses=statuses, failing=failed, wire=wire,
+        hidable=hides if isinstance(hides, bool) else None,
+    )  # fmt: skip

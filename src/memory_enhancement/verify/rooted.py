@@ -117,7 +117,7 @@ class Folders:
         on a path from the root of one folder and a name, under a folder not here; or on a
         machine's path kept for a folder named as the repository that named no file of it
         (`/etc/pane/services.toml` in lane-core/pane: the system's, not the clone's)."""
-        if status not in _NO_FILE or not rooted:
+        if not hidable(status, rooted, path):
             return False
         folder = on_machine(path)
         return self._elsewhere(path) or (folder is not None and not self.has(folder, tracked=True))
@@ -137,3 +137,10 @@ def _on_machine(mentions: Sequence[Mention]) -> bool:
         rows = mentions.rows
         return any(row[MENTION_ROOTED] and on_machine(row[MENTION_PATH]) for row in rows)
     return any(m.rooted and on_machine(m.path) for m in mentions)
+
+
+def hidable(status: str, rooted: bool, path: str) -> bool:
+    """Whether a verdict may be left out, or not, by the folders of the work tree alone
+    (`Folders._left_out`): one on a path from the root that named no file, of one folder
+    and a name or under a machine's first folder."""
+    return rooted and status in _NO_FILE and (path.count("/") == 1 or bool(on_machine(path)))
