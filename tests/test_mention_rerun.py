@@ -169,7 +169,13 @@ def test_a_rerun_writes_its_json_without_building_a_mention(
 
 @pytest.mark.parametrize(
     ("column", "value"),
-    [("checked", b"\x00"), ("data", b"\x00"), ("data", "[1]"), ("data", "5")],
+    [
+        ("checked", b"\x00"),
+        ("data", b"\x00"),
+        ("data", "[1]"),
+        ("data", "5"),
+        ("data", "[" * 100_000),  # nested past the decoder's recursion limit
+    ],
 )
 def test_a_kept_row_of_the_wrong_type_is_judged_again(
     repo: GitRepo, column: str, value: bytes | str

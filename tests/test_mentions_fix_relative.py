@@ -150,3 +150,28 @@ def test_the_clones_name_is_asked_of_git_once_and_again_when_the_origin_changes(
     assert "config" not in calls.read_text()
     repo.git("remote", "set-url", "origin", "git@github.com:owner/Renamed.git")
     assert mentioned() == []  # a machine's path now: no folder of it is named as the clone
+
+
+@pytest.mark.parametrize("value", ["[" * 100_000, "not json", '[["x"], 5]', "7"])
+def test_a_damaged_clone_name_row_is_asked_of_git_again(tmp_path: Path, value: str) -> None:
+    """The kept clone's name is read back from the state database: a value that does not
+    decode (nested past the decoder's limit included) or is not what was written is a
+    miss, asked of git again and written over, never a crash."""
+    from memory_enhancement.store.state import State
+    from memory_enhancement.verify.git import Git
+    from memory_enhancement.verify.mention_cache import CloneNames
+
+    repo = GitRepo(tmp_path / "project")
+    repo.git("remote", "add", "origin", "git@github.com:owner/Upstream.git")
+    repo.write_lines("src/a.py", code("src/a.py", 3))
+    repo.commit("code")
+    state = State(repo.root / "state.db")
+    git = Git.discover(repo.root)
+    assert git is not None
+    assert CloneNames(state).of(git) == {"project", "upstream"}
+    with state.connect() as db:
+        db.execute("UPDATE facts SET value = ? WHERE key = 'clone_names'", (value,))
+    assert CloneNames(state).of(git) == {"project", "upstream"}
+    with state.connect() as db:
+        (kept,) = db.execute("SELECT value FROM facts WHERE key = 'clone_names'").fetchone()
+    assert kept != value

@@ -100,6 +100,14 @@ def mention_json(check: list[Any], said: list[Any]) -> str:
     )
 
 
+def _json(text: str) -> Any:
+    """Kept rows' JSON text; ValueError for any other (nested too deep included)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("kept rows are nested too deep") from None
+
+
 def _rows(value: Any, fields: int) -> bool:
     """Whether a value read back from the cache is a list of rows of this many fields: its
     first row, checked (the cache seals each row it keeps with a checksum, so what it
@@ -127,7 +135,7 @@ class EncodedMentions(Sequence[Mention]):
         """The rows; ValueError when they are not this many mention rows (a format the
         cache's version should have kept out)."""
         if self._rows is None:
-            rows = json.loads(self._text)
+            rows = _json(self._text)
             if not _rows(rows, MENTION_FIELDS) or len(rows) != self._count:
                 raise ValueError("kept mention rows are not mention rows")
             self._rows = rows
@@ -195,7 +203,7 @@ class Recalled:
     def checks(self) -> list[list[Any]]:
         checks = self._checks
         if isinstance(checks, str):
-            checks = json.loads(checks)
+            checks = _json(checks)
             if not _rows(checks, CHECK_FIELDS) or len(checks) != len(self):
                 raise ValueError("kept verdict rows are not verdict rows")
             self._checks = checks

@@ -58,7 +58,7 @@ class Cached:
         """What history said; ValueError when the row is damaged (not a JSON object)."""
         data = self._data
         if not isinstance(data, dict):
-            data = self._data = _object(json.loads(data) if isinstance(data, str) else None)
+            data = self._data = _object(_decoded(data) if isinstance(data, str) else None)
         return data
 
     @property
@@ -82,7 +82,7 @@ class Cached:
             if len(parts) != len(_PARTS):  # another version's row, or damaged
                 raise ValueError("a cached row is not in this version's form")
             checked = self._checked = {
-                **_object(json.loads(header)),
+                **_object(_decoded(header)),
                 **dict(zip(_PARTS, parts, strict=True)),
             }
         return checked
@@ -112,6 +112,15 @@ def _joined(checked: Mapping[str, Any]) -> str:
         for key in ("c", "w")
     ]
     return "\n".join([_ENCODE(header), *parts, checked.get("j", "")])
+
+
+def _decoded(text: str) -> Any:
+    """JSON text as the cache wrote it; ValueError for any other, nested past what the
+    decoder's recursion allows included (`[` a hundred thousand times: a damaged row)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("a cached value is nested too deep") from None
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -245,13 +254,13 @@ class CloneNames:
 
     def of(self, git: Git) -> frozenset[str]:
         config = git.toplevel / ".git" / "config"  # a linked work tree's is elsewhere: asked
-        stamp = _stat(str(config)) if config.parent.is_dir() else "-"
+        stamp = _config_stamp(str(config)) if config.parent.is_dir() else "-"
         where = [str(git.toplevel), git.prefix, stamp]
         if stamp != "-":
             with self.state.connect() as db:
                 row = db.execute("SELECT value FROM facts WHERE key = 'clone_names'").fetchone()
             try:
-                kept = json.loads(row[0]) if row and isinstance(row[0], str) else None
+                kept = _decoded(row[0]) if row and isinstance(row[0], str) else None
             except ValueError:  # a damaged value: asked again, and written over
                 kept = None
             if isinstance(kept, list) and len(kept) == 2 and kept[0] == where:
@@ -352,6 +361,16 @@ class Fingerprints:
         if found is None:
             found = self._stats[path] = _stat(path if path.startswith("/") else self.root + path)
         return found
+
+
+def _config_stamp(file: str) -> str:
+    """git's config file as CloneNames keeps it: its size, modification and change times
+    and inode (a file put back with its old mtime, `cp -p`, still has a new change time)."""
+    try:
+        found = os.stat(file)
+    except (OSError, ValueError):
+        return "-"
+    return f"{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}:{found.st_ino}"
 
 
 def _stat(file: str) -> str:
