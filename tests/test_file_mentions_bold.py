@@ -11,12 +11,8 @@ import pytest
 
 from memory_enhancement.core.file_mentions import FILE
 from memory_enhancement.core.mentions import find_mentions, may_mention
-from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
-from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code, fixed_after_rename
+from memory_enhancement.core.verdicts import Verdict
+from verify_support import STORE, GitRepo, code, file_mention_checks, fixed_after_rename
 
 
 def test_a_bold_span_that_is_a_path_with_a_folder_is_a_file_mention_and_nothing_else_is() -> None:
@@ -55,15 +51,6 @@ def repo(tmp_path: Path) -> GitRepo:
     return repo
 
 
-def checks(repo: GitRepo) -> dict[str, CitationCheck]:
-    """The verdicts on the memory's file mentions, by their path."""
-    service = MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=State(None), clock=lambda: FIXED_NOW
-    )
-    result = service.verify("notes").results[0]
-    return {c.mention.path: c for c in result.mentions if c.mention and c.mention.form == FILE}
-
-
 def test_a_bold_path_is_valid_moved_missing_or_skipped_as_git_tells(repo: GitRepo) -> None:
     repo.write_lines(f"{STORE}/notes.md", [
         "# Notes", "",
@@ -74,7 +61,7 @@ def test_a_bold_path_is_valid_moved_missing_or_skipped_as_git_tells(repo: GitRep
     repo.mv("lib/old.py", "lib/new.py")
     (repo.root / "src/gone.py").unlink()
     repo.commit("rename and delete")
-    found = checks(repo)
+    found = file_mention_checks(repo)
     assert {path: c.status for path, c in found.items()} == {
         "src/app.py": Verdict.VALID,
         "lib/old.py": Verdict.MOVED,

@@ -9,14 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from memory_enhancement.core.file_mentions import FILE
 from memory_enhancement.core.mentions import find_mentions, may_mention
-from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
+from memory_enhancement.core.verdicts import Verdict
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code, fixed_after_rename, store_cli
+from verify_support import (
+    STORE,
+    GitRepo,
+    code,
+    file_mention_checks,
+    fixed_after_rename,
+    store_cli,
+)
 
 
 @pytest.fixture
@@ -33,16 +36,6 @@ def repo(tmp_path: Path) -> GitRepo:
 
 def note(repo: GitRepo, *lines: str) -> Path:
     return repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", *lines])
-
-
-def checks(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
-    """The verdicts on the memory's file mentions, by their path (`/` left out)."""
-    service = MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=state or State(None),
-        clock=lambda: FIXED_NOW,
-    )  # fmt: skip
-    result = service.verify("notes").results[0]
-    return {c.mention.path: c for c in result.mentions if c.mention and c.mention.form == FILE}
 
 
 def test_fix_writes_a_renamed_path_from_the_root_as_it_was_written(repo: GitRepo) -> None:
@@ -79,7 +72,7 @@ def test_a_machines_folder_from_the_root_is_the_repositorys_where_it_tracks_one(
     repo.commit("rename")
     state = State(repo.root.parent / "state.db")
     for _ in range(2):  # judged, then taken from the cache
-        found = checks(repo, state)
+        found = file_mention_checks(repo, state)
         assert {text: c.status for text, c in found.items()} == {
             "bin/run.sh": Verdict.VALID,
             "bin/old.sh": Verdict.MOVED,
@@ -108,7 +101,7 @@ def test_module_and_library_ids_are_not_file_mentions(repo: GitRepo) -> None:
     repo.commit("memory")
     (repo.root / "lib/old.py").unlink()
     repo.commit("delete")
-    found = checks(repo)
+    found = file_mention_checks(repo)
     assert {text: c.status for text, c in found.items()} == {
         "src/planned.py": Verdict.SKIPPED,
         "lib/old.py": Verdict.MISSING,
@@ -131,7 +124,7 @@ def test_a_name_from_the_root_needs_no_folder_and_a_bare_name_is_still_not_a_men
     repo.mv("README.md", "docs/README.md")
     (repo.root / "package.json").unlink()
     repo.commit("move the readme, drop package.json")
-    found = checks(repo)
+    found = file_mention_checks(repo)
     assert {text: c.status for text, c in found.items()} == {
         "package.json": Verdict.MISSING,
         "README.md": Verdict.MOVED,
@@ -151,5 +144,5 @@ def test_library_ids_are_not_reported_in_a_memory_git_does_not_track_either(
     tree has not: a library id there too, not `unchecked` (which counts against the
     memory's confidence). A path under a folder the repository has is still `unchecked`."""
     note(repo, "- Context7: `/vercel/next.js`, `/api/users.json`; to write: `/src/planned.py`")
-    found = checks(repo)
+    found = file_mention_checks(repo)
     assert {text: c.status for text, c in found.items()} == {"src/planned.py": Verdict.UNCHECKED}

@@ -23,6 +23,7 @@ from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store import formats
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
 
@@ -212,3 +213,16 @@ def logging_git(folder: Path) -> tuple[dict[str, str], Path]:
         "MEMORY_ENHANCEMENT_HOME": str(folder / "home"),
     }
     return env, calls
+
+
+def file_mention_checks(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
+    """The verdicts on notes.md's file mentions, by their path (a rooted one's `/` left
+    out), from `verify notes` in process."""
+    from memory_enhancement.core.file_mentions import FILE
+
+    service = MemoryService(
+        Store(repo.store_root), Repository(repo.root), state=state or State(None),
+        clock=lambda: FIXED_NOW,
+    )  # fmt: skip
+    result = service.verify("notes").results[0]
+    return {c.mention.path: c for c in result.mentions if c.mention and c.mention.form == FILE}
