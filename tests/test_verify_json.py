@@ -95,11 +95,11 @@ def test_mentions_are_written_as_their_dicts_encode_and_alike_from_kept_rows() -
     result = _mentioned()
     expected = json.JSONEncoder(ensure_ascii=False).encode(verification_dict(result))
     assert verification_json(result) == expected
-    kept = Recalled.of(
+    kept = Recalled(
         [encode_check(c) for c in result.mentions],
         mention_rows([c.mention for c in result.mentions if c.mention is not None]),
     )
-    assert kept is not None and kept.built() == result.mentions
+    assert kept.built() == result.mentions
     alone = MemoryVerification(result.path, result.checks)
     assert verification_json(alone, kept) == expected
     assert json.loads(expected)["confidence"] == 0.5  # 2 good of 4 counted (skipped: not)

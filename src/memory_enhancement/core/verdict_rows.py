@@ -191,14 +191,6 @@ class Recalled:
         self._hidable = hidable
         self._built: tuple[CitationCheck, ...] | None = None
 
-    @classmethod
-    def of(cls, checks: Any, mentions: list[list[Any]]) -> Recalled | None:
-        """These verdicts, None when the rows are not verdict rows or do not pair up with
-        the mentions (the memory is then judged again)."""
-        if not _rows(checks, CHECK_FIELDS) or len(checks) != len(mentions):
-            return None
-        return cls(checks, mentions)
-
     @property
     def checks(self) -> list[list[Any]]:
         checks = self._checks

@@ -64,12 +64,13 @@ class Cached:
     @property
     def checked(self) -> Mapping[str, Any] | None:
         """The verdicts last given, or None: {"fp": fingerprint (`Fingerprints.of`),
-        "s": [status, ...], "f": [[target, line, reason] of each failing
-        one], "c": their rows, "j": their JSON as front ends show it (core/verdict_rows.py)}
-        and, while the memory file is as it was read, {"st": [size, mtime, grammar], "n":
-        its lines, "k": its mentions' count, "r": whether one is rooted, "w": their rows}.
-        "c", "w" and "j" stay JSON text: a rerun reads "j" as it is and the rows only if
-        something asks (core/verdict_rows.Recalled).
+        "s": [status, ...], "f": [[target, line, reason] of each failing one], "h":
+        whether verify/rooted.py may show or hide one by the work tree's folders alone
+        (`hidable`), "c": their rows, "j": their JSON as front ends show it
+        (core/verdict_rows.py)} and, while the memory file is as it was read, {"st":
+        [size, mtime, grammar], "n": its lines, "k": its mentions' count, "r": whether one
+        is rooted, "w": their rows}. "c", "w" and "j" stay JSON text: a rerun reads "j"
+        as it is and the rows only if something asks (core/verdict_rows.Recalled).
 
         Kept sealed with its CRC-32 (`_seal`): a row whose text changed since it was
         written (a damaged database) raises ValueError, as one that does not parse, and
@@ -156,12 +157,6 @@ class MentionCache:
         self.state = state
         self.seen: str | None = None
 
-    def load(self, paths: Sequence[str]) -> dict[str, Cached]:
-        wanted = set(paths)
-        if not wanted:
-            return {}
-        return {path: row for path, row in self.load_all().items() if path in wanted}
-
     def load_all(self) -> dict[str, Cached]:
         """Every row, by memory file (work-tree path), and the generation they are of,
         read together."""
@@ -245,7 +240,7 @@ class MentionFree:
 class CloneNames:
     """What an author's clone of the repository is called (`GitHistory.clone_names`: the
     root's folder and the origin remote's repository name), kept while git's config file
-    has the same size and modification time. Every run of a store with a path on a
+    is the same file, unchanged (`_config_stamp`). Every run of a store with a path on a
     machine under folders (`/Users/me/repo/file.json`) asks it (verify/rooted.py), and
     asking meant a `git config` and the history walker's import: 5 ms of a rerun."""
 
