@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.files import MEMORY_SUFFIX
+from memory_enhancement.store.locations import find_git_root
 from memory_enhancement.store.state import State
 
 if TYPE_CHECKING:
@@ -34,10 +35,10 @@ def committed_times(store_root: Path, state: State, stamps: Mapping[str, Stamp])
     """Of these memories (path: stamp), the commit time (seconds) of each that git tracks
     unchanged since its last commit; the others are left out (their mtime stands).
     Without git, outside a repository or before its first commit: nothing."""
-    tree = work_tree(store_root) if stamps else None
-    if tree is None:
+    top = find_git_root(store_root) if stamps else None
+    if top is None:
         return {}
-    head = read_head(tree[0])
+    head = read_head(top)
     with state.connect() as db:
         kept = {
             path: (str(h), int(m), int(s), t)
@@ -79,17 +80,6 @@ def committed_times(store_root: Path, state: State, stamps: Mapping[str, Stamp])
         if gone:  # memories removed, moved or dated since: not worth keeping
             db.executemany("DELETE FROM commit_times WHERE path = ?", gone)
     return found
-
-
-def work_tree(folder: Path) -> tuple[Path, str] | None:
-    """The git work tree around a folder and the folder's path in it, found as
-    `Git.discover` finds it, without its imports."""
-    probe = Path(os.path.abspath(folder))
-    for parent in (probe, *probe.parents):
-        if (parent / ".git").exists():
-            inside = os.path.relpath(probe, parent)
-            return parent, "" if inside == "." else inside.replace(os.sep, "/")
-    return None
 
 
 def _ask_git(git: Git, asked: Mapping[str, Stamp]) -> dict[str, int]:
