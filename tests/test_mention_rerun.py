@@ -380,3 +380,19 @@ def test_a_rooted_path_that_names_a_file_does_not_keep_its_memory_from_being_vou
     verify_all(repo, state)
     verify_all(repo, state)
     assert sorted(compared) == ["notes", "rooted"]  # the first run's comparisons
+
+
+def test_a_memory_whose_verdicts_are_all_skipped_is_vouched_for_though_it_counts_no_run(
+    repo: GitRepo, compared: list[str]
+) -> None:
+    """A memory with only skipped verdicts counts no run (its summary collects none, by
+    design, not because a run missed it): a rerun vouches for it, as for any other,
+    rather than comparing it again each time."""
+    repo.write_lines(f"{STORE}/plans.md", ["# Plans", "", "To write: `docs/later/plan.md`."])
+    repo.commit("a memory naming a file still to be written")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    verify_all(repo, state)
+    verify_all(repo, state)
+    assert sorted(compared) == ["notes", "plans"]  # the first run's comparisons
+    assert runs_of(state, "plans") == 0
