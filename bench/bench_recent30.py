@@ -9,8 +9,10 @@ git children, median):
 - `get`, `list --limit 20` and `search` on a store given (`--reads`), to see they are
   not slower (issue 15: <= 3x `python -c pass`);
 - this version's `recent` with the commit times forgotten before each run (the first
-  `recent` after a clone, or after HEAD moved): one `git status` and one walk of the
-  store folder's log.
+  `recent` after a clone): one `git status` and one walk of the store folder's log;
+- both versions' `recent` after HEAD moved by one commit (session 31: the times kept
+  are made those of HEAD's parent before each run): the baseline walks the whole log
+  again, this version the commits since the old HEAD.
 
     .venv/bin/python bench/bench_recent30.py --baseline /work/base30c/src \\
         --store /tmp/s30c-fundflow/.serena/memories \\
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -50,12 +53,19 @@ def main(argv: list[str] | None = None) -> int:
         "python -c pass": ([PYTHON, "-c", "pass"], {**os.environ}),
     }
     forget: dict[str, Path] = {}
+    moved: dict[str, tuple[Path, str]] = {}  # case: its home, the HEAD the times are made of
     # Byte code written once (the untimed first run): with PYTHONDONTWRITEBYTECODE each run
     # compiles every module it imports, and the version importing more would pay for it.
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for number, store in enumerate(args.store):
         label = store.parent.parent.name or str(store)
-        for name, src in [*versions.items(), ("this, commit times forgotten", SRC)]:
+        parent = subprocess.run(
+            ["git", "-C", str(store), "rev-parse", "HEAD~1"], capture_output=True, text=True
+        ).stdout.strip()
+        runs = [*versions.items(), ("this, commit times forgotten", SRC)]
+        if parent:
+            runs += [(f"{name}, HEAD moved one commit", src) for name, src in versions.items()]
+        for name, src in runs:
             home = work / f"home-{number}-{len(cases)}"
             env = {**clean, "PYTHONPATH": str(src), "MEMORY_ENHANCEMENT_HOME": str(home)}
             command = [PYTHON, "-P", "-m", "memory_enhancement", "--dir", str(store), "recent"]
@@ -63,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             cases[case] = (command, env)
             if "forgotten" in name:
                 forget[case] = home
+            elif "moved" in name:
+                moved[case] = (home, parent)
 
     if args.reads is not None:
         reads = {
@@ -78,11 +90,17 @@ def main(argv: list[str] | None = None) -> int:
                 cases[f"{label} (10k): {name}"] = ([*command, "--dir", str(args.reads)], env)
 
     def before(case: str) -> None:
-        """Drop the kept commit times of the case's state database (found under its home)."""
+        """Drop the kept commit times of the case's state database (found under its home),
+        or make them those of HEAD's parent."""
         if case in forget:
             for state in forget[case].glob("data/state/*.db"):
                 with sqlite3.connect(state) as db:
                     db.execute("DELETE FROM commit_times")
+        if case in moved:
+            home, parent = moved[case]
+            for state in home.glob("data/state/*.db"):
+                with sqlite3.connect(state) as db:
+                    db.execute("UPDATE commit_times SET head = ?", (parent,))
 
     results = alternate(cases, args.runs, before)
     for case, figures in results.items():

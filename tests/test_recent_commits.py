@@ -152,3 +152,75 @@ def test_head_is_read_from_the_files_of_git_in_a_linked_work_tree_and_packed_ref
     assert read_head(linked) != read_head(clone)
     git(clone, "checkout", "-q", "--detach")
     assert read_head(clone) == git(clone, "rev-parse", "HEAD").strip()
+
+
+def kept_times(state: State) -> dict[str, int]:
+    with state.connect() as db:
+        return dict(db.execute("SELECT path, committed FROM commit_times").fetchall())
+
+
+def test_after_a_new_commit_only_the_commits_since_the_old_head_are_walked(
+    tmp_path: Path,
+) -> None:
+    """The old HEAD's times hold for every file no commit since touched: `old..HEAD` is
+    walked, not the whole history (a new memory committed since is found there too)."""
+    clone = fresh_clone(tmp_path)
+    env, calls = logging_git(tmp_path)
+    command = [sys.executable, "-m", "memory_enhancement", "--dir", MEMORIES, "recent", "--json"]
+
+    def recent() -> list[str]:
+        done = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return [m["path"] for m in json.loads(done.stdout)]
+
+    assert recent() == ["a", "c", "b"]
+    old = git(clone, "rev-parse", "HEAD").strip()
+    commit_at(clone, "b", "# B\n\nRevised.\n", "2024-04-01T10:00:00Z")
+    commit_at(clone, "d", "# D\n\nNew.\n", "2024-03-15T10:00:00Z")
+    for name in "abcd":  # the checkout's second for every file, as a pull leaves them
+        os.utime(clone / MEMORIES / f"{name}.md", (1_800_000_000,) * 2)
+    calls.unlink()
+    assert recent() == ["b", "d", "a", "c"]
+    walks = [line for line in calls.read_text().splitlines() if " log " in f" {line} "]
+    assert len(walks) == 1 and f"{old}..HEAD" in walks[0].split()
+
+
+def test_times_learned_step_by_step_match_a_whole_walk_through_merges_and_resets(
+    tmp_path: Path,
+) -> None:
+    """At each HEAD of a history with a side branch, a merge, a reset, a new memory and
+    one edited but not committed, the times kept and brought forward equal those a
+    fresh state learns from the whole history."""
+    clone = fresh_clone(tmp_path)
+    kept = State(tmp_path / "kept.db")
+
+    def check() -> None:
+        for name in (p.stem for p in (clone / MEMORIES).glob("*.md")):
+            os.utime(clone / MEMORIES / f"{name}.md", (1_800_000_000,) * 2)
+        fresh = State(tmp_path / f"fresh-{len(list(tmp_path.glob('fresh-*')))}.db")
+        assert recent_paths(clone, kept) == recent_paths(clone, fresh)
+        assert kept_times(kept) == kept_times(fresh)
+
+    check()
+    git(clone, "checkout", "-q", "-b", "side")
+    commit_at(clone, "c", "# C\n\nSide.\n", "2024-04-01T10:00:00Z")
+    commit_at(clone, "e", "# E\n\nOn the side.\n", "2024-04-02T10:00:00Z")
+    check()
+    git(clone, "checkout", "-q", "main")
+    check()
+    commit_at(clone, "a", "# A\n\nMain again.\n", "2024-04-03T10:00:00Z")
+    check()
+    (clone / MEMORIES / "b.md").write_text("# B\n\nEdited, not committed.\n", encoding="utf-8")
+    (clone / MEMORIES / "f.md").write_text("# F\n\nMain.\n", encoding="utf-8")
+    git(clone, "add", f"{MEMORIES}/f.md")  # b stays edited, not staged
+    dated = {**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": "2024-04-04T10:00:00Z"}
+    subprocess.run(["git", "commit", "-q", "-m", "f"], cwd=clone, env=dated, check=True)
+    assert git(clone, "status", "--porcelain").strip() == f"M {MEMORIES}/b.md"
+    check()
+    git(clone, "checkout", "-q", "--", f"{MEMORIES}/b.md")
+    dated = {**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": "2024-05-01T10:00:00Z"}
+    subprocess.run(["git", "merge", "-q", "--no-edit", "side"], cwd=clone, env=dated, check=True)
+    check()
+    git(clone, "reset", "-q", "--hard", "HEAD~2")  # the old HEAD is no ancestor now
+    check()
+    assert set(kept_times(kept)) == {"a", "b", "c"}  # e and f gone with the reset
