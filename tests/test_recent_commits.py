@@ -57,6 +57,14 @@ def recent_paths(clone: Path, state: State) -> list[str]:
     return [s.path for s in service_of(clone, state).recent(10).memories]
 
 
+def recent_process(clone: Path, env: dict[str, str]) -> list[str]:
+    """`recent --json` as a process in the clone, with this environment: the paths."""
+    command = [sys.executable, "-m", "memory_enhancement", "--dir", MEMORIES, "recent", "--json"]
+    done = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return [m["path"] for m in json.loads(done.stdout)]
+
+
 def test_recent_orders_a_fresh_clones_undated_memories_by_their_last_commit(
     tmp_path: Path,
 ) -> None:
@@ -124,17 +132,10 @@ def test_a_second_recent_asks_git_nothing(tmp_path: Path) -> None:
     """A `git` first on PATH that logs each call and runs the real one."""
     clone = fresh_clone(tmp_path)
     env, calls = logging_git(tmp_path)
-    command = [sys.executable, "-m", "memory_enhancement", "--dir", MEMORIES, "recent", "--json"]
-
-    def recent() -> list[str]:
-        done = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        return [m["path"] for m in json.loads(done.stdout)]
-
-    assert recent() == ["a", "c", "b"]
+    assert recent_process(clone, env) == ["a", "c", "b"]
     assert "log" in calls.read_text()
     calls.unlink()
-    assert recent() == ["a", "c", "b"]
+    assert recent_process(clone, env) == ["a", "c", "b"]
     assert not calls.exists()
 
 
@@ -166,21 +167,14 @@ def test_after_a_new_commit_only_the_commits_since_the_old_head_are_walked(
     walked, not the whole history (a new memory committed since is found there too)."""
     clone = fresh_clone(tmp_path)
     env, calls = logging_git(tmp_path)
-    command = [sys.executable, "-m", "memory_enhancement", "--dir", MEMORIES, "recent", "--json"]
-
-    def recent() -> list[str]:
-        done = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        return [m["path"] for m in json.loads(done.stdout)]
-
-    assert recent() == ["a", "c", "b"]
+    assert recent_process(clone, env) == ["a", "c", "b"]
     old = git(clone, "rev-parse", "HEAD").strip()
     commit_at(clone, "b", "# B\n\nRevised.\n", "2024-04-01T10:00:00Z")
     commit_at(clone, "d", "# D\n\nNew.\n", "2024-03-15T10:00:00Z")
     for name in "abcd":  # the checkout's second for every file, as a pull leaves them
         os.utime(clone / MEMORIES / f"{name}.md", (1_800_000_000,) * 2)
     calls.unlink()
-    assert recent() == ["b", "d", "a", "c"]
+    assert recent_process(clone, env) == ["b", "d", "a", "c"]
     walks = [line for line in calls.read_text().splitlines() if " log " in f" {line} "]
     assert len(walks) == 1 and f"{old}..HEAD" in walks[0].split()
 
