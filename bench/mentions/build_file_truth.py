@@ -446,7 +446,7 @@ def summary(entries: list[dict], results: dict[str, tuple[list[dict], Counter]])
         out.append("| " + " | ".join([e["repo"], e["split"], *map(str, vals)]) + " |")
     keys = ["memories", "with", "rows", *LABELS, "later", "dis", "words"]
     out.append("| **all** | | " + " | ".join(str(tot[k]) for k in keys) + " |")
-    splits = ", ".join(f"{s} {tot[s]}" for s in ("dev", "test", "corpus", "holdout24"))
+    splits = ", ".join(f"{s} {tot[s]}" for s in ("dev", "test", "corpus", "holdout24", "holdout31"))
     out += ["", f"Rows per split: {splits}.", ""]
     hand = HERE / "HANDCHECK_FILES.md"
     if hand.exists():

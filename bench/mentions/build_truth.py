@@ -761,6 +761,8 @@ class Builder:
         blame walks the history commit by commit, the direct diff compares C and
         now only; rows where they differ get the flag ``history_disagrees``.
         """
+        if row["memory_commit"] == self.head_sha:
+            return True  # written at now: no history to walk (`blame --reverse C..C` fails)
         end = row["end_line"] or row["line"]
         out = self.git.text(
             "blame",

@@ -26,8 +26,8 @@ Figures (issue 17's targets):
   differs) apart: `in_words`, and `not_in_words_judged` for the others.
 
 Usage:
-    score.py [--split dev|test|corpus|all] [--only OWNER/NAME ...] [--json-out FILE]
-             [--work DIR] [--show-disagreements]
+    score.py [--split dev|test|corpus|holdout24|holdout31|all] [--only OWNER/NAME ...]
+             [--json-out FILE] [--work DIR] [--show-disagreements]
     score.py --synthetic     # make_synthetic.py's history: every edge case, truth by design
 """
 
@@ -301,7 +301,7 @@ def synthetic(work: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--split", default="dev", choices=["dev", "test", "corpus", "holdout24", "all"]
+        "--split", default="dev", choices=["dev", "test", "corpus", "holdout24", "holdout31", "all"]
     )
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "mentions-bench")

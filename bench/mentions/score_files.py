@@ -26,7 +26,7 @@ Figures (`all`, and per repository):
   for ambiguous and submodule rows; the confusion of truth and our labels.
 
 Usage:
-    score_files.py [--split dev|test|corpus|holdout24|all] [--only OWNER/NAME ...]
+    score_files.py [--split dev|test|corpus|holdout24|holdout31|all] [--only OWNER/NAME ...]
                    [--src PATH] [--work DIR] [--json-out FILE] [--show-disagreements]
     score_files.py --oracle --split all   # the truth's own verdicts: every figure 1.0
 """
@@ -264,7 +264,7 @@ def disagreements(paired: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--split", default="dev", choices=["dev", "test", "corpus", "holdout24", "all"]
+        "--split", default="dev", choices=["dev", "test", "corpus", "holdout24", "holdout31", "all"]
     )
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the src/ that runs")
