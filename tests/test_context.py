@@ -192,6 +192,23 @@ def test_verify_marks_each_verdict_and_flags_stale_memories(project: GitRepo) ->
     )
 
 
+def test_a_memory_stale_by_its_prose_mentions_is_flagged_too(tmp_path: Path) -> None:
+    """Personal-Slack-Client (murayamaTakahiro, 57a962b): a memory whose one stale verdict
+    was a prose mention (`emojiService.ts` (lines 25-341)) went into the prompt unflagged."""
+    project = GitRepo(tmp_path / "project")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v2'", "", "def main():"])
+    project.commit("initial")
+    project.memory("api/version", [], content="# API version\n\nThe api version: `src/app.py:3`.\n")
+    project.commit("memory")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v3'", "", "def main():"])
+    project.commit("bump")
+    text, _ = project.service().context("api", verify=True)
+    assert text.startswith(
+        "> **Warning: stale memory, check before relying on it.** "
+        "STALE: 1 of 1 citations and mentions fail, confidence 0%\n"
+    )
+
+
 def test_without_verify_no_verdict_is_claimed(project: GitRepo) -> None:
     text, _ = project.service().context("api")
     assert "verified" not in text

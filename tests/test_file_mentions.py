@@ -126,6 +126,23 @@ def test_each_verdict_says_what_became_of_the_file_since_the_memory_line_was_wri
     assert "deleted after the memory line was written" in found["src/gone.py"].reason
     assert found["a/util.py"].current_path == "pkg/a/util.py"
     assert "not a file of this repository then" in found["docs/removed.md"].reason
+    assert "of that name" not in found["docs/removed.md"].reason  # none: nothing to point to
+    assert "of that name" not in found["util/x.py"].reason
+
+
+def test_a_path_that_never_was_a_file_names_the_one_file_of_that_name_elsewhere(
+    repo: GitRepo,
+) -> None:
+    """kahwei-loo/doctify (f6586d4): `frontend/src/features/knowledge-base/pages/
+    KnowledgeBasePage.tsx` was skipped as "removed before, to be created, an example" with
+    no word of frontend/src/pages/KnowledgeBasePage.tsx, the file the memory meant."""
+    note(repo, "- `web/pages/app.py` is the page", "- `web/pages/util.py` are its helpers")
+    repo.commit("memory")
+    found = checks(repo)
+    wrong = found["web/pages/app.py"]
+    assert wrong.status is Verdict.SKIPPED  # still no claim that rotted: only a pointer
+    assert wrong.reason.endswith("; the one file of that name now is src/app.py")
+    assert "of that name" not in found["web/pages/util.py"].reason  # two: no one to name
 
 
 def test_a_partial_path_naming_several_files_is_ambiguous(repo: GitRepo) -> None:

@@ -96,6 +96,40 @@ def test_the_file_list_reads_a_home_path_from_its_longest_tail_in_the_repository
     assert files.resolve("~/notes/y.py").outside
 
 
+# -- folders left out (`...`) ----------------------------------------------------------------
+
+
+def test_a_path_with_folders_left_out_names_the_one_file_it_fits(repo: GitRepo) -> None:
+    """loveu8/TravelPlanWithAccounting (413e8f8): `backend/src/main/java/.../config/advice/
+    GlobalExceptionHandler.java` was `skipped` as "not a file of this repository", and
+    the same path with a line got no verdict of its own: the file is there."""
+    java = "backend/src/main/java/com/travel/service/config/advice/Handler.java"
+    repo.write_lines(java, code(java, 12))
+    repo.commit("java")
+    note(
+        repo,
+        "1. `backend/src/main/java/.../config/advice/Handler.java` - errors",
+        "2. backend/src/main/java/.../advice/Handler.java:3 handles them",
+    )
+    repo.commit("memory")
+    found = mentions(repo)
+    whole = found["backend/src/main/java/.../config/advice/Handler.java"]
+    assert (whole.status, whole.current_path) == (Verdict.VALID, java)
+    line = found["backend/src/main/java/.../advice/Handler.java:3"]
+    assert (line.status, line.current_path, line.current_line) == (Verdict.VALID, java, 3)
+
+
+def test_the_file_list_reads_left_out_folders_as_one_folder_or_more() -> None:
+    files = FileList(["a/b/c/x/Y.java", "a/b/d/x/Y.java", "a/q/Z.java", "lib/a/b/c/W.java"])
+    assert files.resolve("a/.../c/x/Y.java").path == "a/b/c/x/Y.java"
+    assert files.resolve("a/.../x/Y.java").candidates == ("a/b/c/x/Y.java", "a/b/d/x/Y.java")
+    assert files.resolve(".../q/Z.java").path == "a/q/Z.java"
+    assert files.resolve("b/.../W.java").path == "lib/a/b/c/W.java"  # at a folder's start
+    assert not files.resolve("a/.../q/Z.java").found  # `...` is a folder at least
+    assert files.resolve("b/.../Y.java").candidates == ("a/b/c/x/Y.java", "a/b/d/x/Y.java")
+    assert not files.resolve("q/.../Y.java").found
+
+
 # -- a bare name of several files -------------------------------------------------------------
 
 

@@ -92,6 +92,20 @@ from verify_support import STORE, GitRepo, code, coded
             [("track_thumbnail.dart", 69, 84, "cjk_words", ["69", "84"])],
         ),
         ("**位置**: `pipelines.py` 第264行", [("pipelines.py", 264, None, "cjk_words", ["264"])]),
+        (  # and its list (zxzvsdcj/ququ 0cb4005, control_panel_bugfix: `和第244行` was unread)
+            "**位置**：`src/hooks/useModelStatus.js` 第233-237行和第244行",
+            [
+                ("src/hooks/useModelStatus.js", 233, 237, "cjk_words", ["233", "237"]),
+                ("src/hooks/useModelStatus.js", 244, None, "list", ["244"]),
+            ],
+        ),
+        (
+            "新增的 CSS 属性（`index.css` 第35行、第39～42行）：",
+            [
+                ("index.css", 35, None, "cjk_words", ["35"]),
+                ("index.css", 39, 42, "list", ["39", "42"]),
+            ],
+        ),
         # Korean writes the English word after the path (forms of real Korean memories,
         # found with `find_string ".py 라인"`; these lines are written for the test).
         (

@@ -166,6 +166,26 @@ def test_search_verify_marks_and_min_confidence_drops_stale_hits(
     assert [h["path"] for h in kept] == ["entry"]
 
 
+def test_search_verify_marks_hits_whose_verdicts_come_from_prose_mentions(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """Personal-Slack-Client (murayamaTakahiro, 57a962b): a memory whose only verdicts were
+    its prose mentions (`src/lib/services/emojiService.ts` (lines 25-341), stale) showed no
+    mark in text, though --json said it was stale: most Serena memories cite that way."""
+    project = GitRepo(tmp_path / "project")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v2'", "", "def main():"])
+    project.commit("initial")
+    project.memory("entry", [], content="# API entry\n\nThe api starts at `src/app.py:5`.\n")
+    project.memory("version", [], content="# API version\n\nThe api version: `src/app.py:3`.\n")
+    project.commit("memories")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v3'", "", "def main():"])
+    project.commit("bump")
+    where = ["--dir", str(project.store_root)]
+    text = run_cli(["search", "api", "--verify", *where], cwd=project.root).output
+    assert "entry  API entry  [verified] confidence 100%" in text
+    assert "version  API version  [STALE] confidence 0%" in text
+
+
 # -- resolve ------------------------------------------------------------------------------
 
 

@@ -123,7 +123,7 @@ def search(
     for n, result in enumerate(results, start=1):
         row = result.hit.row
         note = ""
-        if result.verification is not None and result.verification.checks:
+        if result.verification is not None and result.verification.everything:  # mentions too
             v = result.verification
             note = "  [verified]" if v.valid else "  [STALE]"
             if v.confidence is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import posixpath
+import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -100,6 +101,8 @@ class FileList:
         found = self.by_suffix(path)
         if found.found or found.candidates:
             return found
+        if "..." in path.split("/"):  # `backend/src/main/java/.../advice/Handler.java`
+            return self.elided(path)
         if self.clones:  # `/workspaces/<name>/src/x.py`, `/home/me/<name>/x.md`: a clone's
             clone = self._under_clone(path.split("/"))
             if clone is not None:
@@ -164,6 +167,21 @@ class FileList:
             paths = (p for found in self._by_name.values() for p in found)
             self._folders = frozenset(p.split("/", 1)[0] for p in paths if "/" in p)
         return name in self._folders
+
+    def elided(self, path: str) -> Resolution:
+        """The files a path with folders left out names (`src/main/java/.../x/Y.java`, as
+        Java memories write a package's long path; loveu8/TravelPlanWithAccounting's): each
+        `...` stands for one folder or more, and what is written around it is kept, from
+        the root or, as any partial path, at a folder's start."""
+        parts = path.split("/")
+        if parts[-1] == "...":
+            return Resolution()
+        pattern = "/".join(r"[^/]+(?:/[^/]+)*" if p == "..." else re.escape(p) for p in parts)
+        shape = re.compile(rf"(?:.*/)?{pattern}")
+        found = sorted(p for p in self._named(parts[-1]) if shape.fullmatch(p))
+        if len(found) == 1:
+            return Resolution(found[0])
+        return Resolution(candidates=tuple(found))
 
     def by_suffix(self, path: str) -> Resolution:
         name = path.rsplit("/", 1)[-1]

@@ -14,6 +14,7 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     path - Lines 955-1089   **Line 1114** in `path`   (also near, on)
     pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
     path，第 56 行   path 第11行~第40行   path 第 5 行到第 7 行   pathの10行目〜12行目
+    path 第233-237行和第244行   path 第35行、第39～42行
     path の 88 行目から 103 行目   path 라인 938~라인 982   path 라인 938부터 982까지
     `path` lines 10 to 12   path line 10 to line 12   lines 10 through 12 of `path`
 
@@ -123,6 +124,8 @@ _AFTER = (
     r"|"
     rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})"
     rf"(?:[ \t]?(?:行[ \t]?)?(?:{TO}|至|到)[ \t]?(?:第[ \t]?)?(?P<z2>\d{{1,7}}))?[ \t]?行"
+    rf"(?P<more_z>(?:[ \t]?[和及与、，,][ \t]?第[ \t]?\d{{1,7}}"
+    rf"(?:[ \t]?(?:{TO}|至|到)[ \t]?\d{{1,7}})?[ \t]?行)*)"
     r"|"
     rf"{_OF}라인[ \t]?(?P<r1>\d{{1,7}})"
     rf"(?:[ \t]?(?:{TO}|부터)[ \t]?(?:라인[ \t]?)?(?P<r2>\d{{1,7}}))?(?![0-9])"
@@ -145,6 +148,7 @@ _AFTER_EU = (
     rf"(?P<more_w>{_EU_ITEMS}{_EU_AND})"
 )
 _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
+_ITEM_CJK = re.compile(rf"(\d+)(?:[ \t]?(?:{TO}|至|到)[ \t]?(\d+))?")  # `和第39～42行`
 # The label form: a `Line` label (its number where the words are), and the `File` label
 # (a path and nothing else but a closing mark or a note in brackets) a few lines above it,
 # only labels between.
@@ -258,14 +262,16 @@ def _mention(m: re.Match[str]) -> list[Found]:
         )
     ]  # fmt: skip
     if more:
-        out.extend(_items(more, m.start("more_" + key), m["path"]))
+        items = _ITEM_CJK if key == "z" else _ITEM
+        out.extend(_items(more, m.start("more_" + key), m["path"], items))
     return out
 
 
-def _items(more: str, at: int, path: str) -> list[Found]:
-    """The later items of a list (`, 95-97`, ` and 272`) starting at column `at`."""
+def _items(more: str, at: int, path: str, items: re.Pattern[str] = _ITEM) -> list[Found]:
+    """The later items of a list (`, 95-97`, ` and 272`, `和第244行`) starting at column
+    `at`."""
     out: list[Found] = []
-    for item in _ITEM.finditer(more):
+    for item in items.finditer(more):
         a = int(item.group(1))
         b = int(item.group(2)) if item.group(2) and int(item.group(2)) != a else None
         ends = _rel(item.span(2), item.start(1)) if item.group(2) else None

@@ -152,7 +152,7 @@ def _block(content: str, result: SearchResult) -> str:
     quoted = "\n".join(f"> {line}" if line else ">" for line in content.splitlines())
     footer = f"> {format_citation_id(row.citation_id)} - {day + ', ' if day else ''}{row.path}"
     verification = result.verification
-    if verification is not None and verification.checks:
+    if verification is not None and verification.everything:  # prose mentions are citations
         state = _verdict_note(verification)
         footer += f" ({state})"
         if not verification.valid:
@@ -165,8 +165,10 @@ def _block(content: str, result: SearchResult) -> str:
 def _verdict_note(verification: MemoryVerification) -> str:
     confidence = verification.confidence
     share = "" if confidence is None else f", confidence {confidence:.0%}"
+    checks = verification.everything
     if verification.valid:
-        moved = sum(c.status.value == "moved" for c in verification.checks)
+        moved = sum(c.status.value == "moved" for c in checks)
         return f"verified{share}" + (f", {moved} citation(s) moved" if moved else "")
-    failing = [c for c in verification.checks if c.status.failing]
-    return f"STALE: {len(failing)} of {len(verification.checks)} citations fail{share}"
+    failing = [c for c in checks if c.status.failing]
+    what = "citations and mentions" if verification.mentions else "citations"
+    return f"STALE: {len(failing)} of {len(checks)} {what} fail{share}"

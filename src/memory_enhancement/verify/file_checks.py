@@ -115,6 +115,12 @@ def decide(
         f"no file {mention.path} now nor when the memory line was written ({commit[:7]}): "
         "not a file of this repository then (removed before, to be created, an example)"
     )
+    # A wrong folder reads the same; the one file of that name says where to look (kahwei-
+    # loo/doctify: `frontend/src/features/knowledge-base/pages/KnowledgeBasePage.tsx` for
+    # frontend/src/pages/KnowledgeBasePage.tsx).
+    named = listed.resolve(mention.path.rpartition("/")[2])
+    if named.path is not None and repo.stamp(named.path) is not None:
+        reason += f"; the one file of that name now is {named.path}"
     return check(mention, plain, Verdict.SKIPPED, reason, commit)
 
 
