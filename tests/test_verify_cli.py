@@ -198,7 +198,7 @@ def test_verify_all_text_shows_what_needs_a_look_then_a_one_line_summary(
         "  moved        src/util.py:1 -> src/util.py:3  found at line 3 (was 1)\n"
         "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
-        "3 memories, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing\n"
+        "3 of 4 memories citing code, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing\n"
     )
 
 
@@ -253,8 +253,8 @@ def test_an_unreadable_memory_file_fails_verify_all_and_is_named(
     assert "latin1: not UTF-8 text" in result.stderr
     assert "broken" in result.stderr and "malformed YAML" in result.stderr
     assert result.stdout.splitlines()[-1] == (
-        "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing, 1 unreadable memory file, "
-        "1 memory whose frontmatter does not parse"
+        "1 of 2 memories citing code, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing, "
+        "1 unreadable memory file, 1 memory whose frontmatter does not parse"
     )
 
 
@@ -778,5 +778,5 @@ def test_verify_all_in_a_real_process_prints_json_and_exits_1_on_stale(
         [*console_script(), "verify-all"], cwd=project.root, capture_output=True, text=True
     )
     assert text.stdout.splitlines()[-1] == (
-        "3 memories, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing"
+        "3 of 4 memories citing code, 4 citations: 2 valid, 1 moved, 1 stale, 0 missing"
     )

@@ -210,9 +210,11 @@ def summary(run: Any, changed_since: str | None = None) -> str:
         return "no memory cites code (a citation or a `path:line` mention): nothing to verify"
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
-    head = (
-        f"{plural(len(run.results), 'memory', 'memories')}, {plural(run.citations, 'citation')}: "
-    )
+    verified = plural(len(run.results), "memory", "memories")
+    read = len(getattr(run.results, "batch", ()))  # a whole store's run: every memory read
+    if read > len(run.results):  # the others cite nothing: say so, not "478 memories"
+        verified = f"{len(run.results)} of {plural(read, 'memory', 'memories')} citing code"
+    head = f"{verified}, {plural(run.citations, 'citation')}: "
     text = head + ", ".join(shown)
     if run.mentions:
         said = [
