@@ -90,6 +90,18 @@ def test_listing_skips_bad_files_with_a_warning_each_and_exits_1(
     assert any("bad/escape" in line and "outside the store" in line for line in warnings)
 
 
+def test_a_memory_far_over_the_size_limit_is_reported_with_its_own_size(
+    tmp_path: Path,
+) -> None:
+    """A 2.2 MB memory was reported as 2097153 bytes, the bytes the reader stopped at."""
+    root = tmp_path / "store"
+    root.mkdir()
+    size = MAX_FILE_BYTES + 120_000
+    (root / "huge.md").write_bytes(b"# Huge\n" + b"x" * (size - 7))
+    with pytest.raises(UnreadableMemoryError, match=f"too large \\({size} bytes;"):
+        Store(root).read("huge")
+
+
 def test_listing_as_json_skips_bad_files_too(
     store_with_bad_files: Path, escaping_link: Path, run_cli: RunCli
 ) -> None:

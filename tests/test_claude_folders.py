@@ -30,6 +30,7 @@ from memory_enhancement.core.verdicts import VerifyOptions
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store import claude_index
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import MAX_FILE_BYTES
 from memory_enhancement.verify.repo import Repository
 
 if TYPE_CHECKING:
@@ -206,8 +207,6 @@ def test_a_memory_whose_index_line_cannot_be_written_is_not_kept(
 ) -> None:
     """An index a few bytes under the size limit takes no line: the new memory goes again,
     as Claude Code could not see it, and the index is as it was."""
-    from memory_enhancement.store.formats.base import MAX_FILE_BYTES
-
     index = recent / "MEMORY.md"
     text = index.read_bytes()
     index.write_bytes(b"<!-- " + b"x" * (MAX_FILE_BYTES - len(text) - 20) + b" -->\n" + text)
@@ -232,6 +231,18 @@ def test_a_memory_added_where_memory_md_cannot_be_read_says_it_is_not_listed(
     assert index.read_bytes() == before and (recent / "feedback_tabs.md").exists()
     index.unlink()  # no index at all: an ordinary store, nothing to say
     assert service_for(recent, git_repo, clock).add("feedback_more", "More.").warnings == ()
+
+
+def test_a_memory_md_far_over_the_size_limit_is_named_with_its_own_size(
+    recent: Path, git_repo: Path, clock: Clock
+) -> None:
+    """Its reader stops past the limit; the warning gave those bytes, not the file's size."""
+    index = recent / "MEMORY.md"
+    size = MAX_FILE_BYTES + 50_000
+    index.write_bytes(index.read_bytes().ljust(size, b"\n"))
+    result = service_for(recent, git_repo, clock).add("feedback_tabs", "Indent with tabs.")
+    (warning,) = result.warnings
+    assert f"MEMORY.md: file is too large ({size} bytes;" in warning
 
 
 def test_a_type_claude_code_does_not_know_is_refused_and_nothing_written(

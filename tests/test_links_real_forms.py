@@ -501,6 +501,30 @@ def test_a_move_in_a_frontmatter_store_keeps_a_unique_name_bare_but_not_a_mem_re
     assert _targets(service) == ["archive/gamma_renamed"]
 
 
+def test_a_move_keeps_a_markdown_link_written_from_the_repository_root_so(
+    in_repo: tuple[MemoryService, Path],
+) -> None:
+    """NEXTAltair/LoRAIro links its memories `[spec](.serena/memories/x.md)`; a move
+    rewrote those to `specs/x.md`, dropping the `.serena/memories/` the author wrote (a
+    reader of the memory looks for that at the repository's root). A link relative to the
+    memory stays relative, and both still find the memory."""
+    service, store = in_repo
+    write_all(store, {name: f"# {name}\n" for name in NAMES})
+    write(
+        store,
+        "source",
+        "# Source\n\n**詳細**: [spec](.serena/memories/alpha_notes.md)\n"
+        "Also [here](alpha_notes.md#usage).\n",
+    )
+    service.move("alpha_notes", "specs/alpha")
+    assert (store / "source.md").read_text(encoding="utf-8") == (
+        "# Source\n\n**詳細**: [spec](.serena/memories/specs/alpha.md)\n"
+        "Also [here](specs/alpha.md#usage).\n"
+    )
+    assert _targets(service) == ["specs/alpha"]
+    assert broken(service) == []
+
+
 def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     service: MemoryService, store_dir: Path
 ) -> None:

@@ -90,8 +90,7 @@ class Resolver:
         repo: RepoView | None = None,
         declared: Mapping[str, str] | None = None,
     ) -> None:
-        """`declared`: the names memories declare (path -> name), where one differs from
-        the memory's file name."""
+        """`declared`: the names memories declare (path -> name), not their file names."""
         self.repo = repo
         self.paths = set(paths)
         self.ids = dict(ids or {})
@@ -378,20 +377,21 @@ def _is_normal(path: str) -> bool:
 
 
 def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:
-    """How to write a link to target in the style of the original link: a markdown
-    link relative to its memory; a name keeps its `.md`, its `.serena/memories/`
-    prefix, and stays a bare name when the new name is unique, but for a `mem:`
-    reference: Serena reads `mem:NAME` as the memory at exactly that path."""
-    if link.kind is LinkKind.MARKDOWN:
-        relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
-        return relative + MEMORY_SUFFIX
+    """How to write a link to target in the style of the original link: a markdown link
+    relative to its memory, or from the repository's root if so written (NEXTAltair/LoRAIro);
+    a name keeps its `.md`, its `.serena/memories/` prefix, and stays bare when the new name
+    is unique, but for a `mem:` reference: Serena reads `mem:NAME` as exactly that path."""
     if link.kind is LinkKind.MEM_ID:
         return link.target
-    if link.kind not in (LinkKind.BARE, LinkKind.ITEM, LinkKind.NAMED, LinkKind.MEM_REF):
-        return target
     written = link.target.strip()
     suffix = written[-len(MEMORY_SUFFIX) :] if written.lower().endswith(MEMORY_SUFFIX) else ""
     head, marker, _ = strip_md(written).rpartition(_STORE_MARK)
+    if link.kind is LinkKind.MARKDOWN:  # `../` would start from the memory's folder
+        if marker and head.endswith(("/", ".")) and not head.startswith(".."):
+            return head + marker + target + MEMORY_SUFFIX
+        return posixpath.relpath(target, posixpath.dirname(source) or ".") + MEMORY_SUFFIX
+    if link.kind not in (LinkKind.BARE, LinkKind.ITEM, LinkKind.NAMED, LinkKind.MEM_REF):
+        return target
     if marker and (not head or head.endswith(("/", "."))):
         return head + marker + target + suffix
     if name_is_unique and "/" not in written and link.kind is not LinkKind.MEM_REF:

@@ -110,7 +110,8 @@ def unreadable_index(store: Store) -> str | None:
     from memory_enhancement.store import formats
 
     try:
-        formats.decode(INDEX + MEMORY_SUFFIX, store.read_bytes(INDEX)[0])
+        data, stat = store.read_bytes(INDEX)
+        formats.decode(INDEX + MEMORY_SUFFIX, data, stat.st_size)
     except NotFoundError:
         return None
     except MemoryToolError as exc:

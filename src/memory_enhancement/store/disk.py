@@ -153,7 +153,7 @@ class Store:
         # a call whose index is in step parses nothing and need not load them.
         from memory_enhancement.store import formats
 
-        decoded = formats.decode(path, data)
+        decoded = formats.decode(path, data, stat.st_size)
         doc = formats.parse_text(path, decoded.text, links=links, lenient=lenient)
         return Loaded(path, decoded, doc, stat.st_mtime_ns, stat.st_size, data)
 

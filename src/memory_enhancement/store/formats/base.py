@@ -78,11 +78,15 @@ class Decoded:
         return ((_BOM if self.bom else "") + text).encode("utf-8")
 
 
-def decode(path: str, data: bytes) -> Decoded:
-    """Decode a memory file strictly: UTF-8 only, size-limited, newline style kept."""
+def decode(path: str, data: bytes, size: int | None = None) -> Decoded:
+    """Decode a memory file strictly: UTF-8 only, size-limited, newline style kept.
+
+    `size`: the file's, when data is only its first bytes (a reader stops past the
+    limit); a 2.2 MB memory was reported as 2097153 bytes, the bytes read."""
     if len(data) > MAX_FILE_BYTES:
         raise UnreadableMemoryError(
-            f"{path}: file is too large ({len(data)} bytes; the limit is {MAX_FILE_BYTES})"
+            f"{path}: file is too large ({max(size or 0, len(data))} bytes; "
+            f"the limit is {MAX_FILE_BYTES})"
         )
     try:
         text = data.decode("utf-8")
