@@ -175,3 +175,21 @@ def test_a_damaged_clone_name_row_is_asked_of_git_again(tmp_path: Path, value: s
     with state.connect() as db:
         (kept,) = db.execute("SELECT value FROM facts WHERE key = 'clone_names'").fetchone()
     assert kept != value
+
+
+def test_fix_leaves_a_mention_of_a_file_renamed_to_a_backup_copy(repo: GitRepo) -> None:
+    """amitcjmu/Stock-Analysis moved `deduplication.py` to `deduplication.py.bak` when the
+    code went into a `deduplication/` package: git calls it a rename, and the verdict says
+    so, but `--fix` must not send the memory's readers to the backup."""
+    text = "# Notes\n\n- see src/b.py:5 and `src/a.py`\n"
+    file = repo.write(f"{STORE}/notes.md", text)
+    repo.commit("memory")
+    repo.mv("src/b.py", "src/b.py.bak")
+    repo.mv("src/a.py", "src/a.py~")
+    repo.commit("old modules kept aside")
+    done = store_cli(repo, "verify-all", "--fix")
+    assert done.returncode in (0, 1), done.stderr
+    assert "nothing to rewrite" in done.stdout
+    assert file.read_text() == text
+    after = json.loads(store_cli(repo, "verify-all", "--json").stdout)
+    assert [c["renamed_to"] for m in after for c in m["mentions"]] == ["src/b.py.bak", "src/a.py~"]

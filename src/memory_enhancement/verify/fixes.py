@@ -167,7 +167,9 @@ def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> l
     permalink (a blob URL pinned to a commit) cites that commit forever and is left
     alone too. A `**Line:** 12` label has its path in the `**File:**` label above it:
     with the memory's `text`, a rename rewrites the path there, as it does in
-    `src/app.py:12` (and the line, if it moved, where it is).
+    `src/app.py:12` (and the line, if it moved, where it is). A rename to a backup copy
+    (`deduplication.py` -> `deduplication.py.bak`, the code itself gone into a package:
+    amitcjmu/Stock-Analysis) is what git says, but no path to send a reader to: left alone.
     """
     edits = []
     for check in checks:
@@ -177,6 +179,8 @@ def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> l
         if check.current_line is None and mention.start is not None:  # a file mention has none
             continue
         path = check.renamed_to
+        if path is not None and path.endswith(BACKUP_SUFFIXES):
+            continue
         label = _renames_label(check)
         if path is not None and mention.path_at is None and not label:
             continue
@@ -187,6 +191,10 @@ def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> l
         if label and text is not None and path is not None:
             edits += _file_label_edit(text, mention, path, was, again=new != mention.text)
     return edits
+
+
+# What a copy kept aside is called: `x.py.bak`, `x.py.orig`, `x.py.old`, `x.py~`.
+BACKUP_SUFFIXES = (".bak", ".orig", ".old", ".backup", "~")
 
 
 def _renames_label(check: CitationCheck) -> bool:
