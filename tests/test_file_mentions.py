@@ -145,6 +145,28 @@ def test_a_path_that_never_was_a_file_names_the_one_file_of_that_name_elsewhere(
     assert "of that name" not in found["web/pages/util.py"].reason  # two: no one to name
 
 
+def test_a_deleted_file_whose_name_lives_on_in_one_other_folder_says_where(
+    repo: GitRepo,
+) -> None:
+    """MongLong0214/stock-ai-newsletter moved `scripts/tli/snapshot-predictions.ts` into
+    `scripts/tli/comparison/` and rewrote it (no rename git pairs): the mention is
+    `missing`, and its reason names the one file of that name now, as a line mention's
+    does; a name several files have points nowhere."""
+    note(repo, "- `src/gone.py` and src/gone.py:3", "- `pkg/a/util.py`")
+    repo.commit("memory")
+    (repo.root / "src/gone.py").unlink()
+    repo.write_lines("src/new/gone.py", ["rewritten = True"])
+    (repo.root / "pkg/a/util.py").unlink()
+    repo.write_lines("lib/util.py", ["helpers = True"])
+    repo.commit("gone.py rewritten in another folder; a/util.py deleted, two util.py left")
+    result = service(repo).verify("notes").results[0]
+    reasons = {(c.mention.text, c.status): c.reason for c in result.mentions if c.mention}
+    hint = "; the one file of that name now is src/new/gone.py"
+    assert reasons[("src/gone.py", Verdict.MISSING)].endswith(hint)
+    assert reasons[("src/gone.py:3", Verdict.MISSING)].endswith(hint)
+    assert "of that name" not in reasons[("pkg/a/util.py", Verdict.MISSING)]
+
+
 def test_a_partial_path_naming_several_files_is_ambiguous(repo: GitRepo) -> None:
     repo.write_lines("other/pkg/a/util.py", code("x", 3))
     note(repo, "- `pkg/a/util.py` exact, `a/util.py` two files end with it")

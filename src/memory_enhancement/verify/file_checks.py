@@ -118,10 +118,17 @@ def decide(
     # A wrong folder reads the same; the one file of that name says where to look (kahwei-
     # loo/doctify: `frontend/src/features/knowledge-base/pages/KnowledgeBasePage.tsx` for
     # frontend/src/pages/KnowledgeBasePage.tsx).
-    named = listed.resolve(mention.path.rpartition("/")[2])
-    if named.path is not None and repo.stamp(named.path) is not None:
-        reason += f"; the one file of that name now is {named.path}"
+    named = one_named(files_now, repo, mention.path.rpartition("/")[2])
+    if named is not None:
+        reason += f"; the one file of that name now is {named}"
     return check(mention, plain, Verdict.SKIPPED, reason, commit)
+
+
+def one_named(files_now: Callable[[], FileList], repo: Repository, name: str) -> str | None:
+    """The one file of this name in the work tree now, if there is exactly one: where to
+    look for a file a memory names in a folder it is not (or no longer) in."""
+    found = files_now().resolve(name).path
+    return found if found is not None and repo.stamp(found) is not None else None
 
 
 def _there(mention: Mention, path: str, note: str, commit: str | None = None) -> CitationCheck:

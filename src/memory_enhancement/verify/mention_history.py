@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -286,9 +286,14 @@ class Ask:
     citation: Citation
     prefix: str = ""
 
-    def explain(self, check: CitationCheck) -> CitationCheck:
+    def explain(
+        self, check: CitationCheck, one_named: Callable[[str], str | None] | None = None
+    ) -> CitationCheck:
         """The Verifier's verdict told as a mention's: when it was written, and what the
-        line said then next to what it says now."""
+        line said then next to what it says now. `one_named`: the one file of a name in the
+        work tree now, if one (a deleted file's code often lives on under its name in
+        another folder: MongLong0214/stock-ai-newsletter's `scripts/tli/` file went into
+        `scripts/tli/comparison/`), for a `missing` verdict to say where to look."""
         reason = check.reason
         commit = (self.citation.commit or "")[:7]
         if self.citation.line is None and check.status is Verdict.MOVED:  # a whole file
@@ -305,9 +310,11 @@ class Ask:
             # mention is stale, not missing (its file is there to read).
             check = replace(check, status=Verdict.STALE, current_path=check.renamed_to)
         elif check.status is Verdict.MISSING:
-            reason = (
-                f"{self.citation.target} was deleted after the memory line was written ({commit})"
-            )
+            target = self.citation.target
+            reason = f"{target} was deleted after the memory line was written ({commit})"
+            elsewhere = one_named(target.rpartition("/")[2]) if one_named else None
+            if elsewhere is not None and elsewhere != target:
+                reason += f"; the one file of that name now is {elsewhere}"
         elif check.status is Verdict.VALID and not reason:
             reason = f"unchanged since the memory line was written ({commit})"
         return replace(

@@ -240,10 +240,11 @@ class MentionJudge:
             zip(waiting, (r.checks for r in verifier.verify_memories(asked)), strict=True)
         )
         judged = []
+        one = partial(file_checks.one_named, self._files_now, self.repo)  # for `missing`
         for n, row in enumerate(drafts):
             checks = iter(answers.get(n, ()))
             judged.append(
-                [d if isinstance(d, CitationCheck) else d.explain(next(checks)) for d in row]
+                [d if isinstance(d, CitationCheck) else d.explain(next(checks), one) for d in row]
             )
         if git is not None:
             follow_line_maps(git, self.repo, drafts, judged)
