@@ -525,6 +525,29 @@ def test_a_move_keeps_a_markdown_link_written_from_the_repository_root_so(
     assert broken(service) == []
 
 
+def test_a_markdown_link_to_a_removed_memory_written_from_the_root_dangles(
+    in_repo: tuple[MemoryService, Path],
+) -> None:
+    """After `remove alpha_notes`, `[spec](.serena/memories/alpha_notes.md)` (NEXTAltair/
+    LoRAIro's form) was reported as a link to a missing repository file: it names a memory
+    file of the store's own folder, so it is a dangling memory link, with its fix offered
+    like any other; a missing file elsewhere stays a missing repository file."""
+    service, store = in_repo
+    write_all(store, {name: f"# {name}\n" for name in NAMES})
+    write(
+        store,
+        "source",
+        "# Source\n\n[spec](.serena/memories/alpha_notes.md), [b](.serena/memories/beta_design.md)"
+        " and [gone](docs/gone.md)\n",
+    )
+    service.remove("alpha_notes")
+    assert broken(service) == [
+        ("source", 3, ".serena/memories/alpha_notes.md", "dangling", None),
+        ("source", 3, ".serena/memories/beta_design.md", "dangling", "beta-design"),
+        ("source", 3, "docs/gone.md", "missing", None),
+    ]
+
+
 def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     service: MemoryService, store_dir: Path
 ) -> None:

@@ -24,10 +24,10 @@ the way its authors meant it:
 
 A target that is a file of the repository, not a memory (`[README](README.md)`,
 `- docs/guide.md`), is a repository link: REPOSITORY when the file is there,
-MISSING when a link that reads as a repository path finds no file. Otherwise an
-explicit link that matches nothing is dangling; one that matches several
-memories is ambiguous. This module is pure: it is given the memories that
-exist, and a view of the repository's files (`RepoView`) when there is one.
+MISSING when a link that reads as a repository path finds no file (but for a memory
+file of the store's folder). Otherwise an explicit link that matches nothing is
+dangling; one that matches several is ambiguous. This module is pure: it is given the
+memories that exist, and a view of the repository's files (`RepoView`) when there is one.
 """
 
 from __future__ import annotations
@@ -123,9 +123,9 @@ class Resolver:
         if link.kind.candidate and found.target == source:
             return _UNMATCHED  # a memory naming itself (`| Server key | `x` |` in x): no link
         if found.status in (LinkStatus.DANGLING, LinkStatus.EXTERNAL) and self.repo is not None:
+            target = link.target.strip()
             if link.kind in (LinkKind.MEM_ID, LinkKind.MEM_REF) or self._into_store(link):
                 return found
-            target = link.target.strip()
             if link.kind.candidate and not _path_like(target):
                 return _UNMATCHED  # a bare word: a memory's name or nothing
             in_repo = self.repo.find(source, target)
@@ -135,6 +135,8 @@ class Resolver:
                 return _DANGLING if self._store_file(link) else _UNMATCHED
             if found.status is LinkStatus.EXTERNAL and self.repo.store_at is None:
                 return found  # leaves a store that is not in the repository: unknowable
+            if found.status is LinkStatus.DANGLING and self._store_path(target):
+                return found  # `[x](.serena/memories/gone.md)`, a memory since removed
             if found.status is LinkStatus.EXTERNAL or self.repo.reads_as_path(target):
                 return Resolution(LinkStatus.MISSING, target)
         if found.status is LinkStatus.DANGLING and link.kind.candidate:
@@ -142,19 +144,18 @@ class Resolver:
         return found
 
     def _store_file(self, link: Link) -> bool:
-        """`- .serena/memories/x.md - why`: the entry of a list item or table row naming a
-        memory file of this store's own folder by its path, which no word merely looks
-        like; naming none, it is a broken link (found in andreathar/ml: five references to
-        memories renamed or never written). Such a path in a sentence may name a file to be
-        written or a probe (rjmurillo/ai-agents: "one at `.serena/memories/zz-probe.md`"),
-        so it stays a candidate."""
-        target = link.target.strip()
-        return (
-            link.kind is LinkKind.ITEM
-            and target.lower().endswith(MEMORY_SUFFIX)
-            and _STORE_MARK in target
-            and (self._in_store(strip_md(target.lstrip("/"))) is not None)
-        )
+        """`- .serena/memories/x.md - why`: a list item or table row naming a memory file of
+        the store's own folder by its path, which no word merely looks like; naming none, a
+        broken link (andreathar/ml: five references to memories renamed or never written).
+        Such a path in a sentence may name a file to be written or a probe (rjmurillo/
+        ai-agents: "one at `.serena/memories/zz-probe.md`"), so it stays a candidate."""
+        return link.kind is LinkKind.ITEM and self._store_path(link.target.strip())
+
+    def _store_path(self, target: str) -> bool:
+        """Whether a path from the root names a memory file of this store's own folder
+        (`.serena/memories/x.md`): naming none, it is a dangling memory link."""
+        inside = self._in_store(strip_md(target.lstrip("/")))
+        return target.lower().endswith(MEMORY_SUFFIX) and inside is not None
 
     def _memory(self, source: str, link: Link) -> Resolution:
         """By path (see by_path), else by a unique name; `[mem:ID]` through the IDs.

@@ -39,8 +39,9 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # written `10〜12`, `第11行~第40行`, `라인 938~라인 982`, a path joined by `，`); 28: `mentions`
 # flags again (a backticked path alone, `src/app.py`, is a file mention); 29: `mentions`
 # flags again (a name from the root, `/package.json`, is one too); 30: `mentions` flags again
-# (a path in bold, `**src/app.py**`, is one too). See schema.py.
-SCHEMA_VERSION = 30
+# (a path in bold, `**src/app.py**`, is one too); 31: links again (a markdown link to a
+# memory file of the store's folder that is gone dangles, not a missing file). See schema.py.
+SCHEMA_VERSION = 31
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 
