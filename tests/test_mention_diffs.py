@@ -132,7 +132,7 @@ def test_exact_renames_of_gone_files_are_git_diffs_own(repo: GitRepo) -> None:
     HEAD, for every gone file: moved unchanged, moved and edited (not exact), deleted
     while a copy that was already there stays (not a rename), and a gone file that was
     renamed unchanged since another commit than its own."""
-    from memory_enhancement.verify.mention_diffs import _exact_renames
+    from memory_enhancement.verify.exact_renames import exact_renames as _exact_renames
 
     repo.write_lines("src/moved.py", numbered(5, "moved"))
     repo.write_lines("src/edited.py", numbered(5, "edited"))
