@@ -191,3 +191,90 @@ def test_renames_read_from_git_are_the_pairs_git_wrote_whatever_their_paths_begi
     repo.commit("moved")
     found = renames(git_of(repo), ["-M", *RENAMES, first, "HEAD"])
     assert sorted(found) == [("README.md", "archive/README.md"), ("x.py", "y.py")]
+
+
+def _git_exact(repo: GitRepo, commit: str, paths: list[str]) -> set[tuple[str, str]]:
+    """What `git diff -M100%` between a commit and HEAD, limited to these paths, pairs."""
+    out = repo.git(
+        "diff", "-M100%", "--name-status", "-z", "--diff-filter=R", commit, "HEAD", "--", *paths
+    )
+    fields = out.split("\0")
+    return {(fields[i + 1], fields[i + 2]) for i in range(len(fields) - 2) if fields[i][:1] == "R"}
+
+
+def test_exact_renames_pair_copies_and_same_named_files_as_git_does(repo: GitRepo) -> None:
+    """The pairs are made from the paths' ids at each commit (one chained diff), not asked
+    of git per commit: a file archived to two folders at once (git gives it to the first
+    in its order), two gone files of one content (the one of the same name first), and a
+    commit whose diff finds nothing all pair as git's own diff limited to the paths does."""
+    from memory_enhancement.verify.exact_renames import exact_renames
+
+    repo.write_lines("sessions/log.md", numbered(4, "log"))
+    repo.write_lines("a/twin.py", numbered(3, "twin"))
+    repo.write_lines("b/other.py", numbered(3, "twin"))
+    first = repo.commit("first")
+    repo.write_lines("unrelated.txt", ["x"])
+    quiet = repo.commit("nothing of theirs changes")
+    for path in ("sessions/log.md", "a/twin.py", "b/other.py"):
+        (repo.root / path).unlink()
+    repo.write_lines("archive/sessions/log.md", numbered(4, "log"))
+    repo.write_lines("archive/session/log.md", numbered(4, "log"))
+    repo.write_lines("pkg/twin.py", numbered(3, "twin"))
+    repo.commit("archive")
+    gone = {c: {"sessions/log.md", "a/twin.py", "b/other.py"} for c in (first, quiet)}
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        found = exact_renames(git, history, gone)
+    finally:
+        history.close()
+    paths = sorted(
+        {"sessions/log.md", "a/twin.py", "b/other.py"}
+        | {"archive/sessions/log.md", "archive/session/log.md", "pkg/twin.py"}
+    )
+    for commit in (first, quiet):
+        assert set(found[commit]) == _git_exact(repo, commit, paths)
+    assert set(found[first]) == {
+        ("sessions/log.md", "archive/session/log.md"),
+        ("a/twin.py", "pkg/twin.py"),
+    }
+
+
+def test_exact_renames_ask_git_when_a_path_was_once_a_folder(repo: GitRepo) -> None:
+    """A path given to git stands for everything under it: where a gone file's path was a
+    folder at some commit, git's own diff is asked, and each commit gets its own answer
+    (git echoes a pair of trees whose diff is empty too; the pair after it was read as
+    part of it, and its renames given to the commit before)."""
+    from memory_enhancement.verify.exact_renames import exact_renames
+
+    repo.write_lines("docs/x.md/inner.txt", ["inside a folder named like a file"])
+    repo.write_lines("src/keep.py", numbered(3, "keep"))
+    folder = repo.commit("a folder named x.md")
+    (repo.root / "docs/x.md/inner.txt").unlink()
+    (repo.root / "docs/x.md").rmdir()
+    repo.write_lines("docs/x.md", numbered(3, "x"))
+    repo.write_lines("src/mod.py", numbered(3, "mod"))
+    filed = repo.commit("x.md a file")
+    for path in ("docs/x.md", "src/mod.py"):
+        (repo.root / path).unlink()
+    repo.write_lines("guide/x.md", numbered(3, "x"))
+    repo.write_lines("lib/mod.py", numbered(3, "mod"))
+    repo.commit("moved")
+    gone = {folder: {"src/mod.py"}, filed: {"docs/x.md", "src/mod.py"}}
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        found = exact_renames(git, history, gone)
+    finally:
+        history.close()
+    paths = ["docs/x.md", "guide/x.md", "lib/mod.py", "src/mod.py"]
+    for commit in (folder, filed):
+        assert set(found[commit]) == _git_exact(repo, commit, paths)
+    assert set(found[filed]) == {("docs/x.md", "guide/x.md"), ("src/mod.py", "lib/mod.py")}
+    assert found[folder] == []
+    # The pair whose diff is empty asked first, so that the next one's echo follows it.
+    from memory_enhancement.verify.exact_renames import _diffed
+
+    trees = {c: repo.git("rev-parse", f"{c}^{{tree}}").strip() for c in (folder, filed, "HEAD")}
+    asked = {f"{trees[c]} {trees['HEAD']}": c for c in (folder, filed)}
+    assert _diffed(git, paths, asked) == {folder: [], filed: found[filed]}
