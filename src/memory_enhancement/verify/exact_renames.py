@@ -110,7 +110,7 @@ def _paired(
     changes: dict[str, list[tuple[str, State]]] = {c: [] for c in chained}
     current: list[tuple[str, State]] = []
     fields = out.split("\0")
-    i, count = 0, len(fields)
+    i, count, seen = 0, len(fields), ""
     while i < count:
         field = fields[i]
         if field.startswith(":") and i + 1 < count:
@@ -119,8 +119,10 @@ def _paired(
                 meta = field.split(" ")  # :old-mode new-mode old-id new-id status
                 mode = int(meta[1], 8)
                 current.append((path, (mode, meta[3]) if mode else None))
-            elif _under(path, wanted):
-                return {}  # a folder at some commit: everything under it is in git's diff
+            elif (folder := path.rpartition("/")[0]) != seen:  # a folder's entries come together
+                seen = folder
+                if _under(folder, wanted):
+                    return {}  # a folder at some commit: everything under it is in git's diff
             i += 2
             continue
         current = changes.get(field.strip(), [])
@@ -212,9 +214,8 @@ def _pairs(
     return found
 
 
-def _under(path: str, wanted: set[str]) -> bool:
-    """Whether a path lies under one of the wanted paths (one that is a folder there)."""
-    folder = path.rpartition("/")[0]
+def _under(folder: str, wanted: set[str]) -> bool:
+    """Whether a folder is one of the wanted paths or lies under one (a folder there)."""
     while folder:
         if folder in wanted:
             return True
