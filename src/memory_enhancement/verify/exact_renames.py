@@ -66,7 +66,7 @@ def exact_renames(
     if not pairs:
         return {}
     ids = {oid for c in pairs.values() for p in gone[c] if (oid := history.object_id(c, p))}
-    news = sorted({new for oid in ids for new in history.indexed_as(oid)} - set(olds))
+    news = sorted(set(history.indexed_as(ids)) - set(olds))
     if not news:
         return {commit: [] for commit in pairs.values()}
     paths = [to_git(git, p) for p in [*olds, *news]]
