@@ -96,13 +96,12 @@ def _paired(
         return {}
     bases = [top, *chained][: len(chained)]
     # A line "C P" is commit C with parent P: the diff goes from P to C, so the new side
-    # of each entry is what C has. Only the folders the paths are in are walked.
+    # of each entry is what C has.
     stdin = "".join(f"{c} {b}\n" for c, b in zip(chained, bases, strict=True))
-    tops = sorted({p.split("/", 1)[0] for p in paths})
     try:
         out = run_git(
             git, "--literal-pathspecs", "diff-tree", "--stdin", "-r", "--no-renames", "--raw",
-            "-z", "--", *tops, stdin=stdin,
+            "-z", *_limits(git, history, paths), stdin=stdin,
         )  # fmt: skip
     except GitError:
         return {}
@@ -140,6 +139,19 @@ def _paired(
                 if (old := from_git(git, was)) and (new := from_git(git, now))
             ]
     return found
+
+
+def _limits(git: Git, history: GitHistory, paths: list[str]) -> list[str]:
+    """The chained diff's pathspec: the paths' top folders, or none when those hold most of
+    the work tree's files. A pathspec costs git a comparison per entry it meets per folder
+    given: on rjmurillo/ai-agents, the 13 top folders of 120 paths cost 785M instructions
+    and the whole tree 497M, for an answer 4% longer."""
+    tops = {p.split("/", 1)[0] for p in paths}
+    files = history.files_now().files
+    if git.prefix or not isinstance(files, frozenset):
+        return ["--", *sorted(tops)]
+    inside = sum(f.partition("/")[0] in tops for f in files)
+    return [] if 2 * inside > len(files) else ["--", *sorted(tops)]
 
 
 def _at_head(history: GitHistory, paths: list[str]) -> dict[str, State] | None:
