@@ -212,16 +212,21 @@ def test_exact_renames_pair_copies_and_same_named_files_as_git_does(repo: GitRep
     repo.write_lines("sessions/log.md", numbered(4, "log"))
     repo.write_lines("a/twin.py", numbered(3, "twin"))
     repo.write_lines("b/other.py", numbered(3, "twin"))
+    (repo.root / "a" / "__init__.py").write_text("")  # empty files pair too
     first = repo.commit("first")
     repo.write_lines("unrelated.txt", ["x"])
     quiet = repo.commit("nothing of theirs changes")
-    for path in ("sessions/log.md", "a/twin.py", "b/other.py"):
+    for path in ("sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"):
         (repo.root / path).unlink()
+    (repo.root / "pkg").mkdir()
+    (repo.root / "pkg" / "__init__.py").write_text("")
     repo.write_lines("archive/sessions/log.md", numbered(4, "log"))
     repo.write_lines("archive/session/log.md", numbered(4, "log"))
     repo.write_lines("pkg/twin.py", numbered(3, "twin"))
     repo.commit("archive")
-    gone = {c: {"sessions/log.md", "a/twin.py", "b/other.py"} for c in (first, quiet)}
+    gone = {
+        c: {"sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"} for c in (first, quiet)
+    }
     git = git_of(repo)
     history = GitHistory(git)
     try:
@@ -229,14 +234,15 @@ def test_exact_renames_pair_copies_and_same_named_files_as_git_does(repo: GitRep
     finally:
         history.close()
     paths = sorted(
-        {"sessions/log.md", "a/twin.py", "b/other.py"}
-        | {"archive/sessions/log.md", "archive/session/log.md", "pkg/twin.py"}
+        {"sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"}
+        | {"archive/sessions/log.md", "archive/session/log.md", "pkg/twin.py", "pkg/__init__.py"}
     )
     for commit in (first, quiet):
         assert set(found[commit]) == _git_exact(repo, commit, paths)
     assert set(found[first]) == {
         ("sessions/log.md", "archive/session/log.md"),
         ("a/twin.py", "pkg/twin.py"),
+        ("a/__init__.py", "pkg/__init__.py"),
     }
 
 

@@ -18,7 +18,7 @@ folder it opens against each path given), the chained diff 0.07 s.
 
 Several deleted or added files of one id (a session log archived to two folders) are
 paired as git pairs them (`_pairs`). Git is asked as before (`_diffed`) for the commits
-whose pairs are not made here: an empty file, a file that changed type, a commit off the
+whose pairs are not made here: a file that changed type, a commit off the
 first-parent line; and for every commit when one of the paths is a folder in some tree
 (a path given to git stands for everything under it).
 """
@@ -33,7 +33,6 @@ from memory_enhancement.verify.git_objects import from_git, run_git, to_git
 from memory_enhancement.verify.mention_renames import RENAMES, rename_fields
 
 State = tuple[int, str] | None  # (mode, object id) of a path in a tree; None: not there
-_EMPTY = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # the empty file (sha1)
 _TYPE = 0o170000
 _FILE, _FOLDER = 0o100000, 0o040000
 _ALTERNATIVES = 100  # sources of one id git weighs for an added file
@@ -187,9 +186,7 @@ def _renamed(state: Mapping[str, State], head: Mapping[str, State]) -> list[tupl
             key = path.encode("utf-8", "surrogateescape")
             side.setdefault(entry[1], []).append((key, path, entry[0]))
     renamed = []
-    for oid in sources.keys() & added.keys():
-        if oid == _EMPTY:
-            return None
+    for oid in sources.keys() & added.keys():  # empty files too: git pairs them alike
         renamed += _pairs(sorted(sources[oid]), sorted(added[oid]))
     return renamed
 
