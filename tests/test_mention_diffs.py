@@ -284,3 +284,40 @@ def test_exact_renames_ask_git_when_a_path_was_once_a_folder(repo: GitRepo) -> N
     trees = {c: repo.git("rev-parse", f"{c}^{{tree}}").strip() for c in (folder, filed, "HEAD")}
     asked = {f"{trees[c]} {trees['HEAD']}": c for c in (folder, filed)}
     assert _diffed(git, paths, asked) == {folder: [], filed: found[filed]}
+
+
+def test_exact_renames_of_a_commit_off_the_first_parent_line_are_git_diffs_own(
+    repo: GitRepo,
+) -> None:
+    """A mention written on a branch merged since has its commit off HEAD's first-parent
+    line, where the chained diff does not reach: git's own diff answers for it, and the
+    commits on the line are still paired from the chain."""
+    from memory_enhancement.verify.exact_renames import exact_renames
+
+    repo.write_lines("src/a.py", numbered(4, "a"))
+    repo.write_lines("src/b.py", numbered(4, "b"))
+    main = repo.commit("first")
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write_lines("src/side.py", numbered(4, "side"))
+    side = repo.commit("on the branch")
+    repo.git("checkout", "-q", "-")
+    repo.write_lines("other.txt", ["x"])
+    repo.commit("on the main line")
+    repo.time += 3600
+    repo.git("merge", "-q", "--no-ff", "-m", "merge", "side")
+    for name in ("a", "b", "side"):
+        repo.mv(f"src/{name}.py", f"lib/{name}.py")
+    repo.commit("moved")
+    gone = {main: {"src/a.py", "src/b.py"}, side: {"src/side.py", "src/a.py"}}
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        assert side not in git.first_parents()
+        found = exact_renames(git, history, gone)
+    finally:
+        history.close()
+    paths = ["lib/a.py", "lib/b.py", "lib/side.py", "src/a.py", "src/b.py", "src/side.py"]
+    for commit in (main, side):
+        assert set(found[commit]) == _git_exact(repo, commit, paths)
+    assert ("src/side.py", "lib/side.py") in found[side]
+    assert set(found[main]) == {("src/a.py", "lib/a.py"), ("src/b.py", "lib/b.py")}
