@@ -132,7 +132,7 @@ def test_exact_renames_of_gone_files_are_git_diffs_own(repo: GitRepo) -> None:
     HEAD, for every gone file: moved unchanged, moved and edited (not exact), deleted
     while a copy that was already there stays (not a rename), and a gone file that was
     renamed unchanged since another commit than its own."""
-    from memory_enhancement.verify.mention_diffs import _exact_renames
+    from memory_enhancement.verify.exact_renames import exact_renames as _exact_renames
 
     repo.write_lines("src/moved.py", numbered(5, "moved"))
     repo.write_lines("src/edited.py", numbered(5, "edited"))
@@ -191,3 +191,133 @@ def test_renames_read_from_git_are_the_pairs_git_wrote_whatever_their_paths_begi
     repo.commit("moved")
     found = renames(git_of(repo), ["-M", *RENAMES, first, "HEAD"])
     assert sorted(found) == [("README.md", "archive/README.md"), ("x.py", "y.py")]
+
+
+def _git_exact(repo: GitRepo, commit: str, paths: list[str]) -> set[tuple[str, str]]:
+    """What `git diff -M100%` between a commit and HEAD, limited to these paths, pairs."""
+    out = repo.git(
+        "diff", "-M100%", "--name-status", "-z", "--diff-filter=R", commit, "HEAD", "--", *paths
+    )
+    fields = out.split("\0")
+    return {(fields[i + 1], fields[i + 2]) for i in range(len(fields) - 2) if fields[i][:1] == "R"}
+
+
+def test_exact_renames_pair_copies_and_same_named_files_as_git_does(repo: GitRepo) -> None:
+    """The pairs are made from the paths' ids at each commit (one chained diff), not asked
+    of git per commit: a file archived to two folders at once (git gives it to the first
+    in its order), two gone files of one content (the one of the same name first), and a
+    commit whose diff finds nothing all pair as git's own diff limited to the paths does."""
+    from memory_enhancement.verify.exact_renames import exact_renames
+
+    repo.write_lines("sessions/log.md", numbered(4, "log"))
+    repo.write_lines("a/twin.py", numbered(3, "twin"))
+    repo.write_lines("b/other.py", numbered(3, "twin"))
+    (repo.root / "a" / "__init__.py").write_text("")  # empty files pair too
+    first = repo.commit("first")
+    repo.write_lines("unrelated.txt", ["x"])
+    quiet = repo.commit("nothing of theirs changes")
+    for path in ("sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"):
+        (repo.root / path).unlink()
+    (repo.root / "pkg").mkdir()
+    (repo.root / "pkg" / "__init__.py").write_text("")
+    repo.write_lines("archive/sessions/log.md", numbered(4, "log"))
+    repo.write_lines("archive/session/log.md", numbered(4, "log"))
+    repo.write_lines("pkg/twin.py", numbered(3, "twin"))
+    repo.commit("archive")
+    gone = {
+        c: {"sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"} for c in (first, quiet)
+    }
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        found = exact_renames(git, history, gone)
+    finally:
+        history.close()
+    paths = sorted(
+        {"sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"}
+        | {"archive/sessions/log.md", "archive/session/log.md", "pkg/twin.py", "pkg/__init__.py"}
+    )
+    for commit in (first, quiet):
+        assert set(found[commit]) == _git_exact(repo, commit, paths)
+    assert set(found[first]) == {
+        ("sessions/log.md", "archive/session/log.md"),
+        ("a/twin.py", "pkg/twin.py"),
+        ("a/__init__.py", "pkg/__init__.py"),
+    }
+
+
+def test_exact_renames_ask_git_when_a_path_was_once_a_folder(repo: GitRepo) -> None:
+    """A path given to git stands for everything under it: where a gone file's path was a
+    folder at some commit, git's own diff is asked, and each commit gets its own answer
+    (git echoes a pair of trees whose diff is empty too; the pair after it was read as
+    part of it, and its renames given to the commit before)."""
+    from memory_enhancement.verify.exact_renames import exact_renames
+
+    repo.write_lines("docs/x.md/inner.txt", ["inside a folder named like a file"])
+    repo.write_lines("src/keep.py", numbered(3, "keep"))
+    folder = repo.commit("a folder named x.md")
+    (repo.root / "docs/x.md/inner.txt").unlink()
+    (repo.root / "docs/x.md").rmdir()
+    repo.write_lines("docs/x.md", numbered(3, "x"))
+    repo.write_lines("src/mod.py", numbered(3, "mod"))
+    filed = repo.commit("x.md a file")
+    for path in ("docs/x.md", "src/mod.py"):
+        (repo.root / path).unlink()
+    repo.write_lines("guide/x.md", numbered(3, "x"))
+    repo.write_lines("lib/mod.py", numbered(3, "mod"))
+    repo.commit("moved")
+    gone = {folder: {"src/mod.py"}, filed: {"docs/x.md", "src/mod.py"}}
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        found = exact_renames(git, history, gone)
+    finally:
+        history.close()
+    paths = ["docs/x.md", "guide/x.md", "lib/mod.py", "src/mod.py"]
+    for commit in (folder, filed):
+        assert set(found[commit]) == _git_exact(repo, commit, paths)
+    assert set(found[filed]) == {("docs/x.md", "guide/x.md"), ("src/mod.py", "lib/mod.py")}
+    assert found[folder] == []
+    # The pair whose diff is empty asked first, so that the next one's echo follows it.
+    from memory_enhancement.verify.exact_renames import _diffed
+
+    trees = {c: repo.git("rev-parse", f"{c}^{{tree}}").strip() for c in (folder, filed, "HEAD")}
+    asked = {f"{trees[c]} {trees['HEAD']}": c for c in (folder, filed)}
+    assert _diffed(git, paths, asked) == {folder: [], filed: found[filed]}
+
+
+def test_exact_renames_of_a_commit_off_the_first_parent_line_are_git_diffs_own(
+    repo: GitRepo,
+) -> None:
+    """A mention written on a branch merged since has its commit off HEAD's first-parent
+    line, where the chained diff does not reach: git's own diff answers for it, and the
+    commits on the line are still paired from the chain."""
+    from memory_enhancement.verify.exact_renames import exact_renames
+
+    repo.write_lines("src/a.py", numbered(4, "a"))
+    repo.write_lines("src/b.py", numbered(4, "b"))
+    main = repo.commit("first")
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write_lines("src/side.py", numbered(4, "side"))
+    side = repo.commit("on the branch")
+    repo.git("checkout", "-q", "-")
+    repo.write_lines("other.txt", ["x"])
+    repo.commit("on the main line")
+    repo.time += 3600
+    repo.git("merge", "-q", "--no-ff", "-m", "merge", "side")
+    for name in ("a", "b", "side"):
+        repo.mv(f"src/{name}.py", f"lib/{name}.py")
+    repo.commit("moved")
+    gone = {main: {"src/a.py", "src/b.py"}, side: {"src/side.py", "src/a.py"}}
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        assert side not in git.first_parents()
+        found = exact_renames(git, history, gone)
+    finally:
+        history.close()
+    paths = ["lib/a.py", "lib/b.py", "lib/side.py", "src/a.py", "src/b.py", "src/side.py"]
+    for commit in (main, side):
+        assert set(found[commit]) == _git_exact(repo, commit, paths)
+    assert ("src/side.py", "lib/side.py") in found[side]
+    assert set(found[main]) == {("src/a.py", "lib/a.py"), ("src/b.py", "lib/b.py")}

@@ -245,21 +245,21 @@ class GitHistory(GitObjects):
             self._now = self._file_list(_ls_files(out))
         return self._now
 
-    def indexed_as(self, oid: str) -> list[str]:
-        """The files of the work tree's list (git's index) whose content is this object
-        (a search of the list as git printed it, not a map of all 9,000 entries)."""
+    def indexed_as(self, oids: Iterable[str]) -> list[str]:
+        """The files of the work tree's list (git's index) whose content is one of these
+        objects, read in one pass over the list as git printed it (a search of it per
+        object cost 20 ms for the 130 gone files of rjmurillo/ai-agents' first run)."""
+        wanted = set(oids)
         self.files_now()
-        out, found = self._index, []
-        needle = f" {oid} "
-        at = out.find(needle)
-        while at >= 0:
-            tab, end = out.find("\t", at), out.find("\0", at)
-            if 0 <= tab < (end if end >= 0 else len(out)):
-                path = out[tab + 1 : end if end >= 0 else len(out)]
+        found: list[str] = []
+        if not wanted:
+            return found
+        for entry in self._index.split("\0"):
+            meta, tab, path = entry.partition("\t")  # "<mode> <id> <stage>\t<path>"
+            if tab and meta[meta.find(" ") + 1 : meta.rfind(" ")] in wanted:
                 rel = from_git(self.git, path) if self.git.prefix else path
                 if rel:
                     found.append(rel)
-            at = out.find(needle, at + 1)
         return found
 
     def _file_list(self, listed: tuple[list[str], list[str]]) -> FileList:

@@ -20,13 +20,13 @@ from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.blame import GitHistory
-from memory_enhancement.verify.git import Git, GitError
-from memory_enhancement.verify.git_objects import run_git
+from memory_enhancement.verify.exact_renames import exact_renames
+from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.git_objects import to_git as _to_git
 from memory_enhancement.verify.line_maps import LineMap
 from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.mention_maps import MentionGit
-from memory_enhancement.verify.mention_renames import RENAMES, rename_fields, renamed_since
+from memory_enhancement.verify.mention_renames import RENAMES, renamed_since
 from memory_enhancement.verify.mention_renames import renames as diff_renames
 from memory_enhancement.verify.repo import Repository, SourceStatus
 
@@ -62,7 +62,7 @@ def mention_git(
     # renames are found by hash at once, for every commit in one process; renames with
     # edits are looked for among files whose name starts like the old one's (`x.py` ->
     # `pkg/x.py`, `x_example.py`, `x.py.bak`).
-    exact = _exact_renames(git, history, gone)
+    exact = exact_renames(git, history, gone)
     later: dict[str, tuple[set[str], set[str]]] = {}
     for commit, paths in sorted(gone.items()):
         found = exact.get(commit)
@@ -130,58 +130,6 @@ def _follow_staged(
         for path in paths:
             if path not in renames and path in staged:
                 renames[path] = staged[path]
-
-
-def _exact_renames(
-    git: Git, history: GitHistory, gone: Mapping[str, set[str]]
-) -> dict[str, list[tuple[str, str]]]:
-    """Per commit, the gone files renamed unchanged between it and HEAD: what `git diff
-    -M100% <commit> HEAD` says of them, for all the commits in one `git diff-tree
-    --stdin` of their root trees (git echoes each pair of trees before its answer).
-
-    An unchanged file keeps its object id, so the only files it can have become are
-    those of the work tree's list with the id it had at one of the commits: the diff is
-    limited to the gone files and those (a whole-tree diff of an old commit lists
-    thousands of changes to find them; limited, git reads only their folders)."""
-    commits = sorted(gone)
-    olds = sorted({path for paths in gone.values() for path in paths})
-    if any("\n" in path for path in olds):
-        return {}  # not a name the object lookup can ask: git diffs the whole trees
-    history.fetch(["HEAD:", *(f"{c}:" for c in commits)])
-    # Each gone file's id at its own mention's commit (every file at every commit was
-    # 10,000 requests for the file mentions of rjmurillo/ai-agents: 5 s of a first run).
-    history.fetch(history.spec(c, p) for c in commits for p in gone[c])
-    head = history.tree("HEAD:") if commits else None
-    if head is None:
-        return {}
-    pairs: dict[str, str] = {}
-    for commit in commits:
-        then = history.tree(f"{commit}:")
-        if then is not None:
-            pairs[f"{then.oid} {head.oid}"] = commit
-    if not pairs:
-        return {}
-    ids = {oid for c in pairs.values() for p in gone[c] if (oid := history.object_id(c, p))}
-    news = sorted({new for oid in ids for new in history.indexed_as(oid)} - set(olds))
-    if not news:
-        return {commit: [] for commit in pairs.values()}
-    try:
-        out = run_git(
-            git, "--literal-pathspecs", "diff-tree", "--stdin", "-r", "-M100%", *RENAMES,
-            "--", *(_to_git(git, p) for p in [*olds, *news]),
-            stdin="".join(line + "\n" for line in pairs),
-        )  # fmt: skip
-    except GitError:
-        return {}
-    sections: dict[str, list[str]] = {}
-    current: list[str] = []
-    for field in out.split("\0"):
-        line, newline, rest = field.partition("\n")
-        if newline and line in pairs:
-            current = sections.setdefault(pairs[line], [])
-            field = rest
-        current.append(field)
-    return {commit: rename_fields(git, sections.get(commit, [])) for commit in pairs.values()}
 
 
 def follow_line_maps(

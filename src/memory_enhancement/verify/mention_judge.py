@@ -256,20 +256,23 @@ class MentionJudge:
         its file was then is neither asked of git nor kept (a later run that needs it
         finds the cached reading without it, and traces the file again)."""
         needed = [
-            m for m in item.mentions if m.start is not None or self._settled(m, item.folder) is None
+            m for m in item.mentions if m.start is not None or self._settle(m, item.folder) is None
         ]
         if not needed:
             return None
         return item if len(needed) == len(item.mentions) else item.with_mentions(needed)
 
     def _settled(self, mention: Mention, folder: str) -> CitationCheck | None:
-        """What the files now say of a file mention (asked twice per mention a run: which
-        memory files to trace, then the verdict), once per path as written and folder."""
+        """What the files now say of a file mention (asked to trace, then for its verdict)."""
+        found = self._settle(mention, folder)
+        return None if found is None else replace(found, mention=mention)
+
+    def _settle(self, mention: Mention, folder: str) -> CitationCheck | None:
+        """`_settled` as first found for the path (`_traced` asks only whether there is one)."""
         place = (mention.path, folder)
         if place not in self._now:
             self._now[place] = file_checks.settled_now(mention, folder, self._files_now, self.repo)
-        found = self._now[place]
-        return None if found is None else replace(found, mention=mention)
+        return self._now[place]
 
     def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
         """A verdict from history alone, or the citation to verify."""
