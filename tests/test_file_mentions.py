@@ -432,3 +432,30 @@ def test_a_memory_kept_from_the_files_alone_is_traced_once_a_file_it_names_is_de
     assert (again["src/gone.py"].status, again["src/app.py"].status) == (
         Verdict.MISSING, Verdict.VALID,
     )  # fmt: skip
+
+
+def test_a_kept_missing_verdict_stops_naming_the_one_file_of_that_name_once_it_is_deleted(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The reason of a `missing` (or `skipped`) mention names the one file of that name now;
+    a rerun that keeps the verdicts must not name it after that file is deleted (not
+    staged: HEAD and git's index as they were), as a fresh run would not."""
+    note(repo, "- `src/gone.py` and src/gone.py:3", "- `web/never.py`")
+    repo.commit("memory")
+    (repo.root / "src/gone.py").unlink()
+    repo.write_lines("src/new/gone.py", ["rewritten = True"])
+    repo.write_lines("lib/never.py", ["here = True"])
+    repo.commit("gone.py rewritten in another folder")
+    state = State(tmp_path / "state.db")
+
+    def reasons(state: State) -> list[str]:
+        result = service(repo, state).verify("notes").results[0]
+        return sorted(c.reason for c in result.mentions)
+
+    first = reasons(state)
+    assert sum("the one file of that name now is" in r for r in first) == 3
+    (repo.root / "src/new/gone.py").unlink()
+    (repo.root / "lib/never.py").unlink()
+    fresh = reasons(State(tmp_path / "fresh.db"))
+    assert not any("of that name" in r for r in fresh)
+    assert reasons(state) == fresh

@@ -548,6 +548,31 @@ def test_a_markdown_link_to_a_removed_memory_written_from_the_root_dangles(
     ]
 
 
+def test_a_markdown_link_to_a_gone_file_of_another_projects_store_is_a_missing_file(
+    in_repo: tuple[MemoryService, Path], git_repo: Path
+) -> None:
+    """In a repository holding another project's Serena store (`frontend/.serena/memories/`),
+    a link to a file gone from it names a repository file, not a memory of this store: it
+    stays a missing file (no fix that would point it at this store's memory); one from
+    the root into this store's own folder, or through a machine's path to it, dangles."""
+    service, store = in_repo
+    (git_repo / "frontend/.serena/memories").mkdir(parents=True)
+    (git_repo / "frontend/.serena/memories/theirs.md").write_text("# Theirs\n", encoding="utf-8")
+    write_all(store, {name: f"# {name}\n" for name in NAMES})
+    write(
+        store,
+        "source",
+        "# Source\n\n[a](frontend/.serena/memories/gone.md), "
+        "[b](frontend/.serena/memories/theirs.md), [c](.serena/memories/gone.md), "
+        "[d](/home/me/project/.serena/memories/gone.md)\n",
+    )
+    assert broken(service) == [
+        ("source", 3, "frontend/.serena/memories/gone.md", "missing", None),
+        ("source", 3, ".serena/memories/gone.md", "dangling", None),
+        ("source", 3, "/home/me/project/.serena/memories/gone.md", "dangling", None),
+    ]
+
+
 def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     service: MemoryService, store_dir: Path
 ) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from hostile_support import python_bounded
 from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.service import MemoryService
@@ -128,6 +129,26 @@ def test_the_file_list_reads_left_out_folders_as_one_folder_or_more() -> None:
     assert not files.resolve("a/.../q/Z.java").found  # `...` is a folder at least
     assert files.resolve("b/.../Y.java").candidates == ("a/b/c/x/Y.java", "a/b/d/x/Y.java")
     assert not files.resolve("q/.../Y.java").found
+
+
+def test_a_path_of_many_left_out_folders_is_read_in_a_moment_not_tried_every_way() -> None:
+    """Each `...` stood for a regular expression's `[^/]+(?:/[^/]+)*`: a memory writing a
+    dozen of them, the file of its name deep in the repository but not fitting, made the
+    matcher try every split of the folders (8 of them took 1.5 s, each more about 3 times
+    longer). Every file of the name is still tried, and the fitting one found."""
+    done = python_bounded(
+        "from memory_enhancement.core.file_list import FileList\n"
+        "deep = '/'.join(['d'] * 40) + '/x.py'\n"
+        "files = FileList([deep, 'd/y/' + deep])\n"
+        "print(files.resolve('d/' + '/'.join(['...'] * 16) + '/z/x.py').found)\n"
+        "print(files.resolve('d/y/' + '/'.join(['...'] * 16) + '/x.py').path)\n",
+        timeout=30,
+    )
+    assert done.stdout.split() == ["False", "d/y/" + "/".join(["d"] * 40) + "/x.py"]
+    files = FileList(["a/b/c/b/c/x/Y.java", "a/b/x/Y.java"])
+    assert files.resolve("b/.../c/.../Y.java").path == "a/b/c/b/c/x/Y.java"
+    assert files.resolve("a/.../.../.../Y.java").path == "a/b/c/b/c/x/Y.java"  # three or more
+    assert not files.resolve("b/.../b/x/Y.java").found  # `...` is a folder at least
 
 
 # -- a bare name of several files -------------------------------------------------------------

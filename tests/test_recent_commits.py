@@ -218,3 +218,50 @@ def test_times_learned_step_by_step_match_a_whole_walk_through_merges_and_resets
     git(clone, "reset", "-q", "--hard", "HEAD~2")  # the old HEAD is no ancestor now
     check()
     assert set(kept_times(kept)) == {"a", "b", "c"}  # e and f gone with the reset
+
+
+def times_kept_and_fresh(clone: Path, kept: State, tmp_path: Path) -> tuple[dict, dict]:
+    """The times a state kept from an older HEAD brings forward, and a fresh one's."""
+    fresh = State(tmp_path / f"fresh-{len(list(tmp_path.glob('fresh-*')))}.db")
+    recent_paths(clone, kept)
+    recent_paths(clone, fresh)
+    return kept_times(kept), kept_times(fresh)
+
+
+def test_a_commit_dated_before_its_parent_is_the_time_brought_forward_as_a_whole_walk_says(
+    tmp_path: Path,
+) -> None:
+    """A commit made on a machine whose clock is behind (its date before its parent's) is
+    still the memory's last commit: the whole walk takes the newest commit in git's order,
+    and so does the walk of the commits since the old HEAD, not the later of the dates."""
+    clone = fresh_clone(tmp_path)
+    kept = State(tmp_path / "kept.db")
+    recent_paths(clone, kept)
+    commit_at(clone, "b", "# B\n\nFrom a slow clock.\n", "2023-06-01T10:00:00Z")
+    commit_at(clone, "c", "# C\n\nFirst.\n", "2024-06-01T10:00:00Z")
+    commit_at(clone, "c", "# C\n\nThen, from a slow clock.\n", "2023-07-01T10:00:00Z")
+    brought, fresh = times_kept_and_fresh(clone, kept, tmp_path)
+    assert brought == fresh
+    assert (fresh["b"], fresh["c"]) == (1685613600, 1688205600)  # 2023-06-01, 2023-07-01
+
+
+def test_a_memory_a_merge_took_back_to_its_older_text_is_not_given_the_undone_commits_time(
+    tmp_path: Path,
+) -> None:
+    """`recent` on a branch that edited `b`, then that branch merged with `-s ours` (its
+    edit undone): b is the older text again, of its older commit, untouched by the commits
+    since the branch's HEAD; its checkout gave it a new mtime, so git is asked again."""
+    clone = fresh_clone(tmp_path)
+    git(clone, "checkout", "-q", "-b", "side")
+    commit_at(clone, "b", "# B\n\nOn the side.\n", "2024-04-01T10:00:00Z")
+    kept = State(tmp_path / "kept.db")
+    recent_paths(clone, kept)
+    git(clone, "checkout", "-q", "main")
+    commit_at(clone, "d", "# D\n\nMain.\n", "2024-04-02T10:00:00Z")
+    dated = {**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": "2024-05-01T10:00:00Z"}
+    merge = ["git", "merge", "-q", "-s", "ours", "--no-edit", "side"]
+    subprocess.run(merge, cwd=clone, env=dated, check=True)
+    assert "On the side" not in (clone / MEMORIES / "b.md").read_text(encoding="utf-8")
+    brought, fresh = times_kept_and_fresh(clone, kept, tmp_path)
+    assert brought == fresh
+    assert fresh["b"] == 1704103200  # 2024-01-01, its first commit

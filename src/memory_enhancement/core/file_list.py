@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import posixpath
-import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -176,9 +175,7 @@ class FileList:
         parts = path.split("/")
         if parts[-1] == "...":
             return Resolution()
-        pattern = "/".join(r"[^/]+(?:/[^/]+)*" if p == "..." else re.escape(p) for p in parts)
-        shape = re.compile(rf"(?:.*/)?{pattern}")
-        found = sorted(p for p in self._named(parts[-1]) if shape.fullmatch(p))
+        found = sorted(p for p in self._named(parts[-1]) if _fits(parts, p.split("/")))
         if len(found) == 1:
             return Resolution(found[0])
         return Resolution(candidates=tuple(found))
@@ -224,3 +221,29 @@ def normalize(written: str, folder: str = "") -> str | None:
         if path.startswith("../") or path == "..":
             return None
     return path or None
+
+
+def _fits(parts: list[str], folders: list[str]) -> bool:
+    """Whether a file's path (its parts) fits a path written with `...` for one folder or
+    more. Each run of parts between them is taken where it first fits (leaving the most
+    room for the rest), the first at any folder's start, the last at the end: a regular
+    expression tried every split of the folders, and a dozen `...` hung a run."""
+    runs: list[list[str]] = [[]]
+    for part in parts:
+        if part == "...":
+            runs.append([])
+        else:
+            runs[-1].append(part)
+    last = runs.pop()
+    end = len(folders) - len(last)
+    if end < 0 or folders[end:] != last:
+        return False
+    at = 0  # where the next run may start
+    for n, run in enumerate(runs):
+        start = at if n == 0 else at + 1  # after the first, one folder left out at least
+        while start + len(run) <= end and folders[start : start + len(run)] != run:
+            start += 1
+        if start + len(run) > end:
+            return False
+        at = start + len(run)
+    return end >= at + 1  # one folder at least before the last run

@@ -144,27 +144,27 @@ class Resolver:
         return found
 
     def _store_file(self, link: Link) -> bool:
-        """`- .serena/memories/x.md - why`: a list item or table row naming a memory file of
-        the store's own folder by its path, which no word merely looks like; naming none, a
-        broken link (andreathar/ml: five references to memories renamed or never written).
-        Such a path in a sentence may name a file to be written or a probe (rjmurillo/
-        ai-agents: "one at `.serena/memories/zz-probe.md`"), so it stays a candidate."""
+        """`- .serena/memories/x.md - why`: an item naming a memory file of the store's own
+        folder, which no word merely looks like; naming none, a broken link (andreathar/ml).
+        In a sentence, a file to be written or a probe (rjmurillo/ai-agents): a candidate."""
         return link.kind is LinkKind.ITEM and self._store_path(link.target.strip())
 
     def _store_path(self, target: str) -> bool:
         """Whether a path from the root names a memory file of this store's own folder
-        (`.serena/memories/x.md`): naming none, it is a dangling memory link."""
-        inside = self._in_store(strip_md(target.lstrip("/")))
-        return target.lower().endswith(MEMORY_SUFFIX) and inside is not None
+        (`.serena/memories/x.md`), not another project's (`frontend/.serena/memories/`)."""
+        path = strip_md(target.lstrip("/"))
+        if not target.lower().endswith(MEMORY_SUFFIX) or self._in_store(path) is None:
+            return False
+        head, at = path.rpartition(_STORE_MARK)[0], getattr(self.repo, "store_at", None)
+        if not head or at in ("", ".") or posixpath.normpath(head + _STORE_MARK) == at:
+            return True
+        return self.repo is None or not self.repo.reads_as_path(target)  # `/home/me/...`
 
     def _memory(self, source: str, link: Link) -> Resolution:
-        """By path (see by_path), else by a unique name; `[mem:ID]` through the IDs.
-
-        A markdown link is external (a file outside the store, not a broken memory
-        link) only when, read from the linking file's folder as markdown means it,
-        it leaves the store: `../ops/x.md` from `misc/` stays inside, and dangles
-        when `ops/x` is gone.
-        """
+        """By path (see by_path), else by a unique name; `[mem:ID]` through the IDs. A
+        markdown link is external (a file outside the store, not a broken memory link) only
+        when, read from the linking file's folder as markdown means it, it leaves the store:
+        `../ops/x.md` from `misc/` stays inside, and dangles when `ops/x` is gone."""
         target = link.target.strip()
         if link.kind is LinkKind.MEM_ID:
             found = self.ids.get(target.removeprefix("mem:"))

@@ -111,8 +111,9 @@ def _ask_git(
     is an ancestor of HEAD: a file no commit since touched, with its mtime and size as
     then, is as it was (clean then, the same bytes now: what a warm `recent` assumes of
     every file), and git need not say more. Then, for the rest, one `status` (the files
-    changed since HEAD keep their mtime) and one walk of the store folder's history,
-    stopped once each file still unsettled has been seen."""
+    changed since HEAD keep their mtime), one `diff` of the base and HEAD when a clean
+    file untouched since has a new mtime or size, and one walk of the store folder's
+    history, stopped once each file still unsettled has been seen."""
     folder = git.prefix
     spec = ["--", folder or "."]
     head = f"{folder}/" if folder else ""
@@ -141,17 +142,26 @@ def _ask_git(
         for name, path in names.items()
         if name not in dirty_files and not name.startswith(dirty_folders)
     }
-    if base is not None:
-        for name, path in list(wanted.items()):
-            then = earlier.get(path)
-            before = then[1] if then is not None and then[0] == base else None
-            if path in since:  # touched since: the newer of those commits and the kept one
-                found[path] = max(since[path], before or 0)
-            elif before is not None:  # untouched since (and clean): as it was
-                found[path] = before
-            else:
-                continue  # never settled at the base: the whole walk
+    # Touched since: its newest commit there, in git's order as the whole walk takes it
+    # (not the later date: a clock behind). Untouched since, its mtime or size changed
+    # (a checkout): its time at the base if its bytes are the base's (a `merge -s ours`
+    # undoing the base's edit touches nothing in `old..HEAD` as git simplifies it, but
+    # the file differs from the base's), else the whole walk.
+    kept_since: dict[str, int] = {}  # git's name: its time at the base
+    for name, path in list(wanted.items()):
+        then = earlier.get(path)
+        if path in since:
+            found[path] = since[path]
             del wanted[name]
+        elif then is not None and then[0] == base:
+            kept_since[name] = then[1]
+    if kept_since and base is not None:
+        differ = git.run(
+            "--literal-pathspecs", "diff", "-z", "--name-only", "--no-renames", base, "HEAD",
+            *spec,
+        ).split("\0")  # fmt: skip
+        for name in kept_since.keys() - set(differ):
+            found[wanted.pop(name)] = kept_since[name]
     if wanted:
         found.update(_walk(git, "HEAD", spec, wanted, until_seen=True))
     return found
@@ -178,9 +188,10 @@ def _common_base(git: Git, heads: list[str]) -> str | None:
 def _walk(
     git: Git, span: str, spec: list[str], wanted: dict[str, str], *, until_seen: bool
 ) -> dict[str, int]:
-    """Of the files wanted (git's name: the memory's path), the newest commit time of each
-    that the commits of `span` touch; read as git writes it, and stopped once every file
-    has been seen when `until_seen` (git's order is newest first)."""
+    """Of the files wanted (git's name: the memory's path), the time of the first commit
+    of `span` touching each in git's order (newest first, a child before its parent
+    whatever its date); read as git writes it, and stopped once every file has been
+    seen when `until_seen`."""
     found: dict[str, int] = {}
     when = 0
     rest = b""
@@ -200,7 +211,7 @@ def _walk(
                     continue
                 name = os.fsdecode(token.lstrip(b"\n"))
                 path = wanted.get(name)
-                if path is not None and when > found.get(path, -1):
+                if path is not None and path not in found:  # the newest, as git orders
                     found[path] = when
                     if until_seen:
                         del wanted[name]

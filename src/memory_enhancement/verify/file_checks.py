@@ -34,6 +34,7 @@ from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.mention_cache import ELSEWHERE
 from memory_enhancement.verify.mention_checks import ambiguous, check, submodule
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
@@ -120,7 +121,7 @@ def decide(
     # frontend/src/pages/KnowledgeBasePage.tsx).
     named = one_named(files_now, repo, mention.path.rpartition("/")[2])
     if named is not None:
-        reason += f"; the one file of that name now is {named}"
+        reason += f"{ELSEWHERE}{named}"
     return check(mention, plain, Verdict.SKIPPED, reason, commit)
 
 

@@ -29,7 +29,8 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
-VERSION = 8  # of the verdicts (encoding, judging, wording): a new one makes fingerprints differ
+VERSION = 9  # of the verdicts (encoding, judging, wording, what they depend on): a new one
+# makes fingerprints differ (9: a reason naming the one file of a name depends on it)
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -377,11 +378,17 @@ def _stat(file: str) -> str:
     return f"{found.st_size}:{found.st_mtime_ns}"
 
 
+# How a `missing` or `skipped` verdict's reason ends when one file of the name is there now.
+ELSEWHERE = "; the one file of that name now is "
+
+
 def named_paths(checks: Iterable[CitationCheck]) -> list[str]:
-    """The files a memory's verdicts depend on: each cited file, where it is now."""
+    """The files a memory's verdicts depend on: each cited file, where it is now, and the
+    one file of its name a reason points to (deleted, a kept reason would still name it)."""
     paths = set()
     for check in checks:
-        for path in (check.citation.target, check.current_path, check.renamed_to):
+        elsewhere = check.reason.rpartition(ELSEWHERE)[2] if ELSEWHERE in check.reason else None
+        for path in (check.citation.target, check.current_path, check.renamed_to, elsewhere):
             if path and not check.citation.is_url:
                 paths.add(path)
     return sorted(paths)

@@ -25,7 +25,7 @@ from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.decisions import quote
 from memory_enhancement.verify.git import Git, GitError
-from memory_enhancement.verify.mention_cache import Cached
+from memory_enhancement.verify.mention_cache import ELSEWHERE, Cached
 from memory_enhancement.verify.mention_reading import Written
 
 if TYPE_CHECKING:  # a rerun answered from the cache needs neither (see mentions.py)
@@ -314,7 +314,7 @@ class Ask:
             reason = f"{target} was deleted after the memory line was written ({commit})"
             elsewhere = one_named(target.rpartition("/")[2]) if one_named else None
             if elsewhere is not None and elsewhere != target:
-                reason += f"; the one file of that name now is {elsewhere}"
+                reason += f"{ELSEWHERE}{elsewhere}"
         elif check.status is Verdict.VALID and not reason:
             reason = f"unchanged since the memory line was written ({commit})"
         return replace(
