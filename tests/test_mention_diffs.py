@@ -126,14 +126,25 @@ def test_file_lists_of_past_commits_leave_out_what_is_only_staged(repo: GitRepo)
         listed.close()
 
 
+def renames_of(repo: GitRepo, gone: dict[str, set[str]]) -> dict[str, list[tuple[str, str]]]:
+    """`exact_renames` of these gone files (per commit), through a history opened and
+    closed here."""
+    from memory_enhancement.verify.exact_renames import exact_renames
+
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        return exact_renames(git, history, gone)
+    finally:
+        history.close()
+
+
 def test_exact_renames_of_gone_files_are_git_diffs_own(repo: GitRepo) -> None:
     """Renames found by object id (the diff limited to the gone files and the files now
     holding their content) are those `git diff -M100%` finds between each commit and
     HEAD, for every gone file: moved unchanged, moved and edited (not exact), deleted
     while a copy that was already there stays (not a rename), and a gone file that was
     renamed unchanged since another commit than its own."""
-    from memory_enhancement.verify.exact_renames import exact_renames as _exact_renames
-
     repo.write_lines("src/moved.py", numbered(5, "moved"))
     repo.write_lines("src/edited.py", numbered(5, "edited"))
     repo.write_lines("src/copied.py", numbered(5, "copied"))
@@ -151,12 +162,7 @@ def test_exact_renames_of_gone_files_are_git_diffs_own(repo: GitRepo) -> None:
         first: {"src/moved.py", "src/edited.py", "src/copied.py"},
         second: {"src/late.py"},
     }
-    git = git_of(repo)
-    history = GitHistory(git)
-    try:
-        found = _exact_renames(git, history, gone)
-    finally:
-        history.close()
+    found = renames_of(repo, gone)
     olds = set().union(*gone.values())
     for commit in gone:
         out = repo.git("diff", "-M100%", "--name-status", "-z", "--diff-filter=R", commit, "HEAD")
@@ -207,8 +213,6 @@ def test_exact_renames_pair_copies_and_same_named_files_as_git_does(repo: GitRep
     of git per commit: a file archived to two folders at once (git gives it to the first
     in its order), two gone files of one content (the one of the same name first), and a
     commit whose diff finds nothing all pair as git's own diff limited to the paths does."""
-    from memory_enhancement.verify.exact_renames import exact_renames
-
     repo.write_lines("sessions/log.md", numbered(4, "log"))
     repo.write_lines("a/twin.py", numbered(3, "twin"))
     repo.write_lines("b/other.py", numbered(3, "twin"))
@@ -227,12 +231,7 @@ def test_exact_renames_pair_copies_and_same_named_files_as_git_does(repo: GitRep
     gone = {
         c: {"sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"} for c in (first, quiet)
     }
-    git = git_of(repo)
-    history = GitHistory(git)
-    try:
-        found = exact_renames(git, history, gone)
-    finally:
-        history.close()
+    found = renames_of(repo, gone)
     paths = sorted(
         {"sessions/log.md", "a/twin.py", "b/other.py", "a/__init__.py"}
         | {"archive/sessions/log.md", "archive/session/log.md", "pkg/twin.py", "pkg/__init__.py"}
@@ -251,8 +250,6 @@ def test_exact_renames_ask_git_when_a_path_was_once_a_folder(repo: GitRepo) -> N
     folder at some commit, git's own diff is asked, and each commit gets its own answer
     (git echoes a pair of trees whose diff is empty too; the pair after it was read as
     part of it, and its renames given to the commit before)."""
-    from memory_enhancement.verify.exact_renames import exact_renames
-
     repo.write_lines("docs/x.md/inner.txt", ["inside a folder named like a file"])
     repo.write_lines("src/keep.py", numbered(3, "keep"))
     folder = repo.commit("a folder named x.md")
@@ -267,12 +264,7 @@ def test_exact_renames_ask_git_when_a_path_was_once_a_folder(repo: GitRepo) -> N
     repo.write_lines("lib/mod.py", numbered(3, "mod"))
     repo.commit("moved")
     gone = {folder: {"src/mod.py"}, filed: {"docs/x.md", "src/mod.py"}}
-    git = git_of(repo)
-    history = GitHistory(git)
-    try:
-        found = exact_renames(git, history, gone)
-    finally:
-        history.close()
+    found = renames_of(repo, gone)
     paths = ["docs/x.md", "guide/x.md", "lib/mod.py", "src/mod.py"]
     for commit in (folder, filed):
         assert set(found[commit]) == _git_exact(repo, commit, paths)
@@ -283,7 +275,7 @@ def test_exact_renames_ask_git_when_a_path_was_once_a_folder(repo: GitRepo) -> N
 
     trees = {c: repo.git("rev-parse", f"{c}^{{tree}}").strip() for c in (folder, filed, "HEAD")}
     asked = {f"{trees[c]} {trees['HEAD']}": c for c in (folder, filed)}
-    assert _diffed(git, paths, asked) == {folder: [], filed: found[filed]}
+    assert _diffed(git_of(repo), paths, asked) == {folder: [], filed: found[filed]}
 
 
 def test_exact_renames_of_a_commit_off_the_first_parent_line_are_git_diffs_own(
