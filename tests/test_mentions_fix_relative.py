@@ -185,11 +185,12 @@ def test_fix_leaves_a_mention_of_a_file_renamed_to_a_backup_copy(repo: GitRepo) 
     file = repo.write(f"{STORE}/notes.md", text)
     repo.commit("memory")
     repo.mv("src/b.py", "src/b.py.bak")
-    repo.mv("src/a.py", "src/a.py~")
+    repo.mv("src/a.py", "src/a.py.BAK")
     repo.commit("old modules kept aside")
     done = store_cli(repo, "verify-all", "--fix")
     assert done.returncode in (0, 1), done.stderr
     assert "nothing to rewrite" in done.stdout
     assert file.read_text() == text
     after = json.loads(store_cli(repo, "verify-all", "--json").stdout)
-    assert [c["renamed_to"] for m in after for c in m["mentions"]] == ["src/b.py.bak", "src/a.py~"]
+    renamed = [c["renamed_to"] for m in after for c in m["mentions"]]
+    assert renamed == ["src/b.py.bak", "src/a.py.BAK"]

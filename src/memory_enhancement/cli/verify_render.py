@@ -212,7 +212,7 @@ def summary(run: Any, changed_since: str | None = None) -> str:
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
     verified = plural(len(run.results), "memory", "memories")
     read = len(getattr(run.results, "batch", ()))  # a whole store's run: every memory read
-    if read > len(run.results):  # the others cite nothing: say so, not "478 memories"
+    if read > len(run.results) and not changed_since:  # the others cite nothing: say so
         verified = f"{len(run.results)} of {plural(read, 'memory', 'memories')} citing code"
     head = f"{verified}, {plural(run.citations, 'citation')}: "
     text = head + ", ".join(shown)

@@ -179,7 +179,7 @@ def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> l
         if check.current_line is None and mention.start is not None:  # a file mention has none
             continue
         path = check.renamed_to
-        if path is not None and path.endswith(BACKUP_SUFFIXES):
+        if path is not None and path.lower().endswith(BACKUP_SUFFIXES):
             continue
         label = _renames_label(check)
         if path is not None and mention.path_at is None and not label:
