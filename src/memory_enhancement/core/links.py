@@ -83,13 +83,10 @@ class Resolver:
     """Resolves links against the memories of one store."""
 
     def __init__(
-        self,
-        paths: Iterable[str],
-        ids: Mapping[str, str] | None = None,
-        stores: Iterable[str] = STORE_PREFIXES,
-        repo: RepoView | None = None,
+        self, paths: Iterable[str], ids: Mapping[str, str] | None = None,
+        stores: Iterable[str] = STORE_PREFIXES, repo: RepoView | None = None,
         declared: Mapping[str, str] | None = None,
-    ) -> None:
+    ) -> None:  # fmt: skip
         """`declared`: the names memories declare (path -> name), not their file names."""
         self.repo = repo
         self.paths = set(paths)
@@ -112,6 +109,7 @@ class Resolver:
                 self.declared[name].append(path)
                 self.declared_folded[name_key(name)].append(path)
         self._by_slug: dict[str, list[str]] | None = None  # made by suggest, when first asked
+        self._close: dict[str, list[str]] = {}  # suggest's near names, by name asked
 
     def resolve(self, source: str, link: Link) -> Resolution:
         """A memory first (see _memory); failing that, a file of the repository."""
@@ -282,12 +280,11 @@ class Resolver:
     ) -> str | None:
         """The one memory a broken link most likely meant, or None when there is no single one.
 
-        In order: the file git says the target was renamed to; for an ambiguous
-        link, the only candidate in the linking memory's folder; for a dangling
-        one, the only memory whose name it is once case and separators are set aside
-        (`[[Cache Settings]]`, `[[캐시 설정]]` for `cache-settings`, `캐시-설정`: a
-        wiki link written as the title), else the only one with a nearly identical name.
-        """
+        In order: the file git says the target was renamed to; for an ambiguous link, the
+        only candidate in the linking memory's folder; for a dangling one, the only memory
+        whose name it is once case and separators are set aside (`[[Cache Settings]]`,
+        `[[캐시 설정]]` for `cache-settings`, `캐시-설정`), else the only one with a nearly
+        identical name (asked once per name: the corpus's 427 dangling links name 67)."""
         path = strip_md(link.target.strip()).lstrip("/")
         for guess in (path, _join(source, path)):
             renamed = renames.get(guess)
@@ -306,7 +303,9 @@ class Resolver:
             same = self._by_slug.get(_slug(name), [])
             if len(same) == 1:
                 return same[0]
-            close = difflib.get_close_matches(name, list(self.by_name), n=2, cutoff=0.85)
+            if name not in self._close:  # difflib: 1.2 s for the corpus's links, asked each
+                self._close[name] = difflib.get_close_matches(name, [*self.by_name], 2, 0.85)
+            close = self._close[name]
             if len(close) == 1 and len(self.by_name[close[0]]) == 1:
                 return self.by_name[close[0]][0]
         return None
