@@ -9,6 +9,10 @@ ranked memories, the graph the HTML report draws, 90 days of history) and
 `direction="both"`, 50 memories and the 157 links among them were still 40,542: hence 25).
 Each answer keeps its fields and their meaning (a client written against the full answer
 still reads this one); only how many entries a list holds changes, and `cut` says so.
+A snippet is the one field cut short: a citation of a range holds every line of it
+(filter_mate's `modules/tasks/layer_management_task.py:814-926` was 6,365 characters of
+the 50,072 `verify_memories` answered; a 200-line citation added over MCP, 7,000 in each
+answer that echoed the memory).
 """
 
 from __future__ import annotations
@@ -43,6 +47,47 @@ def check_health(limit: int, offset: int, history_days: int) -> None:
     check_offset(offset)
     if history_days < 0:
         raise ToolError(f"invalid history_days {history_days}: it must be 0 or more")
+
+
+# A snippet identifies the cited text; its first lines do that. Longer ones end in "…".
+SNIPPET_CHARS = 300
+SNIPPET_LINES = 5
+
+
+def short_snippets(data: dict[str, Any]) -> dict[str, Any]:
+    """data (a memory, a verification, or a memory with its `verification`) with every
+    citation's and mention's snippet cut short, and a `cut` note when one was."""
+    entries = [*data.get("citations", ()), *data.get("mentions", ())]
+    verification = data.get("verification")
+    if verification:
+        entries += [*verification.get("citations", ()), *verification.get("mentions", ())]
+    return with_cut(data, [data.pop("cut", None), snippets_note(shorten(entries))])
+
+
+def shorten(entries: list[dict[str, Any]]) -> int:
+    """Cut each entry's snippet to its first SNIPPET_LINES lines and SNIPPET_CHARS
+    characters, ending in "…"; how many were cut."""
+    cut = 0
+    for entry in entries:
+        snippet = entry.get("snippet")
+        if snippet is None:
+            continue
+        short = "\n".join(snippet.split("\n")[:SNIPPET_LINES])[:SNIPPET_CHARS]
+        if short != snippet:
+            entry["snippet"] = short.rstrip() + "…"
+            cut += 1
+    return cut
+
+
+def snippets_note(cut: int) -> str | None:
+    if not cut:
+        return None
+    return (
+        f"{cut} snippets longer than {SNIPPET_LINES} lines or {SNIPPET_CHARS} characters are "
+        "cut to their start, ending in '…' (a citation's is whole in the memory file, "
+        "memory://STORE/PATH; a mention's is the lines `line`-`end_line` of `path` at its "
+        "`written_in` commit)"
+    )
 
 
 def page_note(what: str, offset: int, shown: int, total: int, order: str) -> str | None:
@@ -88,6 +133,9 @@ def verify_summary(
                     kept = [c for c in entry[key] if c["status"] in shown]
                     left_out += len(entry[key]) - len(kept)
                     entry[key] = kept
+    snippets_cut = shorten(
+        [check for entry in entries for check in entry["citations"] + entry.get("mentions", [])]
+    )
     data = {
         "memories": len(run.results),
         "citations": run.citations,
@@ -112,6 +160,7 @@ def verify_summary(
             "(include_valid=true lists them)"
             if left_out
             else None,
+            snippets_note(snippets_cut),
         ],
     )
 

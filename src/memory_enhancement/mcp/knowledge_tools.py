@@ -44,6 +44,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
     """Add the answering tools, the resource and the prompt to mcp; `service` makes a
     fresh service per call, `factory` one for a resource read (no MCP session there)."""
     from memory_enhancement.core.verdicts import VerifyOptions
+    from memory_enhancement.mcp.answers import short_snippets
     from memory_enhancement.service import serialize
 
     @mcp.tool(annotations=READ_ONLY)
@@ -116,7 +117,8 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         """The memory a citation ID names."""
         with tool_errors():
             fetched = service(ctx, store).resolve(id)
-            return cast(MemoryOut, serialize.memory_dict(fetched.memory, fetched.citation_id))
+            data = serialize.memory_dict(fetched.memory, fetched.citation_id)
+            return cast(MemoryOut, short_snippets(data))
 
     @mcp.tool(annotations=WRITES)
     def verify_memory(
@@ -127,10 +129,11 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         ] = False,
         store: Store = None,
     ) -> VerificationOut:
-        """Are this memory's citations still true? valid, moved (and where), stale, missing."""
+        """Are this memory's citations still true? valid, moved (and where), stale, missing
+        (long snippets cut short: `cut` says so)."""
         with tool_errors():
             run = service(ctx, store).verify(path, VerifyOptions(fix=fix))
-            return cast(VerificationOut, serialize.run_verifications(run)[0])
+            return cast(VerificationOut, short_snippets(serialize.run_verifications(run)[0]))
 
     @mcp.tool(annotations=READ_ONLY)
     def verify_memories(

@@ -26,7 +26,7 @@ from memory_enhancement.mcp.tooling import (
 
 def register(mcp: MCPServer, service: ServiceFor) -> None:
     """Add the memory tools to mcp; `service` makes a fresh service per call."""
-    from memory_enhancement.mcp.answers import page_note
+    from memory_enhancement.mcp.answers import page_note, short_snippets
     from memory_enhancement.service import serialize
 
     @mcp.tool(annotations=WRITES)
@@ -78,7 +78,8 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         store: Store = None,
     ) -> MemoryOut:
         """A memory's content and metadata (metadata.citations is always present), by its
-        path, its citation ID or a name only one memory has (as the CLI's `get`)."""
+        path, its citation ID or a name only one memory has (as the CLI's `get`); long
+        snippets are cut short (`cut` says so)."""
         with tool_errors():
             svc = service(ctx, store)
             fetched = svc.get(svc.find(path), include_expired=include_expired)
@@ -88,7 +89,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             if verify:
                 run = svc.verify(fetched.memory.path)
                 data["verification"] = serialize.verification_dict(run.results[0])
-            return cast(MemoryOut, data)
+            return cast(MemoryOut, short_snippets(data))
 
     @mcp.tool(annotations=WRITES)
     def update_memory(

@@ -81,6 +81,7 @@ class VerificationOut(TypedDict):
     mentions: NotRequired[list[MentionCheckOut]]
     fix: NotRequired[FixOut]
     header_error: NotRequired[str]  # its frontmatter does not parse: its prose alone verified
+    cut: NotRequired[str]  # verify_memory: how many snippets were cut short
 
 
 class MemoryOut(TypedDict):
@@ -99,6 +100,7 @@ class MemoryOut(TypedDict):
     warnings: NotRequired[list[str]]
     verification: NotRequired[VerificationOut]
     links_updated: NotRequired[list[str]]  # move, add: memories whose links were rewritten
+    cut: NotRequired[str]  # how many snippets were cut short, and where they are whole
 
 
 class SummaryOut(TypedDict):
