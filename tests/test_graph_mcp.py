@@ -56,6 +56,25 @@ async def test_traverse_graph_follows_only_the_link_types_asked_for(agent: Agent
     ]
 
 
+async def test_traverse_graph_lists_ten_cycles_and_says_how_many_there_are(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """kqc-real/arsnova.eu's densely cross-linked store answered 25,236 characters at the
+    default limit, 9,100 of them the loops found: an agent needs a few to see that memories
+    link back, and how many there are."""
+    spokes = [f"spoke{n:02}" for n in range(12)]
+    write_all(git_repo / ".memories", {
+        "hub": "# Hub\n\n" + "".join(f"- [[{name}]]\n" for name in spokes),
+        **{name: f"# {name}\n\nBack to [[hub]].\n" for name in spokes},
+    })  # fmt: skip
+    data = await agent.call("traverse_graph", root="hub")
+    assert "listed 10 of the 12 cycles among these memories" in data["cut"]
+    cli = json.loads(run_cli(["graph", "hub", "--json"], cwd=git_repo).stdout)
+    assert len(cli["cycles"]) == 12  # the CLI's JSON keeps them all
+    assert data["cycles"] == cli["cycles"][:10]
+    assert {tuple(cycle) for cycle in cli["cycles"]} == {("hub", s, "hub") for s in spokes}
+
+
 async def test_traverse_graph_of_an_unknown_root_is_a_tool_error(agent: Agent) -> None:
     message = await agent.fail("traverse_graph", root="nope")
     assert message.startswith("memory not found: 'nope'")
