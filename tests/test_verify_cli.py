@@ -45,6 +45,8 @@ CITATION_KEYS = {
     "renamed_to",
 }
 
+VERIFY_KEYS = {"memory_id", "valid", "confidence", "holding", "stale_citations", "citations"}
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> GitRepo:
@@ -98,6 +100,7 @@ def test_verify_json_prints_the_documented_keys_and_nothing_else(
         "memory_id": "api",
         "valid": True,
         "confidence": 1.0,
+        "holding": 1.0,
         "stale_citations": [],
         "citations": [
             {
@@ -123,9 +126,9 @@ def test_verify_json_reports_stale_citations_with_path_line_and_reason(
     result = cli("verify", "version", "--json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"memory_id", "valid", "confidence", "stale_citations", "citations"}
+    assert set(data) == VERIFY_KEYS
     assert data["valid"] is False
-    assert data["confidence"] == 0.5
+    assert data["confidence"] == data["holding"] == 0.5  # the seed's name, and what it is
     assert data["stale_citations"] == [
         {"path": "src/app.py", "line": 3, "reason": "line 3 now reads `API_VERSION = 'v3'`"}
     ]
@@ -184,7 +187,7 @@ def test_verify_all_json_lists_one_object_per_memory_with_citations(
     assert [d["memory_id"] for d in data] == ["api", "helpers", "version"]
     assert [d["valid"] for d in data] == [True, True, False]
     for item in data:
-        assert set(item) == {"memory_id", "valid", "confidence", "stale_citations", "citations"}
+        assert set(item) == VERIFY_KEYS
 
 
 def test_verify_all_text_shows_what_needs_a_look_then_a_one_line_summary(

@@ -153,19 +153,7 @@ def _assess(
     every = checks + mentions
     counts = Counter(check.status._value_ for check in every)
     counted = [c for c in every if c.status._value_ not in UNCOUNTED]
-    good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
-    score = conf.compute(
-        conf.Inputs(
-            citations=len(counted),
-            good=good,
-            last_valid=facts.last_valid,
-            reinforcements=facts.reinforcements,
-            uses=facts.uses,
-            runs=facts.runs,
-            failed_runs=facts.failed_runs,
-        ),
-        now,
-    )
+    score = conf.of_checks(counted, facts, now)
     flags = []
     if counts["missing"]:
         flags.append("missing")
