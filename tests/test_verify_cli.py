@@ -440,6 +440,34 @@ def test_changed_since_verifies_only_memories_touched_by_the_change(
     )
 
 
+def test_changed_since_reports_a_memory_file_the_change_left_unreadable(
+    project: GitRepo, cli: Any
+) -> None:
+    """rjmurillo/ai-agents, a pull request simulated at 70241a0: a memory the pull request
+    saved as invalid UTF-8 was in neither --format github, --json nor stderr of
+    `verify-all --changed-since` (the full run annotated it `::error`), and exit 0 on an
+    otherwise clean store let the broken file through."""
+    project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    project.memory("notes", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    project.memory("old", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    (project.store_root / "old.md").write_bytes(b"# Old\n\nsaved as \xff latin-1\n")
+    base = project.commit("memories")
+    (project.store_root / "notes.md").write_bytes(b"# Notes\n\nsaved as \xe9t\xe9 latin-1\n")
+    project.commit("notes saved in another encoding")
+    github = cli("verify-all", "--changed-since", base, "--format", "github")
+    assert github.exit_code == 1
+    assert github.stdout.splitlines()[0] == (
+        "::error file=.serena/memories/notes.md,title=unreadable memory notes::"
+        "not UTF-8 text (invalid byte 0xe9 at offset 18)"
+    )
+    assert "old" not in github.stdout  # broken before the change: the full run says so
+    listed = cli("verify-all", "--changed-since", base, "--json")
+    assert listed.exit_code == 1
+    assert [(d["memory_id"], d.get("unreadable")) for d in json.loads(listed.stdout)] == [
+        ("notes", "not UTF-8 text (invalid byte 0xe9 at offset 18)")
+    ]
+
+
 def test_changed_since_verifies_the_memories_that_mention_a_changed_file_in_prose(
     project: GitRepo, cli: Any
 ) -> None:

@@ -147,7 +147,12 @@ class Verification(CitationEdits):
                 citing += queries.mentioning(conn, changed)
                 elsewhere = queries.mentioning_elsewhere(conn, changed)
                 citing += self._naming(elsewhere, changed)
-            return queries.readable(conn, [*citing, *own], category)
+            # A memory file the change itself left unreadable is listed, so the run
+            # reports it (`::error`, `unreadable` in JSON, exit 1); one that cites a changed
+            # file cannot be known to, its citations unread.
+            found = queries.readable(conn, citing, category)
+            found += queries.readable(conn, own, category, unreadable_too=True)
+            return sorted(set(found))
 
     def _naming(self, paths: list[str], files: set[str]) -> list[str]:
         """Those of these memories whose file holds the name of one of these repository
