@@ -468,6 +468,37 @@ def test_changed_since_reports_a_memory_file_the_change_left_unreadable(
     ]
 
 
+def test_changed_since_annotates_what_the_change_broke_before_older_rot(
+    project: GitRepo, cli: Any
+) -> None:
+    """GitHub shows 10 warnings per step, in the order printed. rjmurillo/ai-agents, a pull
+    request simulated at 70241a0: of the 15 warnings `--changed-since` printed, one was the
+    pull request's doing (a line it changed); the others, files deleted months before, came
+    first whenever their memory's path sorted first, and could have hidden it."""
+    project.memory(
+        "alpha",
+        [
+            at(project, "src/app.py", 5, "def main() -> None:"),
+            at(project, "src/util.py", 1, "def helper_that_never_was():"),
+        ],
+    )
+    project.memory("zulu", [at(project, "src/app.py", 3, "API_VERSION = 'v2'")])
+    base = project.commit("memories")
+    project.write_lines("src/app.py", [*APP[:2], "API_VERSION = 'v3'", *APP[3:]])
+    project.commit("v3")
+    result = cli("verify-all", "--changed-since", base, "--format", "github")
+    assert result.exit_code == 1
+    warnings = [
+        w.split("::")[2].split(": ")[0] for w in result.stdout.splitlines() if "::warning" in w
+    ]
+    assert warnings == ["stale citation src/app.py:3", "stale citation src/util.py:1"]
+    everything = cli("verify-all", "--format", "github").stdout.splitlines()
+    assert [w.split("::")[2].split(": ")[0] for w in everything if "::warning" in w] == [
+        "stale citation src/util.py:1",  # no change to judge by: the store's order
+        "stale citation src/app.py:3",
+    ]
+
+
 def test_changed_since_verifies_the_memories_that_mention_a_changed_file_in_prose(
     project: GitRepo, cli: Any
 ) -> None:

@@ -168,6 +168,9 @@ class VerifyRun:
     # Per memory verified whose frontmatter does not parse (its prose read as text, its
     # header's citations unknown): (path, file, reason), as `unreadable`.
     headers: list[tuple[str, str, str]] = field(default_factory=list)
+    # A `--changed-since` run: the repository files the change touched, so that
+    # annotations can put what the change did before what was broken already.
+    changed: frozenset[str] | None = None
 
     def _tally(self) -> Counter[tuple[str, str]]:
         """How many citations ("c") and mentions ("m") got each verdict."""
