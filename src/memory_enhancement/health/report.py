@@ -63,8 +63,16 @@ class MemoryHealth:
     stale_details: tuple[tuple[str, str], ...] = ()  # (citation, reason)
 
     @property
-    def urgency(self) -> tuple[int, float, str]:
-        return (STATUSES.index(self.status), self.confidence.score, self.path)
+    def urgency(self) -> tuple[int, float, int, str]:
+        """Its status, then the less trusted first, then the one with more failing
+        citations and mentions (a first report reads 0.00 for every memory none of whose
+        citations holds: path order alone put one dead mention before six)."""
+        return (
+            STATUSES.index(self.status),
+            self.confidence.score,
+            -len(self.stale_details),
+            self.path,
+        )
 
 
 @dataclass
