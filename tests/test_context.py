@@ -180,15 +180,15 @@ def test_verify_marks_each_verdict_and_flags_stale_memories(project: GitRepo) ->
     blocks = dict(zip([r.hit.row.path for r in used], text.split("\n\n"), strict=True))
     entry, version = blocks["api/entry"], blocks["api/version"]
     assert entry.rstrip("\n").endswith(
-        f"> {service.citation_id('api/entry')} - api/entry (verified, confidence 100%)"
+        f"> {service.citation_id('api/entry')} - api/entry (verified, confidence 0.70)"
     )
     assert "Warning" not in entry
     assert version.startswith(
         "> **Warning: stale memory, check before relying on it.** "
-        "STALE: 1 of 1 citations fail, confidence 0%\n"
+        "STALE: 1 of 1 citations fail, confidence 0.00\n"
     )
     assert version.rstrip("\n").endswith(
-        "api/version (STALE: 1 of 1 citations fail, confidence 0%)"
+        "api/version (STALE: 1 of 1 citations fail, confidence 0.00)"
     )
 
 
@@ -205,7 +205,7 @@ def test_a_memory_stale_by_its_prose_mentions_is_flagged_too(tmp_path: Path) -> 
     text, _ = project.service().context("api", verify=True)
     assert text.startswith(
         "> **Warning: stale memory, check before relying on it.** "
-        "STALE: 1 of 1 citations and mentions fail, confidence 0%\n"
+        "STALE: 1 of 1 citations and mentions fail, confidence 0.00\n"
     )
 
 

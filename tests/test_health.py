@@ -66,6 +66,24 @@ def test_the_status_order_is_the_urgency() -> None:
     )  # fmt: skip
 
 
+def test_among_equally_trusted_memories_the_one_with_more_failing_citations_comes_first(
+    project: Project,
+) -> None:
+    """amitcjmu/Stock-Analysis: its 128 `missing` memories all read 0.00 on a first report
+    and were ranked by path, a memory whose six mentions all name deleted files after one
+    whose single mention does; so was rjmurillo/ai-agents' first page (15 of 72)."""
+    service = project.service
+    service.add("notes/a-one", "# One", citations=["src/db.py:1"])
+    service.add("notes/b-two", "# Two", citations=["src/db.py:1", "src/db.py:2"])
+    project.git.commit("memories")
+    project.delete("src/db.py")
+    missing = [m for m in project.service.health().memories if m.status == "missing"]
+    assert [(m.path, m.confidence.score, len(m.stale_details)) for m in missing] == [
+        ("notes/b-two", 0.0, 2),
+        ("notes/a-one", 0.0, 1),
+    ]
+
+
 def test_within_a_status_the_less_trusted_memory_comes_first(report: HealthReport) -> None:
     stale = [m for m in report.memories if m.status == "stale"]
     assert [m.path for m in stale] == ["notes/stale", "notes/stale-confirmed"]

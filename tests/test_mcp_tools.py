@@ -87,7 +87,15 @@ async def test_the_arguments_whose_meaning_is_not_in_their_name_are_described(
     memory (all of 2to4/RecRadiko2's) and max_tokens counted CJK apart, said nowhere."""
     tools = await agent.tools()
     wanted = {
-        "search_memories": ["query", "limit", "verify", "min_confidence", "category", "tag"],
+        "search_memories": [
+            "query",
+            "limit",
+            "verify",
+            "min_confidence",
+            "min_holding",
+            "category",
+            "tag",
+        ],
         "get_context": ["query", "limit", "max_tokens", "verify"],
         "traverse_graph": ["depth"],
         "list_memories": ["limit", "tag"],
@@ -555,10 +563,18 @@ async def test_search_memories_with_verify_drops_memories_below_min_confidence(
     checked = await agent.call("search_memories", query="API_VERSION", verify=True)
     verdicts = {h["path"]: h["verification"]["valid"] for h in checked["hits"]}
     assert verdicts == {"decisions/api": False, "notes/main": True}
-    trusted = await agent.call(
-        "search_memories", query="API_VERSION", verify=True, min_confidence=0.8
-    )
-    assert [h["path"] for h in trusted["hits"]] == ["notes/main"]
+    holding = await agent.call("search_memories", query="API_VERSION", min_holding=0.8)
+    assert [h["path"] for h in holding["hits"]] == ["notes/main"]
+    assert holding["hits"][0]["verification"]["holding"] == 1.0
+    # Its confidence, memory_health's figure, weighs history: verified valid twice, used
+    # twice, never confirmed, it has not earned 0.8 yet.
+    assert 0.7 < holding["hits"][0]["confidence"] < 0.8
+    trusted = await agent.call("search_memories", query="API_VERSION", min_confidence=0.8)
+    assert trusted["hits"] == []
+    health = await agent.call("memory_health")
+    confidence = {m["path"]: m["confidence"] for m in health["memories"]}
+    again = await agent.call("search_memories", query="API_VERSION", verify=True)
+    assert {h["path"]: h["confidence"] for h in again["hits"]} == confidence
 
 
 async def test_get_context_gives_a_prompt_ready_block_quoting_citation_ids(agent: Agent) -> None:

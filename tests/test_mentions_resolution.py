@@ -251,6 +251,42 @@ def test_a_name_whose_ending_no_file_has_is_skipped_not_missing(repo: GitRepo) -
     assert found["gone.py:3"].status is Verdict.MISSING  # .py files there are: a file's name
 
 
+def test_a_path_under_a_folder_the_repository_never_had_is_skipped_not_missing(
+    repo: GitRepo,
+) -> None:
+    """lane-core/pane: research notes quoting Haiku's sources (`bhandler/IsWatchedTest.cpp:25`)
+    and a crate's (`par-0.3.10/src/exchange.rs:9`) were `missing`, and `health` ranked them
+    among the most urgent though no folder of that name was ever in the repository: nothing
+    here drifted. A path whose first folder the repository has (at any depth, as a partial
+    path may start there) stays `missing`: a file deleted, or a wrong path
+    (rjmurillo/ai-agents' `scripts/my_script.py:42` is a made-up example, but nothing tells
+    that apart from a typo). Whole-file mentions of such paths were `skipped` already."""
+    note(
+        repo,
+        "- `bhandler/IsWatchedTest.cpp:25` tests it",
+        "- `kits/servers/registrar/WatchingService.cpp:112` watches",
+        "- `api/registrar/WatchingService.cpp:112` watches too",
+        "- `par-0.3.10/src/exchange.rs:9` exchanges",
+        "- `server/api/gone.js:3` was never there",
+        "- `server/venue/index.js:3` neither",
+    )
+    repo.commit("memory")
+    found = mentions(repo)
+    for text, folder in [
+        ("bhandler/IsWatchedTest.cpp:25", "bhandler"),
+        ("kits/servers/registrar/WatchingService.cpp:112", "kits"),
+        ("par-0.3.10/src/exchange.rs:9", "par-0.3.10"),
+    ]:
+        assert found[text].status is Verdict.SKIPPED, text
+        assert found[text].reason.endswith(
+            f"; no folder {folder}/ in the repository, now or then: another project's path "
+            "or an example, not one of this repository"
+        )
+    assert found["server/api/gone.js:3"].status is Verdict.MISSING
+    assert found["server/venue/index.js:3"].status is Verdict.MISSING
+    assert found["api/registrar/WatchingService.cpp:112"].status is Verdict.MISSING  # server/api/
+
+
 @pytest.mark.parametrize("committed", [True, False])
 def test_a_file_deleted_with_the_last_of_its_ending_before_the_memory_line_is_missing(
     repo: GitRepo, committed: bool

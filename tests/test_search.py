@@ -251,6 +251,49 @@ def test_min_confidence_alone_implies_verification(verified_project: GitRepo) ->
     assert entry.verification is not None and entry.verification.valid
 
 
+def test_a_verified_hit_reads_the_confidence_health_gives_the_same_memory(
+    verified_project: GitRepo,
+) -> None:
+    """The same memory read 100% in `search --verify` (the share of its citations that
+    hold) and 0.70 in `health` (history weighed in): one word named two numbers."""
+    service = verified_project.service()
+    service.reinforce("api/entry")
+    results = {r.hit.row.path: r for r in service.search("api", verify=True)}
+    entry, version = results["api/entry"], results["api/version"]
+    report = {m.path: m.confidence.score for m in service.health().memories}  # one more use
+    assert entry.verification is not None and entry.verification.holding == 1.0
+    assert entry.confidence == 0.85
+    again = {r.hit.row.path: r.confidence for r in service.search("api", verify=True)}
+    assert report["api/entry"] == again["api/entry"] == 0.87
+    assert report["api/plain"] == again["api/plain"] == 0.05  # uncited: one use, no evidence
+    assert version.confidence == 0.0
+    assert report["api/version"] == again["api/version"] == 0.05
+    assert results["api/plain"].verification is None  # uncited: nothing to verify
+
+
+def test_min_holding_keeps_hits_whose_citations_hold_and_min_confidence_weighs_history(
+    verified_project: GitRepo,
+) -> None:
+    """Verified valid now, never confirmed nor used: holding 1.0, confidence 0.70; a
+    confidence floor of 0.8 asks for more than the code agreeing today."""
+    service = verified_project.service()
+    held = service.search("api", min_holding=1.0)
+    assert [(r.hit.row.path, r.verification and r.verification.holding) for r in held] == [
+        ("api/entry", 1.0)
+    ]
+    assert paths(service.search("api", min_confidence=0.8)) == []
+    service.reinforce("api/entry")
+    service.reinforce("api/entry")
+    (trusted,) = service.search("api", min_confidence=0.8)
+    assert trusted.hit.row.path == "api/entry"
+    assert trusted.confidence is not None and trusted.confidence > 0.9  # two used it too
+
+
+def test_min_holding_outside_zero_to_one_is_a_clear_error(verified_project: GitRepo) -> None:
+    with pytest.raises(InvalidInputError, match="invalid min_holding 2"):
+        verified_project.service().search("api", min_holding=2)
+
+
 def test_without_verify_hits_carry_no_verdict(verified_project: GitRepo) -> None:
     results = verified_project.service().search("api")
     assert len(results) == 3

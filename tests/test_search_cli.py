@@ -155,8 +155,8 @@ def test_search_verify_marks_and_min_confidence_drops_stale_hits(
         return run_cli([*args, "--dir", str(project.store_root)], cwd=project.root)
 
     text = run("search", "api", "--verify").output
-    assert "entry  API entry  [verified] confidence 100%" in text
-    assert "version  API version  [STALE] confidence 0%" in text
+    assert "entry  API entry  [verified] 1 of 1 hold, confidence 0.70" in text
+    assert "version  API version  [STALE] 0 of 1 hold, confidence 0.00" in text
     hits = json.loads(run("search", "api", "--verify", "--json").output)
     verdicts = {h["path"]: h["verification"]["valid"] for h in hits}
     assert verdicts == {"entry": True, "version": False}
@@ -164,6 +164,11 @@ def test_search_verify_marks_and_min_confidence_drops_stale_hits(
     assert stale["verification"]["stale_citations"][0]["path"] == "src/app.py"
     kept = json.loads(run("search", "api", "--verify", "--min-confidence", "0.5", "--json").output)
     assert [h["path"] for h in kept] == ["entry"]
+    held = json.loads(run("search", "api", "--min-holding", "1", "--json").output)
+    assert [(h["path"], h["verification"]["holding"]) for h in held] == [("entry", 1.0)]
+    # health's figure: verified valid and used three times, never confirmed
+    assert held[0]["confidence"] == 0.82
+    assert run("search", "api", "--min-confidence", "0.9").output == "no matches\n"
 
 
 def test_search_verify_marks_hits_whose_verdicts_come_from_prose_mentions(
@@ -182,8 +187,8 @@ def test_search_verify_marks_hits_whose_verdicts_come_from_prose_mentions(
     project.commit("bump")
     where = ["--dir", str(project.store_root)]
     text = run_cli(["search", "api", "--verify", *where], cwd=project.root).output
-    assert "entry  API entry  [verified] confidence 100%" in text
-    assert "version  API version  [STALE] confidence 0%" in text
+    assert "entry  API entry  [verified] 1 of 1 hold, confidence 0.70" in text
+    assert "version  API version  [STALE] 0 of 1 hold, confidence 0.00" in text
 
 
 # -- resolve ------------------------------------------------------------------------------

@@ -45,6 +45,8 @@ CITATION_KEYS = {
     "renamed_to",
 }
 
+VERIFY_KEYS = {"memory_id", "valid", "confidence", "holding", "stale_citations", "citations"}
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> GitRepo:
@@ -98,6 +100,7 @@ def test_verify_json_prints_the_documented_keys_and_nothing_else(
         "memory_id": "api",
         "valid": True,
         "confidence": 1.0,
+        "holding": 1.0,
         "stale_citations": [],
         "citations": [
             {
@@ -123,9 +126,9 @@ def test_verify_json_reports_stale_citations_with_path_line_and_reason(
     result = cli("verify", "version", "--json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"memory_id", "valid", "confidence", "stale_citations", "citations"}
+    assert set(data) == VERIFY_KEYS
     assert data["valid"] is False
-    assert data["confidence"] == 0.5
+    assert data["confidence"] == data["holding"] == 0.5  # the seed's name, and what it is
     assert data["stale_citations"] == [
         {"path": "src/app.py", "line": 3, "reason": "line 3 now reads `API_VERSION = 'v3'`"}
     ]
@@ -184,7 +187,7 @@ def test_verify_all_json_lists_one_object_per_memory_with_citations(
     assert [d["memory_id"] for d in data] == ["api", "helpers", "version"]
     assert [d["valid"] for d in data] == [True, True, False]
     for item in data:
-        assert set(item) == {"memory_id", "valid", "confidence", "stale_citations", "citations"}
+        assert set(item) == VERIFY_KEYS
 
 
 def test_verify_all_text_shows_what_needs_a_look_then_a_one_line_summary(
@@ -435,6 +438,65 @@ def test_changed_since_verifies_only_memories_touched_by_the_change(
     assert result.stdout.splitlines()[-1] == (
         "1 memory, 1 citation: 1 valid, 0 moved, 0 stale, 0 missing"
     )
+
+
+def test_changed_since_reports_a_memory_file_the_change_left_unreadable(
+    project: GitRepo, cli: Any
+) -> None:
+    """rjmurillo/ai-agents, a pull request simulated at 70241a0: a memory the pull request
+    saved as invalid UTF-8 was in neither --format github, --json nor stderr of
+    `verify-all --changed-since` (the full run annotated it `::error`), and exit 0 on an
+    otherwise clean store let the broken file through."""
+    project.memory("api", [at(project, "src/app.py", 5, "def main() -> None:")])
+    project.memory("notes", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    project.memory("old", [at(project, "src/util.py", 1, "def helper(a, b):")])
+    (project.store_root / "old.md").write_bytes(b"# Old\n\nsaved as \xff latin-1\n")
+    base = project.commit("memories")
+    (project.store_root / "notes.md").write_bytes(b"# Notes\n\nsaved as \xe9t\xe9 latin-1\n")
+    project.commit("notes saved in another encoding")
+    github = cli("verify-all", "--changed-since", base, "--format", "github")
+    assert github.exit_code == 1
+    assert github.stdout.splitlines()[0] == (
+        "::error file=.serena/memories/notes.md,title=unreadable memory notes::"
+        "not UTF-8 text (invalid byte 0xe9 at offset 18)"
+    )
+    assert "old" not in github.stdout  # broken before the change: the full run says so
+    listed = cli("verify-all", "--changed-since", base, "--json")
+    assert listed.exit_code == 1
+    assert [(d["memory_id"], d.get("unreadable")) for d in json.loads(listed.stdout)] == [
+        ("notes", "not UTF-8 text (invalid byte 0xe9 at offset 18)")
+    ]
+
+
+def test_changed_since_annotates_what_the_change_broke_before_older_rot(
+    project: GitRepo, cli: Any
+) -> None:
+    """GitHub shows 10 warnings per step, in the order printed. rjmurillo/ai-agents, a pull
+    request simulated at 70241a0: of the 15 warnings `--changed-since` printed, one was the
+    pull request's doing (a line it changed); the others, files deleted months before, came
+    first whenever their memory's path sorted first, and could have hidden it."""
+    project.memory(
+        "alpha",
+        [
+            at(project, "src/app.py", 5, "def main() -> None:"),
+            at(project, "src/util.py", 1, "def helper_that_never_was():"),
+        ],
+    )
+    project.memory("zulu", [at(project, "src/app.py", 3, "API_VERSION = 'v2'")])
+    base = project.commit("memories")
+    project.write_lines("src/app.py", [*APP[:2], "API_VERSION = 'v3'", *APP[3:]])
+    project.commit("v3")
+    result = cli("verify-all", "--changed-since", base, "--format", "github")
+    assert result.exit_code == 1
+    warnings = [
+        w.split("::")[2].split(": ")[0] for w in result.stdout.splitlines() if "::warning" in w
+    ]
+    assert warnings == ["stale citation src/app.py:3", "stale citation src/util.py:1"]
+    everything = cli("verify-all", "--format", "github").stdout.splitlines()
+    assert [w.split("::")[2].split(": ")[0] for w in everything if "::warning" in w] == [
+        "stale citation src/util.py:1",  # no change to judge by: the store's order
+        "stale citation src/app.py:3",
+    ]
 
 
 def test_changed_since_verifies_the_memories_that_mention_a_changed_file_in_prose(

@@ -77,8 +77,17 @@ def _mode_note(service: Any, mode: str) -> str:
     "--min-confidence",
     type=float,
     metavar="X",
-    help="Drop hits whose share of valid or moved citations is below X (implies --verify); "
-    "hits without citations are dropped too.",
+    help="Drop hits whose confidence, as `health` shows it (history included: 0.70 for "
+    "a memory verified valid now that nobody confirmed or used), is below X (implies "
+    "--verify); hits without citations are dropped too.",
+)
+@click.option(
+    "--min-holding",
+    type=float,
+    metavar="X",
+    help="Drop hits whose share of citations that hold now (valid or moved) is below X "
+    "(implies --verify; 1 keeps only hits whose every citation holds); hits without "
+    "citations are dropped too.",
 )
 @json_option
 @store_options
@@ -91,6 +100,7 @@ def search(
     mode: str,
     check: bool,
     min_confidence: float | None,
+    min_holding: float | None,
     as_json: bool,
 ) -> None:
     """Search memories: hybrid (BM25 and meaning) by default when the [semantic] extra is
@@ -103,7 +113,7 @@ def search(
     Examples:
       memory-enhancement search "api version"
       memory-enhancement search ヘッドレス --tag frontend -n 3
-      memory-enhancement search retries --verify --min-confidence 0.8 --json
+      memory-enhancement search retries --min-holding 1 --json
     """
     from memory_enhancement.service.serialize import hit_dict
 
@@ -112,7 +122,7 @@ def search(
         results = service.search(
             query, limit=limit, mode=_mode_note(service, mode), category=category, tag=tag,
             include_expired=include_expired, verify=check, min_confidence=min_confidence,
-            progress=progress,
+            min_holding=min_holding, progress=progress,
         )  # fmt: skip
     if as_json:
         emit_json([hit_dict(r) for r in results])
@@ -126,8 +136,12 @@ def search(
         if result.verification is not None and result.verification.everything:  # mentions too
             v = result.verification
             note = "  [verified]" if v.valid else "  [STALE]"
-            if v.confidence is not None:
-                note += f" confidence {v.confidence:.0%}"
+            counted = [c for c in v.everything if c.status.value != "skipped"]
+            if counted:
+                held = sum(c.status.value in ("valid", "moved") for c in counted)
+                note += f" {held} of {len(counted)} hold"
+            if result.confidence is not None:
+                note += f", confidence {result.confidence:.2f}"
         click.secho(f"{n}. {result.citation_id} {row.path}  {row.title}{note}", bold=True)
         click.echo(f"   {' '.join(result.hit.snippet.split())}")
 

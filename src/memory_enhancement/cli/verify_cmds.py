@@ -216,7 +216,8 @@ def _verifications(run: Any) -> list[dict[str, Any]]:
 
 def _unverified(path: str | None, key: str, reason: str) -> dict[str, Any]:
     """A memory file listed without results, as a result's shape holds it, and why."""
-    return {"memory_id": path, "valid": False, "confidence": None, "stale_citations": [],
+    return {"memory_id": path, "valid": False, "confidence": None, "holding": None,
+            "stale_citations": [],
             "citations": [], key: reason}  # fmt: skip
 
 

@@ -9,6 +9,7 @@ imports this module alone, not the verify commands.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -131,7 +132,12 @@ def print_github(run: Any, strict: bool) -> None:
     """GitHub Actions annotations, each on the line of the memory file holding the citation
     or mention: a warning for what fails, a notice for a mention that moved or that nothing
     could vouch for (not a skipped one: an example path, another repository's link), an
-    error for a memory file that could not be read."""
+    error for a memory file that could not be read.
+
+    GitHub shows the first 10 annotations of each kind a step prints. After a
+    `--changed-since` run, those about a file the change touched (or a memory it edited)
+    come first, the rot that was there before after them: what a pull request broke is
+    never hidden behind what it did not."""
     for path, file, reason in run.unreadable:
         title = f"unreadable memory {path}" if path else "unreadable memory file"
         where = f"file={_escape(file, True)}," if file else ""
@@ -139,15 +145,31 @@ def print_github(run: Any, strict: bool) -> None:
     for path, file, reason in run.headers:
         title = _escape(f"frontmatter of memory {path}", True)
         click.echo(f"::error file={_escape(file, True)},title={title}::{_escape(reason)}")
-    for result in not_settled(run.results):
+    annotations = _annotations(run.results, strict, run.changed or frozenset())
+    if run.changed is not None:
+        annotations = iter(sorted(annotations, key=lambda a: not a[0]))  # stable: in order
+    for _, kind, file, line, title, message in annotations:
+        click.echo(
+            f"::{kind} file={_escape(file, True)},line={line},"
+            f"title={_escape(title, True)}::{_escape(message)}"
+        )
+
+
+def _annotations(
+    results: Any, strict: bool, changed: frozenset[str]
+) -> Iterator[tuple[bool, str, str, int, str, str]]:
+    """(about the change, kind, memory file, its line, title, message) per annotation, in
+    the store's order: a memory's citations, then its mentions."""
+    for result in not_settled(results):
         title = f"memory {result.path}"
+        edited = result.file in changed
         for n, check in enumerate(result.checks):
             status = check.status.value
             if not (check.status.failing or (strict and status == "moved")):
                 continue
             line = result.lines[n] if n < len(result.lines) and result.lines[n] else 1
             message = f"{status} citation {check.citation.ref}: {check.reason}"
-            _annotate("warning", result.file, line, title, message)
+            yield edited or _touched(check, changed), "warning", result.file, line, title, message
         for check in result.mentions:
             status = "renamed" if check.renamed_to else check.status.value
             if status in ("valid", "skipped"):  # a skipped one says nothing either way
@@ -156,13 +178,14 @@ def print_github(run: Any, strict: bool) -> None:
             kind = "warning" if failing else "notice"
             mention = check.mention
             message = f"{status} mention {_written(check)}: {check.reason}"
-            _annotate(kind, result.file, mention.line if mention else 1, title, message)
+            line = mention.line if mention else 1
+            yield edited or _touched(check, changed), kind, result.file, line, title, message
 
 
-def _annotate(kind: str, file: str, line: int, title: str, message: str) -> None:
-    click.echo(
-        f"::{kind} file={_escape(file, True)},line={line},"
-        f"title={_escape(title, True)}::{_escape(message)}"
+def _touched(check: Any, changed: frozenset[str]) -> bool:
+    """Whether the change touched the file a citation or mention names (or where it is now)."""
+    return any(
+        name in changed for name in (check.citation.target, check.current_path, check.renamed_to)
     )
 
 

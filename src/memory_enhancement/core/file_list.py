@@ -61,6 +61,7 @@ class FileList:
         self._names: list[str] | None = None
         self._endings: frozenset[str] | None = None
         self._folders: frozenset[str] | None = None
+        self._all_folders: frozenset[str] | None = None
 
     def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
         """This list with some files added and some deleted: another version of the
@@ -166,6 +167,14 @@ class FileList:
             paths = (p for found in self._by_name.values() for p in found)
             self._folders = frozenset(p.split("/", 1)[0] for p in paths if "/" in p)
         return name in self._folders
+
+    def has_folder_named(self, name: str) -> bool:
+        """Whether a file of the list lies under a folder of this name, at any depth (a
+        partial path may start at any folder: `api/venue.js` for `server/api/venue.js`)."""
+        if self._all_folders is None:
+            paths = (p for found in self._by_name.values() for p in found)
+            self._all_folders = frozenset(f for p in paths for f in p.split("/")[:-1])
+        return name in self._all_folders
 
     def elided(self, path: str) -> Resolution:
         """The files a path with folders left out names (`src/main/java/.../x/Y.java`, as

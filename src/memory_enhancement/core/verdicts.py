@@ -100,14 +100,20 @@ class MemoryVerification:
         return self.checks + self.mentions if self.mentions else self.checks
 
     @property
-    def confidence(self) -> float | None:
-        """Share of checked citations and mentions that are valid or moved (seed 004 §4.4.2).
+    def holding(self) -> float | None:
+        """Share of checked citations and mentions that are valid or moved now.
 
         Skipped URLs are not counted; with nothing checked there is no figure. A
         mention that could not be checked (ambiguous, in a submodule, no history)
-        counts as not good: nothing vouches for it.
+        counts as not good: nothing vouches for it. Not the confidence, which
+        weighs history too (verify/confidence.py).
         """
         return share_good(self.everything)
+
+    @property
+    def confidence(self) -> float | None:
+        """`holding`, under the name seed 004 §4.4.2 gives it in verify's JSON."""
+        return self.holding
 
     def count(self, status: Verdict) -> int:
         return sum(check.status is status for check in self.checks)
@@ -162,6 +168,9 @@ class VerifyRun:
     # Per memory verified whose frontmatter does not parse (its prose read as text, its
     # header's citations unknown): (path, file, reason), as `unreadable`.
     headers: list[tuple[str, str, str]] = field(default_factory=list)
+    # A `--changed-since` run: the repository files the change touched, so that
+    # annotations can put what the change did before what was broken already.
+    changed: frozenset[str] | None = None
 
     def _tally(self) -> Counter[tuple[str, str]]:
         """How many citations ("c") and mentions ("m") got each verdict."""

@@ -63,8 +63,16 @@ class MemoryHealth:
     stale_details: tuple[tuple[str, str], ...] = ()  # (citation, reason)
 
     @property
-    def urgency(self) -> tuple[int, float, str]:
-        return (STATUSES.index(self.status), self.confidence.score, self.path)
+    def urgency(self) -> tuple[int, float, int, str]:
+        """Its status, then the less trusted first, then the one with more failing
+        citations and mentions (a first report reads 0.00 for every memory none of whose
+        citations holds: path order alone put one dead mention before six)."""
+        return (
+            STATUSES.index(self.status),
+            self.confidence.score,
+            -len(self.stale_details),
+            self.path,
+        )
 
 
 @dataclass
@@ -153,19 +161,7 @@ def _assess(
     every = checks + mentions
     counts = Counter(check.status._value_ for check in every)
     counted = [c for c in every if c.status._value_ not in UNCOUNTED]
-    good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
-    score = conf.compute(
-        conf.Inputs(
-            citations=len(counted),
-            good=good,
-            last_valid=facts.last_valid,
-            reinforcements=facts.reinforcements,
-            uses=facts.uses,
-            runs=facts.runs,
-            failed_runs=facts.failed_runs,
-        ),
-        now,
-    )
+    score = conf.of_checks(counted, facts, now)
     flags = []
     if counts["missing"]:
         flags.append("missing")

@@ -212,19 +212,25 @@ def _changes(conn: sqlite3.Connection) -> str:
 
 
 def readable(
-    conn: sqlite3.Connection, paths: Iterable[str], category: str | None = None
+    conn: sqlite3.Connection,
+    paths: Iterable[str],
+    category: str | None = None,
+    *,
+    unreadable_too: bool = False,
 ) -> list[str]:
-    """Those of these paths that are indexed, readable and in the category, sorted."""
+    """Those of these paths that are indexed, readable (or not, with `unreadable_too`) and
+    in the category, sorted."""
     wanted = sorted(set(paths))
     where, extra = _category_filter(category)
+    readable_only = "" if unreadable_too else "error IS NULL AND "
     found: list[str] = []
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         found.extend(
             str(row[0])
             for row in conn.execute(
-                "SELECT path FROM memories WHERE error IS NULL "
-                f"AND path IN ({','.join('?' * len(chunk))}){where}",
+                f"SELECT path FROM memories WHERE {readable_only}"
+                f"path IN ({','.join('?' * len(chunk))}){where}",
                 (*chunk, *extra),
             )
         )

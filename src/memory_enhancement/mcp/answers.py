@@ -166,8 +166,8 @@ def verify_summary(
 
 
 def _worst_first(result: MemoryVerification) -> tuple[float, str]:
-    confidence = result.confidence
-    return (0.0 if confidence is None else confidence, result.path)
+    holding = result.holding
+    return (0.0 if holding is None else holding, result.path)
 
 
 def health_answer(

@@ -60,8 +60,18 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         min_confidence: Annotated[
             float | None,
             Field(
-                description="0 to 1: drop hits whose share of valid or moved citations is "
-                "lower (implies verify); hits without citations are dropped too."
+                description="0 to 1: drop hits whose confidence (memory_health's figure, "
+                "history included: 0.70 for a memory verified valid now that nobody "
+                "confirmed or used) is lower (implies verify); hits without citations are "
+                "dropped too."
+            ),
+        ] = None,
+        min_holding: Annotated[
+            float | None,
+            Field(
+                description="0 to 1: drop hits whose share of citations that hold now "
+                "(valid or moved) is lower (implies verify; 1: every citation holds); hits "
+                "without citations are dropped too."
             ),
         ] = None,
         category: Annotated[
@@ -79,7 +89,8 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             chosen = memories.resolve_mode(mode)
             results = memories.search(
                 query, limit=limit, mode=chosen, category=category, tag=tag, verify=verify,
-                min_confidence=min_confidence, include_expired=include_expired,
+                min_confidence=min_confidence, min_holding=min_holding,
+                include_expired=include_expired,
             )  # fmt: skip
             return {"query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]}
 

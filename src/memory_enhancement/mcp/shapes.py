@@ -75,7 +75,8 @@ class FixOut(TypedDict):
 class VerificationOut(TypedDict):
     memory_id: str
     valid: bool
-    confidence: float | None
+    confidence: float | None  # the seed's name for holding
+    holding: float | None  # share of checked citations valid or moved now
     stale_citations: list[StaleOut]
     citations: list[CheckOut]
     mentions: NotRequired[list[MentionCheckOut]]
@@ -147,6 +148,7 @@ class HitOut(TypedDict):
     lexical_rank: int | None
     semantic_rank: int | None
     memory: SummaryOut
+    confidence: NotRequired[float | None]  # verified hits: health's figure, history included
     verification: NotRequired[VerificationOut]
 
 

@@ -36,6 +36,7 @@ class SearchResult:
     hit: Hit
     verification: MemoryVerification | None = None
     expired: bool = False  # by the service's clock; only --include-expired returns such hits
+    confidence: float | None = None  # hits of a verified search: health's figure
 
     @property
     def citation_id(self) -> str:
@@ -153,7 +154,7 @@ def _block(content: str, result: SearchResult) -> str:
     footer = f"> {format_citation_id(row.citation_id)} - {day + ', ' if day else ''}{row.path}"
     verification = result.verification
     if verification is not None and verification.everything:  # prose mentions are citations
-        state = _verdict_note(verification)
+        state = _verdict_note(verification, result.confidence)
         footer += f" ({state})"
         if not verification.valid:
             quoted = (
@@ -162,9 +163,10 @@ def _block(content: str, result: SearchResult) -> str:
     return f"{quoted}\n>\n{footer}\n"
 
 
-def _verdict_note(verification: MemoryVerification) -> str:
-    confidence = verification.confidence
-    share = "" if confidence is None else f", confidence {confidence:.0%}"
+def _verdict_note(verification: MemoryVerification, confidence: float | None) -> str:
+    """What verification says, with the memory's confidence (health's figure: the
+    failing citations are already counted apart, the share of them is not repeated)."""
+    share = "" if confidence is None else f", confidence {confidence:.2f}"
     checks = verification.everything
     if verification.valid:
         moved = sum(c.status.value == "moved" for c in checks)

@@ -26,6 +26,9 @@ from memory_enhancement.service.results import WriteResult
 from memory_enhancement.service.verification import Verification
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from memory_enhancement.core.verdicts import MemoryVerification
     from memory_enhancement.index.search import Filters, Mode
     from memory_enhancement.index.semantic import Progress
     from memory_enhancement.index.usage import Popular
@@ -94,15 +97,22 @@ class Retrieval(Verification):
         include_expired: bool = False,
         verify: bool = False,
         min_confidence: float | None = None,
+        min_holding: float | None = None,
         progress: Progress | None = None,
     ) -> list[SearchResult]:
-        """`progress` hears how embedding goes when a semantic search must embed first."""
+        """`progress` hears how embedding goes when a semantic search must embed first.
+
+        A verified hit carries its confidence, the figure `health` shows (history
+        included: 0.70 for a memory verified valid now that nobody confirmed or used);
+        `min_confidence` drops the hits below it, `min_holding` those whose share of
+        citations holding now is lower (1.0: every citation holds)."""
         from memory_enhancement.index.search import Filters
 
         filters = Filters(self._category(category), tag, include_expired)
+        floors = _Floors(min_confidence, min_holding)
         return self._run_search(
             query, limit=limit, mode=self.resolve_mode(mode), filters=filters,
-            verify=verify, min_confidence=min_confidence, progress=progress,
+            verify=verify, floors=floors, progress=progress,
         )  # fmt: skip
 
     def context(
@@ -136,7 +146,7 @@ class Retrieval(Verification):
         mode: Mode,
         filters: Filters,
         verify: bool = False,
-        min_confidence: float | None = None,
+        floors: _Floors | None = None,
         action: str | None = "search",
         progress: Progress | None = None,
     ) -> list[SearchResult]:
@@ -144,13 +154,11 @@ class Retrieval(Verification):
         action=None)."""
         from memory_enhancement.index.search import Filters, Mode, search
 
-        if min_confidence is not None and not 0 <= min_confidence <= 1:
-            raise InvalidInputError(
-                f"invalid min_confidence {min_confidence}: use a value in [0, 1]"
-            )
-        # A confidence floor can only be applied to verified hits: asking for one implies
+        floors = floors or _Floors()
+        floors.check()
+        # A floor can only be applied to verified hits: asking for one implies
         # verification, rather than silently returning stale hits the caller meant to drop.
-        verify = verify or bool(min_confidence)
+        verify = verify or floors.any
         now_text = format_timestamp(self.clock())
         filters = Filters(filters.category, filters.tag, filters.include_expired, now_text)
         ranker = None
@@ -161,7 +169,7 @@ class Retrieval(Verification):
             from memory_enhancement.index.semantic import DEFAULT_MODEL
 
             ranker = semantic_ranker(self.semantic_model or DEFAULT_MODEL, progress)
-        fetch = limit * 3 if verify and min_confidence else limit
+        fetch = limit * 3 if floors.any else limit
         with self.index.connect() as conn:
             hits = search(conn, query, filters, limit=fetch, mode=mode, semantic=ranker)
         results = [SearchResult(hit, expired=hit.row.expired(filters.now)) for hit in hits]
@@ -169,15 +177,32 @@ class Retrieval(Verification):
             from memory_enhancement.core.verdicts import VerifyOptions
 
             run = self._verify_paths([r.hit.row.path for r in results], VerifyOptions())
-            by_path = {v.path: v for v in run.results}
-            results = [replace(r, verification=by_path.get(r.hit.row.path)) for r in results]
-            if min_confidence:
-                results = [r for r in results if _confidence(r) >= min_confidence]
+            results = self._judged(results, run.results)
+            results = [r for r in results if floors.keeps(r)]
         results = results[:limit]
         if action:
             used = [(r.hit.row.citation_id, r.hit.row.path) for r in results]
             self._record_use(used, action, query)
         return results
+
+    def _judged(
+        self, results: list[SearchResult], verified: Iterable[MemoryVerification]
+    ) -> list[SearchResult]:
+        """Each hit with its verdicts and its confidence, computed as `health` computes it
+        (this verification is already in the history it reads)."""
+        from memory_enhancement.verify import confidence, history
+
+        by_path = {v.path: v for v in verified}
+        facts = history.evidence(self.state, [r.hit.row.citation_id for r in results])
+        now = self.clock()
+        judged = []
+        for result in results:
+            verification = by_path.get(result.hit.row.path)  # none: nothing to verify
+            checks = verification.everything if verification is not None else ()
+            evidence = facts.get(result.hit.row.citation_id, history.Evidence())
+            score = confidence.of_checks(checks, evidence, now).score
+            judged.append(replace(result, verification=verification, confidence=score))
+        return judged
 
     # -- usage ------------------------------------------------------------------
 
@@ -258,13 +283,30 @@ def _inside(folder: Path, root: Path) -> bool:
     return folder.resolve().is_relative_to(root.resolve())
 
 
-def _confidence(result: SearchResult) -> float:
-    """The hit's share of citations valid or moved now; 0 for a hit with nothing to check.
+@dataclass(frozen=True)
+class _Floors:
+    """The floors a search's verified hits must reach: their confidence (health's
+    figure) and their holding (the share of their citations valid or moved now)."""
 
-    A memory without citations (or with only unchecked URLs) has shown nothing, so
-    asking for a minimum confidence leaves it out: zero citations is not "all valid".
-    """
-    verification = result.verification
-    if verification is None or verification.confidence is None:
-        return 0.0
-    return verification.confidence
+    confidence: float | None = None
+    holding: float | None = None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.confidence) or bool(self.holding)
+
+    def check(self) -> None:
+        for name, floor in (("min_confidence", self.confidence), ("min_holding", self.holding)):
+            if floor is not None and not 0 <= floor <= 1:
+                raise InvalidInputError(f"invalid {name} {floor}: use a value in [0, 1]")
+
+    def keeps(self, result: SearchResult) -> bool:
+        """A hit with nothing to check is below any floor: a memory without citations
+        (or with only unchecked URLs) has shown nothing, zero citations is not "all valid"."""
+        verification = result.verification
+        holding = verification.holding if verification is not None else None
+        if holding is None:
+            return not self.any
+        if self.holding and holding < self.holding:
+            return False
+        return not self.confidence or (result.confidence or 0.0) >= self.confidence

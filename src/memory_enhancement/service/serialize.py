@@ -165,6 +165,10 @@ def mention_dict(check: CitationCheck) -> dict[str, Any]:
 def verification_dict(result: MemoryVerification) -> dict[str, Any]:
     """The seed's verify result (`memory_id`, `valid`, `confidence`, `stale_citations`) and more.
 
+    `confidence` is the seed's name for `holding` (the share of checked citations that
+    hold now), kept for the seed's readers; `holding` says what it is. The confidence
+    `health` and search show weighs history too (verify/confidence.py).
+
     The keys are the documented shape (issue 3): the seed's four, `citations`,
     and `mentions` only when prose mentions were found and checked (a failing
     mention is listed in `stale_citations` too: mentions are citations). Where
@@ -175,6 +179,7 @@ def verification_dict(result: MemoryVerification) -> dict[str, Any]:
         "memory_id": result.path,
         "valid": result.valid,
         "confidence": result.confidence,
+        "holding": result.holding,
         "stale_citations": [
             {"path": c.citation.target, "line": c.citation.line, "reason": c.reason}
             for c in failing
@@ -226,6 +231,7 @@ def verification_json(result: MemoryVerification, recalled: Recalled | None = No
     head = (
         f'{{"memory_id": {_str(result.path)}, "valid": {"false" if failing else "true"}, '
         f'"confidence": {"null" if confidence is None else repr(confidence)}, '
+        f'"holding": {"null" if confidence is None else repr(confidence)}, '
         f'"stale_citations": [{stale}], "citations": [{", ".join(map(_check_json, checks))}]'
     )
     if mentions:
@@ -277,6 +283,7 @@ def verifications_json(results: Sequence[MemoryVerification]) -> Iterator[str]:
             )
         yield (
             f'{{"memory_id": {_str(results.path(j))}, "valid": true, "confidence": 1.0, '
+            f'"holding": 1.0, '
             f'"stale_citations": [], "citations": [{", ".join(parts)}]}}'
         )
 
@@ -315,6 +322,8 @@ def hit_dict(result: SearchResult) -> dict[str, Any]:
         # The row alone cannot tell expiry (no clock here): the search result says.
         "memory": summary_dict(replace(Summary.of(hit.row, ""), expired=result.expired)),
     }
+    if result.confidence is not None:  # verified: health's figure; the holding is verification's
+        data["confidence"] = result.confidence
     if result.verification is not None:
         data["verification"] = verification_dict(result.verification)
     return data

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.batch import CitedBatch
@@ -66,8 +67,10 @@ class Verification(CitationEdits):
             raise NotFoundError(f"no category {category!r} in {self.store.root}")
         paths: list[str] | None = None
         if changed_since:
-            paths = self._changed_paths(changed_since, prefix, options.include_mentions)
-        elif prefix:
+            changed = self._changed_files(changed_since)
+            paths = self._changed_paths(changed, prefix, options.include_mentions)
+            return replace(self._verify_paths(paths, options), changed=frozenset(changed))
+        if prefix:
             paths = list(self.store.iter_paths(prefix))
         return self._verify_paths(paths, options)
 
@@ -122,16 +125,18 @@ class Verification(CitationEdits):
             with self.index.connect():
                 pass  # connecting syncs
 
-    def _changed_paths(self, ref: str, category: str | None, mentions: bool) -> list[str]:
-        """Memories citing a file changed since ref (or, with `mentions`, mentioning one
-        in prose: in a Serena store most do only that), or whose own file changed (PR fast
-        path)."""
-        git = self.git
-        if git is None:
+    def _changed_files(self, ref: str) -> set[str]:
+        """The repository files changed since ref (the working tree's changes included)."""
+        if self.git is None:
             raise InvalidInputError(
                 f"--changed-since {ref!r} needs a git repository at {self.repo.root}"
             )
-        changed = git.changed_since(ref)
+        return self.git.changed_since(ref)
+
+    def _changed_paths(self, changed: set[str], category: str | None, mentions: bool) -> list[str]:
+        """Memories citing one of these changed files (or, with `mentions`, mentioning one
+        in prose: in a Serena store most do only that), or whose own file changed (PR fast
+        path)."""
         store_dir = os.path.relpath(self.store.root, self.repo.root).replace(os.sep, "/")
         prefix = "" if store_dir == "." else store_dir + "/"
         own = {
@@ -147,7 +152,12 @@ class Verification(CitationEdits):
                 citing += queries.mentioning(conn, changed)
                 elsewhere = queries.mentioning_elsewhere(conn, changed)
                 citing += self._naming(elsewhere, changed)
-            return queries.readable(conn, [*citing, *own], category)
+            # A memory file the change itself left unreadable is listed, so the run
+            # reports it (`::error`, `unreadable` in JSON, exit 1); one that cites a changed
+            # file cannot be known to, its citations unread.
+            found = queries.readable(conn, citing, category)
+            found += queries.readable(conn, own, category, unreadable_too=True)
+            return sorted(set(found))
 
     def _naming(self, paths: list[str], files: set[str]) -> list[str]:
         """Those of these memories whose file holds the name of one of these repository

@@ -17,12 +17,25 @@
 
 The result is in [0, 1], rounded to two decimals. A memory verified valid
 today and never confirmed or used scores 0.70; confirmed twice, 0.93.
+
+This is the one figure called "confidence" (health, `verify --write`, search's
+`--min-confidence`); the evidence part alone, the share of citations that hold
+now, is called "holding" wherever it is shown (`verify --json`, search's
+`--min-holding`), so one word never names two numbers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+from memory_enhancement.core.verdicts import UNCOUNTED, Verdict
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.verdicts import CitationCheck
+    from memory_enhancement.verify.history_reading import Evidence
 
 HALF_LIFE_DAYS = 30.0
 USES_PER_CONFIRMATION = 4.0
@@ -73,3 +86,23 @@ def compute(inputs: Inputs, now: datetime) -> Confidence:
         + WEIGHTS["record"] * record
     )
     return Confidence(round(min(max(score, 0.0), 1.0), 2), evidence, freshness, support, record)
+
+
+def of_checks(checks: Iterable[CitationCheck], facts: Evidence, now: datetime) -> Confidence:
+    """A memory's confidence from this run's verdicts (citations and prose mentions) and
+    what history says of it: the one computation health, `verify --write` and search
+    share, so the same memory reads the same figure in each."""
+    counted = [c for c in checks if c.status._value_ not in UNCOUNTED]
+    good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
+    return compute(
+        Inputs(
+            citations=len(counted),
+            good=good,
+            last_valid=facts.last_valid,
+            reinforcements=facts.reinforcements,
+            uses=facts.uses,
+            runs=facts.runs,
+            failed_runs=facts.failed_runs,
+        ),
+        now,
+    )

@@ -8,7 +8,9 @@ that name was ever in its history. Then it is a name that only looks like a path
 port; `MyApp.Main (Line 15)`: a Delphi routine in a stack trace) or a file of another
 project (lane-core/pane's `arxivmain.tex:1771`, a paper), and the mention is `skipped`:
 nothing in this repository can tell, and calling it missing would fail a memory for a
-file that was never meant to be here.
+file that was never meant to be here. So is a path whose first folder is no folder of
+the repository, now or when the memory line was written, at any depth (pane's
+`bhandler/IsWatchedTest.cpp:25`, Haiku's sources): another project's path or an example.
 Apart from mentions.py, which decides which of them a mention gets.
 """
 
@@ -36,6 +38,14 @@ def absent(
     of these lists (the repository now and when the memory line was written) has, unless
     `ever_named` (git history, when there is one) knows a file of that name: the memory
     line then names a file deleted with the last of its ending, before it was written."""
+    lists = list(lists)
+    foreign = _foreign_folder(mention.path, lists)
+    if foreign is not None:
+        reason = (
+            f"{reason}; no folder {foreign}/ in the repository, now or then: another "
+            "project's path or an example, not one of this repository"
+        )
+        return check(mention, citation, Verdict.SKIPPED, reason, commit)
     ending = mention.path.rpartition(".")[2]
     name = mention.path.removeprefix("@")
     if (
@@ -49,6 +59,15 @@ def absent(
         )
         return check(mention, citation, Verdict.SKIPPED, reason, commit)
     return check(mention, citation, Verdict.MISSING, reason, commit)
+
+
+def _foreign_folder(path: str, lists: list[FileList]) -> str | None:
+    """The first folder of a path with folders when no file of these lists lies under a
+    folder of that name; None otherwise (and for a bare name, `./` or `../` paths)."""
+    first, slash, _ = path.removeprefix("@").partition("/")
+    if not slash or first in ("", ".", "..", "~"):
+        return None
+    return None if any(files.has_folder_named(first) for files in lists) else first
 
 
 def check(

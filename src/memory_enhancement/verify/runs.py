@@ -23,10 +23,8 @@ from memory_enhancement.core.model import Fix
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.core.verdict_rows import Recalled
 from memory_enhancement.core.verdicts import (
-    UNCOUNTED,
     CitationCheck,
     MemoryVerification,
-    Verdict,
     VerifyOptions,
     VerifyRun,
 )
@@ -140,15 +138,7 @@ class Runner:
         states = {}
         for result in results:
             evidence = facts.get(ids.get(result.path, ""), history.Evidence())
-            counted = [c for c in result.everything if c.status._value_ not in UNCOUNTED]
-            good = sum(c.status in (Verdict.VALID, Verdict.MOVED) for c in counted)
-            score = confidence.compute(
-                confidence.Inputs(
-                    len(counted), good, evidence.last_valid, evidence.reinforcements,
-                    evidence.uses, evidence.runs, evidence.failed_runs,
-                ),
-                now,
-            )  # fmt: skip
+            score = confidence.of_checks(result.everything, evidence, now)
             states[result.path] = (score.score, now)
         return states
 
