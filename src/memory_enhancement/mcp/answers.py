@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from memory_enhancement.mcp.checks import cap_note
+
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification, VerifyRun
 
@@ -35,9 +37,9 @@ def check_offset(offset: int) -> None:
         raise ToolError(f"invalid offset {offset}: it must be 0 or more")
 
 
-def check_page(limit: int, offset: int = 0) -> None:
+def check_page(limit: int, offset: int = 0, name: str = "limit") -> None:
     if limit < 1:
-        raise ToolError(f"invalid limit {limit}: it must be at least 1")
+        raise ToolError(f"invalid {name} {limit}: it must be at least 1")
     check_offset(offset)
 
 
@@ -111,28 +113,22 @@ def with_cut(data: dict[str, Any], notes: list[str | None]) -> dict[str, Any]:
 
 
 def verify_summary(
-    run: VerifyRun, *, limit: int, offset: int, include_valid: bool
+    run: VerifyRun, *, limit: int, offset: int, include_valid: bool, checks: int
 ) -> dict[str, Any]:
     """The run's counts, then its invalid memories, worst first (the lowest share of
-    citations and mentions that hold), a page of them; each lists only what failed or moved
-    unless `include_valid` (the counts have the rest)."""
+    citations and mentions that hold), a page of them; each lists at most `checks` of what
+    failed or moved (and, with `include_valid`, of what held), `left_out` counting the rest."""
     from memory_enhancement.core.verdicts import Verdict
+    from memory_enhancement.mcp.checks import acted_on_left_out, bound_checks, held_left_out
     from memory_enhancement.service import serialize
 
     invalid = sorted((r for r in run.results if not r.valid), key=_worst_first)
     page = invalid[offset : offset + limit]
     entries = [serialize.verification_dict(r) for r in page]
-    left_out = 0
-    # What failed, and what moved (a fix), is what to read: not what held, nor what said
-    # nothing either way (a path never a file here, several files of that name, no history).
-    shown = {v.value for v in Verdict if v.failing or v is Verdict.MOVED}
-    if not include_valid:
-        for entry in entries:
-            for key in ("citations", "mentions"):
-                if key in entry:
-                    kept = [c for c in entry[key] if c["status"] in shown]
-                    left_out += len(entry[key]) - len(kept)
-                    entry[key] = kept
+    for entry in entries:
+        bound_checks(entry, limit=checks, include_valid=include_valid)
+    held = 0 if include_valid else sum(map(held_left_out, entries))
+    capped = sum(1 for entry in entries if acted_on_left_out(entry))
     snippets_cut = shorten(
         [check for entry in entries for check in entry["citations"] + entry.get("mentions", [])]
     )
@@ -155,14 +151,50 @@ def verify_summary(
         data,
         [
             page_note("invalid memories", offset, len(page), len(invalid), "worst first"),
-            f"the {left_out} citations and mentions of these memories that held or were not "
+            f"the {held} citations and mentions of these memories that held or were not "
             "judged (skipped, ambiguous, in_submodule, unchecked) are left out "
             "(include_valid=true lists them)"
-            if left_out
+            if held
             else None,
+            cap_note(capped, checks, "checks=N lists more; verify_memory pages through one"),
             snippets_note(snippets_cut),
         ],
     )
+
+
+def checks_page(entry: dict[str, Any], *, limit: int, offset: int, then: str) -> str | None:
+    """Keep in `entry` (a `verification_dict`) a page of its checks, those that failed or
+    moved first; the note saying which page, or None when it holds them all. `then` is
+    what brings the next page, `{offset}` standing for its offset."""
+    from memory_enhancement.mcp.checks import bound_checks
+
+    total, shown = bound_checks(entry, limit=limit, offset=offset)
+    note = page_note("checks", offset, shown, total, "failed and moved first")
+    following = f": offset={offset + shown} for the next"
+    if note and note.endswith(following):
+        note = note.removesuffix(following) + ": " + then.format(offset=offset + shown)
+    return note
+
+
+def hits_answer(hits: list[dict[str, Any]]) -> str | None:
+    """Bound each search hit's verification (with `verify`) as `verify_memories` bounds a
+    memory's, cut its snippets; the note saying so, or None."""
+    from memory_enhancement.mcp.checks import HIT_CHECKS, bound_checks
+
+    checked = [hit["verification"] for hit in hits if "verification" in hit]
+    for entry in checked:
+        bound_checks(entry, limit=HIT_CHECKS, include_valid=False)
+    left_out = any(entry.get("left_out") for entry in checked)
+    cut = shorten([c for entry in checked for c in entry["citations"] + entry.get("mentions", [])])
+    notes = [
+        "a hit's verification lists only the checks that failed or moved, at most "
+        f"{HIT_CHECKS}; `left_out` counts the others by status (verify_memory lists them)"
+        if left_out
+        else None,
+        snippets_note(cut),
+    ]
+    said = [note for note in notes if note]
+    return "; ".join(said) if said else None
 
 
 def _worst_first(result: MemoryVerification) -> tuple[float, str]:

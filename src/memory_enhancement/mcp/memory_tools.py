@@ -26,7 +26,8 @@ from memory_enhancement.mcp.tooling import (
 
 def register(mcp: MCPServer, service: ServiceFor) -> None:
     """Add the memory tools to mcp; `service` makes a fresh service per call."""
-    from memory_enhancement.mcp.answers import page_note, short_snippets
+    from memory_enhancement.mcp.answers import checks_page, page_note, short_snippets
+    from memory_enhancement.mcp.checks import MEMORY_CHECKS
     from memory_enhancement.service import serialize
 
     @mcp.tool(annotations=WRITES)
@@ -88,7 +89,10 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
                 data["warnings"] = list(fetched.warnings)
             if verify:
                 run = svc.verify(fetched.memory.path)
-                data["verification"] = serialize.verification_dict(run.results[0])
+                checked = serialize.verification_dict(run.results[0])
+                data["verification"] = checked
+                then = f"verify_memory(path={fetched.memory.path!r}, offset={{offset}}) for more"
+                data["cut"] = checks_page(checked, limit=MEMORY_CHECKS, offset=0, then=then)
             return cast(MemoryOut, short_snippets(data))
 
     @mcp.tool(annotations=WRITES)
