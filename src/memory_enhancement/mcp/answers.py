@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memory_enhancement.mcp.checks import cap_note
+from memory_enhancement.mcp.checks import HIT_CHECKS, cap_note
 
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification, VerifyRun
@@ -64,6 +64,26 @@ def short_snippets(data: dict[str, Any]) -> dict[str, Any]:
     if verification:
         entries += [*verification.get("citations", ()), *verification.get("mentions", ())]
     return with_cut(data, [data.pop("cut", None), snippets_note(shorten(entries))])
+
+
+# A memory's links listed in an answer: its content names every one of them.
+MEMORY_LINKS = 25
+
+
+def memory_answer(data: dict[str, Any]) -> dict[str, Any]:
+    """A memory (`memory_dict`, perhaps with its `verification`) as an answer holds it: its
+    snippets cut short, and its first MEMORY_LINKS links, in the order written. An index
+    memory links to everything: rjmurillo/ai-agents' `memory-index` listed 188 links,
+    18,528 of its 47,068 characters, each a target its content already names."""
+    links = data["links"]
+    note = None
+    if len(links) > MEMORY_LINKS:
+        data["links"] = links[:MEMORY_LINKS]
+        note = (
+            f"listed the first {MEMORY_LINKS} of its {len(links)} links (its content names "
+            "them all; traverse_graph or related_memories follows them)"
+        )
+    return short_snippets(with_cut(data, [data.pop("cut", None), note]))
 
 
 def shorten(entries: list[dict[str, Any]]) -> int:
@@ -179,7 +199,7 @@ def checks_page(entry: dict[str, Any], *, limit: int, offset: int, then: str) ->
 def hits_answer(hits: list[dict[str, Any]]) -> str | None:
     """Bound each search hit's verification (with `verify`) as `verify_memories` bounds a
     memory's, cut its snippets; the note saying so, or None."""
-    from memory_enhancement.mcp.checks import HIT_CHECKS, bound_checks
+    from memory_enhancement.mcp.checks import bound_checks
 
     checked = [hit["verification"] for hit in hits if "verification" in hit]
     for entry in checked:
@@ -214,6 +234,16 @@ def health_answer(
     notes = [
         page_note("memories", offset, len(data["memories"]), report.total, "most urgent first")
     ]
+    # ui_system on filter_mate listed 22 problems (4,129 characters), each a failing check;
+    # its `citations` and `mentions` count them all, verify_memory lists them.
+    capped = [m for m in data["memories"] if len(m["problems"]) > HIT_CHECKS]
+    for memory in capped:
+        memory["problems"] = memory["problems"][:HIT_CHECKS]
+    if capped:
+        notes.append(
+            f"{len(capped)} memories list only their first {HIT_CHECKS} problems (their "
+            "`citations` and `mentions` count them all; verify_memory lists each)"
+        )
     days = data["history"]
     if len(days) > history_days:
         data["history"] = days[len(days) - history_days :] if history_days else []

@@ -44,7 +44,12 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
     """Add the answering tools, the resource and the prompt to mcp; `service` makes a
     fresh service per call, `factory` one for a resource read (no MCP session there)."""
     from memory_enhancement.core.verdicts import VerifyOptions
-    from memory_enhancement.mcp.answers import hits_answer, short_snippets, with_cut
+    from memory_enhancement.mcp.answers import (
+        hits_answer,
+        memory_answer,
+        short_snippets,
+        with_cut,
+    )
     from memory_enhancement.mcp.checks import HIT_CHECKS, MEMORY_CHECKS
     from memory_enhancement.service import serialize
 
@@ -129,7 +134,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         with tool_errors():
             fetched = service(ctx, store).resolve(id)
             data = serialize.memory_dict(fetched.memory, fetched.citation_id)
-            return cast(MemoryOut, short_snippets(data))
+            return cast(MemoryOut, memory_answer(data))
 
     @mcp.tool(annotations=WRITES)
     def verify_memory(

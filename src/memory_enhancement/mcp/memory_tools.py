@@ -26,7 +26,7 @@ from memory_enhancement.mcp.tooling import (
 
 def register(mcp: MCPServer, service: ServiceFor) -> None:
     """Add the memory tools to mcp; `service` makes a fresh service per call."""
-    from memory_enhancement.mcp.answers import checks_page, page_note, short_snippets
+    from memory_enhancement.mcp.answers import checks_page, memory_answer, page_note
     from memory_enhancement.mcp.checks import MEMORY_CHECKS
     from memory_enhancement.service import serialize
 
@@ -80,7 +80,8 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
     ) -> MemoryOut:
         """A memory's content and metadata (metadata.citations is always present), by its
         path, its citation ID or a name only one memory has (as the CLI's `get`); long
-        snippets are cut short (`cut` says so)."""
+        snippets are cut short, links past the first 25 and, with verify, checks past the
+        first 10 left out (`cut` says so)."""
         with tool_errors():
             svc = service(ctx, store)
             fetched = svc.get(svc.find(path), include_expired=include_expired)
@@ -93,7 +94,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
                 data["verification"] = checked
                 then = f"verify_memory(path={fetched.memory.path!r}, offset={{offset}}) for more"
                 data["cut"] = checks_page(checked, limit=MEMORY_CHECKS, offset=0, then=then)
-            return cast(MemoryOut, short_snippets(data))
+            return cast(MemoryOut, memory_answer(data))
 
     @mcp.tool(annotations=WRITES)
     def update_memory(
