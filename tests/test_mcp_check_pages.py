@@ -123,3 +123,49 @@ async def test_a_search_hit_verified_lists_only_a_few_failed_checks(
     assert context["memories"][0]["verification"] == checked
     assert context["cut"] == found["cut"]
     assert "cut" not in await agent.call("search_memories", query="API")  # nothing verified
+
+
+async def test_update_memory_replaces_one_mention_without_the_whole_content(
+    agent: Agent, git_repo: Path
+) -> None:
+    """An agent fixing one drifted mention (122sp7/xuanwu-app: `docs/architecture-overview.md`,
+    since moved under docs/01-architecture/system/) had to send the whole memory back: for
+    filter_mate's 30,080-character `performance_optimizations`, 30,000 characters to change
+    one path. old_text/new_text change that text alone; every other byte stays."""
+    body = "".join(f"- line {n}: see `src/app.py` for it\n" for n in range(40))
+    content = f"# API\n\n{body}- the helper is in `src/helpers.py`\n"
+    await agent.call("add_memory", path="notes/api", content=content)
+    file = git_repo / ".memories" / "notes" / "api.md"
+    before = file.read_text()
+
+    fixed = await agent.call(
+        "update_memory",
+        path="notes/api",
+        old_text="`src/helpers.py`",
+        new_text="`src/util/helpers.py`",
+    )
+    assert fixed["changed"] is True and "`src/util/helpers.py`" in fixed["content"]
+    after = file.read_text()
+    expected = before.replace("`src/helpers.py`", "`src/util/helpers.py`")
+    differ = [
+        (a, b) for a, b in zip(expected.split("\n"), after.split("\n"), strict=True) if a != b
+    ]
+    assert [(a.split(":")[0], b.split(":")[0]) for a, b in differ] == [("updated_at", "updated_at")]
+
+    message = await agent.fail(
+        "update_memory", path="notes/api", old_text="`src/app.py`", new_text="x"
+    )
+    assert message == (
+        "the text to replace '`src/app.py`' is 40 times in notes/api: give more of the text "
+        "around it"
+    )
+    gone = await agent.fail("update_memory", path="notes/api", old_text="nowhere", new_text="x")
+    assert gone == "the text to replace 'nowhere' is not in notes/api"
+    both = await agent.fail(
+        "update_memory", path="notes/api", content="New.", old_text="a", new_text="b"
+    )
+    assert both == "give either content or the text to replace, not both"
+    assert await agent.fail("update_memory", path="notes/api", old_text="a") == (
+        "give old_text and new_text together"
+    )
+    assert file.read_text() == after  # nothing refused was written

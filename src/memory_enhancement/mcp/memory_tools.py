@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from memory_enhancement.mcp.shapes import ListingOut, MemoryOut, PruneOut, RemovedOut
@@ -112,14 +113,25 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             list[str] | None,
             Field(description="Links to add: 'path' or 'type:path' (existing links stay)."),
         ] = None,
+        old_text: Annotated[
+            str | None,
+            Field(
+                description="Instead of content: text the content holds once, replaced by "
+                "new_text (a moved path, a line that changed), the rest kept as it is."
+            ),
+        ] = None,
+        new_text: Annotated[str | None, Field(description="What replaces old_text.")] = None,
         store: Store = None,
     ) -> MemoryOut:
         """Change a memory: what is given replaces (links are added), what is omitted is
-        kept."""
+        kept. To fix one mention, give old_text and new_text rather than the whole content."""
+        if (old_text is None) != (new_text is None):
+            raise ToolError("give old_text and new_text together")
+        edit = None if old_text is None or new_text is None else (old_text, new_text)
         with tool_errors():
             result = service(ctx, store).update(
                 path, content=content, tags=tags, expires_at=expires_at,
-                clear_expiry=clear_expiry, citations=citations, links=links or (),
+                clear_expiry=clear_expiry, citations=citations, links=links or (), edit=edit,
             )  # fmt: skip
             return written(result)
 
