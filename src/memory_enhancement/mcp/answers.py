@@ -12,7 +12,10 @@ still reads this one); only how many entries a list holds changes, and `cut` say
 A snippet is the one field cut short: a citation of a range holds every line of it
 (filter_mate's `modules/tasks/layer_management_task.py:814-926` was 6,365 characters of
 the 50,072 `verify_memories` answered; a 200-line citation added over MCP, 7,000 in each
-answer that echoed the memory).
+answer that echoed the memory). Session 32 bounded what grows with one memory: its
+checks (`mcp/checks.py`; filter_mate's `verify_memories` 41,945 -> 16,964 characters,
+`search_memories(verify=true)` 83,008 -> 19,718), its links (ai-agents' `memory-index`,
+47,068 -> 31,061 in `get_memory`) and its problems in `memory_health`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memory_enhancement.mcp.checks import HIT_CHECKS, cap_note
+from memory_enhancement.mcp.checks import (
+    HIT_CHECKS,
+    acted_on_left_out,
+    bound_checks,
+    cap_note,
+    held_left_out,
+)
 
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification, VerifyRun
@@ -139,7 +148,6 @@ def verify_summary(
     citations and mentions that hold), a page of them; each lists at most `checks` of what
     failed or moved (and, with `include_valid`, of what held), `left_out` counting the rest."""
     from memory_enhancement.core.verdicts import Verdict
-    from memory_enhancement.mcp.checks import acted_on_left_out, bound_checks, held_left_out
     from memory_enhancement.service import serialize
 
     invalid = sorted((r for r in run.results if not r.valid), key=_worst_first)
@@ -186,8 +194,6 @@ def checks_page(entry: dict[str, Any], *, limit: int, offset: int, then: str) ->
     """Keep in `entry` (a `verification_dict`) a page of its checks, those that failed or
     moved first; the note saying which page, or None when it holds them all. `then` is
     what brings the next page, `{offset}` standing for its offset."""
-    from memory_enhancement.mcp.checks import bound_checks
-
     total, shown = bound_checks(entry, limit=limit, offset=offset)
     note = page_note("checks", offset, shown, total, "failed and moved first")
     following = f": offset={offset + shown} for the next"
@@ -199,8 +205,6 @@ def checks_page(entry: dict[str, Any], *, limit: int, offset: int, then: str) ->
 def hits_answer(hits: list[dict[str, Any]]) -> str | None:
     """Bound each search hit's verification (with `verify`) as `verify_memories` bounds a
     memory's, cut its snippets; the note saying so, or None."""
-    from memory_enhancement.mcp.checks import bound_checks
-
     checked = [hit["verification"] for hit in hits if "verification" in hit]
     for entry in checked:
         bound_checks(entry, limit=HIT_CHECKS, include_valid=False)
