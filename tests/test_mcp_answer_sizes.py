@@ -122,6 +122,45 @@ async def test_memory_health_leaves_out_the_graph_and_old_history_unless_asked(
     assert [(m["rank"], m["path"]) for m in second["memories"]] == [(2, "notes/other")]
 
 
+async def test_a_memory_lists_its_first_links_and_says_how_many_it_has(agent: Agent) -> None:
+    """rjmurillo/ai-agents' `memory-index` links to 188 memories: 18,528 of the 47,068
+    characters get_memory answered were its links, each a target its content names."""
+    targets = [f"notes/n{n:02}" for n in range(30)]
+    content = "Index.\n\n" + "".join(f"- [[{t}]]\n" for t in targets)
+    added = await add(agent, "hub/index", content)
+    note = (
+        "listed the first 25 of its 30 links (its content names them all; traverse_graph "
+        "or related_memories follows them)"
+    )
+    assert [link["target"] for link in added["links"]] == targets[:25] and added["cut"] == note
+    got = await agent.call("get_memory", path="hub/index")
+    assert got["links"] == added["links"] and got["cut"] == note
+    assert all(target in got["content"] for target in targets)  # where the rest are
+    few = await add(agent, "hub/small", "Small.", links=targets[:2])
+    assert len(few["links"]) == 2 and "cut" not in few
+
+
+async def test_memory_health_lists_a_few_problems_of_each_memory(
+    agent: Agent, git_repo: Path
+) -> None:
+    """filter_mate's ui_system listed 22 problems (4,129 characters) in memory_health."""
+    cited = [f"src/app.py:{n}" for n in (1, 3, 5, 6, 7)]
+    await add(agent, "notes/api", "Clients send v2.", citations=cited)
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "memories")
+    (git_repo / "src" / "app.py").write_text("".join(f"value_{n} = {n}\n" for n in range(7)))
+    git(git_repo, "commit", "-qam", "rewritten")
+
+    health = await agent.call("memory_health")
+    (memory,) = [m for m in health["memories"] if m["path"] == "notes/api"]
+    assert [p["citation"] for p in memory["problems"]] == cited[:3]
+    assert memory["citations"]["stale"] == 5  # counted all the same
+    assert (
+        "1 memories list only their first 3 problems (their `citations` and `mentions` count "
+        "them all; verify_memory lists each)"
+    ) in health["cut"]
+
+
 async def test_list_memories_says_which_page_it_is(agent: Agent) -> None:
     for n in range(3):
         await add(agent, f"notes/n{n}", f"Note {n}.")

@@ -12,7 +12,10 @@ still reads this one); only how many entries a list holds changes, and `cut` say
 A snippet is the one field cut short: a citation of a range holds every line of it
 (filter_mate's `modules/tasks/layer_management_task.py:814-926` was 6,365 characters of
 the 50,072 `verify_memories` answered; a 200-line citation added over MCP, 7,000 in each
-answer that echoed the memory).
+answer that echoed the memory). Session 32 bounded what grows with one memory: its
+checks (`mcp/checks.py`; filter_mate's `verify_memories` 41,945 -> 16,964 characters,
+`search_memories(verify=true)` 83,008 -> 19,718), its links (ai-agents' `memory-index`,
+47,068 -> 31,061 in `get_memory`) and its problems in `memory_health`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
+
+from memory_enhancement.mcp.checks import (
+    HIT_CHECKS,
+    acted_on_left_out,
+    bound_checks,
+    cap_note,
+    held_left_out,
+)
 
 if TYPE_CHECKING:
     from memory_enhancement.core.verdicts import MemoryVerification, VerifyRun
@@ -35,9 +46,9 @@ def check_offset(offset: int) -> None:
         raise ToolError(f"invalid offset {offset}: it must be 0 or more")
 
 
-def check_page(limit: int, offset: int = 0) -> None:
+def check_page(limit: int, offset: int = 0, name: str = "limit") -> None:
     if limit < 1:
-        raise ToolError(f"invalid limit {limit}: it must be at least 1")
+        raise ToolError(f"invalid {name} {limit}: it must be at least 1")
     check_offset(offset)
 
 
@@ -62,6 +73,26 @@ def short_snippets(data: dict[str, Any]) -> dict[str, Any]:
     if verification:
         entries += [*verification.get("citations", ()), *verification.get("mentions", ())]
     return with_cut(data, [data.pop("cut", None), snippets_note(shorten(entries))])
+
+
+# A memory's links listed in an answer: its content names every one of them.
+MEMORY_LINKS = 25
+
+
+def memory_answer(data: dict[str, Any]) -> dict[str, Any]:
+    """A memory (`memory_dict`, perhaps with its `verification`) as an answer holds it: its
+    snippets cut short, and its first MEMORY_LINKS links, in the order written. An index
+    memory links to everything: rjmurillo/ai-agents' `memory-index` listed 188 links,
+    18,528 of its 47,068 characters, each a target its content already names."""
+    links = data["links"]
+    note = None
+    if len(links) > MEMORY_LINKS:
+        data["links"] = links[:MEMORY_LINKS]
+        note = (
+            f"listed the first {MEMORY_LINKS} of its {len(links)} links (its content names "
+            "them all; traverse_graph or related_memories follows them)"
+        )
+    return short_snippets(with_cut(data, [data.pop("cut", None), note]))
 
 
 def shorten(entries: list[dict[str, Any]]) -> int:
@@ -111,28 +142,21 @@ def with_cut(data: dict[str, Any], notes: list[str | None]) -> dict[str, Any]:
 
 
 def verify_summary(
-    run: VerifyRun, *, limit: int, offset: int, include_valid: bool
+    run: VerifyRun, *, limit: int, offset: int, include_valid: bool, checks: int
 ) -> dict[str, Any]:
     """The run's counts, then its invalid memories, worst first (the lowest share of
-    citations and mentions that hold), a page of them; each lists only what failed or moved
-    unless `include_valid` (the counts have the rest)."""
+    citations and mentions that hold), a page of them; each lists at most `checks` of what
+    failed or moved (and, with `include_valid`, of what held), `left_out` counting the rest."""
     from memory_enhancement.core.verdicts import Verdict
     from memory_enhancement.service import serialize
 
     invalid = sorted((r for r in run.results if not r.valid), key=_worst_first)
     page = invalid[offset : offset + limit]
     entries = [serialize.verification_dict(r) for r in page]
-    left_out = 0
-    # What failed, and what moved (a fix), is what to read: not what held, nor what said
-    # nothing either way (a path never a file here, several files of that name, no history).
-    shown = {v.value for v in Verdict if v.failing or v is Verdict.MOVED}
-    if not include_valid:
-        for entry in entries:
-            for key in ("citations", "mentions"):
-                if key in entry:
-                    kept = [c for c in entry[key] if c["status"] in shown]
-                    left_out += len(entry[key]) - len(kept)
-                    entry[key] = kept
+    for entry in entries:
+        bound_checks(entry, limit=checks, include_valid=include_valid)
+    held = 0 if include_valid else sum(map(held_left_out, entries))
+    capped = sum(1 for entry in entries if acted_on_left_out(entry))
     snippets_cut = shorten(
         [check for entry in entries for check in entry["citations"] + entry.get("mentions", [])]
     )
@@ -155,14 +179,46 @@ def verify_summary(
         data,
         [
             page_note("invalid memories", offset, len(page), len(invalid), "worst first"),
-            f"the {left_out} citations and mentions of these memories that held or were not "
+            f"the {held} citations and mentions of these memories that held or were not "
             "judged (skipped, ambiguous, in_submodule, unchecked) are left out "
             "(include_valid=true lists them)"
-            if left_out
+            if held
             else None,
+            cap_note(capped, checks, "checks=N lists more; verify_memory pages through one"),
             snippets_note(snippets_cut),
         ],
     )
+
+
+def checks_page(entry: dict[str, Any], *, limit: int, offset: int, then: str) -> str | None:
+    """Keep in `entry` (a `verification_dict`) a page of its checks, those that failed or
+    moved first; the note saying which page, or None when it holds them all. `then` is
+    what brings the next page, `{offset}` standing for its offset."""
+    total, shown = bound_checks(entry, limit=limit, offset=offset)
+    note = page_note("checks", offset, shown, total, "failed and moved first")
+    following = f": offset={offset + shown} for the next"
+    if note and note.endswith(following):
+        note = note.removesuffix(following) + ": " + then.format(offset=offset + shown)
+    return note
+
+
+def hits_answer(hits: list[dict[str, Any]]) -> str | None:
+    """Bound each search hit's verification (with `verify`) as `verify_memories` bounds a
+    memory's, cut its snippets; the note saying so, or None."""
+    checked = [hit["verification"] for hit in hits if "verification" in hit]
+    for entry in checked:
+        bound_checks(entry, limit=HIT_CHECKS, include_valid=False)
+    left_out = any(entry.get("left_out") for entry in checked)
+    cut = shorten([c for entry in checked for c in entry["citations"] + entry.get("mentions", [])])
+    notes = [
+        "a hit's verification lists only the checks that failed or moved, at most "
+        f"{HIT_CHECKS}; `left_out` counts the others by status (verify_memory lists them)"
+        if left_out
+        else None,
+        snippets_note(cut),
+    ]
+    said = [note for note in notes if note]
+    return "; ".join(said) if said else None
 
 
 def _worst_first(result: MemoryVerification) -> tuple[float, str]:
@@ -182,6 +238,16 @@ def health_answer(
     notes = [
         page_note("memories", offset, len(data["memories"]), report.total, "most urgent first")
     ]
+    # ui_system on filter_mate listed 22 problems (4,129 characters), each a failing check;
+    # its `citations` and `mentions` count them all, verify_memory lists them.
+    capped = [m for m in data["memories"] if len(m["problems"]) > HIT_CHECKS]
+    for memory in capped:
+        memory["problems"] = memory["problems"][:HIT_CHECKS]
+    if capped:
+        notes.append(
+            f"{len(capped)} memories list only their first {HIT_CHECKS} problems (their "
+            "`citations` and `mentions` count them all; verify_memory lists each)"
+        )
     days = data["history"]
     if len(days) > history_days:
         data["history"] = days[len(days) - history_days :] if history_days else []

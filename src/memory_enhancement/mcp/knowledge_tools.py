@@ -44,7 +44,13 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
     """Add the answering tools, the resource and the prompt to mcp; `service` makes a
     fresh service per call, `factory` one for a resource read (no MCP session there)."""
     from memory_enhancement.core.verdicts import VerifyOptions
-    from memory_enhancement.mcp.answers import short_snippets
+    from memory_enhancement.mcp.answers import (
+        hits_answer,
+        memory_answer,
+        short_snippets,
+        with_cut,
+    )
+    from memory_enhancement.mcp.checks import HIT_CHECKS, MEMORY_CHECKS
     from memory_enhancement.service import serialize
 
     @mcp.tool(annotations=READ_ONLY)
@@ -92,7 +98,13 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
                 min_confidence=min_confidence, min_holding=min_holding,
                 include_expired=include_expired,
             )  # fmt: skip
-            return {"query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]}
+            answer: SearchOut = {
+                "query": query, "mode": chosen.value, "hits": [_hit(r) for r in results]
+            }  # fmt: skip
+            cut = hits_answer(cast(list[dict[str, Any]], answer["hits"]))
+            if cut:
+                answer["cut"] = cut
+            return answer
 
     @mcp.tool(annotations=READ_ONLY)
     def get_context(
@@ -117,7 +129,11 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             text, used = service(ctx, store).context(
                 query, limit=limit, max_tokens=max_tokens, verify=verify, mode=mode
             )
-            return {"context": text, "memories": [_hit(r) for r in used]}
+            context: ContextOut = {"context": text, "memories": [_hit(r) for r in used]}
+            cut = hits_answer(cast(list[dict[str, Any]], context["memories"]))
+            if cut:
+                context["cut"] = cut
+            return context
 
     @mcp.tool(annotations=READ_ONLY)
     def resolve_citation(
@@ -129,7 +145,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         with tool_errors():
             fetched = service(ctx, store).resolve(id)
             data = serialize.memory_dict(fetched.memory, fetched.citation_id)
-            return cast(MemoryOut, short_snippets(data))
+            return cast(MemoryOut, memory_answer(data))
 
     @mcp.tool(annotations=WRITES)
     def verify_memory(
@@ -138,13 +154,30 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         fix: Annotated[
             bool, Field(description="Rewrite moved citations in place; capture missing snippets.")
         ] = False,
+        limit: Annotated[
+            int,
+            Field(
+                description="List at most this many of its citations and mentions, those "
+                "that failed or moved first (>= 1); `left_out` counts the others by status."
+            ),
+        ] = MEMORY_CHECKS,
+        offset: Annotated[
+            int, Field(description="Skip this many first: the next page is offset+limit.")
+        ] = 0,
         store: Store = None,
     ) -> VerificationOut:
-        """Are this memory's citations still true? valid, moved (and where), stale, missing
-        (long snippets cut short: `cut` says so)."""
+        """Are this memory's citations and prose mentions still true? valid, moved (and
+        where), stale, missing; a page of them, failed and moved first (long snippets cut
+        short: `cut` says what was left out)."""
+        from memory_enhancement.mcp.answers import check_page, checks_page
+
+        check_page(limit, offset)
         with tool_errors():
             run = service(ctx, store).verify(path, VerifyOptions(fix=fix))
-            return cast(VerificationOut, short_snippets(serialize.run_verifications(run)[0]))
+            entry = serialize.run_verifications(run)[0]
+            then = "offset={offset} for the next"
+            note = checks_page(entry, limit=limit, offset=offset, then=then)
+            return cast(VerificationOut, short_snippets(with_cut(entry, [note])))
 
     @mcp.tool(annotations=READ_ONLY)
     def verify_memories(
@@ -160,6 +193,13 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             int,
             Field(description="List at most this many invalid memories, worst first (>= 1)."),
         ] = 10,
+        checks: Annotated[
+            int,
+            Field(
+                description="List at most this many citations and mentions of each, those "
+                "that failed or moved first (>= 1); `left_out` counts its others by status."
+            ),
+        ] = HIT_CHECKS,
         offset: Annotated[
             int,
             Field(description="Skip this many invalid memories: the next page is offset+limit."),
@@ -180,9 +220,12 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         from memory_enhancement.mcp.answers import check_page, verify_summary
 
         check_page(limit, offset)
+        check_page(checks, name="checks")
         with tool_errors():
             run = service(ctx, store).verify_all(category, changed_since=changed_since)
-            summary = verify_summary(run, limit=limit, offset=offset, include_valid=include_valid)
+            summary = verify_summary(
+                run, limit=limit, offset=offset, include_valid=include_valid, checks=checks
+            )
             return cast(VerifySummaryOut, summary)
 
     @mcp.tool(annotations=WRITES)

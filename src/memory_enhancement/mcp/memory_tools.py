@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, cast
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from memory_enhancement.mcp.shapes import ListingOut, MemoryOut, PruneOut, RemovedOut
@@ -26,7 +27,8 @@ from memory_enhancement.mcp.tooling import (
 
 def register(mcp: MCPServer, service: ServiceFor) -> None:
     """Add the memory tools to mcp; `service` makes a fresh service per call."""
-    from memory_enhancement.mcp.answers import page_note, short_snippets
+    from memory_enhancement.mcp.answers import checks_page, memory_answer, page_note
+    from memory_enhancement.mcp.checks import MEMORY_CHECKS
     from memory_enhancement.service import serialize
 
     @mcp.tool(annotations=WRITES)
@@ -79,7 +81,8 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
     ) -> MemoryOut:
         """A memory's content and metadata (metadata.citations is always present), by its
         path, its citation ID or a name only one memory has (as the CLI's `get`); long
-        snippets are cut short (`cut` says so)."""
+        snippets are cut short, links past the first 25 and, with verify, checks past the
+        first 10 left out (`cut` says so)."""
         with tool_errors():
             svc = service(ctx, store)
             fetched = svc.get(svc.find(path), include_expired=include_expired)
@@ -88,8 +91,11 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
                 data["warnings"] = list(fetched.warnings)
             if verify:
                 run = svc.verify(fetched.memory.path)
-                data["verification"] = serialize.verification_dict(run.results[0])
-            return cast(MemoryOut, short_snippets(data))
+                checked = serialize.verification_dict(run.results[0])
+                data["verification"] = checked
+                then = f"verify_memory(path={fetched.memory.path!r}, offset={{offset}}) for more"
+                data["cut"] = checks_page(checked, limit=MEMORY_CHECKS, offset=0, then=then)
+            return cast(MemoryOut, memory_answer(data))
 
     @mcp.tool(annotations=WRITES)
     def update_memory(
@@ -107,14 +113,25 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             list[str] | None,
             Field(description="Links to add: 'path' or 'type:path' (existing links stay)."),
         ] = None,
+        old_text: Annotated[
+            str | None,
+            Field(
+                description="Instead of content: text the content holds once, replaced by "
+                "new_text (a moved path, a line that changed), the rest kept as it is."
+            ),
+        ] = None,
+        new_text: Annotated[str | None, Field(description="What replaces old_text.")] = None,
         store: Store = None,
     ) -> MemoryOut:
         """Change a memory: what is given replaces (links are added), what is omitted is
-        kept."""
+        kept. To fix one mention, give old_text and new_text rather than the whole content."""
+        if (old_text is None) != (new_text is None):
+            raise ToolError("give old_text and new_text together")
+        edit = None if old_text is None or new_text is None else (old_text, new_text)
         with tool_errors():
             result = service(ctx, store).update(
                 path, content=content, tags=tags, expires_at=expires_at,
-                clear_expiry=clear_expiry, citations=citations, links=links or (),
+                clear_expiry=clear_expiry, citations=citations, links=links or (), edit=edit,
             )  # fmt: skip
             return written(result)
 

@@ -82,7 +82,8 @@ class VerificationOut(TypedDict):
     mentions: NotRequired[list[MentionCheckOut]]
     fix: NotRequired[FixOut]
     header_error: NotRequired[str]  # its frontmatter does not parse: its prose alone verified
-    cut: NotRequired[str]  # verify_memory: how many snippets were cut short
+    left_out: NotRequired[dict[str, int]]  # MCP: its checks not listed, by status
+    cut: NotRequired[str]  # verify_memory: the page of checks, the snippets cut short
 
 
 class MemoryOut(TypedDict):
@@ -156,11 +157,13 @@ class SearchOut(TypedDict):
     query: str
     mode: str
     hits: list[HitOut]
+    cut: NotRequired[str]  # verify: what each hit's verification left out
 
 
 class ContextOut(TypedDict):
     context: str
     memories: list[HitOut]
+    cut: NotRequired[str]  # verify: what each hit's verification left out
 
 
 class VerifySummaryOut(TypedDict):

@@ -64,12 +64,12 @@ def tool_errors() -> Iterator[None]:
 
 def written(result: Any) -> MemoryOut:
     """What a tool that writes returns: the memory, whether it changed, any warnings (its
-    snippets cut short, as `get_memory` cuts them)."""
-    from memory_enhancement.mcp.answers import short_snippets
+    snippets and its links cut short, as `get_memory` cuts them)."""
+    from memory_enhancement.mcp.answers import memory_answer
     from memory_enhancement.service import serialize
 
     data = serialize.memory_dict(result.memory, result.citation_id)
     data["changed"] = result.changed
     if result.warnings:
         data["warnings"] = list(result.warnings)
-    return cast(MemoryOut, short_snippets(data))
+    return cast(MemoryOut, memory_answer(data))

@@ -14,6 +14,7 @@ from datetime import datetime
 from memory_enhancement.core.errors import (
     ExpiredError,
     InvalidInputError,
+    shown,
 )
 from memory_enhancement.core.ids import format_citation_id
 from memory_enhancement.core.memory_paths import normalize_new_path
@@ -212,24 +213,34 @@ class Memories(ServiceBase):
         clear_expiry: bool = False,
         citations: Iterable[CitationInput] | None = None,
         links: Iterable[str | Link] = (),
+        edit: tuple[str, str] | None = None,
     ) -> WriteResult:
         """Change what is given; `citations=[]` clears them, `None` keeps them (seed 003).
-        `links` are added to the memory's links (a link is never dropped by an update)."""
+        `links` are added to the memory's links (a link is never dropped by an update).
+        `edit` (old, new) replaces the one place the content holds `old`, read under the
+        store's lock: an agent fixing one mention of a 30,000-character memory sends the
+        mention, not the memory (and cannot undo a change made since it read it)."""
         extra_links = parse_links(links)
         nothing = content is None and tags is None and expires_at is None and citations is None
-        if nothing and not clear_expiry and not extra_links:
+        if nothing and edit is None and not clear_expiry and not extra_links:
             raise InvalidInputError(
                 "nothing to update: give content, tags, expires_at, clear_expiry, citations "
                 "or links"
             )
         if clear_expiry and expires_at is not None:
             raise InvalidInputError("give either expires_at or clear_expiry, not both")
+        if content is not None and edit is not None:
+            raise InvalidInputError("give either content or the text to replace, not both")
         if content is not None and not content.strip():
             raise InvalidInputError("content cannot be empty")
         content = None if content is None else clean_content(content)
+        if edit is not None and not edit[0]:
+            raise InvalidInputError("the text to replace cannot be empty")
         target = self._to_change(path)
 
         def change(memory: Memory) -> tuple[Memory, list[str]]:
+            if edit is not None:
+                memory = replace(memory, content=_edited(memory, *map(clean_content, edit)))
             meta, warnings = memory.meta, list[str]()
             if tags is not None:
                 meta = replace(meta, tags=clean_tags(tags))
@@ -341,3 +352,16 @@ def _with_links(memory: Memory, links: Iterable[Link]) -> Memory:
             have.add((link.target, link.type))
             new.append(link)
     return replace(memory, links=(*(memory.links or ()), *new)) if new else memory
+
+
+def _edited(memory: Memory, old: str, new: str) -> str:
+    """memory's content with the one place that holds `old` holding `new`."""
+    found = memory.content.count(old)
+    if found != 1:
+        where = "is not in" if not found else f"is {found} times in"
+        more = "" if not found else ": give more of the text around it"
+        raise InvalidInputError(f"the text to replace {shown(old)} {where} {memory.path}{more}")
+    content = memory.content.replace(old, new, 1)
+    if not content.strip():
+        raise InvalidInputError("content cannot be empty")
+    return content
