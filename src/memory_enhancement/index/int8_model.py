@@ -11,7 +11,8 @@ This module writes, once per machine, a graph over the very same weights in whic
   maximum). Quantising a whole batch with one scale (`DynamicQuantizeMatMul`, what
   onnxruntime's dynamic quantisation does) drifted too far: cosine 0.994 to the float
   vectors and paraphrase R@5 down 0.06; per word piece and asymmetric, 0.9995 (the
-  PyTorch model and the ONNX one agree to 0.9994); docs/benchmarks.md, issue 13;
+  PyTorch model and the ONNX one agree to 0.9994); docs/benchmarks.md, issue 13. How
+  many levels the activations get depends on the CPU (`levels`);
 * the query, key and value products are one product (their inputs' quantisation shared),
   and attention is one `MultiHeadAttention` instead of the exporter's transposes, masks
   and NaN guards; GELU is `BiasGelu`;
@@ -21,8 +22,9 @@ This module writes, once per machine, a graph over the very same weights in whic
 Nothing is downloaded: the copy is derived from the installed model file by reading its
 weights with the `onnx` package, written to the cache folder under a key of the source
 file, this builder's version and onnxruntime's, and used only after its vectors for a
-few fixed texts agree with the shipped model's (`embedder.Embedder`). Where the CPU lacks
-the instructions (`supported`) or anything fails, the shipped model is used as before.
+few fixed texts agree with the shipped model's (`embedder.Embedder`). Where the CPU has
+no int8 products worth using (`levels` is 0) or anything fails, the shipped model is used
+as before.
 """
 
 from __future__ import annotations
@@ -43,47 +45,63 @@ _EPSILON = 1e-12  # the model's LayerNorm epsilon
 _PREFIX = "inner."  # the shipped export's names: inner.embeddings.*, inner.encoder.layer.N.*
 
 
-def supported(cpuinfo: str | None = None) -> bool:
-    """Whether this CPU multiplies int8 faster than float: x86-64 with VNNI.
+# Levels of the activations: the whole uint8 range where the CPU adds int8 products in 32
+# bits (VNNI), half of it where onnxruntime's AVX2 kernels add pairs of them in 16 bits
+# (`vpmaddubsw`): 2 x 127 x 128 = 32,512 fits, 2 x 255 x 128 saturates (cosine to the
+# float vectors 0.948 at worst on a corpus sample, against 0.995 with 127 levels).
+FULL, HALF = 255, 127
 
-    Without VNNI, onnxruntime's uint8 x int8 kernels add pairs of products in 16 bits,
-    which can saturate with activations using the whole uint8 range; so only the
-    instructions that do not are trusted. Other machines keep the shipped model.
+
+def levels(cpuinfo: str | None = None) -> int:
+    """How many levels the copy quantises activations to on this CPU, 0 for no copy.
+
+    x86-64 with VNNI (`avx512_vnni`, `avx_vnni`): 255. x86-64 with AVX2 but no VNNI: 127,
+    so that no pair of products overflows 16 bits; still about twice as fast as the
+    shipped graph's float products (docs/benchmarks.md, issue 13). Other machines (ARM,
+    x86-64 before AVX2): 0, the shipped model, whose kernels there were never measured.
     """
     if cpuinfo is None:
         if platform.machine().lower() not in ("x86_64", "amd64"):
-            return False
+            return 0
         try:
             with open("/proc/cpuinfo", encoding="ascii", errors="replace") as file:
                 cpuinfo = file.read(1 << 16)
         except OSError:
-            return False
-    flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
-    return bool({"avx512_vnni", "avx_vnni"} & set(flags.partition(":")[2].split()))
+            return 0
+    line = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
+    flags = set(line.partition(":")[2].split())
+    if {"avx512_vnni", "avx_vnni"} & flags:
+        return FULL
+    return HALF if "avx2" in flags else 0
 
 
-def cached_path(source: Path, folder: Path) -> Path:
-    """Where the copy of `source` is kept: keyed by the file, this builder and onnxruntime."""
+def cached_path(source: Path, folder: Path, steps: int = FULL) -> Path:
+    """Where the copy of `source` is kept: keyed by the file, this builder, onnxruntime
+    and the activations' levels (`levels`: a cache folder shared by two machines)."""
     import onnxruntime
 
     stat = source.stat()
     key = (
         f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{VERSION}|{onnxruntime.__version__}"
     )
+    key += "" if steps == FULL else f"|{steps}"  # the key of a 255-level copy as before
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
     return folder / f"{source.stem}-int8-{digest}.onnx"
 
 
-def write(source: Path, target: Path, check: Callable[[Path], bool], refused: Path) -> bool:
-    """Derive the int8-arithmetic graph from `source`; keep it at `target` if `check`
-    accepts it, else leave the `refused` mark so that no later process tries again.
+def write(
+    source: Path, target: Path, check: Callable[[Path], bool], refused: Path, steps: int = FULL
+) -> bool:
+    """Derive the int8-arithmetic graph from `source`, its activations quantised to
+    `steps` levels (`levels`); keep it at `target` if `check` accepts it, else leave the
+    `refused` mark so that no later process tries again.
 
     Written beside the target and renamed, so a process never loads a half-written file
     and two processes deriving at once both end with a whole one.
     """
     import onnx
 
-    model = _Graph(onnx.load(str(source))).build()
+    model = _Graph(onnx.load(str(source)), steps).build()
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.stem}.{os.getpid()}.tmp.onnx")
     try:
@@ -100,10 +118,11 @@ def write(source: Path, target: Path, check: Callable[[Path], bool], refused: Pa
 class _Graph:
     """The BERT encoder rebuilt node by node over the source model's own weights."""
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: Any, steps: int = FULL) -> None:
         from onnx import numpy_helper
 
         self._source = source
+        self._steps = steps
         self._initial = {i.name: i for i in source.graph.initializer}
         self._to_array = numpy_helper.to_array
         self._from_array = numpy_helper.from_array
@@ -151,14 +170,15 @@ class _Graph:
     def linear(self, x: str, weight: Any, scale: Any, tag: str) -> str:
         """x @ (weight * scale) for x [M, K]: x quantised per row to uint8 over its own range.
 
-        x ~ low + step * q with q in 0..255, so x @ W = step * (q @ W) + low * colsum(W);
+        x ~ low + step * q with q in 0..levels (255 or 127, `levels`), so x @ W = step *
+        (q @ W) + low * colsum(W);
         onnxruntime applies the per-row `step` inside the product (its A scale).
         """
         import numpy as np
 
         high = self.op("ReduceMax", [x], axes=[1], keepdims=1)
         low = self.op("ReduceMin", [x], axes=[1], keepdims=1)
-        step = self.op("Mul", [self.op("Max", [self.op("Sub", [high, low]), "tiny"]), "by255"])
+        step = self.op("Mul", [self.op("Max", [self.op("Sub", [high, low]), "tiny"]), "per_level"])
         levels = self.op("Mul", [self.op("Sub", [x, low]), self.op("Reciprocal", [step])])
         q = self.op("QuantizeLinear", [levels, "one", "zero_u8"])
         product = self.op(
@@ -181,7 +201,7 @@ class _Graph:
         for name, value in (
             ("one", np.array(1.0, np.float32)),
             ("tiny", np.array(1e-8, np.float32)),
-            ("by255", np.array(1 / 255, np.float32)),
+            ("per_level", np.array(1 / self._steps, np.float32)),
             ("zero_u8", np.array(0, np.uint8)),
             ("one_i64", np.array(1, np.int64)),
             ("zero_i64", np.array(0, np.int64)),
