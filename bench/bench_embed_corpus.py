@@ -9,9 +9,9 @@ reindex --semantic` on a copy of `../shared/corpus/ai-agents-memories/` (1,026 m
 each run in a tool home of its own (nothing embedded before, the int8 copy of the model
 derived again where this CPU gets one), the two sides alternating round by round (the
 machine is shared). Reported per side: CPU time (user + system of the process and its
-children, `getrusage`) and wall time, medians. The CPU's
-int8 support (`int8_model.levels` of the current checkout: 255 with VNNI, 127 with AVX2
-alone, 0 for none) is printed with the figures: the two kinds of machine differ.
+children, `getrusage`) and wall time, medians. The integer kernel the current checkout's
+int8 copy is written for here (`int8_model.kernel`: u8s8 with VNNI, u8u8 with AVX2 alone,
+none otherwise) is printed with the figures: the kinds of machine differ.
 
 Each side's code is chosen by PYTHONPATH; the interpreter is this one.
 """
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs[side].append(embed(store, home, sides[side]))
                 print(side, n, json.dumps(runs[side][-1]), file=sys.stderr, flush=True)
     report = {
-        "levels": int8_model.levels(),
+        "kernel": int8_model.kernel() or "none (the shipped float graph)",
         "rounds": args.rounds,
         "load_average": os.getloadavg(),
         **{
