@@ -8,9 +8,9 @@ and their mean over the real (unpadded) pieces, scaled to unit length, is the te
 vector: the pooling the model was trained with. Quality against the PyTorch model is
 measured in docs/benchmarks.md (issue 13).
 
-On a CPU with int8 dot-product instructions the built-in model runs as a copy that
-multiplies its int8 weights as int8 (int8_model.py: about half the CPU time per word
-piece, vectors within cosine 0.999 of the shipped graph's), derived from the installed
+On an x86-64 CPU with AVX2 the built-in model runs as a copy that multiplies its int8
+weights as int8 (int8_model.py: about half the CPU time per word piece, vectors within
+cosine 0.998 of the shipped graph's), derived from the installed
 file the first time (about a second) and kept in the cache folder; it is used only once
 its vectors for a few fixed texts agree with the shipped model's (`_agrees`).
 `MEMORY_ENHANCEMENT_INT8=0` keeps the shipped graph.
@@ -133,21 +133,24 @@ class Embedder:
     @cached_property
     def _int8(self) -> Any | None:
         """A session of the built-in model's int8-arithmetic copy, or None to use the
-        shipped graph: another model, a CPU without VNNI, the copy refused or not writable."""
+        shipped graph: another model, a CPU without AVX2 (not x86-64), the copy refused or
+        not writable."""
         from memory_enhancement.index import int8_model
 
         if self.model not in _BUILTIN or os.environ.get(INT8_ENV) == "0":
             return None
-        if not int8_model.supported():
+        product = int8_model.kernel()
+        if not product:
             return None
         source = self._files()[0]
         try:
-            target = int8_model.cached_path(source, Path(cache_dir(os.environ)) / "models")
+            folder = Path(cache_dir(os.environ)) / "models"
+            target = int8_model.cached_path(source, folder, product)
             refused = target.with_suffix(".refused")
             if refused.exists():
                 return None
             if not target.exists():
-                int8_model.write(source, target, check=self._agrees, refused=refused)
+                int8_model.write(source, target, self._agrees, refused, product)
             if not target.exists():
                 return None
         except Exception:  # whatever fails (no onnx package, a read-only cache, a model

