@@ -27,7 +27,8 @@ from memory_enhancement.index.quick import SCHEMA_VERSION
 # 28 -> 29: and a name written from the root (`/package.json`); 29 -> 30: and a path in
 # bold (`**src/app.py**`); 30 -> 31: `[x](.serena/memories/gone.md)` dangles; 31 -> 32: but
 # `[x](frontend/.serena/memories/gone.md)`, another project's store, is a missing file;
-# 32 -> 33: "see `x`" in European languages (`ver `x``, `voir `x``) is a link.
+# 32 -> 33: "see `x`" in European languages (`ver `x``, `voir `x``) is a link, and so are
+# the names of frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_name TEXT",
