@@ -317,6 +317,26 @@ def test_frontmatter_keys_other_schemas_name_memories_under_are_typed_links(
     assert "superseded_by: project/overview.md, guides/qt_framework.md\n" in text
 
 
+def test_a_frontmatter_word_for_every_memory_is_no_broken_link(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """ddisisto/stremio-shell's memory_index declares `related: [all]`: `links` reported a
+    dangling link to `all` (and exited 1). Such a word links only to a memory so named."""
+    write_all(
+        store_dir,
+        {
+            "memory_index": "---\nrelated: [all]\n---\n# Index\n",
+            "other": "---\nrelated: [None, '*', gamma]\n---\n# Other\n",
+            "gamma": "# Gamma\n",
+        },
+    )
+    assert out_links(service, "memory_index") == []
+    assert out_links(service, "other") == [("gamma", "related")]
+    assert broken(service) == []
+    write(store_dir, "all", "# A memory named all\n")
+    assert out_links(service, "memory_index") == [("all", "related")]
+
+
 # -- what is not a memory link ------------------------------------------------------------
 
 

@@ -43,8 +43,8 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # memory file of the store's folder that is gone dangles, not a missing file); 32: links again
 # (one to another project's store in the repository, `frontend/.serena/memories/gone.md`, is a
 # missing file again); 33: links again ("see `x`" in European languages: `ver `x``, `siehe
-# `x``; frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`). See
-# schema.py.
+# `x``; frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`; no
+# dangling `related: [all]`). See schema.py.
 SCHEMA_VERSION = 33
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds

@@ -71,6 +71,7 @@ _LINK_KEYS = {
     "superseded_by": "superseded_by",
     "extends": "extends",
 }
+_EVERY = frozenset({"all", "any", "none", "*"})  # every memory: a link only to one so named
 _CITATION_KEYS = {"path", "file", "target", "url", "line", "lines", "end_line", "snippet"}
 _CITATION_KEYS |= {"verified", "verified_at", "commit"}
 
@@ -392,6 +393,8 @@ def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
                 target = item
             if isinstance(target, str) and key in _LINK_KEYS:
                 target = target.strip().partition("#")[0]  # `x.md#section`: the memory x
-            if target:
-                links.append(Link(str(target), kind, LinkKind.FRONTMATTER, line))
+            if target:  # `related: [all]` (stremio-shell's index) means every memory
+                every = str(target).strip().casefold() in _EVERY
+                link_kind = LinkKind.NAMED if every else LinkKind.FRONTMATTER
+                links.append(Link(str(target), kind, link_kind, line))
     return links
