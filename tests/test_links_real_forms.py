@@ -209,6 +209,18 @@ def test_an_index_table_row_naming_a_memory_is_a_link(
         "자세한 내용은 `alpha_notes` 메모리를 참고.",
         "결정 배경은 `alpha_notes` 참조.",
         "Serena 메모리 `alpha_notes`에 기록했다.",
+        # "see (also) `x`" in European languages, Portuguese as davidsonsilva/fintwin's
+        # project_overview writes it: "ver `planning/vs10-...` para o detalhe completo"
+        # (looked for in a memory that is not plain ASCII, as such prose hardly is).
+        "Concluído, ver `alpha_notes` para o detalhe completo.",
+        "Veja `alpha_notes.md` antes de mudar a configuração.",
+        "Ver também `alpha_notes`.",
+        "Para más detalles, véase `alpha_notes`.",
+        "Voir aussi `alpha_notes` pour le contexte général.",
+        "Siehe `alpha_notes` für die Details.",
+        "Per i dettagli vedi `alpha_notes`, perché è lì.",
+        "Zie `alpha_notes` voor de achtergrond (geïnstalleerd).",
+        "(ver `alpha_notes`; é o mesmo)",
         "See `mem:alpha_notes` for the background.",
         "See mem:alpha_notes for the background.",
         "See mem:alpha_notes.md.",
@@ -330,6 +342,11 @@ def test_a_200_kb_related_item_of_brackets_colons_or_one_word_is_read_in_one_pas
         # a Next.js route folder, in a heading and in a sentence (122sp7/xuanwu-app)
         "## File: src/app/(shell)/[accountId]/[[gamma]]/page.tsx",
         "The catch-all src/app/[[...gamma]]/page.tsx renders it.",
+        # "ver" inside a word, a code span no "see" word sends the reader to, and a
+        # European "see" word in a plain ASCII memory (English, where `ver` is no word)
+        "The server `gamma` and the driver `alpha_notes` start first (é).",
+        "Cover `gamma` in the tests; o ver de `gamma` (a word apart from its span), é.",
+        "Bump the ver `gamma` field: an ASCII memory.",
     ],
 )
 def test_look_alikes_are_not_links(service: MemoryService, store_dir: Path, text: str) -> None:
@@ -588,6 +605,25 @@ def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     text = (store_dir / "source.md").read_text(encoding="utf-8")
     assert "#### [项目概览](memory:archive/alpha_renamed)\n" in text  # its Serena name
     assert _targets(service) == ["archive/alpha_renamed", "gamma", "beta-design"]
+
+
+def test_a_heading_that_sends_the_reader_to_a_memory_links_it_and_a_move_rewrites_it(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """davidsonsilva/fintwin's project_overview heads each slice with where its detail is:
+    `## VS-10 (Consolidação do MVP) — completo, ver `planning/vs10-...` para o detalhe`.
+    Headings were read for link syntax only, so graph found none of those memories."""
+    write(store_dir, "planning/vs10", "# VS-10\n")
+    _store(
+        store_dir,
+        "# Visão geral\n\n## VS-10 — completo, ver `planning/vs10` para o detalhe completo\n\n"
+        "## See `gamma` for the letters\n\n## The `alpha_notes` heading names no memory\n",
+    )
+    assert _targets(service) == ["planning/vs10", "gamma"]
+    service.move("planning/vs10", "planning/vs10-mvp")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    assert "## VS-10 — completo, ver `planning/vs10-mvp` para o detalhe completo\n" in text
+    assert _targets(service) == ["planning/vs10-mvp", "gamma"]
 
 
 def test_a_move_rewrites_the_mem_reference_not_the_same_word_in_the_sentence(

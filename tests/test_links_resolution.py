@@ -271,6 +271,72 @@ def test_a_frontmatter_key_holding_one_name_is_one_link(
     assert broken(service) == [("notes/b", 2, "ops/gone", "dangling", None)]
 
 
+def test_frontmatter_keys_other_schemas_name_memories_under_are_typed_links(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """ddisisto/stremio-shell's memories declare `dependencies:`, `references:` and
+    `superseded_by:` (one value a comma-separated string), lane-core/pane's `extends:`;
+    only `links:` and `related:` were read, so `links` missed the dependencies on memories
+    that do not exist and `related` the memories depending on one. `supersedes:` names
+    what a memory replaced, often removed since: it is no link."""
+    write_all(
+        store_dir,
+        {
+            "project/structure": (
+                "---\ntype: project.structure\nsupersedes: [old_structure.md]\n"
+                "dependencies: [project/overview.md, tooling/lsp_matrix.md]\n"
+                "references: [guides/qt.md#signals]\nextends: guides/_hub\n"
+                "related: [guides/qt.md]\n---\n# Structure\n"
+            ),
+            "old_overview": (
+                "---\nsuperseded_by: project/overview.md, guides/qt.md\n---\n# Old overview\n"
+            ),
+            "project/overview": "# Overview\n",
+            "guides/qt": "# Qt\n",
+            "guides/_hub": "# Guides\n",
+        },
+    )
+    assert out_links(service, "project/structure") == [
+        ("guides/qt", "related"),
+        ("project/overview", "depends_on"),
+        ("guides/qt", "references"),
+        ("guides/_hub", "extends"),
+    ]
+    assert out_links(service, "old_overview") == [
+        ("project/overview", "superseded_by"),
+        ("guides/qt", "superseded_by"),
+    ]
+    assert broken(service) == [("project/structure", 4, "tooling/lsp_matrix.md", "dangling", None)]
+    # A move rewrites them as written: with their `.md` (it had been dropped, as from
+    # `related: [x.md]`), the anchor and the other names of the list kept.
+    service.move("guides/qt", "guides/qt_framework")
+    text = (store_dir / "project" / "structure.md").read_text(encoding="utf-8")
+    assert "references: [guides/qt_framework.md#signals]\n" in text
+    assert "related: [guides/qt_framework.md]\n" in text
+    text = (store_dir / "old_overview.md").read_text(encoding="utf-8")
+    assert "superseded_by: project/overview.md, guides/qt_framework.md\n" in text
+
+
+def test_a_frontmatter_word_for_every_memory_is_no_broken_link(
+    service: MemoryService, store_dir: Path
+) -> None:
+    """ddisisto/stremio-shell's memory_index declares `related: [all]`: `links` reported a
+    dangling link to `all` (and exited 1). Such a word links only to a memory so named."""
+    write_all(
+        store_dir,
+        {
+            "memory_index": "---\nrelated: [all]\n---\n# Index\n",
+            "other": "---\nrelated: [None, '*', gamma]\n---\n# Other\n",
+            "gamma": "# Gamma\n",
+        },
+    )
+    assert out_links(service, "memory_index") == []
+    assert out_links(service, "other") == [("gamma", "related")]
+    assert broken(service) == []
+    write(store_dir, "all", "# A memory named all\n")
+    assert out_links(service, "memory_index") == [("all", "related")]
+
+
 # -- what is not a memory link ------------------------------------------------------------
 
 

@@ -379,8 +379,9 @@ def _is_normal(path: str) -> bool:
 def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:
     """How to write a link to target in the style of the original link: a markdown link
     relative to its memory, or from the repository's root if so written (NEXTAltair/LoRAIro);
-    a name keeps its `.md`, its `.serena/memories/` prefix, and stays bare when the new name
-    is unique, but for a `mem:` reference: Serena reads `mem:NAME` as exactly that path."""
+    a name (and a frontmatter value: `related: [x.md]`) keeps its `.md`, its
+    `.serena/memories/` prefix, and stays bare when the new name is unique, but for a
+    `mem:` reference: Serena reads `mem:NAME` as exactly that path."""
     if link.kind is LinkKind.MEM_ID:
         return link.target
     written = link.target.strip()
@@ -391,7 +392,7 @@ def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool 
             return head + marker + target + MEMORY_SUFFIX
         return posixpath.relpath(target, posixpath.dirname(source) or ".") + MEMORY_SUFFIX
     if link.kind not in (LinkKind.BARE, LinkKind.ITEM, LinkKind.NAMED, LinkKind.MEM_REF):
-        return target
+        return target + suffix if link.kind is LinkKind.FRONTMATTER else target
     if marker and (not head or head.endswith(("/", "."))):
         return head + marker + target + suffix
     if name_is_unique and "/" not in written and link.kind is not LinkKind.MEM_REF:

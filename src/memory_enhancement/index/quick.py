@@ -42,8 +42,10 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # (a path in bold, `**src/app.py**`, is one too); 31: links again (a markdown link to a
 # memory file of the store's folder that is gone dangles, not a missing file); 32: links again
 # (one to another project's store in the repository, `frontend/.serena/memories/gone.md`, is a
-# missing file again). See schema.py.
-SCHEMA_VERSION = 32
+# missing file again); 33: links again ("see `x`" in European languages: `ver `x``, `siehe
+# `x``; frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`; no
+# dangling `related: [all]`). See schema.py.
+SCHEMA_VERSION = 33
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -26,7 +26,9 @@ from memory_enhancement.index.quick import SCHEMA_VERSION
 # 27 -> 28: file mentions (`src/app.py` alone) flag more memories as mentioning code;
 # 28 -> 29: and a name written from the root (`/package.json`); 29 -> 30: and a path in
 # bold (`**src/app.py**`); 30 -> 31: `[x](.serena/memories/gone.md)` dangles; 31 -> 32: but
-# `[x](frontend/.serena/memories/gone.md)`, another project's store, is a missing file.
+# `[x](frontend/.serena/memories/gone.md)`, another project's store, is a missing file;
+# 32 -> 33: "see `x`" in European languages (`ver `x``, `voir `x``) is a link, and so are
+# the names of frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`.
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_name TEXT",
@@ -37,7 +39,7 @@ _ADD_COLUMNS = (
 )
 IN_PLACE: dict[int, tuple[str, ...]] = {
     **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
-    **{version: _READ_AGAIN for version in (25, 26, 27, 28, 29, 30, 31)},
+    **{version: _READ_AGAIN for version in (25, 26, 27, 28, 29, 30, 31, 32)},
 }
 
 

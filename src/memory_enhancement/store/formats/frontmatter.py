@@ -59,6 +59,19 @@ from memory_enhancement.store.formats.frontmatter_doc import (
 from memory_enhancement.store.formats.links import extract_links
 
 _READ_ONLY_KEYS = ("links", "related")
+# Keys other schemas name memories under, read as links of that type (the values stay the
+# file's own keys, in `extra`): ddisisto/stremio-shell's memories declare
+# `dependencies: [project/overview.md]`, `references: [...]` and `superseded_by: x.md`,
+# lane-core/pane's `extends: analysis/polarity/_hub`. Not `supersedes:`, which names what
+# a memory replaced: often a memory since removed, which no reader is sent to.
+_LINK_KEYS = {
+    "dependencies": "depends_on",
+    "depends_on": "depends_on",
+    "references": "references",
+    "superseded_by": "superseded_by",
+    "extends": "extends",
+}
+_EVERY = frozenset({"all", "any", "none", "*"})  # every memory: a link only to one so named
 _CITATION_KEYS = {"path", "file", "target", "url", "line", "lines", "end_line", "snippet"}
 _CITATION_KEYS |= {"verified", "verified_at", "commit"}
 
@@ -360,8 +373,10 @@ def _citation_from_yaml(item: Any) -> Citation:
 
 def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
     links = []
-    for key in _READ_ONLY_KEYS:
+    for key in (*_READ_ONLY_KEYS, *_LINK_KEYS):
         value = doc.data.get(key)
+        if isinstance(value, str) and key in _LINK_KEYS:
+            value = [part for part in value.split(",") if part.strip()]  # `superseded_by: a, b`
         if isinstance(value, str | dict):
             value = [value]  # `related: other` names one memory
         if not isinstance(value, list):
@@ -370,12 +385,16 @@ def _frontmatter_links(doc: FrontmatterDocument) -> list[Link]:
         starts = block.items if block else ()
         for n, item in enumerate(value):
             line = starts[n] + 1 if n < len(starts) else (block.start + 1 if block else None)
-            kind = "related" if key == "related" else "link"
+            kind = _LINK_KEYS.get(key) or ("related" if key == "related" else "link")
             if isinstance(item, dict):
                 target = item.get("target") or item.get("path") or item.get("id")
                 kind = str(item.get("type") or kind)
             else:
                 target = item
-            if target:
-                links.append(Link(str(target), kind, LinkKind.FRONTMATTER, line))
+            if isinstance(target, str) and key in _LINK_KEYS:
+                target = target.strip().partition("#")[0]  # `x.md#section`: the memory x
+            if target:  # `related: [all]` (stremio-shell's index) means every memory
+                every = str(target).strip().casefold() in _EVERY
+                link_kind = LinkKind.NAMED if every else LinkKind.FRONTMATTER
+                links.append(Link(str(target), kind, link_kind, line))
     return links

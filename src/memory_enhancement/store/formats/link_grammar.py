@@ -93,6 +93,14 @@ PROSE_REF = re.compile(
     r"|`(?P<before>[\w@][\w.@/-]*)`\s*"
     r"(?:memory|memories|メモ|を参照|に記録|参照|记忆|記憶|메모리|참고|참조)"
 )
+# "See (also) `x`" in the European languages, only in a memory that is not plain ASCII
+# (links.extract_links): Portuguese "ver `x`", "veja `x`", "ver também `x`" (three links of
+# davidsonsilva/fintwin's project_overview: `ver `planning/vs10-...` para o detalhe`),
+# Spanish "véase", French "voir (aussi)", German "siehe (auch)", Italian "vedi", Dutch "zie".
+PROSE_REF_EU = re.compile(
+    r"(?<![\w])(?:[Vv]er|[Vv]eja|[Vv]ide|[Vv]éase|[Vv]oir|[Ss]iehe|[Vv]edi|[Zz]ie)"
+    r"(?:\s+(?:também|también|aussi|auch|anche|ook))?\s+`(?=[\w@])(?P<after>[\w.@/-]+)`"
+)
 # A list item that is a short label and nothing but `code` names after it: an index's
 # `- Bridge: `bridge_native_codemapper`, `bridge_rubic_codemapper`` (kynesyslabs/sdks),
 # `- **Sequent calculus:** `dissection_of_l`, `grokking_sequent_calculus`` (lane-core/pane).

@@ -52,6 +52,10 @@ def extract_links(
     may link to `_line_links` (most lines are blank, prose or plain list items).
     """
     lines = text.split("\n")
+    # g.PROSE_REF_EU only where it can be: Spanish, Portuguese, French, Italian and German
+    # prose hardly runs a paragraph without a letter such as á, ç, é, ü or ß, and a plain
+    # ASCII memory (the shared corpus, in English) is not searched for "ver `x`".
+    european = not text.isascii()
     if mask is None or len(mask) < len(lines) - 1:
         mask = fence_mask(lines)
     elif len(mask) < len(lines):
@@ -82,9 +86,11 @@ def extract_links(
                 related_level = level
             if "](" in line or "[[" in line or "mem:" in line:  # `#### [概览](memory:x)`
                 links.extend(inline_links(line, "link", i + 1 + line_offset))
+            if "`" in line:  # `## VS-10 — completo, ver `planning/x``
+                links.extend(_prose_refs(line, "link", i + 1 + line_offset, european))
             continue
         entry = item_match(line) if first in g.ITEM_STARTS else None
-        if not (related_level or _may_link(line, first, entry)):
+        if not (related_level or _may_link(line, first, entry, european)):
             continue
         number = i + 1 + line_offset
         in_related = bool(related_level) or section == g.RELATED
@@ -93,18 +99,21 @@ def extract_links(
             if ("](" in line or "[[" in line or "mem:" in line) and not g.ID_FIELD.match(line):
                 links.extend(inline_links(line, default_type, number))
             continue
-        links.extend(_line_links(line, entry, section, in_related, default_type, number))
+        links.extend(_line_links(line, entry, section, in_related, default_type, number, european))
     return links
 
 
-def _may_link(line: str, first: str, entry: re.Match[str] | None) -> bool:
+def _may_link(line: str, first: str, entry: re.Match[str] | None, european: bool) -> bool:
     """Cheap test that lets most lines skip the scan (outside related material): link
     syntax, a list item whose entry reads as a name, a table row naming something, or
     a `Related:` label. `first` is the line's first non-blank character, `entry` its
-    g.ITEM_ENTRY match."""
+    g.ITEM_ENTRY match, `european` whether the memory is not plain ASCII."""
     if "](" in line or "[[" in line or "mem:" in line:
         return True
-    if "`" in line and _may_refer(line) and g.PROSE_REF.search(line):
+    if "`" in line and (
+        (_may_refer(line) and g.PROSE_REF.search(line))
+        or (european and _sees_european(line) and g.PROSE_REF_EU.search(line))
+    ):
         return True
     if entry is not None:  # an item whose entry is a name, a `- Related:` or a name list label
         body = line[entry.end("marker") :]
@@ -124,6 +133,23 @@ def _labels(line: str) -> bool:
     if colon < 0:
         colon = line.find("：", 0, 36)
     return colon > 0 and is_related(line[:colon].strip().strip("*_ "))
+
+
+# The words of g.PROSE_REF_EU, as the word before a ` `` `: one set look-up per code span,
+# in the memories that are not plain ASCII.
+_SEE = ("ver", "veja", "vide", "véase", "voir", "siehe", "vedi", "zie")
+_SEE_WORDS = frozenset((*_SEE, "também", "también", "aussi", "auch", "anche", "ook"))
+
+
+def _sees_european(line: str) -> bool:
+    """Whether a word of g.PROSE_REF_EU stands before one of the line's code spans."""
+    at = line.find(" `")
+    while at > 0:
+        word = line[max(0, at - 8) : at].rpartition(" ")[2].lstrip("(*_>\"'«¿¡").lower()
+        if word in _SEE_WORDS:
+            return True
+        at = line.find(" `", at + 2)
+    return False
 
 
 def _may_refer(line: str) -> bool:
@@ -180,8 +206,10 @@ def _line_links(
     in_related: bool,
     default_type: str,
     number: int,
+    european: bool,
 ) -> list[Link]:
-    """The links and candidates of one line; `entry` is its g.ITEM_ENTRY match, if any."""
+    """The links and candidates of one line; `entry` is its g.ITEM_ENTRY match, if any;
+    `european`, whether the memory is not plain ASCII (g.PROSE_REF_EU)."""
     found: list[Link] = []
     body = line[entry.end("marker") :].strip() if entry is not None else None
     if body is None:
@@ -200,11 +228,8 @@ def _line_links(
         lead = lead or g.LEAD.match(body) or g.MD_ENTRY.match(body)
         if lead and ("rest" not in lead.re.groupindex or _is_lead(lead)):
             found.append(Link(lead["name"], default_type, LinkKind.ITEM, number))
-    if "`" in line and _may_refer(line):
-        for match in g.PROSE_REF.finditer(line):
-            name = match["name"] or match["after"] or match["before"]
-            if _name_like(name):
-                found.append(Link(name, default_type, LinkKind.NAMED, number))
+    if "`" in line:
+        found.extend(_prose_refs(line, default_type, number, european))
     if body is not None:
         # `- 관련 메모리: `a`(why), `b``: a label opening an item, as on a line of its own
         if in_related or _labels(body):
@@ -216,6 +241,21 @@ def _line_links(
     elif _labels(line):
         found.extend(Link(n, default_type, LinkKind.NAMED, number) for n in _names_in(line))
     return found if len(found) < 2 else list(_unique(found))
+
+
+def _prose_refs(line: str, default_type: str, number: int, european: bool) -> list[Link]:
+    """The names a sentence (or a heading) holding code sends the reader to (g.PROSE_REF,
+    and g.PROSE_REF_EU in a memory not plain ASCII): candidates, in line order."""
+    found: list[tuple[int, str]] = []
+    if _may_refer(line):
+        for match in g.PROSE_REF.finditer(line):
+            found.append((match.start(), match["name"] or match["after"] or match["before"]))
+    if european and _sees_european(line):
+        found.extend((match.start(), match["after"]) for match in g.PROSE_REF_EU.finditer(line))
+        found.sort()
+    return [
+        Link(name, default_type, LinkKind.NAMED, number) for _, name in found if _name_like(name)
+    ]
 
 
 def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
