@@ -252,7 +252,7 @@ def test_a_citation_written_before_its_code_was_committed_goes_stale_with_a_true
     repo.write_lines("src/b.py", ["# header", *CODE, "def b():", "    return compute(2)"])
     [check] = repo.verify(citation)
     assert check.status is Verdict.STALE
-    assert check.reason == "line 5 changed (line 6 reads `return compute(2)`)"
+    assert check.reason == "line 5 changed: it is line 6 now, which reads `return compute(2)`"
 
 
 def test_a_changed_line_whose_text_was_already_elsewhere_is_stale_not_moved(

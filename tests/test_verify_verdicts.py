@@ -134,7 +134,7 @@ def test_an_edited_line_below_inserted_lines_is_quoted_where_it_is_now(repo: Git
     repo.commit("header and bump")
     [check] = repo.verify(citation)
     assert check.status is Verdict.STALE
-    assert check.reason == "line 3 changed (line 4 reads `API_VERSION = 'v3'`)"
+    assert check.reason == "line 3 changed: it is line 4 now, which reads `API_VERSION = 'v3'`"
 
 
 def test_an_edited_range_below_inserted_lines_quotes_its_changed_line(repo: GitRepo) -> None:
@@ -144,7 +144,9 @@ def test_an_edited_range_below_inserted_lines_quotes_its_changed_line(repo: GitR
     repo.write_lines("src/app.py", lines)
     [check] = repo.verify(citation)
     assert check.status is Verdict.STALE
-    assert check.reason == "line 6 changed (line 8 reads `print(API_VERSION, flush=True)`)"
+    assert check.reason == (
+        "line 6 changed: it is line 8 now, which reads `print(API_VERSION, flush=True)`"
+    )
 
 
 # -- moved ----------------------------------------------------------------------

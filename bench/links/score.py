@@ -74,6 +74,10 @@ def tool_links(git_dir: Path, commit: str) -> list[tuple[str, int, str, str, str
 
 def score_store(entry: dict, labels: dict, show: bool) -> Counter[str]:
     git_dir = Path("/work/.mirror") / entry["repo"].replace("/", "+") / "repo"
+    if not git_dir.is_dir():  # named, not a traceback from `git archive`
+        raise SystemExit(
+            f"{entry['repo']} is not mirrored at {git_dir}: fetch github:{entry['repo']}"
+        )
     rows = tool_links(git_dir, labels["commit"])
     files = {memory_path(f): spec or {} for f, spec in (labels.get("files") or {}).items()}
     c: Counter[str] = Counter()

@@ -61,8 +61,8 @@ def stale(
     else:
         now = source.lines[line - 1].strip()
         text = f"now reads `{quote(now, snippet_line(citation, cited))}`" if now else "is blank"
-        if line != cited:
-            text = f"changed (line {line} {text.removeprefix('now ')})"
+        if line != cited:  # "line 314 reads" alone left readers asking what 314 was
+            text = f"changed: it is line {line} now, which {text.removeprefix('now ')}"
         reason = f"line {cited} {text}"
     return CitationCheck(citation, Verdict.STALE, path, None, where + reason, now=now)
 
