@@ -115,6 +115,7 @@ def search(
       memory-enhancement search ヘッドレス --tag frontend -n 3
       memory-enhancement search retries --min-holding 1 --json
     """
+    from memory_enhancement.core.verdicts import UNCOUNTED
     from memory_enhancement.service.serialize import hit_dict
 
     service = app().service()
@@ -136,7 +137,7 @@ def search(
         if result.verification is not None and result.verification.everything:  # mentions too
             v = result.verification
             note = "  [verified]" if v.valid else "  [STALE]"
-            counted = [c for c in v.everything if c.status.value != "skipped"]
+            counted = [c for c in v.everything if c.status.value not in UNCOUNTED]
             if counted:
                 held = sum(c.status.value in ("valid", "moved") for c in counted)
                 note += f" {held} of {len(counted)} hold"

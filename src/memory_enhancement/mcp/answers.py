@@ -121,16 +121,20 @@ def snippets_note(cut: int) -> str | None:
     )
 
 
-def page_note(what: str, offset: int, shown: int, total: int, order: str) -> str | None:
+def page_note(
+    what: str, offset: int, shown: int, total: int, order: str,
+    then: str = "offset={offset} for the next",
+) -> str | None:  # fmt: skip
     """`listed X 51-100 of 1026, ORDER: offset=100 for the next`, or None when nothing
-    lies beyond this page (and nothing before it was skipped)."""
+    lies beyond this page (and nothing before it was skipped). `then` is what brings the
+    next page, `{offset}` standing for its offset."""
     if total == 0 or (offset == 0 and shown >= total):
         return None
     if shown == 0:
         return f"offset {offset} is past the last of the {total} {what}"
     note = f"listed {what} {offset + 1}-{offset + shown} of {total}, {order}"
     if offset + shown < total:
-        note += f": offset={offset + shown} for the next"
+        note += ": " + then.format(offset=offset + shown)
     return note
 
 
@@ -195,11 +199,7 @@ def checks_page(entry: dict[str, Any], *, limit: int, offset: int, then: str) ->
     moved first; the note saying which page, or None when it holds them all. `then` is
     what brings the next page, `{offset}` standing for its offset."""
     total, shown = bound_checks(entry, limit=limit, offset=offset)
-    note = page_note("checks", offset, shown, total, "failed and moved first")
-    following = f": offset={offset + shown} for the next"
-    if note and note.endswith(following):
-        note = note.removesuffix(following) + ": " + then.format(offset=offset + shown)
-    return note
+    return page_note("checks", offset, shown, total, "failed and moved first", then)
 
 
 def hits_answer(hits: list[dict[str, Any]]) -> str | None:
