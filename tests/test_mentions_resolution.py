@@ -131,6 +131,18 @@ def test_the_file_list_reads_left_out_folders_as_one_folder_or_more() -> None:
     assert not files.resolve("q/.../Y.java").found
 
 
+def test_a_past_version_of_the_file_list_knows_its_own_folders() -> None:
+    """A list made from HEAD's by `changed` (a past commit's, as `prefetch_trees` makes
+    them) shares HEAD's index: its folders are those of its own files, the deleted ones
+    back and the added ones out (it answered with HEAD's first folders and raised
+    AttributeError for folders at any depth)."""
+    now = FileList(["src/app.py", "new/z.py", "a/b/c.py"])
+    then = now.changed(added=["new/z.py"], deleted=["old/lib/y.py"])
+    assert then.has_folder("old") and then.has_folder_named("lib")
+    assert not then.has_folder("new") and not then.has_folder_named("new")
+    assert now.has_folder("new") and not now.has_folder_named("lib")
+
+
 def test_a_path_of_many_left_out_folders_is_read_in_a_moment_not_tried_every_way() -> None:
     """Each `...` stood for a regular expression's `[^/]+(?:/[^/]+)*`: a memory writing a
     dozen of them, the file of its name deep in the repository but not fitting, made the

@@ -74,6 +74,7 @@ class FileList:
         other._names = self._names
         other._endings = None
         other._folders = None
+        other._all_folders = None
         other._added = frozenset(added)
         gone = [p for p in deleted if p not in self.files]
         other._deleted = {}
@@ -162,19 +163,26 @@ class FileList:
         return ending.lower() in self._endings
 
     def has_folder(self, name: str) -> bool:
-        """Whether a file of the list it was built from lies under this first folder."""
+        """Whether a file of this list lies under this first folder."""
         if self._folders is None:
-            paths = (p for found in self._by_name.values() for p in found)
-            self._folders = frozenset(p.split("/", 1)[0] for p in paths if "/" in p)
+            self._folders = frozenset(p.split("/", 1)[0] for p in self._paths() if "/" in p)
         return name in self._folders
 
     def has_folder_named(self, name: str) -> bool:
         """Whether a file of the list lies under a folder of this name, at any depth (a
         partial path may start at any folder: `api/venue.js` for `server/api/venue.js`)."""
         if self._all_folders is None:
-            paths = (p for found in self._by_name.values() for p in found)
-            self._all_folders = frozenset(f for p in paths for f in p.split("/")[:-1])
+            self._all_folders = frozenset(f for p in self._paths() for f in p.split("/")[:-1])
         return name in self._all_folders
+
+    def _paths(self) -> Iterable[str]:
+        """The files of this version: a list made by `changed` shares its base's index,
+        so the files added since are left out and the ones deleted since put back."""
+        added = self._added
+        for found in self._by_name.values():
+            yield from (p for p in found if p not in added)
+        for gone in self._deleted.values():
+            yield from gone
 
     def elided(self, path: str) -> Resolution:
         """The files a path with folders left out names (`src/main/java/.../x/Y.java`, as
