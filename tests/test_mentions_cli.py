@@ -124,6 +124,26 @@ def test_a_range_written_with_a_dash_or_words_is_moved_whole_by_fix(
     assert file.read_text(encoding="utf-8") == note.replace("10", "13").replace("12", "15")
 
 
+def test_later_lines_in_spans_of_their_own_are_verified_and_fixed_as_the_file_s(
+    repo: GitRepo, cli: Any
+) -> None:
+    """`` `src/app.py:10`, `:20` ``: the `:20` was no mention, left behind by `--fix`."""
+    note = "# Notes\n\n- `src/app.py:10`, `:20`, `:22-23` set it up\n"
+    file = repo.write(f"{STORE}/notes.md", note)
+    repo.commit("memory")
+    shift(repo)
+    found = json.loads(cli("verify", "notes", "--json").stdout)["mentions"]
+    assert [(m["line"], m["status"]) for m in found] == [
+        (10, "moved"),
+        (20, "moved"),
+        (22, "moved"),
+    ]
+    cli("verify", "notes", "--fix")
+    assert file.read_text(encoding="utf-8") == note.replace(":10`", ":13`").replace(
+        ":20`", ":23`"
+    ).replace(":22-23", ":25-26")
+
+
 def test_fix_moves_mentions_and_declared_citations_of_one_memory_in_one_write(
     repo: GitRepo, cli: Any
 ) -> None:

@@ -1,7 +1,7 @@
 """Mentions whose line is named in a European language's word, after the path as English
 writes `` `app.go` lines 28-76 ``: Spanish `línea`, Portuguese `linha`, French `ligne`,
-Italian `riga`, German `Zeile`, Russian `строка` (core/prose_mentions.py). Before these
-were read, a store written in those languages had its line numbers go unverified.
+Italian `riga`, German `Zeile`, Russian `строка`, Vietnamese `dòng` (core/prose_mentions.py).
+Before these were read, a store written in those languages had its line numbers go unverified.
 
 The lines of the first test are the forms as found in real memories with `find_string`
 (`` `dian.go` línea 125 ``, `` `route.ts` Zeile 48 ``, `` `mockup-crm.html` строки 37-65 ``),
@@ -74,6 +74,22 @@ from verify_support import STORE, GitRepo, code, coded
             [("mockup-crm.html", 37, 65, "words", ["37", "65"])],
         ),
         ("см. `release.yml` (строке 193)", [("release.yml", 193, None, "words", ["193"])]),
+        (
+            "- `payroll.service.ts` dòng 624–625: field được map",
+            [("payroll.service.ts", 624, 625, "words", ["624", "625"])],
+        ),
+        (
+            "(`chat_service.py` dòng 248, 303 và 351): trong",
+            [
+                ("chat_service.py", 248, None, "words", ["248"]),
+                ("chat_service.py", 303, None, "list", ["303"]),
+                ("chat_service.py", 351, None, "list", ["351"]),
+            ],
+        ),
+        (
+            "**File:** `src/hooks/live/useLiveRecording.ts` Dòng 117",
+            [("src/hooks/live/useLiveRecording.ts", 117, None, "words", ["117"])],
+        ),
     ],
 )
 def test_each_european_line_word_after_a_path_is_a_mention_with_its_digits_marked(
@@ -100,6 +116,8 @@ def test_each_european_line_word_after_a_path_is_a_mention_with_its_digits_marke
         "`Analise.py` linha por linha, 3 vezes",
         "`qdrant.ts` — `ensureCollection()` righe 69-92",  # words between
         "`Student` ligne 3 dans la base",  # not a file
+        "- `x.py` (120 dòng)",  # a length
+        "`x.py` dòng ~1182 render",  # an estimate
     ],
 )
 def test_lengths_and_estimates_in_european_words_are_not_line_numbers(line: str) -> None:
@@ -133,6 +151,7 @@ NOTE = [
     "- `src/app.py` (líneas 12-13 y 15)",  # moved, a list
     "- `src/app.py` Zeile 20 wurde geändert",  # stale
     "- `src/app.py` строки 25-26 — инициализация",  # moved
+    "- `src/app.py` dòng 27: khởi tạo",  # moved
 ]
 
 
@@ -162,6 +181,7 @@ def test_european_word_forms_are_judged_from_history_and_fixed_in_their_digits(
         "15": "moved",
         "src/app.py` Zeile 20": "stale",
         "src/app.py` строки 25-26": "moved",
+        "src/app.py` dòng 27": "moved",
     }
     cli("verify", "notas", "--fix")
     assert repo.lines(f"{STORE}/notas.md") == [
@@ -171,4 +191,5 @@ def test_european_word_forms_are_judged_from_history_and_fixed_in_their_digits(
         "- `src/app.py` (líneas 15-16 y 18)",
         "- `src/app.py` Zeile 20 wurde geändert",  # stale: left for a person
         "- `src/app.py` строки 28-29 — инициализация",
+        "- `src/app.py` dòng 30: khởi tạo",
     ]

@@ -90,6 +90,24 @@ def test_a_list_after_a_colon_form_is_one_mention_per_item_with_only_its_numbers
         assert text[mention.column : mention.column + len(mention.text)] == mention.text
 
 
+def test_later_lines_of_the_file_in_spans_of_their_own_are_items_of_its_list() -> None:
+    """`` `run.py:170`, `:208` ``, as real memories write it (`mdio-qca.c:554`, `:622`): the
+    `:208` was read as nothing, its line never verified nor fixed."""
+    text = "in `h/run.py:170`, `:208`, `:230-235`, `h/utils.py:36` and `:back`"
+    found = find_mentions(text)
+    assert [(m.path, m.start, m.end, m.form) for m in found] == [
+        ("h/run.py", 170, None, "colon"),
+        ("h/run.py", 208, None, "list"),
+        ("h/run.py", 230, 235, "list"),
+        ("h/utils.py", 36, None, "colon"),
+    ]
+    assert [m.text for m in found] == ["h/run.py:170", "208", "230-235", "h/utils.py:36"]
+    for mention in found:
+        assert text[mention.column : mention.column + len(mention.text)] == mention.text
+    assert relocated(found[2], 240, 245) == "240-245"
+    assert [m.start for m in find_mentions("h/run.py:170, `:208` unbalanced")] == [170]
+
+
 def test_a_blob_url_is_a_mention_naming_its_repository_ref_and_path() -> None:
     url = "https://github.com/Acme/Widget/blob/main/src/app.py#L25-L30"
     mention = one(f"see {url}.")

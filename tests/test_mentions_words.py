@@ -56,6 +56,26 @@ from verify_support import STORE, GitRepo, code, coded
             "`x.py` (lines 255 and 272). Originally",
             [("x.py", 255, None, "words", ["255"]), ("x.py", 272, None, "list", ["272"])],
         ),
+        (  # the `and` after a comma's item no longer makes that item prose: 12 and 14 were lost
+            "`x.py` (lines 10, 12 and 14)",
+            [
+                ("x.py", 10, None, "words", ["10"]),
+                ("x.py", 12, None, "list", ["12"]),
+                ("x.py", 14, None, "list", ["14"]),
+            ],
+        ),
+        (
+            "`x.py` lines 10-12, 14-16 and 20",
+            [
+                ("x.py", 10, 12, "words", ["10", "12"]),
+                ("x.py", 14, 16, "list", ["14", "16"]),
+                ("x.py", 20, None, "list", ["20"]),
+            ],
+        ),
+        (  # a range followed by a word is prose whole: it was read as line 14
+            "`x.py` lines 10-12, 14-16 changed",
+            [("x.py", 10, 12, "words", ["10", "12"])],
+        ),
         (
             "Line 316 of `generation.py` hardcoded it",
             [("generation.py", 316, None, "words", ["316"])],

@@ -42,6 +42,10 @@ _SEGMENT = r"[A-Za-z0-9_.@~+-]+"
 # A range's dash; Japanese and Chinese write `app.py:10〜12` (wave dash), `app.py:1～55`
 # (full-width tilde) or `~`, as in prose's word forms.
 _TO = prose.TO
+# Later lines of the same file in spans of their own: `` `run.py:170`, `:208`, `:235` `` (a
+# form of real memories, 3 of 10 `find_string` hits of `` `, `: ``); the items are read from
+# the digits as the comma's are.
+_MORE_SPANS = rf"`,[ ]?`:\d{{1,7}}(?:{_TO}\d{{1,7}})?(?=`)"
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_./@~+\\\-\])])"  # nor after `]`, `)`: see prose.FOLDERS
     rf"(?P<path>(?:\.{{1,2}}/|/)?{prose.FOLDERS}(?:{prose.BRACKETED})?{_SEGMENT})"
@@ -49,7 +53,7 @@ _MENTION = re.compile(
     r"\#L(?P<a1>\d{1,7})(?:C\d{1,5})?(?:[-–]L?(?P<a2>\d{1,7})(?:C\d{1,5})?)?"
     r"|"
     rf":L?(?P<c1>\d{{1,7}})(?:{_TO}L?(?P<c2>\d{{1,7}})|:(?P<col>\d{{1,5}}))?"
-    rf"(?P<more>(?:,[ ]?\d{{1,7}}(?:{_TO}\d{{1,7}})?)*)"
+    rf"(?P<more>(?:,[ ]?\d{{1,7}}(?:{_TO}\d{{1,7}})?|{_MORE_SPANS})*)"
     r")(?![0-9])"
 )
 _ITEM = re.compile(rf"(\d+)(?:{_TO}(\d+))?")

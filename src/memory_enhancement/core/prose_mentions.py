@@ -43,15 +43,17 @@ Session 25 (bench/mentions/survey_forms.py over 91 stores) added the joining wor
 possessives `の` / `的` / `의` before a word form; `app.rs의 30행` stays unread (`N행` is as
 often a length), and so do table cells (`| path | L273-293 |`, the column says what it is).
 
-Other European languages write the word after the path the English way, in their own words:
-Spanish `` `dian.go` línea 125 ``, `` `settings.py` (líneas 283-284) ``, Portuguese `` `init.php`
-linha 34 ``, French `` `index.ts` ligne 1622 ``, Italian `` `Finder.ts` righe 141-155 ``, German
-`` `route.ts` Zeile 48 ``, `` `bambu-mqtt.ts` Zeilen 14-23 und 66-114 ``, Russian
-`` `ProductCard.tsx` строка 55 ``, `` `mockup-crm.html` строки 37-65 `` (forms found with
-`find_string` in real memories), lists joined by their `and` (`y`, `e`, `et`, `und`, `и`). Only
-after the path: the number comes right after the word, as in English, so `(120 líneas)`, `250
-строк` (lengths) are not read, nor `línea ~651` (an estimate). They are looked for only in a
-memory holding a European letter (european()): English memories do not pay for them.
+Other languages in Latin or Cyrillic letters write the word after the path the English way, in
+their own words: Spanish `` `dian.go` línea 125 ``, `` `settings.py` (líneas 283-284) ``,
+Portuguese `` `init.php` linha 34 ``, French `` `index.ts` ligne 1622 ``, Italian `` `Finder.ts`
+righe 141-155 ``, German `` `route.ts` Zeile 48 ``, `` `bambu-mqtt.ts` Zeilen 14-23 und 66-114
+``, Russian `` `ProductCard.tsx` строка 55 ``, `` `mockup-crm.html` строки 37-65 ``, Vietnamese
+`` `payroll.service.ts` dòng 624–625 ``, `` `chat_service.py` dòng 248, 303 `` (forms found with
+`find_string` in real memories: of 20 hits of `` .ts` dòng `` and `` .py` dòng ``, 12 a line
+number right after, session 33), lists joined by their `and` (`y`, `e`, `et`, `und`, `и`, `và`).
+Only after the path: the number comes right after the word, as in English, so `(120 líneas)`,
+`250 строк` (lengths) are not read, nor `línea ~651` (an estimate). They are looked for only in
+a memory holding a European letter (european()): English memories do not pay for them.
 
 Each mention records where its digits are, as core/mentions.py does, so `--fix`
 rewrites the numbers and leaves the words alone.
@@ -90,9 +92,14 @@ _ENDS = r"(?![0-9A-Za-z_]|\.[0-9])"
 def _list(ands: str, prose: str, about: str) -> tuple[str, str]:
     """The later items of a list after the first number: `, 95-97` (any number of them), then
     one joined by a word of `ands` (` and 272`); `prose`, after an item, makes it a word of a
-    sentence instead (`line 64, 3 tests`); `about` may stand before a number (`~432`)."""
-    item = rf"{about}\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}{prose}"
-    return rf"(?:,[ \t]?{item})*", rf"(?:,?[ \t]{ands}[ \t]{item})?"
+    sentence instead (`line 64, 3 tests`), unless that word is the `and` before the last item
+    (`lines 10, 12 and 14`: the 12 was taken for prose, and the list read as line 10 alone);
+    `about` may stand before a number (`~432`). A range is an item whole or not at all: `, 14-16
+    changed` is prose, where backtracking read it as line 14."""
+    number = rf"{about}\d{{1,7}}(?:{_DASH}\d{{1,7}})?{_ENDS}(?!{_DASH}\d)"
+    last = rf"{number}{prose}"
+    item = rf"{number}(?:(?=,?[ \t]{ands}[ \t]{last})|{prose})"
+    return rf"(?:,[ \t]?{item})*", rf"(?:,?[ \t]{ands}[ \t]{last})?"
 
 
 # Further items of a list: `, 95-97`, ` and 272`, ` and ~432` (`, L104` after an `L` number); an
@@ -139,9 +146,11 @@ _BEFORE = (
     rf"(?:\*\*)?[ \t]+(?:of|in)[ \t]+(?:`|\*\*?)?{_BEFORE_PATH}{_PATH}"
 )
 # The European words (module docstring); an item followed by a word in any script is prose.
-_EU_WORD = r"(?:[Ll][ií]neas?|[Ll]inhas?|[Ll]ignes?|[Rr]ig(?:a|he)|Zeilen?|[Сс]трок(?:а|е|и|у|ах))"
+_EU_WORD = (
+    r"(?:[Ll][ií]neas?|[Ll]inhas?|[Ll]ignes?|[Rr]ig(?:a|he)|Zeilen?|[Сс]трок(?:а|е|и|у|ах)|[Dd]òng)"
+)
 _EU_PROSE = r"(?![ \t]*[^\W\d_])"
-_EU_ITEMS, _EU_AND = _list("(?:and|y|e|et|und|и)", _EU_PROSE, about="")
+_EU_ITEMS, _EU_AND = _list("(?:and|y|e|et|und|и|và)", _EU_PROSE, about="")
 _AFTER_EU = (
     _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
     rf"{_EU_WORD}[ \t]+(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
@@ -193,10 +202,11 @@ _CJK_HINTS = (r"行(?:[ \t]?\d|目)", r"第[ \t]?\d", r"라인[ \t]?\d", r"번�
 # Cyrillic (european()): as five literal scans in every memory they cost indexing the shared
 # corpus 110 million instructions (2.5%), for English memories that hold none of these
 # words; Spanish, Portuguese, French, Italian, German and Russian prose hardly runs a
-# paragraph without such a letter (á, ç, é, ü, ß, д). In the few memories that have one, a
-# single pattern (slower per character than a literal, but compiled once, when the first
-# such memory is met: compiling each word's own hint, for text and bytes, cost 10 million).
-_EU_HINT = r"(?:eilen?|ignes?|inhas?|neas?|rig(?:a|he)|трок(?:а|е|и|у|ах))[ \t]+\d"
+# paragraph without such a letter (á, ç, é, ü, ß, д; Vietnamese's `dòng` holds one itself).
+# In the few memories that have one, a single pattern (slower per character than a literal,
+# but compiled once, when the first such memory is met: compiling each word's own hint, for
+# text and bytes, cost 10 million).
+_EU_HINT = r"(?:eilen?|ignes?|inhas?|neas?|rig(?:a|he)|трок(?:а|е|и|у|ах)|òng)[ \t]+\d"
 ASCII_HINTS = tuple(map(re.compile, _ASCII_HINTS))
 CJK_HINTS = tuple(map(re.compile, _CJK_HINTS))
 

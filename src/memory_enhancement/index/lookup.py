@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import sqlite3
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError, NotFoundError
@@ -67,7 +69,27 @@ def find(index: Index, state: State, reference: str) -> str:
             path = queries.path_of(conn, text)
         if path is not None:
             return path
-    raise NotFoundError(f"memory not found: {reference!r} (store {store.root})")
+    with index.connect() as conn:
+        near = _near(conn, text)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    raise NotFoundError(f"memory not found: {reference!r} (store {store.root}){hint}")
+
+
+def _near(conn: sqlite3.Connection, text: str) -> list[str]:
+    """Up to three memories a shortened or mistyped name may have meant: those whose path
+    holds what was typed (`xml-save-mechanism` for `xml-save-mechanism-_originalXml`, the
+    long names Serena stores keep), else the closest by difflib's ratio. A person who
+    mistyped one letter was told only "not found", and had to `list` a store of 23 to
+    find the name."""
+    wanted = text.casefold().strip("/")
+    if not wanted:
+        return []
+    paths = sorted(str(p) for (p,) in conn.execute("SELECT path FROM memories"))
+    holding = sorted((p for p in paths if wanted in p.casefold()), key=len)
+    if holding:
+        return holding[:3]
+    folded = {p.casefold(): p for p in paths}
+    return [folded[p] for p in difflib.get_close_matches(wanted, list(folded), n=3, cutoff=0.75)]
 
 
 def serena_reference(store: Store, text: str) -> str | None:

@@ -132,6 +132,11 @@ def one_named(files_now: Callable[[], FileList], repo: Repository, name: str) ->
     return found if found is not None and repo.stamp(found) is not None else None
 
 
+def listed(files_now: Callable[[], FileList], path: str) -> bool:
+    """Whether git lists the file now: one the work tree lacks is a deletion not committed."""
+    return path in files_now().files
+
+
 def _there(mention: Mention, path: str, note: str, commit: str | None = None) -> CitationCheck:
     """Valid: the file is there (`path`, where the path as written resolves)."""
     named = f" (as {path})" if path != mention.path else ""

@@ -287,13 +287,19 @@ class Ask:
     prefix: str = ""
 
     def explain(
-        self, check: CitationCheck, one_named: Callable[[str], str | None] | None = None
+        self,
+        check: CitationCheck,
+        one_named: Callable[[str], str | None] | None = None,
+        listed: Callable[[str], bool] | None = None,
     ) -> CitationCheck:
         """The Verifier's verdict told as a mention's: when it was written, and what the
         line said then next to what it says now. `one_named`: the one file of a name in the
         work tree now, if one (a deleted file's code often lives on under its name in
         another folder: MongLong0214/stock-ai-newsletter's `scripts/tli/` file went into
-        `scripts/tli/comparison/`), for a `missing` verdict to say where to look."""
+        `scripts/tli/comparison/`), for a `missing` verdict to say where to look. `listed`:
+        whether git still lists a file, so that one deleted from the work tree and not
+        committed is said so (a person who reads "deleted after the memory line was
+        written (dfbb954)" looks in `git log` for a deletion that is not there)."""
         reason = check.reason
         commit = (self.citation.commit or "")[:7]
         if self.citation.line is None and check.status is Verdict.MOVED:  # a whole file
@@ -312,6 +318,8 @@ class Ask:
         elif check.status is Verdict.MISSING:
             target = self.citation.target
             reason = f"{target} was deleted after the memory line was written ({commit})"
+            if listed is not None and listed(target):
+                reason += ": from the work tree, not committed yet (git still lists it)"
             elsewhere = one_named(target.rpartition("/")[2]) if one_named else None
             if elsewhere is not None and elsewhere != target:
                 reason += f"{ELSEWHERE}{elsewhere}"

@@ -241,11 +241,11 @@ class MentionJudge:
         )
         judged = []
         one = partial(file_checks.one_named, self._files_now, self.repo)  # for `missing`
+        listed = partial(file_checks.listed, self._files_now) if self.git else None  # as well
         for n, row in enumerate(drafts):
-            checks = iter(answers.get(n, ()))
-            judged.append(
-                [d if isinstance(d, CitationCheck) else d.explain(next(checks), one) for d in row]
-            )
+            got = iter(answers.get(n, ()))
+            told = (d.explain(next(got), one, listed) if isinstance(d, Ask) else d for d in row)
+            judged.append(list(told))
         if git is not None:
             follow_line_maps(git, self.repo, drafts, judged)
         return [tuple(row) for row in judged]
