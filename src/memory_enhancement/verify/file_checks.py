@@ -46,6 +46,11 @@ from memory_enhancement.verify.mention_history import (
 )
 from memory_enhancement.verify.repo import Repository
 
+# What a file mention of a path no file had, then or now, may be; deletions.py narrows it
+# to what git knows (the file was deleted before the memory line, or created and deleted
+# after it).
+NOT_THEN = "not a file of this repository then (removed before, to be created, an example)"
+
 
 def settled_now(
     mention: Mention, folder: str, files_now: Callable[[], FileList], repo: Repository
@@ -114,7 +119,7 @@ def decide(
         return check(mention, plain, Verdict.SKIPPED, reason)
     reason = (
         f"no file {mention.path} now nor when the memory line was written ({commit[:7]}): "
-        "not a file of this repository then (removed before, to be created, an example)"
+        f"{NOT_THEN}"
     )
     # A wrong folder reads the same; the one file of that name says where to look (kahwei-
     # loo/doctify: `frontend/src/features/knowledge-base/pages/KnowledgeBasePage.tsx` for

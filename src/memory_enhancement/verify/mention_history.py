@@ -287,13 +287,17 @@ class Ask:
     prefix: str = ""
 
     def explain(
-        self, check: CitationCheck, one_named: Callable[[str], str | None] | None = None
+        self,
+        check: CitationCheck,
+        one_named: Callable[[str], str | None] | None = None,
+        deleted: Callable[[str, str], object | None] | None = None,
     ) -> CitationCheck:
         """The Verifier's verdict told as a mention's: when it was written, and what the
         line said then next to what it says now. `one_named`: the one file of a name in the
         work tree now, if one (a deleted file's code often lives on under its name in
         another folder: MongLong0214/stock-ai-newsletter's `scripts/tli/` file went into
-        `scripts/tli/comparison/`), for a `missing` verdict to say where to look."""
+        `scripts/tli/comparison/`), for a `missing` verdict to say where to look;
+        `deleted`: the commit that deleted a file there at a commit (deletions.py)."""
         reason = check.reason
         commit = (self.citation.commit or "")[:7]
         if self.citation.line is None and check.status is Verdict.MOVED:  # a whole file
@@ -311,7 +315,9 @@ class Ask:
             check = replace(check, status=Verdict.STALE, current_path=check.renamed_to)
         elif check.status is Verdict.MISSING:
             target = self.citation.target
-            reason = f"{target} was deleted after the memory line was written ({commit})"
+            by = deleted(target, self.citation.commit or "") if deleted else None
+            when = f" in {by}," if by is not None else ""
+            reason = f"{target} was deleted{when} after the memory line was written ({commit})"
             elsewhere = one_named(target.rpartition("/")[2]) if one_named else None
             if elsewhere is not None and elsewhere != target:
                 reason += f"{ELSEWHERE}{elsewhere}"

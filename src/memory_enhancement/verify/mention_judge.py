@@ -30,7 +30,7 @@ from memory_enhancement.core.verdict_rows import (
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
-from memory_enhancement.verify import file_checks
+from memory_enhancement.verify import deletions, file_checks
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
@@ -241,11 +241,12 @@ class MentionJudge:
         )
         judged = []
         one = partial(file_checks.one_named, self._files_now, self.repo)  # for `missing`
+        folders = [item.folder if item is not None else "" for item in found]
+        gone = deletions.deletions(self.git, *deletions.asked(drafts, answers, folders))
         for n, row in enumerate(drafts):
             checks = iter(answers.get(n, ()))
-            judged.append(
-                [d if isinstance(d, CitationCheck) else d.explain(next(checks), one) for d in row]
-            )
+            judged.append([deletions.retold(d, folders[n], gone) if isinstance(d, CitationCheck)
+                           else d.explain(next(checks), one, gone.after) for d in row])  # fmt: skip
         if git is not None:
             follow_line_maps(git, self.repo, drafts, judged)
         return [tuple(row) for row in judged]
@@ -390,8 +391,7 @@ class MentionJudge:
 
 
 def files_now(git: Git | None, repo: Repository) -> FileList:
-    """The repository's files now, without a history open: git's list, or a walk of the
-    folder without git."""
+    """The repository's files now, without a history open: git's list, or a folder walk."""
     if git is not None:
         from memory_enhancement.verify.blame import GitHistory
 

@@ -1,0 +1,137 @@
+"""Mention reasons that name the commit git deleted a file in (verify/deletions.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.service import MemoryService
+from memory_enhancement.store.disk import Store
+from memory_enhancement.store.state import State
+from memory_enhancement.verify import git_objects
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.repo import Repository
+from verify_support import FIXED_NOW, STORE, GitRepo, code
+
+
+def verdicts(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
+    service = MemoryService(
+        Store(repo.store_root), Repository(repo.root), state=state or State(None),
+        clock=lambda: FIXED_NOW,
+    )  # fmt: skip
+    result = service.verify("notes").results[0]
+    return {c.mention.text: c for c in result.mentions if c.mention is not None}
+
+
+def day(repo: GitRepo, sha: str) -> str:
+    return repo.git("log", "-1", "--format=%cs", sha).strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "project")
+    for name in ["src/app.py", "src/gone.py", "src/later.py", "docs/old.md"]:
+        repo.write_lines(name, code(name, 10))
+    repo.commit("code")
+    return repo
+
+
+def test_a_missing_mention_names_the_commit_that_deleted_its_file_not_the_memory_lines(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """122sp7/xuanwu-app: `app/layout.tsx was deleted after the memory line was written
+    (998e61d)` named the memory's own commit; the file went in a merge a week later.
+    One `git log` answers for every such file of the run."""
+    repo.write_lines(
+        f"{STORE}/notes.md",
+        ["# Notes", "", "- src/gone.py:3 and `src/gone.py`", "- src/later.py:2", "- `src/app.py`"],
+    )
+    written = repo.commit("memory")
+    repo.commit("something else")
+    (repo.root / "src/gone.py").unlink()
+    deleted = repo.commit("delete gone.py")
+    repo.git("checkout", "-q", "-b", "side")
+    (repo.root / "src/later.py").unlink()
+    repo.commit("delete later.py on a branch")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    merged = repo.head()
+    logs: list[tuple[str, ...]] = []
+    real = git_objects.run_git_bytes
+
+    def counting(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
+        if args[0] == "log" and "--diff-filter=D" in args:
+            logs.append(args)
+        return real(git, *args, stdin=stdin)
+
+    monkeypatch.setattr(git_objects, "run_git_bytes", counting)
+    found = verdicts(repo)
+    told = f"in {deleted[:7]}, {day(repo, deleted)}, after the memory line was written"
+    for text in ("src/gone.py:3", "src/gone.py"):
+        assert found[text].status is Verdict.MISSING
+        assert found[text].reason == f"src/gone.py was deleted {told} ({written[:7]})"
+    later = found["src/later.py:2"]
+    assert later.status is Verdict.MISSING
+    assert f"deleted in merge {merged[:7]}, {day(repo, merged)}, after" in later.reason
+    assert len(logs) == 1
+
+
+def test_a_skipped_file_mention_says_what_git_knows_of_its_path_instead_of_every_guess(
+    repo: GitRepo,
+) -> None:
+    """rjmurillo/ai-agents: 130 file mentions were skipped as "not a file of this
+    repository then (removed before, to be created, an example)", 34 of them paths git
+    had deleted (32 before the memory line, 2 created after it and deleted since)."""
+    (repo.root / "docs/old.md").unlink()
+    removed = repo.commit("remove old.md")
+    repo.write_lines(
+        f"{STORE}/notes.md",
+        ["# Notes", "", "- `docs/old.md` was removed", "- `docs/plan.md` is planned",
+         "- `docs/never.md` is an example"],
+    )  # fmt: skip
+    written = repo.commit("memory")
+    repo.write_lines("docs/plan.md", ["# plan"])
+    repo.commit("plan.md written")
+    (repo.root / "docs/plan.md").unlink()
+    dropped = repo.commit("plan.md dropped")
+    found = verdicts(repo)
+    assert {k: c.status for k, c in found.items()} == {
+        "docs/old.md": Verdict.SKIPPED,
+        "docs/plan.md": Verdict.SKIPPED,
+        "docs/never.md": Verdict.SKIPPED,
+    }
+    head = f"now nor when the memory line was written ({written[:7]}): "
+    assert found["docs/old.md"].reason == (
+        f"no file docs/old.md {head}deleted before it was written, in {removed[:7]}, "
+        f"{day(repo, removed)}"
+    )
+    assert found["docs/plan.md"].reason == (
+        f"no file docs/plan.md {head}created after it was written and deleted in "
+        f"{dropped[:7]}, {day(repo, dropped)}"
+    )
+    assert found["docs/never.md"].reason.endswith("(removed before, to be created, an example)")
+
+
+def test_a_rerun_keeps_the_deleting_commit_and_asks_git_for_no_deletions(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "- src/gone.py:3"])
+    repo.commit("memory")
+    (repo.root / "src/gone.py").unlink()
+    deleted = repo.commit("delete gone.py")
+    state = State(repo.root / "state.db")
+    first = verdicts(repo, state)["src/gone.py:3"]
+    assert f"deleted in {deleted[:7]}" in first.reason
+    asked: list[str] = []
+    real = git_objects.run_git_bytes
+
+    def counting(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
+        asked.append(args[0])
+        return real(git, *args, stdin=stdin)
+
+    monkeypatch.setattr(git_objects, "run_git_bytes", counting)
+    again = verdicts(repo, state)["src/gone.py:3"]
+    assert (again.status, again.reason) == (first.status, first.reason)
+    assert "log" not in asked
