@@ -135,3 +135,34 @@ def test_a_rerun_keeps_the_deleting_commit_and_asks_git_for_no_deletions(
     again = verdicts(repo, state)["src/gone.py:3"]
     assert (again.status, again.reason) == (first.status, first.reason)
     assert "log" not in asked
+
+
+def test_a_file_recreated_under_a_longer_path_is_pointed_to_with_the_cited_line_found(
+    repo: GitRepo,
+) -> None:
+    """122sp7/xuanwu-app: `app/layout.tsx` went to `src/app/layout.tsx` in a commit that
+    rewrote it (no rename git pairs), beside another `layout.tsx`: the mention was
+    `missing` with no hint. It stays `missing`; its reason says where the cited line is."""
+    repo.write_lines("app/layout.tsx", code("layout", 10))
+    repo.write_lines("app/shell/layout.tsx", ["shell = 1"])
+    repo.write_lines(
+        f"{STORE}/notes.md",
+        ["# Notes", "", "- app/layout.tsx:3 and app/layout.tsx:4-5", "- app/layout.tsx:9"],
+    )
+    repo.commit("memory")
+    (repo.root / "app/layout.tsx").unlink()
+    moved = [f"fresh_{n} = {n}" for n in range(20)]
+    moved[6:6] = ["  layout_3 = 3", "layout_4 = 4", "layout_5 = 5"]
+    repo.write_lines("src/app/layout.tsx", moved)
+    repo.commit("app/ moved to src/app/, rewritten")
+    state = State(repo.root / "state.db")
+    found = verdicts(repo, state)
+    pointer = "; the one file ending in app/layout.tsx now is src/app/layout.tsx"
+    assert found["app/layout.tsx:3"].status is Verdict.MISSING
+    assert found["app/layout.tsx:3"].reason.endswith(f"{pointer}, which has that line at 7")
+    assert found["app/layout.tsx:4-5"].reason.endswith(f"{pointer}, which has those lines at 8-9")
+    assert found["app/layout.tsx:9"].reason.endswith(pointer)  # not there: the file alone
+    moved[6] = "layout_3 = 'changed'"
+    repo.write_lines("src/app/layout.tsx", moved)  # the file pointed to changes: told again
+    again = verdicts(repo, state)
+    assert again["app/layout.tsx:3"].reason.endswith(pointer)

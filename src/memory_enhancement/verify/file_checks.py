@@ -34,7 +34,7 @@ from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.mention_cache import ELSEWHERE
+from memory_enhancement.verify.mention_cache import ELSEWHERE, ENDING, HAS, NOW_IS
 from memory_enhancement.verify.mention_checks import ambiguous, check, submodule
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
@@ -128,6 +128,51 @@ def decide(
     if named is not None:
         reason += f"{ELSEWHERE}{named}"
     return check(mention, plain, Verdict.SKIPPED, reason, commit)
+
+
+def pointer(
+    files_now: Callable[[], FileList], repo: Repository, gone: str, then: str | None
+) -> str:
+    """What a `missing` reason adds about where a gone file's code may live now: the one
+    file of the work tree whose path ends as the gone one's did, its longest such ending
+    first (122sp7/xuanwu-app moved `app/layout.tsx` to `src/app/layout.tsx` in a commit git
+    does not pair as a rename, and two files are named `layout.tsx`), and when that file
+    holds the cited lines as they read when written (`then`), where: once only, compared
+    without spaces, blank lines not looked for. "" when no one file is there."""
+    parts = gone.split("/")
+    found = None
+    for n in range(len(parts)):
+        ending = "/".join(parts[n:])
+        where = files_now().resolve(ending)
+        if where.candidates:
+            break
+        if where.path is not None and where.path != gone and repo.stamp(where.path) is not None:
+            found = (ending, where.path)
+            break
+    if found is None:
+        return ""
+    ending, path = found
+    told = f"{ELSEWHERE}{path}" if "/" not in ending else f"{ENDING}{ending}{NOW_IS}{path}"
+    at = _holds(repo, path, then) if then is not None else None
+    if at is not None:
+        first, last = at
+        told += (
+            f"{HAS}that line at {first}" if first == last else f"{HAS}those lines at {first}-{last}"
+        )
+    return told
+
+
+def _holds(repo: Repository, path: str, then: str) -> tuple[int, int] | None:
+    """Where a file now holds these lines, compared without spaces: (first, last) when
+    exactly once and not all blank, else None."""
+    wanted = ["".join(line.split()) for line in then.split("\n")]
+    source = repo.read(path)
+    if not any(wanted) or not source.is_text:
+        return None
+    now = ["".join(line.split()) for line in source.lines]
+    size = len(wanted)
+    found = [n for n in range(len(now) - size + 1) if now[n : n + size] == wanted]
+    return (found[0] + 1, found[0] + size) if len(found) == 1 else None
 
 
 def one_named(files_now: Callable[[], FileList], repo: Repository, name: str) -> str | None:

@@ -240,7 +240,7 @@ class MentionJudge:
             zip(waiting, (r.checks for r in verifier.verify_memories(asked)), strict=True)
         )
         judged = []
-        one = partial(file_checks.one_named, self._files_now, self.repo)  # for `missing`
+        one = partial(file_checks.pointer, self._files_now, self.repo)  # for `missing`
         folders = [item.folder if item is not None else "" for item in found]
         gone = deletions.deletions(self.git, *deletions.asked(drafts, answers, folders))
         for n, row in enumerate(drafts):
