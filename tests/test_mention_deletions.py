@@ -166,3 +166,26 @@ def test_a_file_recreated_under_a_longer_path_is_pointed_to_with_the_cited_line_
     repo.write_lines("src/app/layout.tsx", moved)  # the file pointed to changes: told again
     again = verdicts(repo, state)
     assert again["app/layout.tsx:3"].reason.endswith(pointer)
+
+
+def test_a_file_deleted_and_not_committed_names_no_older_deletion_of_its_path(
+    repo: GitRepo,
+) -> None:
+    """No commit deleted it yet: an older deletion of the same path (the file came back
+    since) is not the one, even for a memory line written on a merged branch, whose place
+    on the first-parent line cannot tell which deletion came after it."""
+    (repo.root / "src/gone.py").unlink()
+    repo.commit("gone.py deleted")
+    repo.write_lines("src/gone.py", code("src/gone.py", 10))
+    repo.commit("gone.py back")
+    repo.git("checkout", "-q", "-b", "notes")
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "- src/gone.py:3"])
+    written = repo.commit("memory, on a branch")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge notes", "notes")
+    (repo.root / "src/gone.py").unlink()  # not committed
+    found = verdicts(repo)["src/gone.py:3"]
+    assert found.status is Verdict.MISSING
+    assert found.reason == (
+        f"src/gone.py was deleted after the memory line was written ({written[:7]})"
+    )

@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from memory_enhancement.core.file_list import normalize
+from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.file_checks import NOT_THEN
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git
 from memory_enhancement.verify.mention_checks import FOREIGN
 from memory_enhancement.verify.mention_history import Ask
+from memory_enhancement.verify.mention_reading import Written
 
 
 @dataclass(frozen=True)
@@ -127,14 +128,30 @@ def _read(
     return found
 
 
+def read(
+    git: Git | None,
+    drafts: Sequence[Sequence[CitationCheck | Ask]],
+    answers: Mapping[int, Sequence[CitationCheck]],
+    found: Sequence[Written | None],
+    listed: FileList,
+) -> tuple[Deletions, list[str]]:
+    """The deletions a run's verdicts ask about (MentionJudge: `drafts` per memory of
+    `found`, the Verifier's `answers` per row; `listed`: git's index), and each memory
+    file's folder (for `retold`)."""
+    folders = [item.folder if item is not None else "" for item in found]
+    return deletions(git, *asked(drafts, answers, folders, listed)), folders
+
+
 def asked(
     drafts: Sequence[Sequence[CitationCheck | Ask]],
     answers: Mapping[int, Sequence[CitationCheck]],
     folders: Sequence[str],
+    listed: FileList,
 ) -> tuple[list[tuple[str, str]], set[str]]:
     """What a run's verdicts ask of the deletions: (path, commit) of each file the
-    Verifier says is missing since a mention's commit (no rename found), and the paths of
-    the mentions skipped as no file then nor now (`retold`)."""
+    Verifier says is missing since a mention's commit (no rename found; not one git's
+    index still lists, deleted and not committed: no commit deleted it), and the paths
+    of the mentions skipped as no file then nor now (`retold`)."""
     after: list[tuple[str, str]] = []
     before: set[str] = set()
     for n, row in enumerate(drafts):
@@ -147,7 +164,7 @@ def asked(
                 continue
             check = next(checks)
             missing = check.status is Verdict.MISSING and check.renamed_to is None
-            if missing and draft.citation.commit:
+            if missing and draft.citation.commit and draft.citation.target not in listed.files:
                 after.append((draft.citation.target, draft.citation.commit))
     return after, before
 

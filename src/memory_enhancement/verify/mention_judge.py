@@ -241,8 +241,7 @@ class MentionJudge:
         )
         judged = []
         one = partial(file_checks.pointer, self._files_now, self.repo)  # for `missing`
-        folders = [item.folder if item is not None else "" for item in found]
-        gone = deletions.deletions(self.git, *deletions.asked(drafts, answers, folders))
+        gone, folders = deletions.read(self.git, drafts, answers, found, self._files_now())
         for n, row in enumerate(drafts):
             checks = iter(answers.get(n, ()))
             judged.append([deletions.retold(d, folders[n], gone) if isinstance(d, CitationCheck)
