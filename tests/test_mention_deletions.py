@@ -189,3 +189,23 @@ def test_a_file_deleted_and_not_committed_names_no_older_deletion_of_its_path(
     assert found.reason == (
         f"src/gone.py was deleted after the memory line was written ({written[:7]})"
     )
+
+
+def test_a_line_mention_under_a_folder_gone_before_the_memory_is_a_deleted_file_not_a_guess(
+    repo: GitRepo,
+) -> None:
+    """A path whose first folder the repository has neither now nor then is skipped as
+    another project's path or an example; git knows this one was a file of its own."""
+    repo.write_lines("legacy/old.py", code("legacy/old.py", 10))
+    repo.commit("legacy")
+    (repo.root / "legacy/old.py").unlink()
+    removed = repo.commit("legacy/ removed")
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "- legacy/old.py:3", "- vendor/x.py:2"])
+    repo.commit("memory")
+    found = verdicts(repo)
+    assert found["legacy/old.py:3"].status is Verdict.SKIPPED
+    assert found["legacy/old.py:3"].reason.endswith(
+        f"no folder legacy/ in the repository, now or then: a file deleted before it was "
+        f"written, in {removed[:7]}, {day(repo, removed)}"
+    )
+    assert found["vendor/x.py:2"].reason.endswith("an example, not one of this repository")
