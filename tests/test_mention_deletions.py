@@ -209,3 +209,26 @@ def test_a_line_mention_under_a_folder_gone_before_the_memory_is_a_deleted_file_
         f"written, in {removed[:7]}, {day(repo, removed)}"
     )
     assert found["vendor/x.py:2"].reason.endswith("an example, not one of this repository")
+
+
+def test_a_range_wrong_when_committed_names_the_earlier_version_of_its_file_that_had_it(
+    repo: GitRepo,
+) -> None:
+    """davidsonsilva/fintwin: `DashboardView.tsx:352-355` was past the end of the file's
+    338 lines at the commit that added the memory, and the lines the memory describes were
+    there the day before (406 lines). The verdict stays; the reason says where they were."""
+    repo.write_lines("src/view.tsx", code("view", 30))
+    grown = repo.commit("view grows to 30 lines")
+    repo.write_lines("src/view.tsx", code("view", 12))
+    repo.commit("view cut to 12 lines")
+    repo.write_lines(
+        f"{STORE}/notes.md", ["# Notes", "", "- src/view.tsx:20-22", "- src/app.py:40"]
+    )
+    repo.commit("memory, written before the cut")
+    found = verdicts(repo)
+    assert found["src/view.tsx:20-22"].status is Verdict.OUT_OF_RANGE
+    assert found["src/view.tsx:20-22"].reason.endswith(
+        f"wrong when written; src/view.tsx had those lines at {grown[:7]} ({day(repo, grown)}, "
+        "30 lines), before the memory line's commit: the memory may describe that version"
+    )
+    assert found["src/app.py:40"].reason.endswith(": wrong when written")  # never that long

@@ -30,7 +30,7 @@ from memory_enhancement.core.verdict_rows import (
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
-from memory_enhancement.verify import deletions, file_checks
+from memory_enhancement.verify import deletions, earlier, file_checks
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
@@ -246,8 +246,9 @@ class MentionJudge:
             checks = iter(answers.get(n, ()))
             judged.append([deletions.retold(d, folders[n], gone) if isinstance(d, CitationCheck)
                            else d.explain(next(checks), one, gone.after) for d in row])  # fmt: skip
-        if git is not None:
+        if git is not None and self.git is not None and self._history is not None:
             follow_line_maps(git, self.repo, drafts, judged)
+            earlier.tell(self.git, self._history, judged)  # out of range: an older version?
         return [tuple(row) for row in judged]
 
     def _traced(self, item: Written) -> Written | None:
