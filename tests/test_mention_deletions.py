@@ -232,3 +232,20 @@ def test_a_range_wrong_when_committed_names_the_earlier_version_of_its_file_that
         "30 lines), before the memory line's commit: the memory may describe that version"
     )
     assert found["src/app.py:40"].reason.endswith(": wrong when written")  # never that long
+
+
+def test_a_gone_file_is_not_pointed_to_another_modules_file_sharing_only_its_last_folders(
+    repo: GitRepo,
+) -> None:
+    """amitcjmu/Stock-Analysis: a gone `assessment_flow_repository/commands/flow_commands.py`
+    is not the one `commands/flow_commands.py` left, of another module."""
+    repo.write_lines("repo/assess/cmd/flow.py", code("assess", 5))
+    repo.write_lines("repo/discover/cmd/flow.py", code("discover", 5))
+    repo.write_lines("web/flow.py", ["web = 1"])
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "- repo/assess/cmd/flow.py:2"])
+    repo.commit("memory")
+    (repo.root / "repo/assess/cmd/flow.py").unlink()
+    repo.commit("assess gone")
+    found = verdicts(repo)["repo/assess/cmd/flow.py:2"]
+    assert found.status is Verdict.MISSING
+    assert "the one file" not in found.reason

@@ -134,15 +134,16 @@ def pointer(
     files_now: Callable[[], FileList], repo: Repository, gone: str, then: str | None
 ) -> str:
     """What a `missing` reason adds about where a gone file's code may live now: the one
-    file of the work tree whose path ends as the gone one's did, its longest such ending
-    first (122sp7/xuanwu-app moved `app/layout.tsx` to `src/app/layout.tsx` in a commit git
-    does not pair as a rename, and two files are named `layout.tsx`), and when that file
-    holds the cited lines as they read when written (`then`), where: once only, compared
-    without spaces, blank lines not looked for. "" when no one file is there."""
-    parts = gone.split("/")
+    file of the work tree whose path ends with the gone one's whole path (122sp7/xuanwu-app
+    moved `app/layout.tsx` to `src/app/layout.tsx` in a commit git does not pair as a
+    rename, and two files are named `layout.tsx`), else the one file of its name; and when
+    that file holds the cited lines as they read when written (`then`), where: once only,
+    compared without spaces, blank lines not looked for. "" when no one file is there.
+    Endings between the two are not offered: amitcjmu/Stock-Analysis's gone
+    `assessment_flow_repository/commands/flow_commands.py` would have pointed to
+    `discovery_flow_repository/commands/flow_commands.py`, another module's file."""
     found = None
-    for n in range(len(parts)):
-        ending = "/".join(parts[n:])
+    for ending in dict.fromkeys((gone, gone.rpartition("/")[2])):
         where = files_now().resolve(ending)
         if where.candidates:
             break
