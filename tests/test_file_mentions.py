@@ -123,9 +123,10 @@ def test_each_verdict_says_what_became_of_the_file_since_the_memory_line_was_wri
     assert f"renamed to lib/new.py since the memory line was written ({written[:7]})" in (
         renamed.reason
     )
-    assert "deleted after the memory line was written" in found["src/gone.py"].reason
+    assert "after the memory line was written" in found["src/gone.py"].reason
     assert found["a/util.py"].current_path == "pkg/a/util.py"
-    assert "not a file of this repository then" in found["docs/removed.md"].reason
+    assert "deleted before it was written, in " in found["docs/removed.md"].reason  # git knew
+    assert "not a file of this repository then" in found["examples/demo.py"].reason
     assert "of that name" not in found["docs/removed.md"].reason  # none: nothing to point to
     assert "of that name" not in found["util/x.py"].reason
 

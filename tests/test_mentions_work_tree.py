@@ -34,7 +34,9 @@ def test_a_deletion_not_committed_yet_is_said_so_and_no_longer_once_committed(
         "src/gone.py:3": ("missing", deleted + UNCOMMITTED),
         "src/app.py:5": ("valid", f"unchanged since the memory line was written ({written})"),
     }
-    repo.commit("the deletion")
+    by = repo.commit("the deletion")[:7]
     after = reasons(repo)
-    assert after["src/gone.py"] == ("missing", deleted)
-    assert after["src/gone.py:3"] == ("missing", deleted)
+    day = repo.git("log", "-1", "--format=%cs").strip()
+    told = deleted.replace("deleted after", f"deleted in {by}, {day}, after")  # deletions.py
+    assert after["src/gone.py"] == ("missing", told)
+    assert after["src/gone.py:3"] == ("missing", told)

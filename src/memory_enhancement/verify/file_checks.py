@@ -34,7 +34,7 @@ from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.mention_cache import ELSEWHERE
+from memory_enhancement.verify.mention_cache import ELSEWHERE, ENDING, HAS, NOW_IS
 from memory_enhancement.verify.mention_checks import ambiguous, check, submodule
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
@@ -45,6 +45,11 @@ from memory_enhancement.verify.mention_history import (
     Then,
 )
 from memory_enhancement.verify.repo import Repository
+
+# What a file mention of a path no file had, then or now, may be; deletions.py narrows it
+# to what git knows (the file was deleted before the memory line, or created and deleted
+# after it).
+NOT_THEN = "not a file of this repository then (removed before, to be created, an example)"
 
 
 def settled_now(
@@ -114,7 +119,7 @@ def decide(
         return check(mention, plain, Verdict.SKIPPED, reason)
     reason = (
         f"no file {mention.path} now nor when the memory line was written ({commit[:7]}): "
-        "not a file of this repository then (removed before, to be created, an example)"
+        f"{NOT_THEN}"
     )
     # A wrong folder reads the same; the one file of that name says where to look (kahwei-
     # loo/doctify: `frontend/src/features/knowledge-base/pages/KnowledgeBasePage.tsx` for
@@ -123,6 +128,52 @@ def decide(
     if named is not None:
         reason += f"{ELSEWHERE}{named}"
     return check(mention, plain, Verdict.SKIPPED, reason, commit)
+
+
+def pointer(
+    files_now: Callable[[], FileList], repo: Repository, gone: str, then: str | None
+) -> str:
+    """What a `missing` reason adds about where a gone file's code may live now: the one
+    file of the work tree whose path ends with the gone one's whole path (122sp7/xuanwu-app
+    moved `app/layout.tsx` to `src/app/layout.tsx` in a commit git does not pair as a
+    rename, and two files are named `layout.tsx`), else the one file of its name; and when
+    that file holds the cited lines as they read when written (`then`), where: once only,
+    compared without spaces, blank lines not looked for. "" when no one file is there.
+    Endings between the two are not offered: amitcjmu/Stock-Analysis's gone
+    `assessment_flow_repository/commands/flow_commands.py` would have pointed to
+    `discovery_flow_repository/commands/flow_commands.py`, another module's file."""
+    found = None
+    for ending in dict.fromkeys((gone, gone.rpartition("/")[2])):
+        where = files_now().resolve(ending)
+        if where.candidates:
+            break
+        if where.path is not None and where.path != gone and repo.stamp(where.path) is not None:
+            found = (ending, where.path)
+            break
+    if found is None:
+        return ""
+    ending, path = found
+    told = f"{ELSEWHERE}{path}" if "/" not in ending else f"{ENDING}{ending}{NOW_IS}{path}"
+    at = _holds(repo, path, then) if then is not None else None
+    if at is not None:
+        first, last = at
+        told += (
+            f"{HAS}that line at {first}" if first == last else f"{HAS}those lines at {first}-{last}"
+        )
+    return told
+
+
+def _holds(repo: Repository, path: str, then: str) -> tuple[int, int] | None:
+    """Where a file now holds these lines, compared without spaces: (first, last) when
+    exactly once and not all blank, else None."""
+    wanted = ["".join(line.split()) for line in then.split("\n")]
+    source = repo.read(path)
+    if not any(wanted) or not source.is_text:
+        return None
+    now = ["".join(line.split()) for line in source.lines]
+    size = len(wanted)
+    found = [n for n in range(len(now) - size + 1) if now[n : n + size] == wanted]
+    return (found[0] + 1, found[0] + size) if len(found) == 1 else None
 
 
 def one_named(files_now: Callable[[], FileList], repo: Repository, name: str) -> str | None:

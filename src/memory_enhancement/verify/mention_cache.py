@@ -29,8 +29,8 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
-VERSION = 9  # of the verdicts (encoding, judging, wording, what they depend on): a new one
-# makes fingerprints differ (9: a reason naming the one file of a name depends on it)
+VERSION = 10  # of the verdicts (encoding, judging, wording, what they depend on): a new one
+# makes fingerprints differ (10: the deleting commit, a gone file's ending and lines named)
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -100,8 +100,7 @@ class Cached:
         return data, checked
 
 
-# The parts of a verdicts row kept as JSON text after its header, one per line (JSON
-# text holds no raw line break).
+# The parts of a verdicts row kept as JSON text after its header, one per line (JSON: no break)
 _PARTS = ("c", "w", "j")
 
 
@@ -378,17 +377,24 @@ def _stat(file: str) -> str:
     return f"{found.st_size}:{found.st_mtime_ns}"
 
 
-# How a `missing` or `skipped` verdict's reason ends when one file of the name is there now.
+# Where a reason points a gone file's code to: `ELSEWHERE path`, `ENDING ending NOW_IS path`
 ELSEWHERE = "; the one file of that name now is "
+ENDING, NOW_IS, HAS = "; the one file ending in ", " now is ", ", which has "  # HAS: its lines
+
+
+def pointed_to(reason: str) -> str | None:
+    """The file a reason points to as where a gone file's code may live now, if any."""
+    ending = reason.rpartition(ENDING)[2].partition(NOW_IS)[2] if ENDING in reason else ""
+    found = reason.rpartition(ELSEWHERE)[2] if ELSEWHERE in reason else ending
+    return found.partition(HAS)[0] or None
 
 
 def named_paths(checks: Iterable[CitationCheck]) -> list[str]:
-    """The files a memory's verdicts depend on: each cited file, where it is now, and the
-    one file of its name a reason points to (deleted, a kept reason would still name it)."""
+    """The files a memory's verdicts depend on: each cited, where it is now, one pointed to."""
     paths = set()
     for check in checks:
-        elsewhere = check.reason.rpartition(ELSEWHERE)[2] if ELSEWHERE in check.reason else None
-        for path in (check.citation.target, check.current_path, check.renamed_to, elsewhere):
+        for path in (check.citation.target, check.current_path, check.renamed_to,
+                     pointed_to(check.reason)):  # fmt: skip
             if path and not check.citation.is_url:
                 paths.add(path)
     return sorted(paths)

@@ -25,6 +25,10 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.mention_history import span
 from memory_enhancement.verify.repo import Repository
 
+# What a path under no folder of the repository may be; deletions.py narrows it when git
+# knows the file was deleted before the memory line was written.
+FOREIGN = "another project's path or an example, not one of this repository"
+
 
 def absent(
     mention: Mention,
@@ -41,10 +45,7 @@ def absent(
     lists = list(lists)
     foreign = _foreign_folder(mention.path, lists)
     if foreign is not None:
-        reason = (
-            f"{reason}; no folder {foreign}/ in the repository, now or then: another "
-            "project's path or an example, not one of this repository"
-        )
+        reason = f"{reason}; no folder {foreign}/ in the repository, now or then: {FOREIGN}"
         return check(mention, citation, Verdict.SKIPPED, reason, commit)
     ending = mention.path.rpartition(".")[2]
     name = mention.path.removeprefix("@")

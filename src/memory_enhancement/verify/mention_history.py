@@ -25,7 +25,7 @@ from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.decisions import quote
 from memory_enhancement.verify.git import Git, GitError
-from memory_enhancement.verify.mention_cache import ELSEWHERE, Cached
+from memory_enhancement.verify.mention_cache import Cached
 from memory_enhancement.verify.mention_reading import Written
 
 if TYPE_CHECKING:  # a rerun answered from the cache needs neither (see mentions.py)
@@ -289,16 +289,18 @@ class Ask:
     def explain(
         self,
         check: CitationCheck,
-        one_named: Callable[[str], str | None] | None = None,
+        pointer: Callable[[str, str | None], str] | None = None,
+        deleted: Callable[[str, str], object | None] | None = None,
         listed: Callable[[str], bool] | None = None,
     ) -> CitationCheck:
         """The Verifier's verdict told as a mention's: when it was written, and what the
-        line said then next to what it says now. `one_named`: the one file of a name in the
-        work tree now, if one (a deleted file's code often lives on under its name in
+        line said then next to what it says now. `pointer`: what a `missing` verdict adds
+        to say where to look (a deleted file's code often lives on under its name in
         another folder: MongLong0214/stock-ai-newsletter's `scripts/tli/` file went into
-        `scripts/tli/comparison/`), for a `missing` verdict to say where to look. `listed`:
-        whether git still lists a file, so that one deleted from the work tree and not
-        committed is said so (a person who reads "deleted after the memory line was
+        `scripts/tli/comparison/`; file_checks.pointer), given the file and the cited text;
+        `deleted`: the commit that deleted a file there at a commit (deletions.py).
+        `listed`: whether git still lists a file, so that one deleted from the work tree and
+        not committed is said so (a person who reads "deleted after the memory line was
         written (dfbb954)" looks in `git log` for a deletion that is not there)."""
         reason = check.reason
         commit = (self.citation.commit or "")[:7]
@@ -317,12 +319,12 @@ class Ask:
             check = replace(check, status=Verdict.STALE, current_path=check.renamed_to)
         elif check.status is Verdict.MISSING:
             target = self.citation.target
-            reason = f"{target} was deleted after the memory line was written ({commit})"
+            by = deleted(target, self.citation.commit or "") if deleted else None
+            when = f" in {by}," if by is not None else ""
+            reason = f"{target} was deleted{when} after the memory line was written ({commit})"
             if listed is not None and listed(target):
                 reason += ": from the work tree, not committed yet (git still lists it)"
-            elsewhere = one_named(target.rpartition("/")[2]) if one_named else None
-            if elsewhere is not None and elsewhere != target:
-                reason += f"{ELSEWHERE}{elsewhere}"
+            reason += pointer(target, self.then.text) if pointer else ""
         elif check.status is Verdict.VALID and not reason:
             reason = f"unchanged since the memory line was written ({commit})"
         return replace(

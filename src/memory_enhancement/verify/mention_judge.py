@@ -30,7 +30,7 @@ from memory_enhancement.core.verdict_rows import (
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
-from memory_enhancement.verify import file_checks
+from memory_enhancement.verify import deletions, earlier, file_checks
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
@@ -239,15 +239,10 @@ class MentionJudge:
         answers = dict(
             zip(waiting, (r.checks for r in verifier.verify_memories(asked)), strict=True)
         )
-        judged = []
-        one = partial(file_checks.one_named, self._files_now, self.repo)  # for `missing`
-        listed = partial(file_checks.listed, self._files_now) if self.git else None  # as well
-        for n, row in enumerate(drafts):
-            got = iter(answers.get(n, ()))
-            told = (d.explain(next(got), one, listed) if isinstance(d, Ask) else d for d in row)
-            judged.append(list(told))
-        if git is not None:
+        judged = deletions.told(self.git, drafts, answers, found, self._files_now, self.repo)
+        if git is not None and self.git is not None and self._history is not None:
             follow_line_maps(git, self.repo, drafts, judged)
+            earlier.tell(self.git, self._history, judged)  # out of range: an older version?
         return [tuple(row) for row in judged]
 
     def _traced(self, item: Written) -> Written | None:
@@ -390,8 +385,7 @@ class MentionJudge:
 
 
 def files_now(git: Git | None, repo: Repository) -> FileList:
-    """The repository's files now, without a history open: git's list, or a walk of the
-    folder without git."""
+    """The repository's files now, without a history open: git's list, or a folder walk."""
     if git is not None:
         from memory_enhancement.verify.blame import GitHistory
 

@@ -1,0 +1,228 @@
+"""When git deleted the files some mention verdicts say are gone: one `git log` a run.
+
+A `missing` mention (the file was there when the memory line was written, not now) named
+only the memory line's commit; a reader then had to find the commit that deleted the file
+themselves. A file mention skipped because no file had its path then or now listed every
+reason it might be so ("removed before, to be created, an example") even when git knew
+the file had been deleted before the memory line was written. Both are told here from
+the deletions along HEAD's first-parent line (a file deleted on a branch is deleted by
+the merge that brought the branch in, as that line sees it).
+
+One `git log --first-parent --diff-filter=D` for every such path of the run, over the
+whole tree: git limits a log to paths by comparing every entry of every folder it opens
+with each path given, and for rjmurillo/ai-agents' 161 paths that cost 7 s of CPU
+against 0.44 s for the whole tree's deletions, read from the oldest commit the run needs
+(the whole history when a deletion before a memory line is asked). It runs only on a
+run that judges such a verdict: the reasons are kept with the verdicts (mention_cache.py),
+so a rerun asks git nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+
+from memory_enhancement.core.file_list import FileList, normalize
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify import file_checks
+from memory_enhancement.verify.file_checks import NOT_THEN
+from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.git_objects import from_git, run_git
+from memory_enhancement.verify.mention_checks import FOREIGN
+from memory_enhancement.verify.mention_history import Ask
+from memory_enhancement.verify.mention_reading import Written
+from memory_enhancement.verify.repo import Repository
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """A commit of HEAD's first-parent line that deleted a path."""
+
+    commit: str
+    date: str  # the commit's date, YYYY-MM-DD
+    at: int  # its place on the line, oldest first (`Git.first_parents`)
+    merge: bool = False  # a merge, deleting what its branch deleted
+
+    def __str__(self) -> str:
+        return f"{'merge ' if self.merge else ''}{self.commit[:7]}, {self.date}"
+
+
+@dataclass
+class Deletions:
+    """The deletions of the paths a run asked about, and where commits lie on the line."""
+
+    found: Mapping[str, list[Deleted]]  # per path, newest first
+    order: Mapping[str, int]  # first-parent commits, oldest first
+
+    def after(self, path: str, commit: str) -> Deleted | None:
+        """The commit that deleted a file there at `commit` and gone now: the last deletion
+        of its path (the file was there at `commit`, so that one came after it); on the
+        line, one after `commit` is asked for, else none is told."""
+        found = self.found.get(path, [])
+        at = self.order.get(commit)
+        if at is not None:
+            found = [d for d in found if d.at > at]
+        return found[0] if found else None
+
+    def before(self, path: str, commit: str) -> Deleted | None:
+        """The last deletion of a path before `commit` (None when `commit` is off the
+        first-parent line: which came first cannot be told from the line)."""
+        at = self.order.get(commit)
+        if at is None:
+            return None
+        return next((d for d in self.found.get(path, []) if d.at < at), None)
+
+    def since(self, path: str, commit: str) -> Deleted | None:
+        """The last deletion of a path after `commit` on the line (a file created after the
+        memory line was written and deleted since)."""
+        at = self.order.get(commit)
+        if at is None:
+            return None
+        return next((d for d in self.found.get(path, []) if d.at > at), None)
+
+
+def deletions(
+    git: Git | None, after: Iterable[tuple[str, str]], before: Iterable[str]
+) -> Deletions:
+    """The deletions of the paths of `after` ((path, commit): deleted since that commit)
+    and of `before` (deleted at any time), from one `git log` of HEAD's first-parent line
+    (from the oldest commit of `after` when nothing is asked of `before`); none without
+    git or a path to ask about."""
+    asked = list(after)
+    everywhere = set(before)
+    wanted = {path for path, _ in asked} | everywhere
+    if git is None or not wanted:
+        return Deletions({}, {})
+    shas = git.first_parents()
+    order = {sha: n for n, sha in enumerate(shas)}
+    places = [order.get(commit) for _, commit in asked]
+    since = []
+    if not everywhere and all(place is not None for place in places):
+        since = [f"^{shas[min(p for p in places if p is not None)]}"]
+    try:
+        out = run_git(
+            git, "log", "--first-parent", "--no-renames", "--diff-filter=D",
+            "--format=%x01%H %cs %P", "-z", "--name-only", "HEAD", *since,
+        )  # fmt: skip
+    except GitError:
+        return Deletions({}, order)
+    return Deletions(_read(git, out, wanted, order), order)
+
+
+def _read(
+    git: Git, out: str, wanted: set[str], order: Mapping[str, int]
+) -> dict[str, list[Deleted]]:
+    """Per wanted path, its deletions in the log's `-z` output, newest first."""
+    found: dict[str, list[Deleted]] = {}
+    current: Deleted | None = None
+    for field in out.split("\0"):
+        field = field.lstrip("\n")
+        if field.startswith("\x01"):
+            sha, date, *parents = field[1:].split(" ")
+            at = order.get(sha)
+            current = Deleted(sha, date, at, len(parents) > 1) if at is not None else None
+            continue
+        if current is None or not field:
+            continue
+        path = from_git(git, field) if git.prefix else field
+        if path in wanted:
+            found.setdefault(path, []).append(current)
+    return found
+
+
+def told(
+    git: Git | None,
+    drafts: Sequence[Sequence[CitationCheck | Ask]],
+    answers: Mapping[int, Sequence[CitationCheck]],
+    found: Sequence[Written | None],
+    files_now: Callable[[], FileList],
+    repo: Repository,
+) -> list[list[CitationCheck]]:
+    """Every draft of a run told as its verdict (MentionJudge): the Verifier's answer to
+    each Ask explained (with the deleting commit, whether git still lists the file, and
+    where its code may live now), each skipped check retold with what git knows."""
+    pointer = partial(file_checks.pointer, files_now, repo)  # for `missing`
+    listed = partial(file_checks.listed, files_now) if git is not None else None
+    gone, folders = read(git, drafts, answers, found, files_now())
+    judged: list[list[CitationCheck]] = []
+    for n, row in enumerate(drafts):
+        checks = iter(answers.get(n, ()))
+        judged.append(
+            [
+                retold(d, folders[n], gone)
+                if isinstance(d, CitationCheck)
+                else d.explain(next(checks), pointer, gone.after, listed)
+                for d in row
+            ]
+        )
+    return judged
+
+
+def read(
+    git: Git | None,
+    drafts: Sequence[Sequence[CitationCheck | Ask]],
+    answers: Mapping[int, Sequence[CitationCheck]],
+    found: Sequence[Written | None],
+    listed: FileList,
+) -> tuple[Deletions, list[str]]:
+    """The deletions a run's verdicts ask about (MentionJudge: `drafts` per memory of
+    `found`, the Verifier's `answers` per row; `listed`: git's index), and each memory
+    file's folder (for `retold`)."""
+    folders = [item.folder if item is not None else "" for item in found]
+    return deletions(git, *asked(drafts, answers, folders, listed)), folders
+
+
+def asked(
+    drafts: Sequence[Sequence[CitationCheck | Ask]],
+    answers: Mapping[int, Sequence[CitationCheck]],
+    folders: Sequence[str],
+    listed: FileList,
+) -> tuple[list[tuple[str, str]], set[str]]:
+    """What a run's verdicts ask of the deletions: (path, commit) of each file the
+    Verifier says is missing since a mention's commit (no rename found; not one git's
+    index still lists, deleted and not committed: no commit deleted it), and the paths
+    of the mentions skipped as no file then nor now (`retold`)."""
+    after: list[tuple[str, str]] = []
+    before: set[str] = set()
+    for n, row in enumerate(drafts):
+        checks = iter(answers.get(n, ()))
+        for draft in row:
+            if isinstance(draft, CitationCheck):
+                path = _unsure(draft, folders[n])
+                if path is not None:
+                    before.add(path)
+                continue
+            check = next(checks)
+            missing = check.status is Verdict.MISSING and check.renamed_to is None
+            if missing and draft.citation.commit and draft.citation.target not in listed.files:
+                after.append((draft.citation.target, draft.citation.commit))
+    return after, before
+
+
+def retold(check: CitationCheck, folder: str, known: Deletions) -> CitationCheck:
+    """A skipped mention's reason narrowed to what git knows of its path: deleted before
+    the memory line was written, or created after it and deleted since."""
+    path = _unsure(check, folder)
+    if path is None or check.written_in is None:
+        return check
+    commit = check.written_in
+    by = known.before(path, commit)
+    if by is not None:
+        told = f"deleted before it was written, in {by}"
+    elif (by := known.since(path, commit)) is not None:
+        told = f"created after it was written and deleted in {by}"
+    else:
+        return check
+    reason = check.reason.replace(NOT_THEN, told, 1).replace(FOREIGN, f"a file {told}", 1)
+    return replace(check, reason=reason)
+
+
+def _unsure(check: CitationCheck, folder: str) -> str | None:
+    """The path of a mention skipped as no file then nor now, as git names it from the
+    repository root; None for any other verdict."""
+    if check.status is not Verdict.SKIPPED or check.written_in is None:
+        return None
+    if NOT_THEN not in check.reason and FOREIGN not in check.reason:
+        return None
+    return normalize(check.citation.target, folder)
