@@ -24,6 +24,7 @@ from memory_enhancement.mcp.shapes import (
     SearchOut,
     VerificationOut,
     VerifySummaryOut,
+    WrittenOut,
 )
 from memory_enhancement.mcp.tooling import (
     MODE_HELP,
@@ -237,10 +238,11 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
             str | None, Field(description="Text of the cited line(s); captured when omitted.")
         ] = None,
         store: Store = None,
-    ) -> MemoryOut:
-        """Add one citation to a memory."""
+    ) -> WrittenOut:
+        """Add one citation to a memory; the answer lists it with its captured snippet (or
+        a warning saying what is wrong with it)."""
         with tool_errors():
-            return written(service(ctx, store).add_citation(path, citation, snippet=snippet))
+            return written(service(ctx, store).add_citation(path, citation, snippet=snippet), store)
 
     @mcp.tool(annotations=READ_ONLY)
     def traverse_graph(

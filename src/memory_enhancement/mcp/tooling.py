@@ -17,7 +17,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from memory_enhancement.core.errors import MemoryToolError, os_error_text
-from memory_enhancement.mcp.shapes import MemoryOut
+from memory_enhancement.mcp.shapes import WrittenOut
 
 if TYPE_CHECKING:
     from memory_enhancement.service import MemoryService
@@ -62,14 +62,8 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(os_error_text(exc)) from None
 
 
-def written(result: Any) -> MemoryOut:
-    """What a tool that writes returns: the memory, whether it changed, any warnings (its
-    snippets and its links cut short, as `get_memory` cuts them)."""
-    from memory_enhancement.mcp.answers import memory_answer
-    from memory_enhancement.service import serialize
+def written(result: Any, store: str | None, *, new: bool = False) -> WrittenOut:
+    """What a tool that writes returns: what the write did (mcp/writes.py), not the memory."""
+    from memory_enhancement.mcp.writes import written_answer
 
-    data = serialize.memory_dict(result.memory, result.citation_id)
-    data["changed"] = result.changed
-    if result.warnings:
-        data["warnings"] = list(result.warnings)
-    return cast(MemoryOut, memory_answer(data))
+    return cast(WrittenOut, written_answer(result, store=store, new=new))
