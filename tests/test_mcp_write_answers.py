@@ -145,3 +145,29 @@ async def test_memory_health_counts_only_the_verdicts_a_memory_has(
     assert memory["mentions"] == {}
     assert len(health["summary"]["citations"]) == 11  # the summary keeps every verdict
     assert all(all(day["counts"].values()) for day in health["history"])
+
+
+async def test_an_edit_asked_to_verify_answers_the_verdict_of_the_lines_it_wrote(
+    agent: Agent, git_repo: Path
+) -> None:
+    """An agent fixing a stale mention wants to know whether the fix holds, not to read
+    the memory's every check again (verify_memory) nor the memory (get_memory)."""
+    content = "# API\n\nThe version is set at `src/app.py:3`.\nMain is `src/app.py:5`.\n"
+    await agent.call("add_memory", path="notes/api", content=content)
+    commit_then_bump_the_version(git_repo)
+    before = await agent.call("verify_memory", path="notes/api")
+    assert [m["status"] for m in before["mentions"]] == ["stale", "valid"]
+
+    fixed = await agent.call(
+        "update_memory", path="notes/api", old_text="`src/app.py:3`", new_text="`src/app.py:1`",
+        verify=True,
+    )  # fmt: skip
+    assert fixed["valid"] is True and fixed["failing"] == 0 and fixed["citation_checks"] == []
+    (check,) = fixed["mention_checks"]  # the line it wrote, not `src/app.py:5`
+    assert (check["mention"], check["status"]) == ("src/app.py:1", "valid")
+    plain = await agent.call("update_memory", path="notes/api", tags=["api"])
+    assert "mention_checks" not in plain and "valid" not in plain
+
+    cited = await agent.call("add_citation", path="notes/api", citation="src/app.py:5", verify=True)
+    assert [(c["line"], c["status"]) for c in cited["citation_checks"]] == [(5, "valid")]
+    assert cited["mention_checks"] == []

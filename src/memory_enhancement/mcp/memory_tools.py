@@ -26,6 +26,7 @@ from memory_enhancement.mcp.tooling import (
     MemoryRef,
     ServiceFor,
     Store,
+    VerifyWrite,
     tool_errors,
     written,
 )
@@ -59,6 +60,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             Literal["user", "feedback", "project", "reference"] | None,
             Field(description="Claude Code memory folder (default: the name's, else project)."),
         ] = None,
+        verify: VerifyWrite = False,
         store: Store = None,
     ) -> WrittenOut:
         """Save a new memory (creating its store and category). Refuses an existing path. A
@@ -67,12 +69,13 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         declares name, description and type as the folder's memories do, and is listed in
         MEMORY.md (links_updated says so)."""
         with tool_errors():
-            result = service(ctx, store, create=True).add(
+            svc = service(ctx, store, create=True)
+            result = svc.add(
                 path, content, tags=tags or (), expires_at=expires_at,
                 citations=citations or (), links=links or (), source="mcp",
                 description=description, memory_type=memory_type,
             )  # fmt: skip
-            data = written(result, store, new=True)
+            data = written(result, store, new=True, verify=svc if verify else None)
             if result.links_updated:
                 data["links_updated"] = list(result.links_updated)
             return data
@@ -127,6 +130,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             ),
         ] = None,
         new_text: Annotated[str | None, Field(description="What replaces old_text.")] = None,
+        verify: VerifyWrite = False,
         store: Store = None,
     ) -> WrittenOut:
         """Change a memory: what is given replaces (links are added), what is omitted is
@@ -135,11 +139,12 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             raise ToolError("give old_text and new_text together")
         edit = None if old_text is None or new_text is None else (old_text, new_text)
         with tool_errors():
-            result = service(ctx, store).update(
+            svc = service(ctx, store)
+            result = svc.update(
                 path, content=content, tags=tags, expires_at=expires_at,
                 clear_expiry=clear_expiry, citations=citations, links=links or (), edit=edit,
             )  # fmt: skip
-            return written(result, store)
+            return written(result, store, verify=svc if verify else None)
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def remove_memory(

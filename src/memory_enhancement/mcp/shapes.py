@@ -125,6 +125,10 @@ class WrittenOut(TypedDict):
     moved_from: NotRequired[str]  # move_memory
     citations_written: list[CitationOut]  # the citations this write captured
     links_added: list[LinkOut]  # the links the memory has now that it had not before
+    valid: NotRequired[bool]  # verify: the whole memory's verdict after the write
+    failing: NotRequired[int]  # verify: how many of its citations and mentions fail
+    citation_checks: NotRequired[list[CheckOut]]  # verify: of the citations it captured
+    mention_checks: NotRequired[list[MentionCheckOut]]  # verify: of the lines it wrote
     warnings: NotRequired[list[str]]
     links_updated: NotRequired[list[str]]  # move, add, remove: memories whose links it rewrote
     read: str  # the call that gives the whole memory

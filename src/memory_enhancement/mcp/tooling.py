@@ -62,8 +62,24 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(os_error_text(exc)) from None
 
 
-def written(result: Any, store: str | None, *, new: bool = False) -> WrittenOut:
-    """What a tool that writes returns: what the write did (mcp/writes.py), not the memory."""
-    from memory_enhancement.mcp.writes import written_answer
+# A write tool's `verify` argument.
+VerifyWrite = Annotated[
+    bool,
+    Field(
+        description="Also verify the memory now: citation_checks and mention_checks give "
+        "the verdicts of the citations this write captured and the mentions on the lines "
+        "it wrote, valid the whole memory's."
+    ),
+]
 
-    return cast(WrittenOut, written_answer(result, store=store, new=new))
+
+def written(result: Any, store: str | None, *, new: bool = False, verify: Any = None) -> WrittenOut:
+    """What a tool that writes returns: what the write did (mcp/writes.py), not the memory.
+    `verify`: the service that wrote it, when the agent asked for the verdicts too."""
+    from memory_enhancement.mcp.writes import written_answer
+    from memory_enhancement.service import serialize
+
+    checked = None
+    if verify is not None:
+        checked = serialize.verification_dict(verify.verify(result.path).results[0])
+    return cast(WrittenOut, written_answer(result, store=store, new=new, checked=checked))

@@ -27,9 +27,12 @@ WRITTEN_CITATIONS = 10
 ADDED_LINKS = 25
 
 
-def written_answer(result: Any, *, store: str | None, new: bool = False) -> dict[str, Any]:
+def written_answer(
+    result: Any, *, store: str | None, new: bool = False, checked: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A `WriteResult` as a write tool answers it. `new`: the memory did not exist before
-    (every citation and link it has, it got now)."""
+    (every citation and link it has, it got now); `checked`: the memory's
+    `verification_dict` after the write, when the agent asked to verify it."""
     from memory_enhancement.service import serialize
 
     memory, before = result.memory, result.before
@@ -73,6 +76,9 @@ def written_answer(result: Any, *, store: str | None, new: bool = False) -> dict
     if len(added) > ADDED_LINKS:
         notes.append(f"listed the first {ADDED_LINKS} of the {len(added)} links it added")
     data["links_added"] = added[:ADDED_LINKS]
+    if checked is not None:
+        wrote = memory.content if new or before is None else _added_lines(before, memory)
+        notes.append(_touched_checks(data, checked, wrote))
     if result.warnings:
         data["warnings"] = list(result.warnings)
     in_store = f", store={store!r}" if store else ""
@@ -94,3 +100,43 @@ def content_diff(before: str, after: str) -> tuple[str, str | None]:
         f"the diff is cut to its start ({len(lines)} lines; the first {DIFF_LINES} lines or "
         f"{DIFF_CHARS} characters are shown): `read` gives the memory whole"
     )
+
+
+def _added_lines(before: Any, after: Any) -> str:
+    diff = difflib.unified_diff(
+        before.content.splitlines(), after.content.splitlines(), lineterm="", n=0
+    )
+    return "\n".join(line[1:] for line in list(diff)[2:] if line.startswith("+"))
+
+
+def _touched_checks(data: dict[str, Any], checked: dict[str, Any], added: str) -> str | None:
+    """Keep in `data` the verdicts of what this write touched: the citations it captured
+    (`citation_checks`) and the prose mentions written on the lines it added
+    (`mention_checks`), at most MEMORY_CHECKS, failed and moved first; `valid`, the whole
+    memory's verdict, and `failing`, how many of its checks fail (what is left to fix).
+    The note when some were left out."""
+    from memory_enhancement.mcp.checks import MEMORY_CHECKS, bound_checks
+
+    captured = {(c["path"], c["line"], c["end_line"]) for c in data["citations_written"]}
+    entry = {
+        **checked,
+        "citations": [
+            c for c in checked["citations"] if (c["path"], c["line"], c["end_line"]) in captured
+        ],
+        "mentions": [
+            m for m in checked.get("mentions", ()) if m["mention"] and m["mention"] in added
+        ],
+    }
+    total, shown = bound_checks(entry, limit=MEMORY_CHECKS, offset=0)
+    data["valid"] = checked["valid"]
+    data["failing"] = len(checked["stale_citations"])  # each failing check, before bounding
+    data["citation_checks"] = entry["citations"]
+    data["mention_checks"] = entry["mentions"]
+    notes = [
+        f"listed {shown} of the {total} checks of what it wrote, failed and moved first "
+        "(verify_memory lists them all)"
+        if shown < total
+        else None,
+        snippets_note(shorten([*entry["citations"], *entry["mentions"]])),
+    ]
+    return "; ".join(note for note in notes if note) or None
