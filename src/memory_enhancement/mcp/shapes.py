@@ -121,6 +121,7 @@ class WrittenOut(TypedDict):
     changed: bool
     metadata: MetadataOut
     size: SizeOut
+    extra: NotRequired[dict[str, Any]]  # as in MemoryOut, when it holds anything
     diff: NotRequired[str]  # an edit that changed the content: a unified diff, bounded
     moved_from: NotRequired[str]  # move_memory
     citations_written: list[CitationOut]  # the citations this write captured

@@ -50,6 +50,8 @@ def written_answer(
             "chars_before": None if before is None else len(before.content),
         },
     }
+    if whole["extra"]:  # what the tool wrote but does not interpret: a Claude memory's type
+        data["extra"] = whole["extra"]
     notes: list[str | None] = []
     if before is not None and before.content != memory.content:
         data["diff"], note = content_diff(before.content, memory.content)
