@@ -195,6 +195,11 @@ def test_mcp_memory_health_returns_the_json_report(zoo: Project) -> None:
 
     data = anyio.run(lambda: call(limit=2, include_graph=True, history_days=90))
     assert data.pop("cut") == "listed memories 1-2 of 10, most urgent first: offset=2 for the next"
+    for memory in data["memories"]:  # MCP leaves a memory's counts of 0 out
+        for kind in ("citations", "mentions"):
+            counts = memory[kind]
+            assert all(counts.values()) and set(counts) <= {"total"} | VERDICTS
+            memory[kind] = {v: counts.get(v, 0) for v in ("total", *VERDICTS)}
     check_shape(data)
     assert [m["path"] for m in data["memories"]] == [p for p, _ in RANKED[:2]]
     assert data["summary"]["memories"] == 10

@@ -144,7 +144,13 @@ async def test_update_memory_replaces_one_mention_without_the_whole_content(
         old_text="`src/helpers.py`",
         new_text="`src/util/helpers.py`",
     )
-    assert fixed["changed"] is True and "`src/util/helpers.py`" in fixed["content"]
+    assert fixed["changed"] is True and "content" not in fixed  # not echoed: the diff says it
+    assert fixed["diff"] == (
+        "@@ -42,2 +42,2 @@\n"
+        " - line 39: see `src/app.py` for it\n"
+        "-- the helper is in `src/helpers.py`\n"
+        "+- the helper is in `src/util/helpers.py`"
+    )
     after = file.read_text()
     expected = before.replace("`src/helpers.py`", "`src/util/helpers.py`")
     differ = [

@@ -135,7 +135,7 @@ async def test_a_link_to_a_memory_not_yet_written_is_kept_and_dangling_in_any_sc
     it back as a mere list item naming nothing: the link vanished from the result and the
     graph, where an ASCII name showed as dangling. Once the memory exists, it resolves."""
     added = await agent.call("add_memory", path="설정", content="# 설정\n", links=[name])
-    assert [(link["target"], link["kind"]) for link in added["links"]] == [(name, "bare")]
+    assert [(link["target"], link["kind"]) for link in added["links_added"]] == [(name, "bare")]
     graph = await agent.call("traverse_graph", root="설정")
     assert graph["dangling"] == [{"source": "설정", "target": name}]
 

@@ -64,7 +64,7 @@ async def agent_session(agent: Agent, store: Path) -> None:
         tags=["api"],
         citations=["src/app.py:3"],
     )
-    assert added["citations"][0]["snippet"] == "API_VERSION = 'v2'"
+    assert added["citations_written"][0]["snippet"] == "API_VERSION = 'v2'"
     assert (store / "decisions" / "api-version.md").is_file()
 
     fetched = await agent.call("get_memory", path="decisions/api-version", verify=True)
@@ -74,7 +74,7 @@ async def agent_session(agent: Agent, store: Path) -> None:
     updated = await agent.call(
         "update_memory", path="decisions/api-version", content="Clients must send v2."
     )
-    assert updated["content"] == "Clients must send v2."
+    assert updated["diff"] == "@@ -1 +1 @@\n-Clients send the v2 header.\n+Clients must send v2."
     assert updated["metadata"]["citations"] == ["src/app.py:3"]  # omitted: kept
 
     verdict = await agent.call("verify_memory", path="decisions/api-version")

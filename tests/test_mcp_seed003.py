@@ -206,7 +206,7 @@ async def test_updating_content_replaces_it_and_refreshes_the_timestamp(agent: A
     added = await agent.call("add_memory", path="decisions/api", content="Clients send v1.")
     await tick()
     data = await agent.call("update_memory", path="decisions/api", content="Clients send v2.")
-    assert data["content"] == "Clients send v2."
+    assert data["diff"] == "@@ -1 +1 @@\n-Clients send v1.\n+Clients send v2."
     assert data["changed"] is True
     assert data["metadata"]["created_at"] == added["metadata"]["created_at"]
     assert data["metadata"]["updated_at"] > added["metadata"]["updated_at"]
@@ -225,15 +225,17 @@ async def test_updating_only_tags_or_expiry_changes_only_the_metadata(agent: Age
     await tick()
     tagged = await agent.call("update_memory", path="decisions/api", tags=["api", "v2"])
     assert tagged["metadata"]["tags"] == ["api", "v2"]
-    assert tagged["content"] == added["content"]
+    assert "diff" not in tagged and tagged["size"]["chars"] == tagged["size"]["chars_before"]
     assert tagged["metadata"]["citations"] == ["src/app.py:3"]
     assert tagged["metadata"]["expires_at"] is None
 
     dated = await agent.call("update_memory", path="decisions/api", expires_at="2031-01-01")
     assert dated["metadata"]["expires_at"] == "2031-01-01T00:00:00.000Z"
     assert dated["metadata"]["tags"] == ["api", "v2"]
-    assert dated["content"] == added["content"]
-    assert dated["citations"] == added["citations"]
+    assert "diff" not in dated and dated["citations_written"] == []
+    fetched = await agent.call("get_memory", path="decisions/api")
+    assert fetched["content"] == "Clients send v2."
+    assert fetched["citations"] == added["citations_written"]
 
 
 async def test_given_tags_replace_and_an_empty_list_clears_them(agent: Agent) -> None:
@@ -295,7 +297,7 @@ async def test_an_update_without_citations_preserves_them(agent: Agent) -> None:
     fetched = await agent.call("get_memory", path="decisions/api")
     assert fetched["content"] == "Clients must send v2."
     assert fetched["metadata"]["citations"] == ["src/app.py:3", "https://docs.example.com"]
-    assert fetched["citations"] == added["citations"]  # snippets and stamps kept too
+    assert fetched["citations"] == added["citations_written"]  # snippets and stamps kept too
 
 
 async def test_an_update_that_changes_nothing_writes_nothing(agent: Agent, store: Path) -> None:

@@ -45,7 +45,7 @@ async def test_a_long_cited_range_is_echoed_with_its_snippet_cut_and_kept_whole_
     added = await agent.call(
         "add_memory", path="notes/long", content="Values.", citations=["src/long.py:1-40"]
     )
-    (citation,) = added["citations"]
+    (citation,) = added["citations_written"]
     assert is_cut(citation["snippet"]) and citation["snippet"].startswith("value_1 = 1")
     assert added["cut"] == f"1 {NOTE}"
     assert LINES[-1] in (git_repo / ".memories" / "notes" / "long.md").read_text()

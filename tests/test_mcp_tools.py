@@ -128,8 +128,8 @@ async def test_add_memory_returns_the_path_its_citation_id_and_captured_snippets
     assert CITATION_ID.fullmatch(data["id"])
     assert data["changed"] is True
     assert data["metadata"]["source"] == "mcp"
-    assert data["citations"][0]["snippet"] == "API_VERSION = 'v2'"
-    assert data["citations"][0]["verified"] is not None
+    assert data["citations_written"][0]["snippet"] == "API_VERSION = 'v2'"
+    assert data["citations_written"][0]["verified"] is not None
     assert (git_repo / ".memories" / "Decisions" / "API-Version.md").is_file()
 
 
@@ -335,16 +335,17 @@ async def test_add_citation_captures_the_snippet_and_a_duplicate_changes_nothing
     await add(agent, "decisions/api", "Clients send v2.")
     data = await agent.call("add_citation", path="decisions/api", citation="src/app.py:5-6")
     assert data["metadata"]["citations"] == ["src/app.py:5-6"]
-    snippet = data["citations"][0]["snippet"]
+    snippet = data["citations_written"][0]["snippet"]
     assert snippet.startswith("def main() -> None:\n")
     assert snippet.endswith("print(API_VERSION)")
     again = await agent.call("add_citation", path="decisions/api", citation="src/app.py:5-6")
     assert again["changed"] is False
     assert any("already on decisions/api" in w for w in again["warnings"])
+    assert again["citations_written"] == []  # it captured nothing
     given = await agent.call(
         "add_citation", path="decisions/api", citation="src/app.py:1", snippet="import os"
     )
-    assert given["citations"][-1]["snippet"] == "import os"
+    assert [c["snippet"] for c in given["citations_written"]] == ["import os"]
 
 
 async def test_remove_memory_deletes_it(agent: Agent, git_repo: Path) -> None:
@@ -364,8 +365,10 @@ async def test_move_memory_keeps_content_citations_and_citation_id(agent: Agent)
     moved = await agent.call("move_memory", from_path="notes/old", to_path="archive/new")
     assert moved["path"] == "archive/new"
     assert moved["id"] == added["id"]
-    assert moved["content"] == "Moving on."
+    assert moved["moved_from"] == "notes/old"
     assert moved["metadata"]["citations"] == ["src/app.py:3"]
+    assert moved["citations_written"] == []  # a move captures nothing anew
+    assert (await agent.call("get_memory", path="archive/new"))["content"] == "Moving on."
     resolved = await agent.call("resolve_citation", id=added["id"])
     assert resolved["path"] == "archive/new"
     assert "not found" in await agent.fail("get_memory", path="notes/old")
@@ -402,7 +405,7 @@ async def test_update_memory_adds_links_as_the_cli_update_link_does(
         "update_memory", path="overview", links=["depends_on:workflow", "notes/later"]
     )
     assert data["changed"] is True
-    assert [(link["target"], link["type"]) for link in data["links"]] == [
+    assert [(link["target"], link["type"]) for link in data["links_added"]] == [
         ("workflow", "depends_on"),
         ("notes/later", "link"),
     ]
@@ -410,9 +413,9 @@ async def test_update_memory_adds_links_as_the_cli_update_link_does(
     assert after.startswith(before)
     assert b"\n" not in after.replace(b"\r\n", b"")  # its line endings are kept
     again = await agent.call("update_memory", path="overview", links=["notes/later"])
-    assert len(again["links"]) == 2  # an existing link is kept, not added twice
+    assert again["links_added"] == []  # an existing link is kept, not added twice
     result = run_cli(["get", "overview", "--json"], cwd=git_repo)
-    assert json.loads(result.output)["links"] == again["links"]
+    assert json.loads(result.output)["links"] == data["links_added"]
     related = await agent.call("related_memories", path="workflow")
     assert [r["path"] for r in related["related"]] == ["overview"]
 
@@ -434,16 +437,17 @@ async def test_a_write_reports_the_links_get_memory_reports_not_list_items_namin
 
     updated = await agent.call("update_memory", path="workflow", links=["認証フロー"])
     got = await agent.call("get_memory", path="workflow")
-    assert [link["target"] for link in updated["links"]] == ["認証フロー"]
-    assert updated["links"] == got["links"]
-    unchanged = await agent.call("add_citation", path="workflow", citation="src/app.py:3")
+    assert [link["target"] for link in updated["links_added"]] == ["認証フロー"]
+    assert updated["links_added"] == got["links"]
+    cited = await agent.call("add_citation", path="workflow", citation="src/app.py:3")
+    assert cited["links_added"] == []  # the citation table moved the link down, added none
     again = await agent.call("add_citation", path="workflow", citation="src/app.py:3")
-    assert again["changed"] is False
-    assert again["links"] == unchanged["links"]  # the citation table moved them down a few lines
-    assert [link["target"] for link in again["links"]] == ["認証フロー"]
+    assert again["changed"] is False and again["links_added"] == []
     result = run_cli(["update", "workflow", "--tag", "tdd", "--json"], cwd=git_repo)
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["links"] == again["links"]
+    got = await agent.call("get_memory", path="workflow")
+    assert json.loads(result.output)["links"] == got["links"]
+    assert [link["target"] for link in got["links"]] == ["認証フロー"]
 
 
 async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: Agent) -> None:
@@ -506,7 +510,9 @@ async def test_listings_take_the_cli_s_limit_and_include_expired_so_a_big_store_
     assert [m["path"] for m in first["memories"]] == ["notes/a", "notes/b"]
     result = run_cli(["list", "--limit", "2", "--json"], cwd=git_repo)
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == first["memories"]  # the CLI prints the list alone
+    # the CLI prints the list alone, every field; the tool leaves out the null and empty ones
+    cli = json.loads(result.output)
+    assert [{k: v for k, v in m.items() if v or k == "title"} for m in cli] == first["memories"]
     assert "limit 0" in await agent.fail("list_memories", limit=0)
     every = await agent.call("recent_memories", limit=10, include_expired=True)
     assert "notes/0-old" in [m["path"] for m in every["memories"]]

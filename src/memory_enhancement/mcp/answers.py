@@ -202,9 +202,19 @@ def checks_page(entry: dict[str, Any], *, limit: int, offset: int, then: str) ->
     return page_note("checks", offset, shown, total, "failed and moved first", then)
 
 
+def listed(summary: dict[str, Any]) -> dict[str, Any]:
+    """A memory's `summary_dict` without its fields that are null, empty, false or 0 (the
+    title stays, even empty): on rjmurillo/ai-agents' Serena store (no dates, tags, source)
+    they were 5,400 of a 12,353-character page of list_memories."""
+    return {key: value for key, value in summary.items() if value or key == "title"}
+
+
 def hits_answer(hits: list[dict[str, Any]]) -> str | None:
     """Bound each search hit's verification (with `verify`) as `verify_memories` bounds a
-    memory's, cut its snippets; the note saying so, or None."""
+    memory's, cut its snippets, leave out its memory's empty fields (`listed`); the note
+    saying what was cut, or None."""
+    for hit in hits:
+        hit["memory"] = listed(hit["memory"])
     checked = [hit["verification"] for hit in hits if "verification" in hit]
     for entry in checked:
         bound_checks(entry, limit=HIT_CHECKS, include_valid=False)
@@ -248,7 +258,14 @@ def health_answer(
             f"{len(capped)} memories list only their first {HIT_CHECKS} problems (their "
             "`citations` and `mentions` count them all; verify_memory lists each)"
         )
+    # Each entry's two 11-verdict dictionaries were mostly zeros (rjmurillo/ai-agents: 20
+    # of 22 counts in a typical entry); the summary keeps every verdict, once.
+    for memory in data["memories"]:
+        memory["citations"] = nonzero(memory["citations"])
+        memory["mentions"] = nonzero(memory["mentions"])
     days = data["history"]
+    for day in days:
+        day["counts"] = nonzero(day["counts"])
     if len(days) > history_days:
         data["history"] = days[len(days) - history_days :] if history_days else []
         notes.append(
@@ -265,6 +282,11 @@ def health_answer(
     skipped = data.pop("skipped")
     data["skipped"] = skipped  # last, as in the CLI's JSON
     return with_cut(data, notes)
+
+
+def nonzero(counts: dict[str, int]) -> dict[str, int]:
+    """The counts that are not 0 (a verdict left out counted none)."""
+    return {verdict: n for verdict, n in counts.items() if n}
 
 
 def graph_answer(result: Any, *, limit: int) -> dict[str, Any]:

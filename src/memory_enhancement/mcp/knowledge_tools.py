@@ -24,6 +24,7 @@ from memory_enhancement.mcp.shapes import (
     SearchOut,
     VerificationOut,
     VerifySummaryOut,
+    WrittenOut,
 )
 from memory_enhancement.mcp.tooling import (
     MODE_HELP,
@@ -35,6 +36,7 @@ from memory_enhancement.mcp.tooling import (
     ServiceFactory,
     ServiceFor,
     Store,
+    VerifyWrite,
     tool_errors,
     written,
 )
@@ -236,11 +238,15 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         snippet: Annotated[
             str | None, Field(description="Text of the cited line(s); captured when omitted.")
         ] = None,
+        verify: VerifyWrite = False,
         store: Store = None,
-    ) -> MemoryOut:
-        """Add one citation to a memory."""
+    ) -> WrittenOut:
+        """Add one citation to a memory; the answer lists it with its captured snippet (or
+        a warning saying what is wrong with it)."""
         with tool_errors():
-            return written(service(ctx, store).add_citation(path, citation, snippet=snippet))
+            svc = service(ctx, store)
+            result = svc.add_citation(path, citation, snippet=snippet)
+            return written(result, store, verify=svc if verify else None)
 
     @mcp.tool(annotations=READ_ONLY)
     def traverse_graph(

@@ -11,7 +11,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from memory_enhancement.mcp.shapes import ListingOut, MemoryOut, PruneOut, RemovedOut
+from memory_enhancement.mcp.shapes import (
+    ListingOut,
+    MemoryOut,
+    PruneOut,
+    RemovedOut,
+    WrittenOut,
+)
 from memory_enhancement.mcp.tooling import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -20,6 +26,7 @@ from memory_enhancement.mcp.tooling import (
     MemoryRef,
     ServiceFor,
     Store,
+    VerifyWrite,
     tool_errors,
     written,
 )
@@ -53,20 +60,22 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             Literal["user", "feedback", "project", "reference"] | None,
             Field(description="Claude Code memory folder (default: the name's, else project)."),
         ] = None,
+        verify: VerifyWrite = False,
         store: Store = None,
-    ) -> MemoryOut:
+    ) -> WrittenOut:
         """Save a new memory (creating its store and category). Refuses an existing path. A
         path is category/slug; a bare name in a store that keeps all its memories at its top
         (.serena/memories, a Claude Code memory folder). In a Claude Code memory folder it
         declares name, description and type as the folder's memories do, and is listed in
         MEMORY.md (links_updated says so)."""
         with tool_errors():
-            result = service(ctx, store, create=True).add(
+            svc = service(ctx, store, create=True)
+            result = svc.add(
                 path, content, tags=tags or (), expires_at=expires_at,
                 citations=citations or (), links=links or (), source="mcp",
                 description=description, memory_type=memory_type,
             )  # fmt: skip
-            data = written(result)
+            data = written(result, store, new=True, verify=svc if verify else None)
             if result.links_updated:
                 data["links_updated"] = list(result.links_updated)
             return data
@@ -121,19 +130,21 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             ),
         ] = None,
         new_text: Annotated[str | None, Field(description="What replaces old_text.")] = None,
+        verify: VerifyWrite = False,
         store: Store = None,
-    ) -> MemoryOut:
+    ) -> WrittenOut:
         """Change a memory: what is given replaces (links are added), what is omitted is
         kept. To fix one mention, give old_text and new_text rather than the whole content."""
         if (old_text is None) != (new_text is None):
             raise ToolError("give old_text and new_text together")
         edit = None if old_text is None or new_text is None else (old_text, new_text)
         with tool_errors():
-            result = service(ctx, store).update(
+            svc = service(ctx, store)
+            result = svc.update(
                 path, content=content, tags=tags, expires_at=expires_at,
                 clear_expiry=clear_expiry, citations=citations, links=links or (), edit=edit,
             )  # fmt: skip
-            return written(result)
+            return written(result, store, verify=svc if verify else None)
 
     @mcp.tool(annotations=DESTRUCTIVE)
     def remove_memory(
@@ -163,12 +174,14 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
             bool, Field(description="Rewrite links the move would break (in other memories too).")
         ] = True,
         store: Store = None,
-    ) -> MemoryOut:
+    ) -> WrittenOut:
         """Move a memory; its citations, links and citation ID go with it, and links to it
         are rewritten so they keep finding it."""
         with tool_errors():
             result = service(ctx, store).move(from_path, to_path, update_links=update_links)
-            data = written(result)
+            data = written(result, store)
+            if result.moved_from != result.path:
+                data["moved_from"] = result.moved_from
             data["links_updated"] = list(result.links_updated)
             return data
 
@@ -224,7 +237,9 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
 
 
 def _listing(listing: Any) -> ListingOut:
+    """The listing as `list --json` prints it, each memory without its empty fields."""
+    from memory_enhancement.mcp.answers import listed
     from memory_enhancement.service import serialize
 
-    memories = [serialize.summary_dict(s) for s in listing.memories]
+    memories = [listed(serialize.summary_dict(s)) for s in listing.memories]
     return cast(ListingOut, {"memories": memories, "skipped": listing.skipped})

@@ -105,22 +105,57 @@ class MemoryOut(TypedDict):
     cut: NotRequired[str]  # how many snippets were cut short, and where they are whole
 
 
-class SummaryOut(TypedDict):
+class SizeOut(TypedDict):
+    chars: int  # the content's characters now
+    lines: int
+    chars_before: int | None  # before this write; None when it did not read the memory
+
+
+class WrittenOut(TypedDict):
+    """What a write answers (mcp/writes.py): what it did, not the whole memory."""
+
+    path: str
+    id: str | None
+    title: str
+    format: str
+    changed: bool
+    metadata: MetadataOut
+    size: SizeOut
+    extra: NotRequired[dict[str, Any]]  # as in MemoryOut, when it holds anything
+    diff: NotRequired[str]  # an edit that changed the content: a unified diff, bounded
+    moved_from: NotRequired[str]  # move_memory
+    citations_written: list[CitationOut]  # the citations this write captured
+    links_added: list[LinkOut]  # the links the memory has now that it had not before
+    valid: NotRequired[bool]  # verify: the whole memory's verdict after the write
+    failing: NotRequired[int]  # verify: how many of its citations and mentions fail
+    citation_checks: NotRequired[list[CheckOut]]  # verify: of the citations it captured
+    mention_checks: NotRequired[list[MentionCheckOut]]  # verify: of the lines it wrote
+    warnings: NotRequired[list[str]]
+    links_updated: NotRequired[list[str]]  # move, add, remove: memories whose links it rewrote
+    read: str  # the call that gives the whole memory
+    cut: NotRequired[str]
+
+
+class ListedOut(TypedDict):
+    """A memory in list_memories, recent_memories and a search hit: what `list --json`
+    prints of it (`summary_dict`) without the fields that are null, empty, false or 0 (most
+    of them, on a Serena store: no dates, tags or source)."""
+
     path: str
     title: str
     format: str
-    tags: list[str]
-    created_at: str | None
-    updated_at: str | None
-    expires_at: str | None
-    expired: bool
-    source: str | None
-    citations: int
-    id: str | None
+    tags: NotRequired[list[str]]
+    created_at: NotRequired[str]
+    updated_at: NotRequired[str]
+    expires_at: NotRequired[str]
+    expired: NotRequired[bool]  # only when true
+    source: NotRequired[str]
+    citations: NotRequired[int]  # only when some
+    id: NotRequired[str]
 
 
 class ListingOut(TypedDict):
-    memories: list[SummaryOut]
+    memories: list[ListedOut]
     skipped: list[str]
     total: NotRequired[int]  # list_memories: how many there are beyond this page
     cut: NotRequired[str]  # list_memories: which page this is, and the offset of the next
@@ -148,7 +183,7 @@ class HitOut(TypedDict):
     snippet: str
     lexical_rank: int | None
     semantic_rank: int | None
-    memory: SummaryOut
+    memory: ListedOut  # MCP: without its null and empty fields, as list_memories
     confidence: NotRequired[float | None]  # verified hits: health's figure, history included
     verification: NotRequired[VerificationOut]
 
@@ -276,15 +311,15 @@ class MemoryHealthOut(TypedDict):
     last_verified: str | None
     uses: int
     reinforcements: int
-    citations: dict[str, int]
-    mentions: dict[str, int]
+    citations: dict[str, int]  # MCP: only the verdicts it has some of
+    mentions: dict[str, int]  # MCP: likewise
     dangling_links: int
     problems: list[ProblemOut]
 
 
 class HistoryDayOut(TypedDict):
     day: str
-    counts: dict[str, int]
+    counts: dict[str, int]  # MCP: only the verdicts of that day
 
 
 class GraphNodeOut(TypedDict):

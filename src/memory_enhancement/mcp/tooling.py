@@ -17,7 +17,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from memory_enhancement.core.errors import MemoryToolError, os_error_text
-from memory_enhancement.mcp.shapes import MemoryOut
+from memory_enhancement.mcp.shapes import WrittenOut
 
 if TYPE_CHECKING:
     from memory_enhancement.service import MemoryService
@@ -62,14 +62,24 @@ def tool_errors() -> Iterator[None]:
         raise ToolError(os_error_text(exc)) from None
 
 
-def written(result: Any) -> MemoryOut:
-    """What a tool that writes returns: the memory, whether it changed, any warnings (its
-    snippets and its links cut short, as `get_memory` cuts them)."""
-    from memory_enhancement.mcp.answers import memory_answer
+# A write tool's `verify` argument.
+VerifyWrite = Annotated[
+    bool,
+    Field(
+        description="Also verify the memory now: citation_checks and mention_checks give "
+        "the verdicts of the citations this write captured and the mentions on the lines "
+        "it wrote, valid the whole memory's."
+    ),
+]
+
+
+def written(result: Any, store: str | None, *, new: bool = False, verify: Any = None) -> WrittenOut:
+    """What a tool that writes returns: what the write did (mcp/writes.py), not the memory.
+    `verify`: the service that wrote it, when the agent asked for the verdicts too."""
+    from memory_enhancement.mcp.writes import written_answer
     from memory_enhancement.service import serialize
 
-    data = serialize.memory_dict(result.memory, result.citation_id)
-    data["changed"] = result.changed
-    if result.warnings:
-        data["warnings"] = list(result.warnings)
-    return cast(MemoryOut, memory_answer(data))
+    checked = None
+    if verify is not None:
+        checked = serialize.verification_dict(verify.verify(result.path).results[0])
+    return cast(WrittenOut, written_answer(result, store=store, new=new, checked=checked))

@@ -118,7 +118,8 @@ class ServiceBase:
                 if touch:
                     memory = replace(memory, meta=replace(memory.meta, updated_at=self.clock()))
                 self._write(loaded, memory)
-        return self._written(target, warnings, changed=changed)
+        written = self._written(target, warnings, changed=changed)
+        return replace(written, before=loaded.doc.memory)
 
     def _write(self, loaded: Loaded, memory: Memory) -> None:
         from memory_enhancement.store import formats

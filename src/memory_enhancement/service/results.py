@@ -20,6 +20,9 @@ class WriteResult:
     citation_id: str = ""
     links_updated: tuple[str, ...] = ()  # memories whose links it rewrote (move, add)
     moved_from: str = ""  # the path a move took it from (it was named by path, ID or name)
+    # An edit's memory as it was read, under the same lock: what an answer that says what
+    # changed compares against (MCP's write answers give a diff, not the whole memory).
+    before: Memory | None = None
 
 
 @dataclass(frozen=True)
