@@ -394,3 +394,26 @@ def test_a_citation_edit_that_would_drop_one_the_tool_cannot_read_is_refused(
     with pytest.raises(MemoryToolError, match="cannot read"):
         service.add_citation("c/n", "src/app.py:3")
     assert (git_repo / "mem" / "c" / "n.md").read_text() == original
+
+
+# -- symlinked memories ------------------------------------------------------------------
+
+
+def test_an_edit_through_a_symlink_inside_the_store_writes_the_file_it_names(
+    git_repo: Path, clock: object
+) -> None:
+    """A memory symlinked to another memory of the store (QA round s33: `update inlink
+    --tag a`, inlink.md -> a CRLF memory of ACSshiga/nissei) is read through its link;
+    the write used to rename a new file over the link, which left a copy beside the
+    memory it named, that one unchanged."""
+    original = b"# Shared\r\n\r\nText.\r\n"
+    service = _serena(git_repo, clock, {"shared.md": original})
+    store = git_repo / ".serena" / "memories"
+    (store / "alias.md").symlink_to("shared.md")
+    service.update("alias", tags=["a"])
+    assert (store / "alias.md").is_symlink()
+    assert os.readlink(store / "alias.md") == "shared.md"
+    written = (store / "shared.md").read_bytes()
+    assert written.startswith(original)  # the tag is added after the text, in CRLF
+    assert written.endswith(b"- **Tags**: a\r\n")
+    assert sorted(p.name for p in store.iterdir()) == ["alias.md", "shared.md"]

@@ -307,8 +307,10 @@ class Store:
 
     def replace(self, path: str, data: bytes) -> None:
         """Rewrite an existing memory atomically, keeping its permissions; the caller
-        holds the lock."""
-        file = self.file_for(path)
+        holds the lock. A memory symlinked to another file of the store is written
+        in that file (`file_for` checked it stays inside): a rename over the link
+        would replace it with a copy and leave the file it names as it was."""
+        file = Path(os.path.realpath(self.file_for(path)))
         check_size(path, data)
         with _os_errors("write", path):
             self._clean(file.parent)
