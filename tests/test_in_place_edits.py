@@ -394,3 +394,48 @@ def test_a_citation_edit_that_would_drop_one_the_tool_cannot_read_is_refused(
     with pytest.raises(MemoryToolError, match="cannot read"):
         service.add_citation("c/n", "src/app.py:3")
     assert (git_repo / "mem" / "c" / "n.md").read_text() == original
+
+
+# -- symlinked memories ------------------------------------------------------------------
+
+
+def test_an_edit_through_a_symlink_inside_the_store_writes_the_file_it_names(
+    git_repo: Path, clock: object
+) -> None:
+    """A memory symlinked to another memory of the store (QA round s33: `update inlink
+    --tag a`, inlink.md -> a CRLF memory of ACSshiga/nissei) is read through its link;
+    the write used to rename a new file over the link, which left a copy beside the
+    memory it named, that one unchanged."""
+    original = b"# Shared\r\n\r\nText.\r\n"
+    service = _serena(git_repo, clock, {"shared.md": original})
+    store = git_repo / ".serena" / "memories"
+    (store / "alias.md").symlink_to("shared.md")
+    service.update("alias", tags=["a"])
+    assert (store / "alias.md").is_symlink()
+    assert os.readlink(store / "alias.md") == "shared.md"
+    written = (store / "shared.md").read_bytes()
+    assert written.startswith(original)  # the tag is added after the text, in CRLF
+    assert written.endswith(b"- **Tags**: a\r\n")
+    assert sorted(p.name for p in store.iterdir()) == ["alias.md", "shared.md"]
+
+
+def test_a_file_changed_on_disk_during_an_edit_is_left_as_its_other_writer_wrote_it(
+    git_repo: Path, clock: object
+) -> None:
+    """An editor (or Serena, which takes no lock) writing a memory between the tool's
+    read and its rename lost its bytes to the tool's older copy; now the edit is refused
+    and names the memory. The other writer here writes inside the edit's change."""
+    from memory_enhancement.store.edits import rewrite
+
+    service = _serena(git_repo, clock, {"note.md": b"# Note\r\n\r\nsrc/app.py:3\r\n"})
+    file = git_repo / ".serena" / "memories" / "note.md"
+    theirs = b"# Note\r\n\r\nsrc/app.py:3 and a line of theirs\r\n"
+
+    def change(loaded: object) -> str:
+        file.write_bytes(theirs)
+        return "# Note\n\nsrc/app.py:4\n"
+
+    with pytest.raises(MemoryToolError, match="note: changed on disk while being edited"):
+        rewrite(service.store, "note", change, name="note.md", dry_run=False)
+    assert file.read_bytes() == theirs
+    assert sorted(p.name for p in file.parent.iterdir()) == ["note.md"]  # no temporary left

@@ -127,7 +127,7 @@ class ServiceBase:
         fmt = formats.by_name(loaded.doc.memory.format)
         text = fmt.render(loaded.doc, memory)
         if text != loaded.decoded.text:
-            self.store.replace(loaded.path, loaded.decoded.encode(text))
+            self.store.replace(loaded.path, loaded.decoded.encode(text), loaded)
 
     def _written(
         self, target: str, warnings: Sequence[str], *, changed: bool = True

@@ -305,14 +305,18 @@ class Store:
             self._clean(file.parent)
             atomic.write_file(file, data, mode=None, sync_folder=self._folder_synced(file.parent))
 
-    def replace(self, path: str, data: bytes) -> None:
-        """Rewrite an existing memory atomically, keeping its permissions; the caller
-        holds the lock."""
-        file = self.file_for(path)
+    def replace(self, path: str, data: bytes, read: Loaded | None = None) -> None:
+        """Rewrite an existing memory atomically, keeping its permissions (the caller holds
+        the lock): refused if it changed since `read` (an editor's bytes are kept); through
+        a symlink to another file of the store, into that file (a rename copies the link)."""
+        file = Path(os.path.realpath(self.file_for(path)))
         check_size(path, data)
         with _os_errors("write", path):
             self._clean(file.parent)
-            mode = os.stat(file).st_mode & 0o7777
+            now = os.stat(file)
+            if read is not None and (now.st_mtime_ns, now.st_size) != (read.mtime_ns, read.size):
+                raise StoreError(f"{path}: changed on disk while being edited; nothing written")
+            mode = now.st_mode & 0o7777
             atomic.write_file(file, data, mode=mode, sync_folder=self._folder_synced(file.parent))
 
     @contextlib.contextmanager
@@ -336,15 +340,13 @@ class Store:
     def _folder_synced(self, folder: Path) -> bool:
         """Whether a write into folder syncs it now (False: the batch will)."""
         unsynced: set[Path] | None = getattr(self._batch, "unsynced", None)
-        if unsynced is None:
-            return True
-        unsynced.add(folder)
-        return False
+        if unsynced is not None:
+            unsynced.add(folder)
+        return unsynced is None
 
     def _clean(self, folder: Path) -> None:
-        """Remove a killed writer's leftovers from folder before writing there, at most
-        once every few seconds per folder: listing a folder of a few hundred memories
-        for each of its files made a bulk rewrite (`verify-all --write`) quadratic."""
+        """Remove a killed writer's leftovers from folder before writing there, at most once
+        every few seconds per folder: listing it for each file made bulk rewrites quadratic."""
         now = time.monotonic()
         if now - self._cleaned.get(folder, -_CLEAN_EVERY) >= _CLEAN_EVERY:
             atomic.clean_stale_temporaries(folder)

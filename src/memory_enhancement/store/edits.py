@@ -34,7 +34,7 @@ def rewrite(
             return None
         diff = unified_diff(loaded.decoded.text, text, name)
         if not dry_run:
-            store.replace(path, loaded.decoded.encode(text))
+            store.replace(path, loaded.decoded.encode(text), loaded)
     return Fix(path, diff, written=not dry_run)
 
 
