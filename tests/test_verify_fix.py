@@ -253,6 +253,47 @@ def test_fix_captures_the_snippet_of_an_unanchored_citation(project: GitRepo, cl
     assert [c["anchored"] for c in data["citations"]] == [True, True]
 
 
+def test_an_unanchored_citation_follows_what_history_says_of_its_line_not_the_line_now(
+    project: GitRepo, cli: Any
+) -> None:
+    """A citation without a snippet is a line number alone, as a mention is: the memory
+    also says `src/app.py:3` in prose, and history tells that its code moved to line 5.
+    The fix moves both and captures the code there; it captured what line 3 read now
+    (another line) and the prose mention was not even listed (bytes-s33)."""
+    file = project.write(
+        ".serena/memories/loose.md",
+        "---\ncitations: [src/app.py:3]\n---\n# Loose\n\nThe version is at src/app.py:3.\n",
+    )
+    project.commit("the memory")
+    change_the_code(project)  # line 3 -> 5
+    data = json.loads(cli("verify", "loose", "--json").stdout)
+    assert [(m["status"], m["current_line"]) for m in data["mentions"]] == [("moved", 5)]
+    result = cli("verify", "loose", "--fix")
+    assert result.stdout.splitlines()[-1] == "fixed 1 citation and 1 mention in loose"
+    citations = project.service().get("loose").memory.meta.citations
+    assert [(c.ref, c.snippet) for c in citations] == [("src/app.py:5", "API_VERSION = 'v2'")]
+    assert file.read_text(encoding="utf-8").endswith("# Loose\n\nThe version is at src/app.py:5.\n")
+
+
+def test_an_unanchored_citation_whose_line_changed_since_written_gets_no_snippet(
+    project: GitRepo, cli: Any
+) -> None:
+    """History says the code the line named was changed: what it reads now is not what the
+    memory cited, so nothing is captured (the prose mention reports it stale)."""
+    project.write(
+        ".serena/memories/loose.md",
+        "---\ncitations: [src/app.py:6]\n---\n# Loose\n\nIt prints at src/app.py:6.\n",
+    )
+    project.commit("the memory")
+    project.write_lines("src/app.py", [*APP[:5], "    print(API_VERSION, flush=True)", APP[6]])
+    project.commit("line 6 edited")
+    data = json.loads(cli("verify", "loose", "--json").stdout)
+    assert [m["status"] for m in data["mentions"]] == ["stale"]
+    cli("verify", "loose", "--fix")
+    citations = project.service().get("loose").memory.meta.citations
+    assert [(c.ref, c.snippet) for c in citations] == [("src/app.py:6", None)]
+
+
 # -- through the CLI --------------------------------------------------------------
 
 

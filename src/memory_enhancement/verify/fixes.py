@@ -28,20 +28,46 @@ from memory_enhancement.store.disk import Loaded, Store
 from memory_enhancement.store.edits import rewrite
 from memory_enhancement.verify.repo import Repository, cited_text
 
+# What a mention's history can say of the code a line number named when it was written.
+_DRIFTED = frozenset({Verdict.MOVED, Verdict.STALE, Verdict.MISSING, Verdict.OUT_OF_RANGE})
+
 
 def fixed_citations(
-    checks: Sequence[CitationCheck], repo: Repository, stamp: str
+    checks: Sequence[CitationCheck],
+    repo: Repository,
+    stamp: str,
+    mentions: Sequence[CitationCheck] = (),
 ) -> tuple[Citation, ...]:
-    """The citations after fixing, in the same order as the checks."""
-    return tuple(_fixed(check, repo, stamp) for check in checks)
+    """The citations after fixing, in the same order as the checks. `mentions`: the
+    memory's mention verdicts, from history. A citation without a snippet is a line
+    number alone, which the Verifier can only count; where a mention of the same line
+    says what became of its code, that decides: moved, the citation follows it (and its
+    snippet is captured there); changed or gone, nothing is captured (the line cited now
+    is other code)."""
+    told = {m.citation.ref: m for m in mentions if m.status in _DRIFTED}
+    return tuple(_fixed(check, repo, stamp, told) for check in checks)
 
 
-def _fixed(check: CitationCheck, repo: Repository, stamp: str) -> Citation:
+def _fixed(
+    check: CitationCheck,
+    repo: Repository,
+    stamp: str,
+    told: Mapping[str, CitationCheck] | None = None,
+) -> Citation:
     citation = check.citation
+    mention = (told or {}).get(citation.ref) if citation.snippet is None else None
+    if mention is not None and mention.status is Verdict.MOVED and mention.current_path:
+        check = replace(mention, citation=citation)  # where history found the code
+    elif mention is not None:
+        return citation
     if check.status is Verdict.MOVED and check.current_path:
         line = check.current_line if citation.line is not None else None
         end = check.current_end_line if citation.end_line is not None else None
-        return replace(citation, target=check.current_path, line=line, end_line=end, verified=stamp)
+        moved = replace(citation, target=check.current_path, line=line, end_line=end)
+        if mention is not None and line is not None:
+            text = cited_text(repo.read(moved.target), line, end)
+            moved = replace(moved, snippet=text if text and text.strip() else None)
+        return replace(moved, verified=stamp)
     if check.status is Verdict.VALID and citation.snippet is None and citation.line is not None:
         text = cited_text(repo.read(citation.target), citation.line, citation.end_line)
         if text and text.strip():
@@ -72,7 +98,9 @@ def apply_fixes(
     with store.batch():
         for result in results:
             current = tuple(c.citation for c in result.checks)
-            wanted = fixed_citations(result.checks, repo, stamp) if fix else current
+            wanted = (
+                fixed_citations(result.checks, repo, stamp, result.mentions) if fix else current
+            )
             mentions = result.mentions if fix else ()
             touched = bool(mention_edits(mentions)) or any(map(_renames_label, mentions))
             stamps = write and result.path not in unstamped

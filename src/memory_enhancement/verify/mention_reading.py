@@ -117,9 +117,19 @@ class MentionReader:
         found = find_mentions(text)
         if not found:
             return None
-        declared = {c.ref for c in memory.meta.citations}
+        # A declared citation with a snippet verifies itself; one without is a line number
+        # alone, as a mention is: its mentions (the frontmatter's `citations: [x.py:4]`, the
+        # prose's) are judged from history, or it would read `valid` from a line count.
+        # (An inline `[cite:file](x.py:4)` is itself a declared citation: not its own mention.)
+        cited = memory.meta.citations
+        declared = {c.ref for c in cited if c.snippet is not None}
+        own = {(c.ref, n) for c, n in zip(cited, lines, strict=False) if c.snippet is None}
         rows = _table_rows(text, lines)
-        mentions = [m for m in found if m.ref_text not in declared and m.line not in rows]
+        mentions = [
+            m
+            for m in found
+            if m.ref_text not in declared and (m.ref_text, m.line) not in own and m.line not in rows
+        ]
         inside, folder = self._places(memory)
         count = text.count("\n") + (not text.endswith("\n") and bool(text))
         from memory_enhancement.verify.git_objects import blob_hash  # not on a rerun
