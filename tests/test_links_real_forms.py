@@ -542,6 +542,21 @@ def test_a_move_keeps_a_markdown_link_written_from_the_repository_root_so(
     assert broken(service) == []
 
 
+def test_a_move_keeps_a_links_dot_slash_and_query_as_written(
+    in_repo: tuple[MemoryService, Path],
+) -> None:
+    """`./x.md` lost its `./`, and `x.md?plain=1` (read as a link to x) was left as it was,
+    dangling after the move (bytes-s33)."""
+    service, store = in_repo
+    write_all(store, {name: f"# {name}\n" for name in NAMES})
+    write(store, "source", "# Source\n\n[a](./alpha_notes.md) and [b](alpha_notes.md?plain=1).\n")
+    service.move("alpha_notes", "specs/alpha")
+    assert (store / "source.md").read_text(encoding="utf-8") == (
+        "# Source\n\n[a](./specs/alpha.md) and [b](specs/alpha.md?plain=1).\n"
+    )
+    assert broken(service) == []
+
+
 def test_a_markdown_link_to_a_removed_memory_written_from_the_root_dangles(
     in_repo: tuple[MemoryService, Path],
 ) -> None:

@@ -378,10 +378,9 @@ def _is_normal(path: str) -> bool:
 
 def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:
     """How to write a link to target in the style of the original link: a markdown link
-    relative to its memory, or from the repository's root if so written (NEXTAltair/LoRAIro);
-    a name (and a frontmatter value: `related: [x.md]`) keeps its `.md`, its
-    `.serena/memories/` prefix, and stays bare when the new name is unique, but for a
-    `mem:` reference: Serena reads `mem:NAME` as exactly that path."""
+    relative to its memory (`./` kept) or from the repository's root as written (LoRAIro);
+    a name (and `related: [x.md]`) keeps its `.md`, its `.serena/memories/` prefix, and
+    stays bare when the new name is unique, but `mem:NAME`, which Serena reads as a path."""
     if link.kind is LinkKind.MEM_ID:
         return link.target
     written = link.target.strip()
@@ -390,7 +389,8 @@ def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool 
     if link.kind is LinkKind.MARKDOWN:  # `../` would start from the memory's folder
         if marker and head.endswith(("/", ".")) and not head.startswith(".."):
             return head + marker + target + MEMORY_SUFFIX
-        return posixpath.relpath(target, posixpath.dirname(source) or ".") + MEMORY_SUFFIX
+        rel = posixpath.relpath(target, posixpath.dirname(source) or ".") + MEMORY_SUFFIX
+        return "./" + rel if written.startswith("./") and rel[0] != "." else rel
     if link.kind not in (LinkKind.BARE, LinkKind.ITEM, LinkKind.NAMED, LinkKind.MEM_REF):
         return target + suffix if link.kind is LinkKind.FRONTMATTER else target
     if marker and (not head or head.endswith(("/", "."))):

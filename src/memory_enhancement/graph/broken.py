@@ -140,10 +140,11 @@ def _retarget(line: str, item: BrokenLink) -> str:
             angled = match[1] is not None
             href = match[1] if angled else match[2]
             path, hash_, anchor = href.partition("#")
+            path, ask, query = path.partition("?")  # `x.md?plain=1`: the query stays
             if unquote(path).strip() == old:
                 start, end = match.span(1 if angled else 2)
                 target = new if angled or " " not in new else new.replace(" ", "%20")
-                return line[:start] + target + hash_ + anchor + line[end:]
+                return line[:start] + target + ask + query + hash_ + anchor + line[end:]
         return line
     if item.kind == LinkKind.WIKI.value:
         pattern = re.compile(r"\[\[\s*" + re.escape(old) + r"(?=\s*[\]|#])")
