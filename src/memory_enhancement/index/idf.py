@@ -4,8 +4,10 @@ FTS5's `bm25()` weighs a term found in n of N memories by log((N - n + 0.5) / (n
 and by 1e-6 once that is not positive, so a word in half the memories or more counts for
 nothing. Real Serena stores hold 4-15 memories, and there the word a query is about is
 often in most of them (`菜单`, menu, in 6 of smart-admin's 7). lexical.py hands a tier's
-matches here when its window holds all of them; `reranked` ranks them again. Nothing but
-sqlite3's C module and math: the quick read path (cli/fast.py) ranks with this code.
+matches here when its window holds all of them; `reranked` ranks them again. (It cannot
+bring up a memory that lacks the query's other words: smart-admin's menu guide says 创建,
+not 添加, and stays 4th for `如何添加新菜单`; docs/benchmarks.md.) Nothing but sqlite3's C
+module and math: the quick read path (cli/fast.py) ranks with this code.
 """
 
 from __future__ import annotations
