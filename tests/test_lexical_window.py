@@ -93,8 +93,8 @@ def test_a_tier_ranked_apart_equals_the_single_joined_query(
                     where, args = lexical.where_sql(category, tag, expired, NOW)
                     for wanted in (1, 10, 50):
                         for snippets in (True, False):
-                            got = lexical._tier(
-                                index, table, match, marked, where, args, wanted, snippets
+                            got = lexical._tier(  # the corpus: no word in half of it
+                                index, table, list(terms), marked, where, args, wanted, snippets
                             )
                             want = reference(
                                 index, table, match, marked, where, args, wanted, snippets

@@ -354,3 +354,23 @@ def test_inflections_and_paths_come_after_the_words_as_written(ranked_store: Mem
     (hit,) = ranked_store.search("kafka", mode="lexical")  # in its path alone
     assert hit.hit.row.path == "notes/kafka-rebalance"
     assert "Consumers pause while partitions move" in hit.hit.snippet
+
+
+def test_in_a_small_store_the_memory_about_a_word_in_most_memories_comes_first(
+    tmp_path: Path,
+) -> None:
+    """FTS5's BM25 gives a word in half the memories or more an IDF of 1e-6: in a store
+    of five, `deploy` (in four) counted for nothing, the short incident note that says
+    `rollback` once came before the deploy memory that says both, and the others scored
+    0.0. Lucene's IDF, used once FTS5 clamps one (lexical.py, idf.py), keeps it."""
+    store = tmp_path / "store"
+    write_memory(store, "deploy", "Deploy from main. A failed deploy triggers the rollback job.")
+    write_memory(store, "incidents", "The May outage ended with a manual database rollback.")
+    write_memory(store, "commands", "make test, make lint, make deploy for staging.")
+    write_memory(store, "checklist", "Tests pass, lint is clean, the deploy is scheduled.")
+    write_memory(store, "style", "Type hints everywhere; no deploy scripts in the app.")
+    service = disk_service(store, tmp_path, tmp_path)
+    for query in ("deploy rollback", "how do I rollback a deploy"):
+        hits = [r.hit for r in service.search(query, mode="lexical")]
+        assert [h.row.path for h in hits[:2]] == ["deploy", "incidents"]
+        assert all(h.score > 0.01 for h in hits)

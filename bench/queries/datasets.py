@@ -17,6 +17,7 @@ Sets (files beside this one, described in README.md):
 * ``paraphrase``: paraphrase_queries.yaml, same store, vocabulary-mismatch questions.
 * ``ja``: ja_queries.yaml, Japanese queries over real Japanese Serena stores.
 * ``zh``: zh_queries.yaml, Chinese queries over real Chinese Serena stores.
+* ``small``: small_queries.yaml, queries over small real Serena stores, run per store.
 
 Every query names its store as ``owner/repo@commit:path``; a relevant path is a memory's
 path relative to that folder, without ``.md``. Fetched stores are never copied into this
@@ -62,6 +63,7 @@ SETS: dict[str, str] = {
     "paraphrase": "paraphrase_queries.yaml",
     "ja": "ja_queries.yaml",
     "zh": "zh_queries.yaml",
+    "small": "small_queries.yaml",
 }
 KINDS = {"symptom", "howto", "decision", "concept", "paraphrase", "word", "phrase", "question"}
 SPLITS = ("dev", "test")

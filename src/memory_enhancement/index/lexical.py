@@ -20,7 +20,7 @@ import _thread
 import functools
 
 from memory_enhancement.core.errors import InvalidInputError
-from memory_enhancement.index import cjk
+from memory_enhancement.index import cjk, idf
 from memory_enhancement.index import snippets as cut  # `snippets` names a flag below
 from memory_enhancement.index.columns import ROW_COLUMNS
 
@@ -242,9 +242,7 @@ def ranked(
     words: list[str] | None = None
     for table, terms in _tiers(exact, with_variants, words_first, lambda: len(hits) >= limit):
         marked = " OR ".join(marked_terms(terms))
-        found = _tier(
-            conn, table, " OR ".join(terms), marked, where, args, limit + len(seen), snippets
-        )
+        found = _tier(conn, table, terms, marked, where, args, limit + len(seen), snippets)
         fresh = [values for values in found if values[0] not in seen][: limit - len(hits)]
         if not fresh:
             continue
@@ -293,7 +291,7 @@ def _tiers(
 def _tier(
     conn: sqlite3.Connection,
     table: str,
-    match: str,
+    terms: list[str],
     marked: str,
     where: str,
     args: list[object],
@@ -314,8 +312,10 @@ def _tier(
     LIMIT by score, then by the order rows came in (the FTS table's, by rowid), and
     taking out the rows `where` rejects keeps that order. When the window holds fewer
     than `wanted` rows that pass and more matches exist (a narrow filter), `_joined`
-    answers instead.
+    answers instead. When the window holds every match and FTS5 has weighed a term at
+    nothing (in half the memories or more), they are ranked again (idf.py).
     """
+    match = " OR ".join(terms)
     window = 2 * wanted + 16
     if window > _WINDOW_MAX:  # one SQL variable a row: a long list is read by the join
         return _joined(conn, table, match, marked, where, args, wanted, snippets)
@@ -329,6 +329,8 @@ def _tier(
         raise InvalidInputError(f"cannot search for {match!r}: {exc}") from None
     if not top:
         return []
+    if idf.ENABLED and len(top) < window and len(terms) > 1:
+        top = idf.reranked(conn, table, terms, top)
     if table == "memories_fts":
         text = "CASE WHEN m.fts_content IS NOT NULL THEN m.content END" if snippets else "NULL"
     else:
