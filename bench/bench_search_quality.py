@@ -41,7 +41,8 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,22 @@ def _safe(call: Callable[[], list[Hit]]) -> list[Hit]:
         return call()
     except Exception:
         return []
+
+
+@contextmanager
+def embedded_index(folder: Path, home: Path, model: Any, cache: Path) -> Iterator[Any]:
+    """A connection to an index of `folder` kept in `home`, embedded, its vectors loaded from
+    and saved to `cache/vectors.db` (a rerun embeds nothing again): what the offline
+    scoring benches (fusion13.py, small13.py) rank their queries in."""
+    cache.mkdir(parents=True, exist_ok=True)
+    service = MemoryService(
+        Store(folder), Repository(folder), index_path=home / "i.db", state=State(home / "s.db")
+    )
+    with service.index.connect() as conn:
+        _load_cache(conn, cache / "vectors.db", model.name)
+        semantic.refresh(conn, model)
+        _save_cache(conn, cache / "vectors.db")
+        yield conn
 
 
 def _load_cache(conn: sqlite3.Connection, path: Path, model: str) -> None:

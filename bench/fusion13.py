@@ -32,15 +32,11 @@ from typing import Any
 
 from memory_enhancement.index import semantic
 from memory_enhancement.index.search import FETCH, Filters, hybrid_lexical, lexical_weight
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
-from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from bench_search_quality import _load_cache, _save_cache, _slug, metrics  # noqa: E402
+from bench_search_quality import _slug, embedded_index, metrics  # noqa: E402
 from queries.datasets import Query, load, materialised, pool_relevant  # noqa: E402
 
 DEPTH = 100
@@ -56,14 +52,8 @@ def _group(
     home = GROUPS / name
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
-    service = MemoryService(
-        Store(folder), Repository(folder), index_path=home / "i.db", state=State(home / "s.db")
-    )
     out: dict[str, Any] = {}
-    with service.index.connect() as conn:
-        _load_cache(conn, cache / "vectors.db", model.name)
-        semantic.refresh(conn, model)
-        _save_cache(conn, cache / "vectors.db")
+    with embedded_index(folder, home, model, cache) as conn:
         matrix = semantic._matrix(conn, model.name)
         paths: dict[str, list[str]] = {}
         info: dict[str, tuple[str, float]] = {}

@@ -29,18 +29,13 @@ from memory_enhancement.index import idf, semantic
 from memory_enhancement.index import lexical as lex_module
 from memory_enhancement.index.hybrid import Ranker
 from memory_enhancement.index.search import FETCH, Filters, hybrid, hybrid_lexical, lexical
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
-from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from bench_search_quality import (  # noqa: E402
-    _load_cache,
-    _save_cache,
     _slug,
+    embedded_index,
     metrics,
     plain_fts,
     plain_search,
@@ -60,15 +55,8 @@ def run_group(
 ) -> dict[str, Any]:
     """Index one folder and rank its queries in every mode under both IDFs."""
     home = Path(tempfile.mkdtemp(prefix="s13-"))
-    cache.mkdir(parents=True, exist_ok=True)
-    service = MemoryService(
-        Store(folder), Repository(folder), index_path=home / "i.db", state=State(home / "s.db")
-    )
     out: dict[str, Any] = {}
-    with service.index.connect() as conn:
-        _load_cache(conn, cache / "vectors.db", model.name)
-        semantic.refresh(conn, model)
-        _save_cache(conn, cache / "vectors.db")
+    with embedded_index(folder, home, model, cache) as conn:
         plain = plain_fts(conn)
         total = idf.rows(conn, "memories_fts")
         everything = Filters(include_expired=True, now="")

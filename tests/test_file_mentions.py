@@ -18,10 +18,8 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify import git_objects
-from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code
+from verify_support import FIXED_NOW, STORE, GitRepo, code, git_commands
 
 # -- the grammar ----------------------------------------------------------------------------
 
@@ -199,17 +197,10 @@ def test_a_memory_naming_only_files_that_are_there_asks_git_nothing_about_its_hi
 ) -> None:
     note(repo, "- `src/app.py` and `lib/old.py`")
     repo.commit("memory")
-    asked: list[str] = []
-    real = git_objects.run_git_bytes
-
-    def counting(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
-        asked.append(args[0])
-        return real(git, *args, stdin=stdin)
-
-    monkeypatch.setattr(git_objects, "run_git_bytes", counting)
+    asked = git_commands(monkeypatch)
     state = State(repo.root / "state.db")
     assert {c.status for c in checks(repo, state=state).values()} == {Verdict.VALID}
-    assert "blame" not in asked and "diff-tree" not in asked
+    assert not {"blame", "diff-tree"} & {a[0] for a in asked}
     repo.mv("lib/old.py", "lib/new.py")  # now one needs history: the memory file is traced
     repo.commit("rename")
     found = checks(repo, state=state)

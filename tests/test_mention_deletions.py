@@ -10,10 +10,8 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify import git_objects
-from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code
+from verify_support import FIXED_NOW, STORE, GitRepo, code, git_commands
 
 
 def verdicts(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
@@ -58,15 +56,7 @@ def test_a_missing_mention_names_the_commit_that_deleted_its_file_not_the_memory
     repo.git("checkout", "-q", "main")
     repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
     merged = repo.head()
-    logs: list[tuple[str, ...]] = []
-    real = git_objects.run_git_bytes
-
-    def counting(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
-        if args[0] == "log" and "--diff-filter=D" in args:
-            logs.append(args)
-        return real(git, *args, stdin=stdin)
-
-    monkeypatch.setattr(git_objects, "run_git_bytes", counting)
+    asked = git_commands(monkeypatch)
     found = verdicts(repo)
     told = f"in {deleted[:7]}, {day(repo, deleted)}, after the memory line was written"
     for text in ("src/gone.py:3", "src/gone.py"):
@@ -75,7 +65,7 @@ def test_a_missing_mention_names_the_commit_that_deleted_its_file_not_the_memory
     later = found["src/later.py:2"]
     assert later.status is Verdict.MISSING
     assert f"deleted in merge {merged[:7]}, {day(repo, merged)}, after" in later.reason
-    assert len(logs) == 1
+    assert len([a for a in asked if a[0] == "log" and "--diff-filter=D" in a]) == 1
 
 
 def test_a_skipped_file_mention_says_what_git_knows_of_its_path_instead_of_every_guess(
@@ -124,17 +114,10 @@ def test_a_rerun_keeps_the_deleting_commit_and_asks_git_for_no_deletions(
     state = State(repo.root / "state.db")
     first = verdicts(repo, state)["src/gone.py:3"]
     assert f"deleted in {deleted[:7]}" in first.reason
-    asked: list[str] = []
-    real = git_objects.run_git_bytes
-
-    def counting(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
-        asked.append(args[0])
-        return real(git, *args, stdin=stdin)
-
-    monkeypatch.setattr(git_objects, "run_git_bytes", counting)
+    asked = git_commands(monkeypatch)
     again = verdicts(repo, state)["src/gone.py:3"]
     assert (again.status, again.reason) == (first.status, first.reason)
-    assert "log" not in asked
+    assert "log" not in [a[0] for a in asked]
 
 
 def test_a_file_recreated_under_a_longer_path_is_pointed_to_with_the_cited_line_found(

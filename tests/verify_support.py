@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memory_enhancement.core.model import Citation, Memory, MemoryMeta
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification
@@ -197,6 +198,22 @@ def fixed_after_rename(repo: GitRepo, text: str) -> list[tuple[str, str]]:
     assert file.read_bytes() == text.replace("lib/old.py", "lib/new.py").encode("utf-8")
     after = json.loads(store_cli(repo, "verify-all", "--json").stdout)
     return [(c["mention"], c["status"]) for m in after for c in m["mentions"]]
+
+
+def git_commands(monkeypatch: Any) -> list[tuple[str, ...]]:
+    """Every git command the tool runs from now on (its arguments, in order), each still run
+    by the real git: for tests that a run asks git nothing more than it needs."""
+    from memory_enhancement.verify import git_objects
+
+    asked: list[tuple[str, ...]] = []
+    real = git_objects.run_git_bytes
+
+    def counting(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
+        asked.append(args)
+        return real(git, *args, stdin=stdin)
+
+    monkeypatch.setattr(git_objects, "run_git_bytes", counting)
+    return asked
 
 
 def logging_git(folder: Path) -> tuple[dict[str, str], Path]:
