@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 
-from memory_enhancement.verify import git_objects
 from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import GitObjects, blob_hash, run_git
 from memory_enhancement.verify.line_origins import line_origins
 from memory_enhancement.verify.mention_maps import _batches
-from verify_support import STORE, GitRepo, git_of
+from verify_support import STORE, GitRepo, git_commands, git_of
 
 
 @pytest.fixture
@@ -45,19 +44,6 @@ def blamed(repo: GitRepo, name: str, count: int) -> list[str | None]:
     found = history.blame(name, range(1, count + 1))
     assert found is not None
     return [found[n] for n in range(1, count + 1)]
-
-
-def counting_diffs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, ...]]:
-    """Every git command run through run_git, recorded."""
-    asked: list[tuple[str, ...]] = []
-    real = git_objects.run_git_bytes
-
-    def recording(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
-        asked.append(args)
-        return real(git, *args, stdin=stdin)
-
-    monkeypatch.setattr(git_objects, "run_git_bytes", recording)
-    return asked
 
 
 def test_files_created_once_and_renames_unchanged_need_no_diff_and_agree_with_blame(
@@ -92,7 +78,7 @@ def test_files_created_once_and_renames_unchanged_need_no_diff_and_agree_with_bl
     ]
     counts, blobs = on_disk(repo, names)
     long_way = line_origins(git_of(repo), counts)
-    asked = counting_diffs(monkeypatch)
+    asked = git_commands(monkeypatch)
     short_way = line_origins(git_of(repo), counts, blobs)
     assert short_way == long_way
     for name in names:
