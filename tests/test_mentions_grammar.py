@@ -73,10 +73,18 @@ def test_each_form_is_a_mention(
         "a dotted.name:x is no line",
         "localhost:8080",
         "Table 2.3:4 of the paper",
+        # a linter's line about a glob, pasted from amitcjmu/Stock-Analysis's memory
+        "# backend/alembic/versions/127_*.py:11:1: F401 'sqlalchemy as sa' imported",
+        "each src/*.py:3 and {name}.py:3 is a pattern",
     ],
 )
 def test_these_are_not_mentions(text: str) -> None:
     assert find_mentions(text) == []
+
+
+def test_bold_and_italic_stars_still_open_a_mention() -> None:
+    found = find_mentions("see **src/app.py:4** and *src/b.py:5*, not src/*.py:6")
+    assert [(m.path, m.start) for m in found] == [("src/app.py", 4), ("src/b.py", 5)]
 
 
 def test_a_list_after_a_colon_form_is_one_mention_per_item_with_only_its_numbers() -> None:

@@ -48,6 +48,9 @@ _TO = prose.TO
 _MORE_SPANS = rf"`,[ ]?`:\d{{1,7}}(?:{_TO}\d{{1,7}})?(?=`)"
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_./@~+\\\-\])])"  # nor after `]`, `)`: see prose.FOLDERS
+    # nor in a glob or a template (`versions/127_*.py:11:1`, `{name}.py:3`): the `.py` there
+    # is no file's name; a `*` of bold or italics stands after a space or another `*`
+    r"(?<![A-Za-z0-9_/.\-]\*)(?<!\})"
     rf"(?P<path>(?:\.{{1,2}}/|/)?{prose.FOLDERS}(?:{prose.BRACKETED})?{_SEGMENT})"
     r"(?:"
     r"\#L(?P<a1>\d{1,7})(?:C\d{1,5})?(?:[-–]L?(?P<a2>\d{1,7})(?:C\d{1,5})?)?"
