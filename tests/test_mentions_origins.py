@@ -113,6 +113,35 @@ def test_a_file_unchanged_since_it_was_created_is_still_diffed_if_a_merge_create
     assert line_origins(git_of(repo), counts, blobs) == {} == line_origins(git_of(repo), counts)
 
 
+def test_files_blamed_together_get_the_answers_each_gets_alone(repo: GitRepo) -> None:
+    """Memories merged from branches are blamed one git process each, several at once
+    (GitHistory.blame_all): the answers, their order and the count of git processes are
+    those of blaming them one at a time."""
+    repo.write_lines("README.md", ["x"])
+    repo.commit("base")
+    names = [f"{STORE}/merged{n}.md" for n in range(5)]
+    for n, name in enumerate(names):
+        repo.git("checkout", "-q", "-b", f"side{n}", "main")
+        repo.write_lines(name, [f"# Merged {n}", "", f"line {n}", "src/app.py:1"])
+        repo.commit(f"on branch {n}")
+        repo.git("checkout", "-q", "main")
+        repo.write_lines("other.txt", [f"y{n}"])
+        repo.commit(f"main moves on {n}")
+        repo.git("merge", "-q", "--no-ff", "--no-edit", f"side{n}")
+    repo.write_lines(names[2], ["# Merged 2", "", "edited, not committed", "src/app.py:1"])
+    jobs: list[tuple[str, range, str | None]] = [(n, range(1, 5), None) for n in names]
+    jobs.append((f"{STORE}/untracked.md", range(1, 2), None))
+    (repo.root / STORE / "untracked.md").write_text("# New\n")
+    together = GitHistory(git_of(repo))
+    answers = together.blame_all(jobs)
+    alone = GitHistory(git_of(repo))
+    assert answers == [alone.blame(*job) for job in jobs]
+    assert together.git.calls == alone.git.calls == len(jobs)
+    assert answers[0] is not None and answers[0][3] is not None  # the branch commit
+    assert answers[2] is not None and answers[2][3] is None  # not committed yet
+    assert answers[-1] is None  # git cannot blame an untracked file
+
+
 def test_objects_fetched_together_are_those_asked_one_at_a_time(repo: GitRepo) -> None:
     repo.write_lines("src/a.py", ["a = 1"])
     repo.write_lines("docs/my notes é.txt", ["n"])

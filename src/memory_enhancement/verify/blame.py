@@ -16,8 +16,9 @@ file's blob hash: a rerun asks git nothing here.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePosixPath
@@ -29,6 +30,7 @@ from memory_enhancement.verify.git_objects import GitObjects, from_git, run_git,
 from memory_enhancement.verify.staged import Staged
 
 _UNCOMMITTED = "0" * 40
+_BLAME_WORKERS = 8  # at most this many blames at once, however many cores
 
 
 def _lines(lines: Iterable[str]) -> Counter[str]:
@@ -86,6 +88,24 @@ class GitHistory(GitObjects):
                 sha = parts[0]
                 found[int(parts[2])] = None if sha == _UNCOMMITTED else sha
         return found
+
+    def blame_all(
+        self, jobs: Sequence[tuple[str, Iterable[int], str | None]]
+    ) -> list[dict[int, str | None] | None]:
+        """`blame(file, lines, moved_from)` of each job, in order, several at once.
+
+        Each blame is a git process of its own walking one file's history, sharing nothing
+        with the others, so they run side by side on the machine's cores. A store whose
+        memory lines came in by merge commits (a pull request per memory) blames one file
+        per memory on a first run: 129 on amitcjmu/Stock-Analysis, where one at a time
+        they were most of the run's wall time."""
+        workers = min(len(jobs), os.cpu_count() or 1, _BLAME_WORKERS)
+        if workers < 2:
+            return [self.blame(*job) for job in jobs]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(lambda job: self.blame(*job), jobs))
 
     def moved_from(self, files: Iterable[str], tracked: set[str], within: str) -> dict[str, str]:
         """Per memory file (work-tree paths) git has no history for at its path, untracked

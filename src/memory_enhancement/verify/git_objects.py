@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO
@@ -30,6 +31,7 @@ from memory_enhancement.verify.git import Git, GitError
 
 ENV = {"GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
 _BINARY_PROBE = 8192
+_COUNTING = threading.Lock()
 MAX_BLOB_BYTES = 20 * 1024 * 1024
 # The objects read at past commits are kept for the run up to this many (and bytes): a
 # run asks whether each mention's file was there, then reads it, then the Verifier
@@ -94,7 +96,8 @@ def run_git(git: Git, *args: str, stdin: str | None = None) -> str:
 
 def run_git_bytes(git: Git, *args: str, stdin: bytes | None = None) -> bytes:
     """`run_git`, its output as git printed it."""
-    git.calls += 1
+    with _COUNTING:  # blames run from several threads (GitHistory.blame_all)
+        git.calls += 1
     command = ["git", "-C", str(git.toplevel), *args]
     env = {**os.environ, **ENV}
     with contextlib.ExitStack() as stack:

@@ -113,17 +113,16 @@ class HistoryReader:
             {item.file: item.blob for item in wanted if item.file not in moved},
         )
         commits: dict[str, dict[int, str | None] | None] = {}
+        blames: list[tuple[str, set[int], str | None]] = []
         for item in wanted:
             lines = replayed.get(item.file)
-            if item.file in moved:
-                lines_of = {m.line for m in item.mentions}
-                commits[item.file] = self.history.blame(item.file, lines_of, moved[item.file])
-            elif lines is not None:
+            if lines is not None and item.file not in moved:
                 commits[item.file] = {
                     m.line: lines[m.line - 1] for m in item.mentions if m.line <= len(lines)
                 }
             else:
-                commits[item.file] = self.history.blame(item.file, {m.line for m in item.mentions})
+                blames.append((item.file, {m.line for m in item.mentions}, moved.get(item.file)))
+        commits.update(zip([job[0] for job in blames], self.history.blame_all(blames), strict=True))
         self._prefetch(wanted, commits)
         for item in wanted:
             blamed = commits[item.file]
