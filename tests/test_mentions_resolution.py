@@ -427,3 +427,46 @@ def test_a_file_copied_to_a_new_home_then_deleted_is_followed_to_the_copy(
         "core/task.py",
         31,
     )
+
+
+def test_a_bare_name_is_read_as_the_one_file_the_memory_names_in_full_far_from_it(
+    repo: GitRepo,
+) -> None:
+    """rjmurillo/ai-agents: `.claude/skills/github/scripts/pr/new_pr.py` in a memory's first
+    lines, `new_pr.py:282` sixteen lines on, out of the neighbours' reach; two files of the
+    name (the other under src/copilot-cli/) left it `ambiguous`."""
+    filler = [f"- step {n}" for n in range(12)]
+    note(repo, "`server/lib/venue.js` evaluates opening hours.", *filler, "See `venue.js:4-5`.")
+    repo.commit("memory")
+    lib = code("server/lib/venue.js", 12)
+    repo.write_lines("server/lib/venue.js", ["// moved down", *lib])
+    repo.commit("code moves")
+    found = mentions(repo)["venue.js:4-5"]
+    assert (found.status, found.current_path, found.current_line) == (
+        Verdict.MOVED,
+        "server/lib/venue.js",
+        5,
+    )
+    assert found.reason.startswith(
+        "venue.js read as server/lib/venue.js, which the memory names at "
+        "`server/lib/venue.js` (line 3); found at"
+    )
+
+
+@pytest.mark.parametrize(
+    "named",
+    [
+        ["`server/lib/venue.js` and `server/api/venue.js` both evaluate hours."],  # both
+        ["`lib/venue.js` is not `api/venue.js`."],  # both, each by a partial path
+        ["See `venue.js:2`, `venue.js:3`."],  # the name alone, again
+    ],
+)
+def test_a_bare_name_stays_ambiguous_when_the_memory_names_no_one_file_in_full(
+    repo: GitRepo, named: list[str]
+) -> None:
+    filler = [f"- step {n}" for n in range(12)]
+    note(repo, *named, *filler, "See `venue.js:4`.")
+    repo.commit("memory")
+    found = mentions(repo)["venue.js:4"]
+    assert found.status is Verdict.AMBIGUOUS
+    assert found.candidates == ("server/api/venue.js", "server/lib/venue.js")

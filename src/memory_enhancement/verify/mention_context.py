@@ -72,7 +72,48 @@ def settle(
             path, why = chosen
             note = f"{mention.path} read as {path}, the folder of {why}; "
             out[name] = read(then.commit, path, mention, note)
+            continue
+        chosen = _named_in_full(mention, then.candidates, item, thens, lines)
+        if chosen is not None:
+            path, why = chosen
+            note = f"{mention.path} read as {path}, which the memory names at {why}; "
+            out[name] = read(then.commit, path, mention, note)
     return out
+
+
+def _named_in_full(
+    mention: Mention,
+    candidates: tuple[str, ...],
+    item: Written,
+    thens: Mapping[str, Then],
+    lines: list[str],
+) -> tuple[str, str] | None:
+    """The one candidate the memory names with its folders anywhere, when the neighbours
+    tell nothing: authors write a file's path once (`.claude/skills/github/scripts/pr/
+    new_pr.py` in a memory's first lines) and its bare name after (`new_pr.py:282` forty
+    lines on; rjmurillo/ai-agents, amitcjmu/Stock-Analysis). A path as written that ends
+    several candidates (the mention's own, `issue/close_issue.py`) tells nothing; two
+    candidates named leave the name ambiguous. Stricter than the window's folder rule:
+    the file itself must be named, not a file of its folder."""
+    named: dict[str, str] = {}
+    for other in item.mentions:
+        then = thens.get(key(other))
+        if other is mention or then is None or then.kind not in (TEXT, PAST_END, UNREADABLE):
+            continue
+        if then.path in candidates:  # resolved by history to one of them
+            named.setdefault(then.path, f"`{other.text}` (line {other.line})")
+    own = normalize(mention.path, item.folder)
+    for number, text in enumerate(lines, 1):
+        for found in _FOLDERED.finditer(text):
+            path = normalize(found.group(0).lstrip("~"), item.folder)
+            if path is None or path == own:
+                continue
+            ends = [c for c in candidates if c == path or c.endswith("/" + path)]
+            if len(ends) == 1:
+                named.setdefault(ends[0], f"`{found.group(0)}` (line {number})")
+    if len(named) != 1:
+        return None
+    return next(iter(named.items()))
 
 
 def _evidence(
