@@ -166,22 +166,26 @@ def test_a_path_of_many_left_out_folders_is_read_in_a_moment_not_tried_every_way
 # -- a bare name of several files -------------------------------------------------------------
 
 
+def lib_venue_moved(repo: GitRepo, *lines: str) -> CitationCheck:
+    """The verdict on the memory's `venue.js:4-5` (server/lib/venue.js or server/api/venue.js),
+    written on `lines`, after server/lib/venue.js's lines moved one down: it must be read
+    in server/lib/ and found moved."""
+    note(repo, *lines)
+    repo.commit("memory")
+    repo.write_lines("server/lib/venue.js", ["// moved down", *code("server/lib/venue.js", 12)])
+    repo.commit("code moves")
+    found = mentions(repo)["venue.js:4-5"]
+    where = (found.status, found.current_path, found.current_line)
+    assert where == (Verdict.MOVED, "server/lib/venue.js", 5)
+    return found
+
+
 def test_a_bare_name_of_several_files_is_read_in_the_folder_of_its_neighbour(
     repo: GitRepo,
 ) -> None:
     """Vecto-Pilot: `venue-intelligence.js:57` under `venue-utils.js:16` (server/lib/venue/)
     was `ambiguous` between server/api/venue/ and server/lib/venue/."""
-    note(repo, "- `utils.js:2` parses the hours", "- `venue.js:4-5` evaluates them")
-    repo.commit("memory")
-    lib = code("server/lib/venue.js", 12)
-    repo.write_lines("server/lib/venue.js", ["// moved down", *lib])
-    repo.commit("code moves")
-    found = mentions(repo)["venue.js:4-5"]
-    assert (found.status, found.current_path, found.current_line) == (
-        Verdict.MOVED,
-        "server/lib/venue.js",
-        5,
-    )
+    found = lib_venue_moved(repo, "- `utils.js:2` parses the hours", "- `venue.js:4-5` evaluates")
     assert found.reason.startswith(
         "venue.js read as server/lib/venue.js, the folder of `utils.js:2` (line 3); found at"
     )
@@ -436,16 +440,8 @@ def test_a_bare_name_is_read_as_the_one_file_the_memory_names_in_full_far_from_i
     lines, `new_pr.py:282` sixteen lines on, out of the neighbours' reach; two files of the
     name (the other under src/copilot-cli/) left it `ambiguous`."""
     filler = [f"- step {n}" for n in range(12)]
-    note(repo, "`server/lib/venue.js` evaluates opening hours.", *filler, "See `venue.js:4-5`.")
-    repo.commit("memory")
-    lib = code("server/lib/venue.js", 12)
-    repo.write_lines("server/lib/venue.js", ["// moved down", *lib])
-    repo.commit("code moves")
-    found = mentions(repo)["venue.js:4-5"]
-    assert (found.status, found.current_path, found.current_line) == (
-        Verdict.MOVED,
-        "server/lib/venue.js",
-        5,
+    found = lib_venue_moved(
+        repo, "`server/lib/venue.js` evaluates hours.", *filler, "`venue.js:4-5`"
     )
     assert found.reason.startswith(
         "venue.js read as server/lib/venue.js, which the memory names at "
