@@ -12,6 +12,7 @@ causes of the wrong verdicts found auditing real stores (docs/benchmarks.md, iss
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -466,3 +467,62 @@ def test_a_bare_name_stays_ambiguous_when_the_memory_names_no_one_file_in_full(
     found = mentions(repo)["venue.js:4"]
     assert found.status is Verdict.AMBIGUOUS
     assert found.candidates == ("server/api/venue.js", "server/lib/venue.js")
+
+
+def copies(repo: GitRepo) -> None:
+    """server/api/venue.js made a copy of server/lib/venue.js (a generated tree)."""
+    repo.write_lines("server/api/venue.js", code("server/lib/venue.js", 12))
+    repo.commit("generated copy")
+
+
+def test_a_bare_name_of_copies_of_one_file_is_read_in_the_first_of_them(repo: GitRepo) -> None:
+    """rjmurillo/ai-agents keeps src/copilot-cli/ as a copy of .claude/: `push_guard_base.py:
+    388-395` named two files, one object then and the same bytes now, so either gives the
+    same verdict."""
+    copies(repo)
+    note(repo, "See `venue.js:4`.")
+    repo.commit("memory")
+    found = mentions(repo)["venue.js:4"]
+    assert (found.status, found.current_path) == (Verdict.VALID, "server/api/venue.js")
+    assert found.reason.startswith(
+        "venue.js read as server/api/venue.js, the same file then and now as server/lib/venue.js; "
+    )
+
+
+def test_copies_that_part_ways_after_the_memory_leave_the_name_ambiguous(repo: GitRepo) -> None:
+    copies(repo)
+    note(repo, "See `venue.js:4`.")
+    repo.commit("memory")
+    repo.write_lines(
+        "server/lib/venue.js", ["// edited here only", *code("server/lib/venue.js", 12)]
+    )
+    repo.commit("one copy moves on")
+    found = mentions(repo)["venue.js:4"]
+    assert found.status is Verdict.AMBIGUOUS
+    assert found.candidates == ("server/api/venue.js", "server/lib/venue.js")
+
+
+def test_a_fifo_where_a_copy_was_is_not_read(repo: GitRepo) -> None:
+    copies(repo)
+    note(repo, "See `venue.js:4`.")
+    repo.commit("memory")
+    (repo.root / "server/lib/venue.js").unlink()
+    os.mkfifo(repo.root / "server/lib/venue.js")
+    found = mentions(repo)["venue.js:4"]  # returns: the FIFO is never opened
+    assert found.status is Verdict.AMBIGUOUS  # not the same bytes now: no longer copies
+
+
+def test_a_file_mention_of_copies_says_how_its_file_was_chosen(repo: GitRepo) -> None:
+    """`issue/close_issue.py` in ai-agents named .claude/skills/github/scripts/issue/ and
+    src/copilot-cli/skills/github/scripts/issue/ copies: `valid`, and the reason says why
+    that file."""
+    repo.write_lines("client/lib/venue.js", code("server/lib/venue.js", 12))
+    repo.commit("generated copy")
+    note(repo, "The hours are in `lib/venue.js`.")
+    repo.commit("memory")
+    found = mentions(repo)["lib/venue.js"]
+    assert (found.status, found.current_path) == (Verdict.VALID, "client/lib/venue.js")
+    assert found.reason == (
+        "lib/venue.js read as client/lib/venue.js, the same file then and now as "
+        "server/lib/venue.js; the file is there"
+    )

@@ -93,7 +93,7 @@ def decide(
     listed = files_now()
     if then is not None and commit is not None and then.kind == TEXT and then.path:
         if then.path in listed.files and repo.stamp(then.path) is not None:
-            return _there(mention, then.path, "", commit)
+            return _there(mention, then.path, "", commit, chosen=then.note)
         return Ask(mention, then, replace(plain, target=then.path, commit=commit), then.note)
     if then is not None and then.kind == AMBIGUOUS:
         return ambiguous(mention, plain, then.candidates, commit)
@@ -188,9 +188,12 @@ def listed(files_now: Callable[[], FileList], path: str) -> bool:
     return path in files_now().files
 
 
-def _there(mention: Mention, path: str, note: str, commit: str | None = None) -> CitationCheck:
-    """Valid: the file is there (`path`, where the path as written resolves)."""
-    named = f" (as {path})" if path != mention.path else ""
+def _there(
+    mention: Mention, path: str, note: str, commit: str | None = None, chosen: str = ""
+) -> CitationCheck:
+    """Valid: the file is there (`path`, where the path as written resolves; `chosen`: how
+    it was told from other files of that name, mention_context.py, which says the path)."""
+    named = f" (as {path})" if path != mention.path and not chosen else ""
     cited = Citation(path)
-    return check(mention, cited, Verdict.VALID, f"the file is there{named}{note}", commit,
+    return check(mention, cited, Verdict.VALID, f"{chosen}the file is there{named}{note}", commit,
                  current=path)  # fmt: skip

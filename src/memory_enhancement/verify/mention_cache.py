@@ -30,8 +30,7 @@ from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
 VERSION = 11  # of the verdicts (encoding, judging, wording, what they depend on): a new one
-# makes fingerprints differ (10: the deleting commit, a gone file's ending and lines named;
-# 11: a bare name read as the one file its memory names in full, mention_context.py)
+# makes fingerprints differ (11: bare names settled by their memory, mention_context.py)
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 

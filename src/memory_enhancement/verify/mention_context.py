@@ -38,6 +38,7 @@ from memory_enhancement.verify.mention_history import (
 from memory_enhancement.verify.mention_reading import Written
 
 WINDOW = 8  # lines either way
+_MOST_COPIES = 8  # files of one name compared as copies, at most
 _FOLDERED = re.compile(r"(?<![A-Za-z0-9_.@~+/-])(?:[A-Za-z0-9_.@~+-]+/)+[A-Za-z0-9_.@~+-]+\.\w+")
 
 
@@ -50,16 +51,22 @@ def settle_all(
     for item in found:
         mine = thens.get(item.file)
         if mine and any(t.kind == AMBIGUOUS for t in mine.values()):
-            out[item.file] = settle(item, mine, reader.at, reader.git.toplevel)
+            out[item.file] = settle(
+                item, mine, reader.at, reader.git.toplevel, reader.history.object_id
+            )
     return out
 
 
 def settle(
-    item: Written, thens: Mapping[str, Then], read: Callable[..., Then], root: Path
+    item: Written,
+    thens: Mapping[str, Then],
+    read: Callable[..., Then],
+    root: Path,
+    object_id: Callable[[str, str], str | None],
 ) -> dict[str, Then]:
     """The mentions' Thens with each ambiguous one whose neighbours name the folder of
     one of its files read from that file (`read`: HistoryReader.at, what its lines said
-    at the commit)."""
+    at the commit; `object_id`: a file's object at a commit)."""
     by_key = {key(m): m for m in item.mentions}
     lines = _memory_lines(root, item.file)
     out = dict(thens)
@@ -78,7 +85,38 @@ def settle(
             path, why = chosen
             note = f"{mention.path} read as {path}, which the memory names at {why}; "
             out[name] = read(then.commit, path, mention, note)
+            continue
+        if _copies(then.candidates, then.commit, object_id, root):
+            path = then.candidates[0]
+            others = ", ".join(then.candidates[1:])
+            note = f"{mention.path} read as {path}, the same file then and now as {others}; "
+            out[name] = read(then.commit, path, mention, note)
     return out
+
+
+def _copies(
+    candidates: tuple[str, ...],
+    commit: str,
+    object_id: Callable[[str, str], str | None],
+    root: Path,
+) -> bool:
+    """Whether the files of a name are copies of one file: the same object at the commit
+    the memory line was written in and the same bytes in the work tree now. Then which
+    one the author meant changes nothing: each gives the same verdict. Repositories keep
+    such copies (rjmurillo/ai-agents generates src/copilot-cli/ from .claude/: 18 of its
+    39 ambiguous mentions were of such a pair)."""
+    if len(candidates) < 2 or len(candidates) > _MOST_COPIES:
+        return False
+    ids = {object_id(commit, path) for path in candidates}
+    if len(ids) != 1 or None in ids:
+        return False
+    if not all((root / path).is_file() for path in candidates):  # no FIFO is read
+        return False
+    try:
+        first = (root / candidates[0]).read_bytes()
+        return all((root / path).read_bytes() == first for path in candidates[1:])
+    except OSError:
+        return False
 
 
 def _named_in_full(
