@@ -298,6 +298,17 @@ def test_a_healthy_store_says_so(tmp_path: Path, clock: Clock) -> None:
     assert "healthy: **2**" in text
 
 
+def test_an_empty_store_says_it_has_no_memories_yet(tmp_path: Path, clock: Clock) -> None:
+    """A new user runs `health` before the first `add` (or in a repository whose memories
+    were removed): it said "**0 memories** in `...` · " with nothing after the dot, then
+    "All memories are healthy."."""
+    project = Project(tmp_path / "empty", clock)
+    text = as_markdown(project.service.health())
+    assert f"**0 memories** in `{project.store}`\n" in text
+    assert "No memories yet." in text
+    assert "healthy" not in text and " · " not in text
+
+
 def test_unreadable_files_are_mentioned_once(zoo: Project) -> None:
     zoo.file("notes/broken").write_text("---\ntags: [unclosed\n---\nx\n", encoding="utf-8")
     text = as_markdown(zoo.service.health())

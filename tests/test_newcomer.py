@@ -470,3 +470,38 @@ def test_the_scripts_give_a_venv_made_without_pip_its_pip(script: str, tmp_path:
     for check in ([".venv/bin/python", "-m", "pip"], [".venv/bin/pip"]):  # as venv makes it
         run = subprocess.run([*check, "--version"], cwd=tmp_path, capture_output=True)
         assert run.returncode == 0, (check, run.stderr)
+
+
+# -- a command name that is not one ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "hint"),
+    [
+        ("serach", "Did you mean 'search'?"),  # a typo
+        ("verify_all", "Did you mean 'verify-all' or 'verify'?"),
+        ("init", "Did you mean 'store init'?"),  # a subcommand typed alone
+        ("popular", "Did you mean 'stats popular'?"),
+        ("fix", "Did you mean 'links --fix', 'verify --fix' or 'verify-all --fix'?"),  # an option
+    ],
+)
+def test_an_unknown_command_is_answered_with_the_one_meant(
+    typed: str, hint: str, tmp_path: Path
+) -> None:
+    """A new user types `init` (other tools start so) or `fix`, and a typo now and then. The
+    top-level group loads its commands lazily, and click suggests near names only from the
+    commands loaded so far: none, so `serach` was answered "No such command" and nothing
+    more, while `store ini` got its "Did you mean 'init'?"."""
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_enhancement", typed],
+        cwd=tmp_path, capture_output=True, text=True, env=child_env(tmp_path / "home"),
+    )  # fmt: skip
+    assert done.returncode == 2, done
+    assert done.stdout == ""
+    assert f"Error: No such command '{typed}'. {hint}\n" in done.stderr
+
+
+def test_a_name_like_no_command_is_answered_without_a_guess(run_cli: RunCli) -> None:
+    result = run_cli(["frobnicate"])
+    assert result.exit_code == 2
+    assert "Error: No such command 'frobnicate'.\n" in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import gc
 import importlib
 
@@ -63,6 +64,46 @@ class LazyGroup(Group):
             if command.name == wanted:
                 return command  # type: ignore[no-any-return]
         return None  # pragma: no cover - tests/test_cli.py checks the table
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click answers an unknown name with the near ones among `self.commands`, which a
+        lazy group fills only as commands run: with none, `serach` got no "Did you mean".
+        Here the guess is made from every command, and a subcommand or an option typed
+        as a command (`init`, `popular`, `fix`) is named where it is."""
+        name = click.utils.make_str(args[0]) if args else ""
+        known = not name or name.startswith("-") or self.get_command(ctx, name) is not None
+        if not known and not ctx.resilient_parsing:
+            raise click.UsageError(_unknown(self, ctx, name), ctx)
+        return super().resolve_command(ctx, args)
+
+
+def _unknown(group: click.Group, ctx: click.Context, name: str) -> str:
+    """The "No such command" message, with what was likely meant: a subcommand of that name (`store
+    init`), else the commands taking it as an option (`verify-all --fix`; not an option
+    most take, `--json`), else the commands whose names are near it (difflib, as click does)."""
+    commands = {n: group.get_command(ctx, n) for n in group.list_commands(ctx)}
+    meant = [
+        f"{n} {name}"
+        for n, command in commands.items()
+        if isinstance(command, click.Group) and command.get_command(ctx, name) is not None
+    ]
+    if not meant:
+        option = f"--{name}"
+        meant = [
+            f"{n} {option}"
+            for n, command in commands.items()
+            if command is not None and any(option in p.opts for p in command.params)
+        ]
+        meant = meant if len(meant) <= 3 else []
+    meant = meant or difflib.get_close_matches(name, list(commands))
+    text = f"No such command {name!r}."
+    if meant:
+        quoted = list(map(repr, meant))
+        either = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+        text += f" Did you mean {either}?"
+    return text
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT)

@@ -112,11 +112,12 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
     attention = [m for m in report.memories if m.status != "healthy"]
     shown = attention[:limit] if limit else attention
     scores = [m.confidence.score for m in report.memories]
+    flagged = [f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s]]
     lines = [
         "## Memory health",
         "",
-        f"**{report.total} {'memory' if report.total == 1 else 'memories'}** in `{report.store}` · "
-        + " · ".join(f"{LABELS[s]}: **{counts[s]}**" for s in STATUSES if counts[s])
+        f"**{report.total} {'memory' if report.total == 1 else 'memories'}** in `{report.store}`"
+        + "".join(f" · {flag}" for flag in flagged)
         + (f" ({OVERLAP})" if sum(counts.values()) > report.total else ""),
         "",
     ]
@@ -155,8 +156,10 @@ def as_markdown(report: HealthReport, limit: int | None = 20) -> str:
                 for ref, reason in memory.stale_details[:5]:
                     lines.append(f"- `{memory.path}`: `{ref}`: {reason}")
             lines += ["", "</details>", ""]
-    else:
+    elif report.total:
         lines += ["All memories are healthy.", ""]
+    else:  # before the first `add`, or with every memory removed
+        lines += ["No memories yet.", ""]
     if report.broken_files:
         lines += [
             "### Cited files that broke the most memories",
