@@ -90,6 +90,13 @@ from verify_support import STORE, GitRepo, code, coded
             "**File:** `src/hooks/live/useLiveRecording.ts` Dòng 117",
             [("src/hooks/live/useLiveRecording.ts", 117, None, "words", ["117"])],
         ),
+        # ranges in words (the QA round of session 34 wrote these; each was read as its
+        # first line alone); a word after `a` is prose, not a range
+        ("`app.py` líneas 12 a 20 según", [("app.py", 12, 20, "words", ["12", "20"])]),
+        ("voir `app.py` lignes 12 à 20", [("app.py", 12, 20, "words", ["12", "20"])]),
+        ("`app.py` Zeilen 12 bis 20 prüfen", [("app.py", 12, 20, "words", ["12", "20"])]),
+        ("`app.py` linhas 12 até linha 20", [("app.py", 12, 20, "words", ["12", "20"])]),
+        ("`app.py` línea 12 a la derecha", [("app.py", 12, None, "words", ["12"])]),
     ],
 )
 def test_each_european_line_word_after_a_path_is_a_mention_with_its_digits_marked(

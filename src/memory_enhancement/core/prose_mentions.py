@@ -151,9 +151,13 @@ _EU_WORD = (
 )
 _EU_PROSE = r"(?![ \t]*[^\W\d_])"
 _EU_ITEMS, _EU_AND = _list("(?:and|y|e|et|und|и|và)", _EU_PROSE, about="")
+# A range in words: `líneas 12 a 20`, `lignes 12 à 20`, `Zeilen 12 bis 20`, `linhas 12 até 20`
+# (read as the first line alone, `--fix` moved one end), a number after the word or no range.
+_TO_EU = r"(?:a|à|al|bis|até|hasta|tot|до|по|đến)"
+_DASH_EU = rf"(?:{_DASH}|[ \t]+{_TO_EU}[ \t]+(?:{_EU_WORD}[ \t]+)?)"
 _AFTER_EU = (
     _BEFORE_PATH + _PATH + r"(?:`|\*\*?)?[ \t]*(?:[:,(（：][ \t]*)?"
-    rf"{_EU_WORD}[ \t]+(?P<w1>\d{{1,7}})(?:{_DASH}(?P<w2>\d{{1,7}}))?{_ENDS}"
+    rf"{_EU_WORD}[ \t]+(?P<w1>\d{{1,7}})(?:{_DASH_EU}(?P<w2>\d{{1,7}}))?{_ENDS}"
     rf"(?P<more_w>{_EU_ITEMS}{_EU_AND})"
 )
 _ITEM = re.compile(r"L?(\d+)(?:[ \t]?[-–][ \t]?L?(\d+))?")
