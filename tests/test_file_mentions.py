@@ -45,6 +45,12 @@ def test_a_backticked_path_with_a_folder_is_a_file_mention_and_nothing_else_is()
     assert may_mention(b"x `src/a.py` y") and not may_mention(b"`src/x` and `a.py` and src/b.py")
 
 
+def test_a_git_range_is_no_file_mention() -> None:
+    """ai-agents: `git diff `origin/main...HEAD`` was a file mention, `skipped` as no file."""
+    found = find_mentions("Diff `origin/main...HEAD`, `origin/main..HEAD` and `src/a..b.py`.")
+    assert found == []
+
+
 def test_a_path_with_its_lines_in_words_stays_one_line_mention() -> None:
     found = find_mentions("The handler: `src/app.py` lines 3-4.\n")
     assert [(m.form, m.start, m.end) for m in found] == [("words", 3, 4)]

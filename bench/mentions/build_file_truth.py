@@ -17,7 +17,8 @@ at least one ``/``, optional leading ``./``, the last segment with an extension
 (`````` ``` `````` / ``~~~``), with a line (``a.py:12`` is a line mention; ``:``
 is not a path character), without ``/`` (``package.json``), URLs (``:``),
 a machine's absolute paths (``/etc/x.conf``; a path rooted elsewhere, ``/docs/x.md``, is
-read from the repository root, flag ``rooted``) or home (``~/x``) paths, ``..`` segments, globs
+read from the repository root, flag ``rooted``) or home (``~/x``) paths, ``..`` segments, git
+ranges (``origin/main...HEAD``: a last segment holding ``..``; added in session 34), globs
 (``*``), spaces; nor a span followed by a line in words (`` `a.py` line 64 ``,
 `` `a.py` (lines 9-12) ``): build_truth.py's detector reads those as line mentions.
 Kept but flagged: ``host_like`` (``github.com/x/go-llama.cpp``, a Go module),
@@ -93,7 +94,7 @@ def is_file_path(text: str) -> bool:
     if not _PATH.fullmatch(text):
         return False
     segs = text.split("/")
-    if any(s in ("", "..") for s in segs):
+    if any(s in ("", "..") for s in segs) or ".." in segs[-1]:  # `origin/main...HEAD`: a range
         return False
     return bool(_EXT.search(segs[-1]))
 

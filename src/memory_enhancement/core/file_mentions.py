@@ -29,7 +29,8 @@ file of this repository:
   where git tracks such a folder of the repository's own (a `bin/`, a `dev/`: 8 of those
   102 repositories have one), which only it can tell (verify/rooted.py);
 - not in a fenced code block (commands, trees and configuration there);
-- not where a line mention already stands (`` `x.py:12` `` is one, not two).
+- not where a line mention already stands (`` `x.py:12` `` is one, not two);
+- not a git range (`` `origin/main...HEAD` ``: a last segment holding `..`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ def find_in_line(raw: str) -> list[tuple[int, str, bool]]:
         for m in form.finditer(raw):
             path = m["path"]
             if ".." in path.split("/") or _HOST.match(path) or "//" in path:
+                continue
+            if ".." in path.rpartition("/")[2]:  # a git range, `origin/main...HEAD`: no name
                 continue
             if form is not _SPAN and raw.count("`", 0, m.start()) % 2:
                 continue  # inside a code span: `**/src/*.py**` is no bold

@@ -94,8 +94,9 @@ _HOST_ENDINGS = frozenset({
 # 11: paths in bold, and a path through the author's clone of the repository resolved;
 # 12: folders left out, `src/main/java/.../x/Y.java`, resolved; 13: a path under a first
 # folder the repository never had skipped, see verify/mention_checks.py; 14: a mention of the
-# same line as a declared citation without a snippet is read, see verify/mention_reading.py).
-REVISION = 14
+# same line as a declared citation without a snippet is read, see verify/mention_reading.py;
+# 15: no git range, `origin/main...HEAD`, is a file mention).
+REVISION = 15
 GRAMMAR = zlib.crc32(
     "\0".join((str(REVISION), _MENTION.pattern, files.PATTERN, *prose.PATTERNS)).encode()
 )
