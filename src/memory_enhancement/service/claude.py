@@ -26,6 +26,7 @@ from memory_enhancement.store.claude_folder import (
     title_of,
 )
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import Decoded
 
 INDEX = claude_folder.INDEX  # MEMORY.md's path as a memory
 INDEX_FILE = INDEX + MEMORY_SUFFIX
@@ -93,7 +94,11 @@ def refuse_declaration(folder: Folder | None, description: str | None, kind: str
 
 
 def create(
-    store: Store, memory: Memory, description: str | None, kind: str | None
+    store: Store,
+    memory: Memory,
+    description: str | None,
+    kind: str | None,
+    like: Decoded | None = None,
 ) -> tuple[bool, tuple[str, ...]]:
     """Write the new memory as the folder declares its own, and its line in the index;
     whether the index changed, and the warnings. The caller holds the store lock. If the
@@ -103,7 +108,7 @@ def create(
     if folder is None:
         raise MemoryToolError(f"{INDEX_FILE} of this Claude Code memory folder cannot be read")
     declared = declare(folder, memory, description=description, kind=kind)
-    store.create(memory.path, declared.text.encode("utf-8"))
+    store.create(memory.path, (like or Decoded("")).encode(declared.text))
     if declared.index_text is None:
         return False, declared.warnings
     try:
