@@ -12,10 +12,10 @@ module applies them to one write, under the store lock its caller holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
+from memory_enhancement.core.errors import ChangedOnDiskError, InvalidInputError, MemoryToolError
 from memory_enhancement.core.model import MEMORY_SUFFIX, Memory
 from memory_enhancement.store import claude_folder, claude_index
 from memory_enhancement.store.claude_folder import (
@@ -112,9 +112,14 @@ def create(
     if declared.index_text is None:
         return False, declared.warnings
     try:
-        store.replace(INDEX, folder.decoded.encode(declared.index_text))
-    except BaseException:
+        store.replace(INDEX, folder.decoded.encode(declared.index_text), folder.stamp)
+    except BaseException as exc:
         store.delete(memory.path)
+        if isinstance(exc, ChangedOnDiskError):
+            raise ChangedOnDiskError(
+                f"{INDEX_FILE} changed on disk while {memory.path} was being listed in it; "
+                "nothing written (try again)"
+            ) from None
         raise
     return True, declared.warnings
 
@@ -153,7 +158,7 @@ def declare(
     return Declared(text, new_index, tuple(warnings))
 
 
-def unlist(store: Store, folder: Folder | None, paths: Iterable[str]) -> bool:
+def unlist(store: Store, folder: Folder | None, paths: Sequence[str]) -> bool:
     """Drop the index lines of memories just removed; whether the index changed. The index
     is read again (the caller holds the lock; a prune removed many memories first)."""
     from memory_enhancement.store import formats
@@ -161,7 +166,7 @@ def unlist(store: Store, folder: Folder | None, paths: Iterable[str]) -> bool:
     if folder is None:
         return False
     try:
-        data, _ = store.read_bytes(INDEX)
+        data, stat = store.read_bytes(INDEX)
         decoded = formats.decode(INDEX_FILE, data)
     except MemoryToolError:
         return False
@@ -170,5 +175,11 @@ def unlist(store: Store, folder: Folder | None, paths: Iterable[str]) -> bool:
         text = claude_index.drop(text, path + MEMORY_SUFFIX) or text
     if text == decoded.text:
         return False
-    store.replace(INDEX, decoded.encode(text))
+    try:
+        store.replace(INDEX, decoded.encode(text), (stat.st_mtime_ns, stat.st_size))
+    except ChangedOnDiskError:
+        raise ChangedOnDiskError(
+            f"{INDEX_FILE} changed on disk while its lines were being dropped: "
+            f"{', '.join(paths)} removed, still listed there"
+        ) from None
     return True
