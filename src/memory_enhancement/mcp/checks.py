@@ -2,7 +2,8 @@
 number of checks, the rest counted by status in `left_out`.
 
 A memory's citations and prose mentions can be many, and each check is about 500 characters
-of JSON (plus 150 more in `stale_citations` when it fails). Measured through the SDK's
+of JSON (plus 150 more in `stale_citations` when it failed, until it pointed to the check
+instead: `stale_references`). Measured through the SDK's
 client on sducournau/filter_mate's store (26 Serena memories): `verify_memory` on
 `performance_optimizations` answered 23,737 characters (38 mentions, 36 of them failing),
 `verify_memories` 41,945 for its 10 worst memories (`ui_system` alone 14,263: 24 mentions),
