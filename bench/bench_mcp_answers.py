@@ -11,7 +11,10 @@ the same calls. The figure is the length of the text content the client receives
 JSON an agent reads); the calls:
 
 * `list_memories`, `memory_health`, `get_memory` with their default arguments (the
-  memory: the store's largest file), `search_memories` for that memory's first line;
+  memory: the store's largest file), `search_memories` for that memory's first line
+  (and with `verify`), `get_context` for it;
+* `verify_memory` of the largest memory and of the one with the most failing checks (as
+  the CLI's `verify-all --format json` counts them: its `stale_citations`), `verify_memories`;
 * `update_memory` of that memory with `old_text`/`new_text`, one line changed;
 * `update_memory` adding a link from it to the store's second-largest memory;
 * `add_citation` to it (the first tracked file of the repository, line 1);
@@ -61,6 +64,19 @@ def _cited_file(tree: Path) -> str:
     raise SystemExit("no file to cite")
 
 
+def _most_failing(tree: Path, home: Path) -> str:
+    """The memory with the most failing checks, by the CLI's `verify-all --format json`."""
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "memory_enhancement", "verify-all", "--format", "json"],
+        cwd=tree,
+        env={**os.environ, "MEMORY_ENHANCEMENT_HOME": str(home)},
+        capture_output=True,
+        text=True,
+    )
+    runs = json.loads(done.stdout)
+    return str(max(runs, key=lambda r: (len(r["stale_citations"]), r["memory_id"]))["memory_id"])
+
+
 async def _session(tree: Path, home: Path) -> dict[str, int]:
     from mcp import Client
     from mcp.types import TextContent
@@ -75,11 +91,22 @@ async def _session(tree: Path, home: Path) -> dict[str, int]:
     line = _a_line(first.read_text())
     title = next((t.lstrip("# ") for t in first.read_text().splitlines() if t.strip()), name)
     cited = _cited_file(tree)
+    worst = _most_failing(tree, home)
+    print(f"largest: {name}; second: {other}; most failing: {worst}", flush=True)
     calls: list[tuple[str, str, dict[str, Any]]] = [
         ("list_memories", "list_memories()", {}),
         ("memory_health", "memory_health()", {}),
         ("get_memory", "get_memory(largest)", {"path": name}),
         ("search_memories", "search_memories(largest's title)", {"query": title}),
+        (
+            "search_memories",
+            "search_memories(largest's title, verify)",
+            {"query": title, "verify": True},
+        ),
+        ("get_context", "get_context(largest's title)", {"query": title}),
+        ("verify_memory", "verify_memory(largest)", {"path": name}),
+        ("verify_memory", "verify_memory(most failing)", {"path": worst}),
+        ("verify_memories", "verify_memories()", {}),
         (
             "update_memory",
             "update_memory(largest, old_text/new_text: one line)",

@@ -72,13 +72,13 @@ def test_a_batch_syncs_each_folder_once_when_it_ends(
         with store.batch():  # nested: still the one batch
             for path in ("a/x", "b/z", "a/y"):
                 with store.lock():
-                    store.replace(path, b"# Two\n")
+                    store.replace(path, b"# Two\n", None)
         assert synced == []
         assert all(store.read(p).decoded.text == "# Two\n" for p in ("a/x", "a/y", "b/z"))
     assert synced == ["a", "b"]
     synced.clear()
     with store.lock():
-        store.replace("a/x", b"# Three\n")  # after the batch: synced at once again
+        store.replace("a/x", b"# Three\n", None)  # after the batch: synced at once again
     assert synced == ["a"]
 
 
@@ -106,7 +106,7 @@ def test_a_write_by_another_thread_during_a_batch_syncs_its_own_folder(
     def batch() -> None:
         with store.batch():
             with store.lock():
-                store.replace("a/one", b"# One, fixed\n")
+                store.replace("a/one", b"# One, fixed\n", None)
             inside.set()
             leave.wait(10)
 
@@ -115,7 +115,7 @@ def test_a_write_by_another_thread_during_a_batch_syncs_its_own_folder(
     try:
         assert inside.wait(10)
         with store.lock():
-            store.replace("b/two", b"# Two, updated\n")
+            store.replace("b/two", b"# Two, updated\n", None)
         assert synced == [store.root / "b"]  # synced by the write itself, not by the batch
     finally:
         leave.set()

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import Clock, RunCli
-from memory_enhancement.core.errors import InvalidInputError
+from memory_enhancement.core.errors import ChangedOnDiskError, InvalidInputError
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.core.verdicts import VerifyOptions
 from memory_enhancement.service import MemoryService
@@ -297,6 +297,41 @@ def test_removing_a_memory_drops_exactly_its_index_line(
         "MEMORY.md": text.replace(line, "").encode(),
         "feedback_data_hygiene.md": None,
     }
+
+
+class _ClaudeCodeWrites(Store):
+    """A store whose MEMORY.md Claude Code rewrites (it takes no lock) just before the
+    tool's write of it: the moment between the tool's read and its rename."""
+
+    theirs = b"# Memory index\n\n- [Theirs](theirs.md) - written by Claude Code\n"
+
+    def replace(self, path: str, data: bytes, read: object) -> None:
+        if path == "MEMORY":
+            (self.root / "MEMORY.md").write_bytes(self.theirs)
+        super().replace(path, data, read)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("verb", ["add", "remove"])
+def test_a_memory_md_claude_code_changed_since_the_tool_read_it_is_left_as_it_wrote_it(
+    recent: Path, git_repo: Path, clock: Clock, verb: str
+) -> None:
+    """Neither index write passed what it had read: a MEMORY.md Claude Code wrote between
+    the tool's read and its write lost its lines to the tool's copy. The write is refused,
+    naming the file; an added memory goes again, a removed one is said still listed."""
+    service = MemoryService(_ClaudeCodeWrites(recent), Repository(git_repo), clock=clock)
+    before = snapshot(recent)
+    with pytest.raises(ChangedOnDiskError) as caught:
+        if verb == "add":
+            service.add("feedback_tabs", "Indent with tabs.")
+        else:
+            service.remove("feedback_no_force_push")
+    message = str(caught.value)
+    assert message.startswith("MEMORY.md changed on disk while ")
+    assert (recent / "MEMORY.md").read_bytes() == _ClaudeCodeWrites.theirs
+    gone = {} if verb == "add" else {"feedback_no_force_push.md": None}
+    assert changed(before, recent) == {"MEMORY.md": _ClaudeCodeWrites.theirs, **gone}
+    if verb == "remove":
+        assert message.endswith("feedback_no_force_push removed, still listed there")
 
 
 def test_removing_the_last_line_of_an_index_without_a_final_newline_keeps_it_without(

@@ -439,3 +439,69 @@ def test_a_file_changed_on_disk_during_an_edit_is_left_as_its_other_writer_wrote
         rewrite(service.store, "note", change, name="note.md", dry_run=False)
     assert file.read_bytes() == theirs
     assert sorted(p.name for p in file.parent.iterdir()) == ["note.md"]  # no temporary left
+
+
+# -- line endings and the byte order mark ------------------------------------------------
+
+
+def test_a_section_appended_to_an_old_mac_file_ends_its_lines_with_cr_as_the_file_does(
+    git_repo: Path, clock: object
+) -> None:
+    """A file whose lines end with CR alone was read as one line: a citation added to it
+    appended a `## Citations` table in LF lines after the CRs (left from session 33)."""
+    original = b"# Old Mac\r\rThe version is in src/app.py.\r"
+    service = _serena(git_repo, clock, {"mac.md": original})
+    assert service.get("mac").memory.content == "# Old Mac\n\nThe version is in src/app.py."
+    service.add_citation("mac", "src/app.py:3")
+    data = (git_repo / ".serena" / "memories" / "mac.md").read_bytes()
+    assert data.startswith(original) and b"\n" not in data
+    assert b"\r| src/app.py | 3 | `API_VERSION = 'v2'` |" in data
+    assert data.endswith(b" |\r")
+
+
+def test_new_content_takes_the_ending_of_most_lines_of_a_file_of_mixed_endings(
+    git_repo: Path, isolated_home: Path
+) -> None:
+    """`update --content` on a file mostly CRLF with one LF line wrote the new content's
+    lines with LF; they end as most of the file's lines do, and a line the edit kept
+    keeps its own (the frontmatter's LF `source:` line)."""
+    original = b"\xef\xbb\xbf---\r\ntags: [a]\r\nsource: mcp\n---\r\n# Old\r\n\r\nText.\r\n"
+    (git_repo / "mem").mkdir()
+    (git_repo / "mem" / "n.md").write_bytes(original)
+    done = _cli(git_repo, isolated_home, "update", "n", "--content", "# New\n\nOne.\nTwo.\n")
+    assert done.returncode == 0, done.stderr
+    data = (git_repo / "mem" / "n.md").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf---\r\nupdated_at: ")  # a new line: CRLF
+    assert data.endswith(b"Z\r\ntags: [a]\r\nsource: mcp\n---\r\n# New\r\n\r\nOne.\r\nTwo.\r\n")
+    assert data.count(b"\n") - data.count(b"\r\n") == 1  # only the line the file had
+
+
+def test_new_content_of_a_crlf_file_with_a_bom_keeps_both(git_repo: Path, clock: object) -> None:
+    """A file all CRLF stays all CRLF, its byte order mark kept, whatever ending the new
+    content is given in."""
+    service = _serena(git_repo, clock, {"w.md": b"\xef\xbb\xbf# Old\r\n\r\nText.\r\n"})
+    service.update("w", content="# New\n\nOne.\r\nTwo.\r")
+    data = (git_repo / ".serena" / "memories" / "w.md").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf# New\r\n\r\nOne.\r\nTwo.\r\n")
+    assert data.count(b"\n") == data.count(b"\r\n")
+
+
+def test_a_graduated_copy_keeps_its_sources_line_ending_and_bom(
+    git_repo: Path, isolated_home: Path, tmp_path: Path, clock: object
+) -> None:
+    """`graduate` wrote its copy with LF and no BOM; the copy keeps the source's bytes
+    for what it does not change (its new frontmatter ends its lines as the source did)."""
+    original = b"\xef\xbb\xbf# Windows\r\n\r\nKept as written.\r\n"
+    project = _serena(git_repo, clock, {"win.md": original})
+    target = MemoryService(
+        Store(isolated_home / "memories", "global"),
+        Repository(git_repo),
+        index_path=tmp_path / "global.db",
+        clock=clock,  # type: ignore[arg-type]
+    )
+    result = project.graduate("win", target)
+    data = (isolated_home / "memories" / f"{result.path}.md").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf---\r\n")
+    assert data.endswith(b"---\r\n# Windows\r\n\r\nKept as written.\r\n")
+    assert data.count(b"\n") == data.count(b"\r\n")
+    assert target.get(result.path).memory.content == "# Windows\n\nKept as written."

@@ -9,6 +9,7 @@ memory with 38 prose mentions (36 failing) answered 23,737 characters, `verify_m
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,8 @@ async def test_verify_memory_lists_a_page_of_checks_failed_first_and_counts_the_
 
     first = await agent.call("verify_memory", path="notes/api", limit=2)
     assert lines(first) == failing[:2]
-    assert [(s["path"], s["line"]) for s in first["stale_citations"]] == [
-        (path, line) for path, line, _ in failing[:2]
-    ]
+    # Each failing check listed is pointed to, not said again (its path, line and reason).
+    assert first["stale_citations"] == ["citations[0]", "citations[1]"]
     # The three failing ones not listed, and the two that held, by verdict.
     assert first["left_out"] == {"stale": 3, "valid": 2}
     assert first["cut"] == "listed checks 1-2 of 7, failed and moved first: offset=2 for the next"
@@ -78,6 +78,13 @@ async def test_get_memory_verified_holds_the_first_page_and_names_the_call_for_t
     checked = got["verification"]
     assert len(checked["citations"]) + len(checked["mentions"]) == 10
     assert checked["left_out"] == {"valid": 2}  # all ten failing ones listed, of 12 checks
+    # stale_citations points to each of them in its list; their reasons are said once.
+    pointed = [ref.rstrip("]").split("[") for ref in checked["stale_citations"]]
+    failed = [checked[key][int(n)] for key, n in pointed]
+    assert len(failed) == 10 and {key for key, _ in pointed} == {"citations", "mentions"}
+    assert all(check["status"] != "valid" for check in failed)
+    said = json.dumps(got)
+    assert all(said.count(json.dumps(check["reason"])) == 1 for check in failed)
     assert got["cut"] == (
         "listed checks 1-10 of 12, failed and moved first: "
         "verify_memory(path='notes/api', offset=10) for more"

@@ -254,8 +254,10 @@ async def test_verify_memories_summarises_and_lists_only_the_invalid_ones(
     assert summary["counts"]["stale"] == 1
     assert summary["counts"]["valid"] == 1
     assert [r["memory_id"] for r in summary["invalid"]] == ["decisions/api"]
-    (stale,) = summary["invalid"][0]["stale_citations"]
-    assert (stale["path"], stale["line"]) == ("src/app.py", 3)
+    (entry,) = summary["invalid"]
+    assert entry["stale_citations"] == ["citations[0]"]
+    (stale,) = entry["citations"]
+    assert (stale["path"], stale["line"], stale["status"]) == ("src/app.py", 3, "stale")
 
 
 async def test_verify_memories_of_a_category_that_does_not_exist_is_an_error(

@@ -124,6 +124,21 @@ def test_a_range_written_with_a_dash_or_words_is_moved_whole_by_fix(
     assert file.read_text(encoding="utf-8") == note.replace("10", "13").replace("12", "15")
 
 
+def test_a_mention_in_an_old_mac_file_is_read_on_its_line_and_fixed_in_cr_lines(
+    repo: GitRepo, cli: Any
+) -> None:
+    """A file whose lines end with CR alone was one line to the reader and the writers:
+    its mention was on line 1 and `--fix` could not place it."""
+    note = b"# Notes\r\r- `src/app.py:10` sets it up\r"
+    file = repo.write(f"{STORE}/notes.md", note)
+    repo.commit("memory")
+    shift(repo)
+    found = json.loads(cli("verify", "notes", "--json").stdout)["mentions"]
+    assert [(m["memory_line"], m["line"], m["status"]) for m in found] == [(3, 10, "moved")]
+    cli("verify", "notes", "--fix")
+    assert file.read_bytes() == note.replace(b":10", b":13")
+
+
 def test_later_lines_in_spans_of_their_own_are_verified_and_fixed_as_the_file_s(
     repo: GitRepo, cli: Any
 ) -> None:

@@ -380,3 +380,10 @@ def test_graduate_to_global_from_the_cli(
     again = run_cli(["graduate", "notes/api"], cwd=git_repo)
     assert again.exit_code == 2
     assert "already exists" in again.output
+
+
+def test_the_graduate_help_says_which_citations_the_copy_loses(run_cli: RunCli) -> None:
+    """The help said "copy" alone; a copy into the global store drops file citations."""
+    text = " ".join(run_cli(["graduate", "--help"]).stdout.split())
+    assert "File citations go only into a store inside this repository" in text
+    assert "keeps the memory's line endings and BOM" in text

@@ -300,7 +300,10 @@ def graduation(min_uses: int, as_json: bool) -> None:
 @json_option
 @store_options
 def graduate(memory: str, to_store: str, as_json: bool) -> None:
-    """Copy a project memory into the global (or another) store and link the two."""
+    """Copy a project memory into the global (or another) store and link the two.
+
+    File citations go only into a store inside this repository (the global store is not:
+    a warning names those dropped). The copy keeps the memory's line endings and BOM."""
     from memory_enhancement.service.serialize import memory_dict
     from memory_enhancement.store.locations import named_store
 

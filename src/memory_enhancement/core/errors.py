@@ -54,6 +54,11 @@ class StoreError(MemoryToolError):
     """A store that cannot be located, registered or created."""
 
 
+class ChangedOnDiskError(StoreError):
+    """A file another writer (an editor, Serena, Claude Code: none takes the store's lock)
+    changed between the tool's read and its write: the write is refused, their bytes kept."""
+
+
 def os_error_text(exc: OSError) -> str:
     """An OSError in words that name the file: `File exists: '/s/notes'`.
 

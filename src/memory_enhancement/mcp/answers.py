@@ -211,10 +211,10 @@ def listed(summary: dict[str, Any]) -> dict[str, Any]:
 
 def hits_answer(hits: list[dict[str, Any]]) -> str | None:
     """Bound each search hit's verification (with `verify`) as `verify_memories` bounds a
-    memory's, cut its snippets, leave out its memory's empty fields (`listed`); the note
-    saying what was cut, or None."""
+    memory's, cut its snippets, leave out its memory's empty fields (`listed`) and those the
+    hit gives (id, path, title); the note saying what was cut, or None."""
     for hit in hits:
-        hit["memory"] = listed(hit["memory"])
+        hit["memory"] = {k: v for k, v in listed(hit["memory"]).items() if hit.get(k) != v}
     checked = [hit["verification"] for hit in hits if "verification" in hit]
     for entry in checked:
         bound_checks(entry, limit=HIT_CHECKS, include_valid=False)

@@ -2,14 +2,15 @@
 number of checks, the rest counted by status in `left_out`.
 
 A memory's citations and prose mentions can be many, and each check is about 500 characters
-of JSON (plus 150 more in `stale_citations` when it fails). Measured through the SDK's
+of JSON (plus 150 more in `stale_citations` when it failed, until it pointed to the check
+instead: `stale_references`). Measured through the SDK's
 client on sducournau/filter_mate's store (26 Serena memories): `verify_memory` on
 `performance_optimizations` answered 23,737 characters (38 mentions, 36 of them failing),
 `verify_memories` 41,945 for its 10 worst memories (`ui_system` alone 14,263: 24 mentions),
 and `search_memories(verify=true)` 83,008 for 10 hits, each with every check, held ones
 and 6,365-character snippets included. An agent acts on a few failures at a time; the counts
 say how many more there are, and `offset` (verify_memory) pages through them. Every field
-keeps its meaning; `stale_citations` lists the failing checks that are listed.
+keeps its meaning; `stale_citations` points to the failing checks that are listed.
 """
 
 from __future__ import annotations
@@ -45,20 +46,27 @@ def bound_checks(
     acted_on = [c for c in checks if c["status"] in ACTED_ON]
     order = acted_on + ([c for c in checks if c["status"] not in ACTED_ON] if include_valid else [])
     listed = {id(c) for c in order[offset : offset + limit]}
-    # stale_citations has one entry per failing check, citations then mentions, in order.
-    failing = [c for c in checks if c["status"] in FAILING]
-    stale = entry["stale_citations"]
-    if len(stale) == len(failing):
-        entry["stale_citations"] = [
-            s for s, c in zip(stale, failing, strict=True) if id(c) in listed
-        ]
     entry["citations"] = [c for c in citations if id(c) in listed]
     if "mentions" in entry:
         entry["mentions"] = [c for c in mentions if id(c) in listed]
+    entry["stale_citations"] = stale_references(entry)
     left = Counter(c["status"] for c in checks if id(c) not in listed)
     if left:
         entry["left_out"] = dict(sorted(left.items()))
     return len(order), len(listed)
+
+
+def stale_references(entry: dict[str, Any]) -> list[str]:
+    """Where each failing check of `entry` is listed: `citations[i]`, `mentions[i]` (the
+    answer's own lists). The CLI's `stale_citations` repeats each one's path, line and
+    reason (the seed's shape for `verify --json`); over MCP, which no seed shapes, they
+    were said twice: ai-agents' `verify_memories` sent 3,700 of its 15,168 characters so."""
+    return [
+        f"{key}[{i}]"
+        for key in ("citations", "mentions")
+        for i, check in enumerate(entry.get(key, ()))
+        if check["status"] in FAILING
+    ]
 
 
 def held_left_out(entry: dict[str, Any]) -> int:

@@ -61,12 +61,6 @@ class MentionCheckOut(CheckOut):
     candidates: list[str]
 
 
-class StaleOut(TypedDict):
-    path: str
-    line: int | None
-    reason: str
-
-
 class FixOut(TypedDict):
     diff: str
     written: bool
@@ -77,7 +71,7 @@ class VerificationOut(TypedDict):
     valid: bool
     confidence: float | None  # the seed's name for holding
     holding: float | None  # share of checked citations valid or moved now
-    stale_citations: list[StaleOut]
+    stale_citations: list[str]  # where each failing check is listed: citations[i], mentions[i]
     citations: list[CheckOut]
     mentions: NotRequired[list[MentionCheckOut]]
     fix: NotRequired[FixOut]
@@ -136,13 +130,10 @@ class WrittenOut(TypedDict):
     cut: NotRequired[str]
 
 
-class ListedOut(TypedDict):
-    """A memory in list_memories, recent_memories and a search hit: what `list --json`
-    prints of it (`summary_dict`) without the fields that are null, empty, false or 0 (most
-    of them, on a Serena store: no dates, tags or source)."""
+class HitMemoryOut(TypedDict):
+    """A search or context hit's memory: as list_memories lists it, without the id, path
+    and title the hit gives (each hit said them twice)."""
 
-    path: str
-    title: str
     format: str
     tags: NotRequired[list[str]]
     created_at: NotRequired[str]
@@ -151,6 +142,15 @@ class ListedOut(TypedDict):
     expired: NotRequired[bool]  # only when true
     source: NotRequired[str]
     citations: NotRequired[int]  # only when some
+
+
+class ListedOut(HitMemoryOut):
+    """A memory in list_memories and recent_memories: what `list --json` prints of it
+    (`summary_dict`) without the fields that are null, empty, false or 0 (most of them, on
+    a Serena store: no dates, tags or source)."""
+
+    path: str
+    title: str
     id: NotRequired[str]
 
 
@@ -183,7 +183,7 @@ class HitOut(TypedDict):
     snippet: str
     lexical_rank: int | None
     semantic_rank: int | None
-    memory: ListedOut  # MCP: without its null and empty fields, as list_memories
+    memory: HitMemoryOut  # without its null and empty fields, nor the hit's id, path, title
     confidence: NotRequired[float | None]  # verified hits: health's figure, history included
     verification: NotRequired[VerificationOut]
 

@@ -12,10 +12,10 @@ module applies them to one write, under the store lock its caller holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from memory_enhancement.core.errors import InvalidInputError, MemoryToolError
+from memory_enhancement.core.errors import ChangedOnDiskError, InvalidInputError, MemoryToolError
 from memory_enhancement.core.model import MEMORY_SUFFIX, Memory
 from memory_enhancement.store import claude_folder, claude_index
 from memory_enhancement.store.claude_folder import (
@@ -26,6 +26,7 @@ from memory_enhancement.store.claude_folder import (
     title_of,
 )
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.formats.base import Decoded
 
 INDEX = claude_folder.INDEX  # MEMORY.md's path as a memory
 INDEX_FILE = INDEX + MEMORY_SUFFIX
@@ -93,7 +94,11 @@ def refuse_declaration(folder: Folder | None, description: str | None, kind: str
 
 
 def create(
-    store: Store, memory: Memory, description: str | None, kind: str | None
+    store: Store,
+    memory: Memory,
+    description: str | None,
+    kind: str | None,
+    like: Decoded | None = None,
 ) -> tuple[bool, tuple[str, ...]]:
     """Write the new memory as the folder declares its own, and its line in the index;
     whether the index changed, and the warnings. The caller holds the store lock. If the
@@ -103,13 +108,18 @@ def create(
     if folder is None:
         raise MemoryToolError(f"{INDEX_FILE} of this Claude Code memory folder cannot be read")
     declared = declare(folder, memory, description=description, kind=kind)
-    store.create(memory.path, declared.text.encode("utf-8"))
+    store.create(memory.path, (like or Decoded("")).encode(declared.text))
     if declared.index_text is None:
         return False, declared.warnings
     try:
-        store.replace(INDEX, folder.decoded.encode(declared.index_text))
-    except BaseException:
+        store.replace(INDEX, folder.decoded.encode(declared.index_text), folder.stamp)
+    except BaseException as exc:
         store.delete(memory.path)
+        if isinstance(exc, ChangedOnDiskError):
+            raise ChangedOnDiskError(
+                f"{INDEX_FILE} changed on disk while {memory.path} was being listed in it; "
+                "nothing written (try again)"
+            ) from None
         raise
     return True, declared.warnings
 
@@ -148,7 +158,7 @@ def declare(
     return Declared(text, new_index, tuple(warnings))
 
 
-def unlist(store: Store, folder: Folder | None, paths: Iterable[str]) -> bool:
+def unlist(store: Store, folder: Folder | None, paths: Sequence[str]) -> bool:
     """Drop the index lines of memories just removed; whether the index changed. The index
     is read again (the caller holds the lock; a prune removed many memories first)."""
     from memory_enhancement.store import formats
@@ -156,7 +166,7 @@ def unlist(store: Store, folder: Folder | None, paths: Iterable[str]) -> bool:
     if folder is None:
         return False
     try:
-        data, _ = store.read_bytes(INDEX)
+        data, stat = store.read_bytes(INDEX)
         decoded = formats.decode(INDEX_FILE, data)
     except MemoryToolError:
         return False
@@ -165,5 +175,11 @@ def unlist(store: Store, folder: Folder | None, paths: Iterable[str]) -> bool:
         text = claude_index.drop(text, path + MEMORY_SUFFIX) or text
     if text == decoded.text:
         return False
-    store.replace(INDEX, decoded.encode(text))
+    try:
+        store.replace(INDEX, decoded.encode(text), (stat.st_mtime_ns, stat.st_size))
+    except ChangedOnDiskError:
+        raise ChangedOnDiskError(
+            f"{INDEX_FILE} changed on disk while its lines were being dropped: "
+            f"{', '.join(paths)} removed, still listed there"
+        ) from None
     return True

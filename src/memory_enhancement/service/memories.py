@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import (
     ExpiredError,
@@ -32,6 +33,9 @@ from memory_enhancement.service.inputs import (
 )
 from memory_enhancement.service.results import Fetched, Listing, Removed, Summary, WriteResult
 from memory_enhancement.store import names
+
+if TYPE_CHECKING:
+    from memory_enhancement.store.formats.base import Decoded
 
 
 class Memories(ServiceBase):
@@ -162,9 +166,11 @@ class Memories(ServiceBase):
         source: str = "cli",
         description: str | None = None,
         memory_type: str | None = None,
+        like: Decoded | None = None,
     ) -> WriteResult:
         """In a Claude Code memory folder, the new memory declares its `description` and
-        `memory_type` (see service/claude.py) and is listed in `MEMORY.md`."""
+        `memory_type` (see service/claude.py) and is listed in `MEMORY.md`. `like`: the
+        line ending and BOM to write with (a graduated copy keeps its source's); LF."""
         from memory_enhancement.service import claude  # only writes and Claude folders need it
 
         folder = claude.folder_of(self.store, learn=False)  # create() learns its style
@@ -193,12 +199,13 @@ class Memories(ServiceBase):
             fmt = formats.by_name(chosen)
             memory = Memory(target, content, meta, tuple(parse_links(links)), fmt.name)
             if folder is None:
-                decoded = formats.Decoded(fmt.render(None, memory))
-                self.store.create(target, decoded.encode(decoded.text))
+                self.store.create(
+                    target, (like or formats.Decoded("")).encode(fmt.render(None, memory))
+                )
                 unlisted = claude.index_warning(self.store)
                 warnings = [*warnings, unlisted] if unlisted else warnings
             else:
-                listed, more = claude.create(self.store, memory, description, memory_type)
+                listed, more = claude.create(self.store, memory, description, memory_type, like)
                 warnings = [*warnings, *more]
         result = self._written(target, warnings)
         return replace(result, links_updated=(claude.INDEX,)) if listed else result

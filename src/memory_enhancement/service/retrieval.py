@@ -250,7 +250,7 @@ class Retrieval(Verification):
         # Read strictly first: `get` shows a memory whose header does not parse as its text,
         # and copying that would drop its header, then fail to link back (BrokenHeaderError
         # now, before anything is written).
-        self.store.read(found, links=False)
+        read = self.store.read(found, links=False)
         source = self.get(found, include_expired=True, action=None).memory
         citations = source.meta.citations
         warnings: list[str] = []
@@ -272,6 +272,7 @@ class Retrieval(Verification):
         result = target.add(
             path, source.content, tags=source.meta.tags, expires_at=source.meta.expires_at,
             citations=citations, links=[link_back], source="graduate",
+            like=read.decoded.for_copy(),  # its line ending and BOM
         )  # fmt: skip
         link_out = Link(f"{target.store.name}:{result.path}", "graduated_to", LinkKind.TYPED)
         self.add_links(source.path, [link_out])

@@ -74,6 +74,7 @@ class Folder:
     index: claude_index.Index
     types: dict[str, str]
     style: Style
+    stamp: tuple[int, int]  # the index's (mtime_ns, size) as read: a write is refused past it
 
 
 def open_folder(store: Store, *, learn: bool = True) -> Folder | None:
@@ -83,7 +84,7 @@ def open_folder(store: Store, *, learn: bool = True) -> Folder | None:
     from memory_enhancement.store import formats
 
     try:
-        data, _ = store.read_bytes(INDEX)
+        data, stat = store.read_bytes(INDEX)
         decoded = formats.decode(INDEX + MEMORY_SUFFIX, data)
     except MemoryToolError:
         return None
@@ -100,7 +101,7 @@ def open_folder(store: Store, *, learn: bool = True) -> Folder | None:
     if not types and ".claude" not in store.root.parts:
         return None
     style = styles.most_common(1)[0][0] if styles else Style()
-    return Folder(decoded, index, types, style)
+    return Folder(decoded, index, types, style, (stat.st_mtime_ns, stat.st_size))
 
 
 def unreadable_index(store: Store) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
 
 from memory_enhancement.core.errors import (
+    ChangedOnDiskError,
     InvalidPathError,
     MemoryToolError,
     NotFoundError,
@@ -122,11 +123,9 @@ class Store:
     def scan(self, category: str | None = None) -> dict[str, tuple[int, int]]:
         """Every memory path under a category with its file's (mtime_ns, size).
 
-        One stat per file and no reads: this is what keeps the index in step with
-        the files cheaply. Hidden files and folders (`.git`, `.obsidian`,
-        temporary files of an interrupted write) are skipped, and symlinked
-        folders are not followed.
-        """
+        One stat per file and no reads: this is what keeps the index in step with the files
+        cheaply. Hidden files and folders (`.git`, `.obsidian`, temporary files of an
+        interrupted write) are skipped, and symlinked folders are not followed."""
         top = self.folder_for(category) if category else self.root
         prefix = "" if not category else category.strip("/") + "/"
         return full_scan(str(top), prefix).files
@@ -305,19 +304,19 @@ class Store:
             self._clean(file.parent)
             atomic.write_file(file, data, mode=None, sync_folder=self._folder_synced(file.parent))
 
-    def replace(self, path: str, data: bytes, read: Loaded | None = None) -> None:
-        """Rewrite an existing memory atomically, keeping its permissions (the caller holds
-        the lock): refused if it changed since `read` (an editor's bytes are kept); through
-        a symlink to another file of the store, into that file (a rename copies the link)."""
+    def replace(self, path: str, data: bytes, read: Loaded | tuple[int, int] | None) -> None:
+        """Rewrite a memory atomically, keeping its mode (under the lock): refused if it changed
+        since `read` (or its (mtime_ns, size)); through a symlink in the store, into its file."""
         file = Path(os.path.realpath(self.file_for(path)))
         check_size(path, data)
+        was = (read.mtime_ns, read.size) if isinstance(read, Loaded) else read
         with _os_errors("write", path):
             self._clean(file.parent)
             now = os.stat(file)
-            if read is not None and (now.st_mtime_ns, now.st_size) != (read.mtime_ns, read.size):
-                raise StoreError(f"{path}: changed on disk while being edited; nothing written")
-            mode = now.st_mode & 0o7777
-            atomic.write_file(file, data, mode=mode, sync_folder=self._folder_synced(file.parent))
+            if was is not None and (now.st_mtime_ns, now.st_size) != was:
+                raise ChangedOnDiskError(f"{path}: changed on disk while being edited; not written")
+            synced = self._folder_synced(file.parent)
+            atomic.write_file(file, data, mode=now.st_mode & 0o7777, sync_folder=synced)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:

@@ -114,6 +114,8 @@ class MentionReader:
         if not may_mention(data):
             return None
         text = data.decode("utf-8", "replace").removeprefix("\ufeff")  # as edits see it
+        if "\n" not in text:  # CR alone ends an old Mac file's lines (formats.decode)
+            text = text.replace("\r", "\n")
         found = find_mentions(text)
         if not found:
             return None

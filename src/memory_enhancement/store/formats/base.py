@@ -66,16 +66,59 @@ class Document:
 
 @dataclass(frozen=True)
 class Decoded:
-    """File bytes turned into the text the formats work on, and back."""
+    """File bytes turned into the text the formats work on, and back.
+
+    `newline` is the ending every line of the file has (CRLF, LF, or CR alone: an old
+    Mac file), which the text holds as `\\n`. A file of mixed endings is read with
+    `\\n` and keeps its carriage returns as line content."""
 
     text: str
     newline: str = "\n"
     bom: bool = False
 
     def encode(self, text: str) -> bytes:
+        """text (an edit of `self.text`) as the file's bytes: its BOM, its line ending.
+        In a file of mixed endings the lines the edit added (a new content, a section
+        appended) end as most of the file's lines do (`dominant_ending`); every line
+        it kept keeps its own."""
         if self.newline != "\n":
             text = text.replace("\n", self.newline)
+        elif "\r" in self.text:
+            text = _added_lines_ended(self.text, text, dominant_ending(self.text))
         return ((_BOM if self.bom else "") + text).encode("utf-8")
+
+    def for_copy(self) -> Decoded:
+        """How a new file made from this one is encoded (`graduate`'s copy): its BOM,
+        and every line ended as most of this file's lines are."""
+        ending = self.newline if self.newline != "\n" else dominant_ending(self.text)
+        return Decoded("", ending, self.bom)
+
+
+def dominant_ending(text: str) -> str:
+    """The line ending most lines of a decoded file end with: CRLF, CR alone or LF (a
+    tie goes to LF, then CRLF). A file all CRLF is decoded to `\\n` lines, so it is
+    `Decoded.newline` that says so; this counts the endings a mixed file kept."""
+    crlf = text.count("\r\n")
+    counts = {"\n": text.count("\n") - crlf, "\r\n": crlf, "\r": text.count("\r") - crlf}
+    return max(counts, key=lambda ending: counts[ending])  # first of equals: LF, CRLF
+
+
+def _added_lines_ended(old: str, new: str, ending: str) -> str:
+    """new with the LF-ended lines it does not share with old (as a diff aligns them)
+    ended by `ending`; a line kept from old keeps its bytes, whatever its ending."""
+    import difflib  # mixed files only
+
+    if ending == "\n":
+        return new
+    old_lines, new_lines = as_lines(old), as_lines(new)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, _, _, start, end in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            for i in range(start, end):
+                line = new_lines[i]
+                if line.endswith("\n") and not line.endswith("\r\n"):
+                    new_lines[i] = line[:-1] + ending
+    return "".join(new_lines)
 
 
 def decode(path: str, data: bytes, size: int | None = None) -> Decoded:
@@ -99,13 +142,21 @@ def decode(path: str, data: bytes, size: int | None = None) -> Decoded:
     bom = text.startswith(_BOM)
     if bom:
         text = text[1:]
-    # Only a file that uses CRLF throughout is normalized; a mixed file keeps its
-    # carriage returns as line content, so an edit cannot change other lines.
-    crlf = text.count("\r\n")
-    newline = "\r\n" if crlf and crlf == text.count("\n") else "\n"
+    # Only a file that uses CRLF (or CR alone) throughout is normalized; a mixed file
+    # keeps its carriage returns as line content, so an edit cannot change other lines.
+    newline = uniform_ending(text)
     if newline != "\n":
-        text = text.replace("\r\n", "\n")
+        text = text.replace(newline, "\n")
     return Decoded(text, newline, bom)
+
+
+def uniform_ending(text: str) -> str:
+    """CRLF when every line of text ends so, CR when its lines end with CR alone (an old
+    Mac file, which has no LF), else LF (LF files, and files of mixed endings)."""
+    lf = text.count("\n")
+    if lf:
+        return "\r\n" if text.count("\r\n") == lf else "\n"
+    return "\r" if "\r" in text else "\n"
 
 
 class LineEdits:
