@@ -62,6 +62,7 @@ class FileList:
         self._endings: frozenset[str] | None = None
         self._folders: frozenset[str] | None = None
         self._all_folders: frozenset[str] | None = None
+        self._by_folder: dict[str, list[str]] | None = None
 
     def changed(self, added: Iterable[str], deleted: Iterable[str]) -> FileList:
         """This list with some files added and some deleted: another version of the
@@ -75,6 +76,7 @@ class FileList:
         other._endings = None
         other._folders = None
         other._all_folders = None
+        other._by_folder = None
         other._added = frozenset(added)
         gone = [p for p in deleted if p not in self.files]
         other._deleted = {}
@@ -174,6 +176,38 @@ class FileList:
         if self._all_folders is None:
             self._all_folders = frozenset(f for p in self._paths() for f in p.split("/")[:-1])
         return name in self._all_folders
+
+    def folder(self, path: str) -> Resolution:
+        """The folder a (normalized) folder path names, by the files under it: that folder
+        from the root when a file lies under it, else the one folder whose path ends with it
+        (`handlers` for `src/api/handlers`), else the candidates; a submodule's folder (or
+        one inside it) says so. Folders are listed once per list, when first asked."""
+        link = self.submodule_of(path)
+        if link is not None:
+            return Resolution(submodule=link)
+        if self._by_folder is None:
+            self._by_folder = {}
+            seen: set[str] = set()
+            for file in self._paths():
+                folder = file.rpartition("/")[0]
+                while folder and folder not in seen:
+                    seen.add(folder)
+                    self._by_folder.setdefault(folder.rpartition("/")[2], []).append(folder)
+                    folder = folder.rpartition("/")[0]
+            for link in self.submodules:  # a submodule is a folder of the repository too
+                if link not in seen:
+                    seen.add(link)
+                    self._by_folder.setdefault(link.rpartition("/")[2], []).append(link)
+        named = self._by_folder.get(path.rpartition("/")[2], [])
+        if path in named:
+            return Resolution(path)
+        tail = "/" + path
+        found = sorted(f for f in named if f.endswith(tail))
+        return Resolution(found[0]) if len(found) == 1 else Resolution(candidates=tuple(found))
+
+    def under(self, prefix: str) -> Iterable[str]:
+        """The files whose path starts with this prefix (a folder's, `src/api/`)."""
+        return (path for path in self._paths() if path.startswith(prefix))
 
     def _paths(self) -> Iterable[str]:
         """The files of this version: a list made by `changed` shares its base's index,
