@@ -144,14 +144,25 @@ def test_a_folder_split_up_is_missing_with_where_some_went(repo: GitRepo) -> Non
 def test_a_folder_never_there_is_skipped_and_an_ignored_one_is_valid(repo: GitRepo) -> None:
     (repo.root / "dist").mkdir()
     (repo.root / "dist" / "bundle.js").write_text("x")
-    note(repo, "Build into `dist/`; create `src/future/` later; `node_modules/`.")
+    note(repo, "Build into `dist/`; create `src/future/` later; `node_modules/`, `/pane/dev/`.")
     repo.commit("memory")
     found = checks(repo)
+    assert found["pane/dev/"].status is Verdict.SKIPPED  # from the root: reported, not hidden
     assert found["dist/"].status is Verdict.VALID
     assert "not tracked by git" in found["dist/"].reason
     assert found["src/future/"].status is Verdict.SKIPPED
     assert found["node_modules/"].status is Verdict.SKIPPED
     assert "not a folder of this repository then" in found["src/future/"].reason
+
+
+def test_a_folder_from_the_root_is_that_folder_only(repo: GitRepo) -> None:
+    """`/handlers/` names no folder ending with it elsewhere (lane-core/pane's `/pane/`, the
+    namespace of its file system, was once taken for the store's `.serena/memories/pane/`)."""
+    note(repo, "Mounted at `/handlers/`; sources in `/src/api/`.")
+    repo.commit("memory")
+    found = checks(repo)
+    assert found["handlers/"].status is Verdict.SKIPPED
+    assert found["src/api/"].status is Verdict.VALID
 
 
 def test_a_folder_added_after_the_memory_line_is_valid(repo: GitRepo) -> None:
@@ -221,15 +232,17 @@ def test_a_rerun_with_nothing_changed_asks_git_nothing_new(
 
 
 def test_health_and_json_count_folder_mentions(repo: GitRepo) -> None:
-    note(repo, "`src/tools/`, `old/`")
+    note(repo, "`src/tools/`, `old/`, `/pane/dev/`")
     repo.commit("memory")
     repo.git("rm", "-q", "-r", "old")
     repo.commit("delete")
-    done = store_cli(repo, "verify-all", "--json")
-    rows = [c for m in json.loads(done.stdout) for c in m["mentions"]]
-    assert sorted((c["mention"], c["status"]) for c in rows) == [
-        ("old/", "missing"), ("src/tools/", "valid"),
-    ]  # fmt: skip
+    for _ in range(2):  # judged, then kept: the same verdicts shown
+        done = store_cli(repo, "verify-all", "--json")
+        rows = [c for m in json.loads(done.stdout) for c in m["mentions"]]
+        assert sorted((c["mention"], c["form"], c["status"]) for c in rows) == [
+            ("old/", "folder", "missing"), ("pane/dev/", "folder", "skipped"),
+            ("src/tools/", "folder", "valid"),
+        ]  # fmt: skip
     report = json.loads(store_cli(repo, "health", "--json").stdout)
     memory = next(m for m in report["memories"] if m["path"] == "notes")
     assert (memory["status"], memory["mentions"]["missing"], memory["mentions"]["valid"]) == (

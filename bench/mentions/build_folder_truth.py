@@ -12,9 +12,11 @@ A folder mention (the detector): an inline code span on one line (single backtic
 bold span (``**…**``), whose whole content is a path ending with ``/``: segments of word
 characters (any script) and ``.@+-`` (or a route folder ``[id]`` / ``(auth)``) each followed
 by ``/``, an optional leading ``./``. Not: in fenced code blocks, globs (``*``), URLs
-(``:``), ``..`` or ``.`` segments, home paths (``~``), hosts (``github.com/owner/``, flagged
-and left out), a machine's absolute paths (``/usr/local/``); a path from the root
-(``/templates/``) is read from the repository root (flag ``rooted``).
+(``:``), ``..`` or ``.`` segments, home paths (``~``), hosts (``github.com/owner/``, left
+out), a machine's absolute paths (``/usr/local/``); a path from the root (``/templates/``)
+is read from the repository root, and only there (flag ``rooted``: no folder ending with
+it elsewhere, a hand check found `/pane/`, pane-fs's namespace, taken for the store's own
+``.serena/memories/pane/``).
 
 For each mention, the commit C that last changed its memory line (``git blame``) and the
 folder the path names in C's tree (a folder is a path some tracked file lies under: exact
@@ -95,7 +97,11 @@ def detect(lines: list[str]) -> list[tuple[int, int, str, list[str]]]:
 
 
 class FolderBuilder(FileBuilder):
-    def folder_at(self, rev: str, written: str) -> tuple[str, str | None, list[str]]:
+    def folder_at(
+        self, rev: str, written: str, rooted: bool = False
+    ) -> tuple[str, str | None, list[str]]:
+        """What a folder path names at a revision; written from the root (`rooted`), only
+        that folder from the root (`/pane/` is no `.serena/memories/pane/`)."""
         p = written.removeprefix("./")
         tree = self.tree(rev)
         for link in tree.gitlinks:
@@ -104,12 +110,16 @@ class FolderBuilder(FileBuilder):
         dirs = self.dirs(rev) | set(tree.gitlinks)
         if p in dirs:
             return "exact", p, []
+        if rooted:
+            return "no_file", None, []
         cands = sorted(d for d in dirs if d.endswith("/" + p))
         if len(cands) == 1:
             return "suffix", cands[0], []
         return ("ambiguous", None, cands) if cands else ("no_file", None, [])
 
-    def judge_folder(self, mfile: str, line: int, col: int, written: str, c: str) -> dict:
+    def judge_folder(
+        self, mfile: str, line: int, col: int, written: str, c: str, rooted: bool = False
+    ) -> dict:
         row: dict = {
             "repo": self.repo, "head": self.head_sha, "memory_file": mfile,
             "memory_line": line, "col": col, "path_as_written": written, "memory_commit": c,
@@ -117,14 +127,14 @@ class FolderBuilder(FileBuilder):
             "flags": [],
         }  # fmt: skip
         flags = row["flags"]
-        how, path, cands = self.folder_at(c, written)
+        how, path, cands = self.folder_at(c, written, rooted)
         if how in ("in_submodule", "ambiguous"):
             row["truth"] = how
             row["candidates"] = cands
             return row
         if how == "no_file":
             row["truth"] = "no_file"
-            h2, p2, _ = self.folder_at(self.now, written)
+            h2, p2, _ = self.folder_at(self.now, written, rooted)
             if h2 in ("exact", "suffix"):
                 flags += ["added_later", "exists_at_now:" + (p2 or "")]
             return row
@@ -169,7 +179,8 @@ class FolderBuilder(FileBuilder):
             stats["memories_with_folder_mentions"] += 1
             blame = self.blame(mfile)
             for line, col, path, flags in found:
-                row = self.judge_folder(mfile, line, col, path, blame[line][0])
+                rooted = "rooted" in flags
+                row = self.judge_folder(mfile, line, col, path, blame[line][0], rooted)
                 row["flags"] = flags + row["flags"]
                 rows.append(row)
         return rows, stats

@@ -177,11 +177,12 @@ class FileList:
             self._all_folders = frozenset(f for p in self._paths() for f in p.split("/")[:-1])
         return name in self._all_folders
 
-    def folder(self, path: str) -> Resolution:
+    def folder(self, path: str, rooted: bool = False) -> Resolution:
         """The folder a (normalized) folder path names, by the files under it: that folder
-        from the root when a file lies under it, else the one folder whose path ends with it
-        (`handlers` for `src/api/handlers`), else the candidates; a submodule's folder (or
-        one inside it) says so. Folders are listed once per list, when first asked."""
+        from the root when a file lies under it, else (unless written from the root,
+        `rooted`) the one folder whose path ends with it (`handlers` for `src/api/handlers`),
+        else the candidates; a submodule's folder (or one inside it) says so. Folders are
+        listed once per list, when first asked."""
         link = self.submodule_of(path)
         if link is not None:
             return Resolution(submodule=link)
@@ -199,8 +200,8 @@ class FileList:
                     seen.add(link)
                     self._by_folder.setdefault(link.rpartition("/")[2], []).append(link)
         named = self._by_folder.get(path.rpartition("/")[2], [])
-        if path in named:
-            return Resolution(path)
+        if path in named or rooted:
+            return Resolution(path if path in named else None)
         tail = "/" + path
         found = sorted(f for f in named if f.endswith(tail))
         return Resolution(found[0]) if len(found) == 1 else Resolution(candidates=tuple(found))

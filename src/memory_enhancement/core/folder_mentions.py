@@ -24,6 +24,7 @@ The mention's `path` is the folder as written without its last `/`; `text` keeps
 
 from __future__ import annotations
 
+import functools
 import re
 
 from memory_enhancement.core import prose_mentions as prose
@@ -35,25 +36,32 @@ _NAME = r"[\w.@+-]"
 _SEGMENT = rf"(?:{_NAME}+|{prose.BRACKETED}|\([A-Za-z0-9_.-]+\))"
 _PATH = rf"(?P<root>/)?(?P<path>(?:\./)?(?:{_SEGMENT}/)*{_SEGMENT})/"
 # Each opens with a literal (a pattern opening with one is searched for it alone).
-_SPAN = re.compile(rf"`(?<!``){_PATH}`(?!`)")
-_BOLD = re.compile(rf"\*\*{_PATH}\*\*|__(?<!\w__){_PATH.replace('?P<', '?P<u')}__(?!\w)")
+_SPAN = rf"`(?<!``){_PATH}`(?!`)"
+_BOLD = rf"\*\*{_PATH}\*\*|__(?<!\w__){_PATH.replace('?P<', '?P<u')}__(?!\w)"
 # Where a memory's text or bytes may hold one: a `/` closing a span or a bold run. The
 # literals cost a search for two characters, not a regex's.
 HINT = re.compile(r"/`|/\*\*|/__")
 HINT_BYTES = re.compile(rb"/`|/\*\*|/__")
-PATTERN = "\0".join((_SPAN.pattern, _BOLD.pattern))  # for the checksum (mentions.GRAMMAR)
-_HOST = re.compile(
-    r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|ai|app|co|in)(?:/|$)"
-)  # `github.com/owner/`: a web address
-_WORDLESS = re.compile(r"[^\W_]")  # a folder's name has a letter or a digit
+PATTERN = "\0".join((_SPAN, _BOLD))  # for the checksum (mentions.GRAMMAR)
+# `github.com/owner/`: a web address.
+_HOST = r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|ai|app|co|in)(?:/|$)"
+
+
+@functools.cache
+def _compiled() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The forms, compiled when a memory's text is first read for folders: a rerun that
+    reads no memory compiles none of them (compiling them cost every run's import 13 M
+    instructions, 2% of a rerun of the corpus)."""
+    # a folder's name has a letter or a digit
+    return re.compile(_SPAN), re.compile(_BOLD), re.compile(_HOST), re.compile(r"[^\W_]")
 
 
 def find_in_line(raw: str) -> list[tuple[int, str, bool]]:
     """The folder mentions of one line of a memory: (column of the path, the path without
     its last `/`, whether it is written from the root: a `/` before the column)."""
     found = []
-    forms = (_SPAN, _BOLD) if "**" in raw or "__" in raw else (_SPAN,)
-    for form in forms:
+    span, bold, host, letter = _compiled()
+    for form in (span, bold) if "**" in raw or "__" in raw else (span,):
         for m in form.finditer(raw):
             named = "path" if m["path"] is not None else "upath"
             root = m["root"] if named == "path" else m["uroot"]
@@ -61,11 +69,11 @@ def find_in_line(raw: str) -> list[tuple[int, str, bool]]:
             parts = path.removeprefix("./").split("/")
             if any(p in (".", "..", "...") for p in parts):
                 continue
-            if _HOST.match(path) or not all(_WORDLESS.search(p) for p in parts):
+            if host.match(path) or not all(letter.search(p) for p in parts):
                 continue
             if root is not None and on_machine(path + "/") is not None:
                 continue  # `/usr/local/`, `/tmp/`: a machine's folder
-            if form is _BOLD and raw.count("`", 0, m.start()) % 2:
+            if form is bold and raw.count("`", 0, m.start()) % 2:
                 continue  # inside a code span
             found.append((m.start(named), path, root is not None))
     return sorted(found) if len(found) > 1 else found

@@ -83,7 +83,7 @@ def settled_now(
     path = normalize(mention.path, folder)
     if path is None:
         return None
-    where = files_now().folder(path)
+    where = files_now().folder(path, mention.rooted)
     if where.submodule is not None:
         return _submodule(mention, path, where.submodule, repo, None)
     if where.path == path:
@@ -115,7 +115,7 @@ def decide(
     if then is not None and then.kind == TEXT and then.path and commit is not None:
         listed_at = history.files_at if history is not None else None
         return _held(mention, then.path, commit, files_now, repo, listed_at, renames)
-    now = files_now().folder(path)
+    now = files_now().folder(path, mention.rooted)
     if now.path is not None:
         later = "" if then is None or commit is None else ", added after the memory line"
         return _there(mention, now.path, later, commit)

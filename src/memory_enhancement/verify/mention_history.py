@@ -191,7 +191,11 @@ class HistoryReader:
             return Then(None, UNCOMMITTED)
         if mention.form == FOLDER:  # the folder by the files under it (folder_checks.py)
             path = normalize(mention.path, folder)
-            where = self.history.files_at(commit).folder(path) if path else Resolution(outside=True)
+            where = (
+                self.history.files_at(commit).folder(path, mention.rooted)
+                if path
+                else Resolution(outside=True)
+            )
         else:
             where = self._resolve_at(commit, mention.path, folder)
         if where.outside:

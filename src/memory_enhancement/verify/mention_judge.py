@@ -67,7 +67,7 @@ from memory_enhancement.verify.mention_history import (
 )
 from memory_enhancement.verify.mention_reading import Written
 from memory_enhancement.verify.repo import Repository
-from memory_enhancement.verify.rooted import hidable
+from memory_enhancement.verify.rooted import hidable_check
 from memory_enhancement.verify.verifier import Verifier
 
 if TYPE_CHECKING:  # the history is opened when a run judges (a process that asks git)
@@ -184,10 +184,8 @@ class MentionJudge:
             if all(c.mention is not None for c in checks)
             else "",
         }
-        checked["h"] = any(  # see verify/rooted.py, and BatchVerdicts.as_recorded
-            c.mention is not None and hidable(c.status._value_, c.mention.rooted, c.mention.path)
-            for c in checks
-        )
+        # see verify/rooted.py, and BatchVerdicts.as_recorded
+        checked["h"] = any(map(hidable_check, checks))
         if item.stamp is not None:  # the mentions as read, while the file is unchanged
             said = mention_rows(read.mentions)
             checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
