@@ -129,6 +129,17 @@ def test_a_folder_deleted_since_is_missing_and_its_leftover_ignored_files_do_not
     assert found["src/tools/"].status is Verdict.MOVED
 
 
+def test_a_folder_deleted_and_not_committed_is_missing(repo: GitRepo) -> None:
+    note(repo, "Old code in `old/`.")
+    repo.commit("memory")
+    for name in ("x.py", "y.py"):
+        (repo.root / "old" / name).unlink()
+    (repo.root / "old").rmdir()
+    found = checks(repo)["old/"]
+    assert found.status is Verdict.MISSING
+    assert "deleted, not committed" in found.reason
+
+
 def test_a_folder_split_up_is_missing_with_where_some_went(repo: GitRepo) -> None:
     note(repo, "`src/tools/`")
     repo.commit("memory")

@@ -12,6 +12,8 @@ list of files, which the run lists once per commit):
   `--fix` rewrites the path), else `missing`, saying how many files it held and where
   some of them went. A folder the work tree still has though git tracks nothing in it
   now (its files untracked or ignored since) is `valid`, said so: the folder is there;
+  one git lists and the work tree has not (deleted, not committed yet) is `missing`, as
+  a file mention's verdict reads the work tree;
 - no such folder then: one that holds files now (added since; a partial path now ending
   one folder) is `valid`; several it may name, then or now, `ambiguous`; one the work
   tree has that git does not track (`dist/`, `.venv/`, ignored) `valid`, said so; else
@@ -86,7 +88,7 @@ def settled_now(
     where = files_now().folder(path, mention.rooted)
     if where.submodule is not None:
         return _submodule(mention, path, where.submodule, repo, None)
-    if where.path == path:
+    if where.path == path and repo.is_folder(path):  # git lists it, and it is there
         return _there(mention, path, "")
     return None
 
@@ -116,7 +118,7 @@ def decide(
         listed_at = history.files_at if history is not None else None
         return _held(mention, then.path, commit, files_now, repo, listed_at, renames)
     now = files_now().folder(path, mention.rooted)
-    if now.path is not None:
+    if now.path is not None and repo.is_folder(now.path):
         later = "" if then is None or commit is None else ", added after the memory line"
         return _there(mention, now.path, later, commit)
     if now.candidates:
@@ -151,7 +153,10 @@ def _held(
     renamed (where most of its files went), still in the work tree, or missing."""
     plain = Citation(was)
     if files_now().folder(was).path == was:
-        return _there(mention, was, "", commit)
+        if repo.is_folder(was):
+            return _there(mention, was, "", commit)
+        reason = f"git lists files under {was}/, the work tree none (deleted, not committed)"
+        return check(mention, plain, Verdict.MISSING, reason, commit)
     held = _files_under(listed_at(commit), was) if listed_at is not None else 0
     went: Counter[str] = Counter()
     for old, new in renames(commit) if renames is not None else ():
