@@ -193,6 +193,27 @@ def test_a_partial_folder_under_several_folders_is_ambiguous(repo: GitRepo) -> N
     assert found.candidates == ("pkg/a/util", "pkg/b/util")
 
 
+def test_a_submodule_named_by_a_partial_path_is_there(tmp_path: Path) -> None:
+    """NEXTAltair/LoRAIro's `image-annotator-lib/` for its submodule
+    local_packages/image-annotator-lib: git lists no file under a submodule, and it was
+    called missing (held 0 files)."""
+    library = GitRepo(tmp_path / "library")
+    library.write_lines("lib.py", ["x = 1"])
+    library.commit("library")
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("src/app.py", ["x = 1"])
+    repo.commit("code")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library.root),
+             "local_packages/image-annotator-lib")  # fmt: skip
+    repo.commit("submodule")
+    note(repo, "`image-annotator-lib/`, `local_packages/image-annotator-lib/`")
+    repo.commit("memory")
+    found = checks(repo)
+    assert found["image-annotator-lib/"].status is Verdict.VALID
+    assert "a submodule" in found["image-annotator-lib/"].reason
+    assert found["local_packages/image-annotator-lib/"].status is Verdict.VALID
+
+
 def test_without_history_a_folder_is_valid_when_there_else_unchecked(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "project", init=False)
     repo.write_lines("src/tools/a.py", ["x = 1"])

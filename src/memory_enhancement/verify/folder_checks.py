@@ -152,7 +152,10 @@ def _held(
     """A folder that held files when the memory line was written (`was`): there now,
     renamed (where most of its files went), still in the work tree, or missing."""
     plain = Citation(was)
-    if files_now().folder(was).path == was:
+    now = files_now().folder(was)
+    if now.submodule is not None:  # a submodule (or in one) then and now: no files listed
+        return _submodule(mention, was, now.submodule, repo, commit)
+    if now.path == was:
         if repo.is_folder(was):
             return _there(mention, was, "", commit)
         reason = f"git lists files under {was}/, the work tree none (deleted, not committed)"
