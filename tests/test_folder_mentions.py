@@ -207,7 +207,10 @@ def test_a_submodule_named_by_a_partial_path_is_there(tmp_path: Path) -> None:
              "local_packages/image-annotator-lib")  # fmt: skip
     repo.commit("submodule")
     note(repo, "`image-annotator-lib/`, `local_packages/image-annotator-lib/`")
+    note(repo, "`local_packages/image-annotator-lib/docs/`", name="inside")
     repo.commit("memory")
+    inside = checks(repo, "inside")["local_packages/image-annotator-lib/docs/"]
+    assert inside.status is Verdict.IN_SUBMODULE
     found = checks(repo)
     assert found["image-annotator-lib/"].status is Verdict.VALID
     assert "a submodule" in found["image-annotator-lib/"].reason
