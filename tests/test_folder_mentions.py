@@ -283,3 +283,18 @@ def test_health_and_json_count_folder_mentions(repo: GitRepo) -> None:
     assert (memory["status"], memory["mentions"]["missing"], memory["mentions"]["valid"]) == (
         "missing", 1, 1,
     )  # fmt: skip
+
+
+def test_a_past_version_s_folders_are_the_work_tree_s_with_its_changes() -> None:
+    """The folders of a commit's list (`FileList.changed`, as history lists past commits)
+    are read from the work tree's index and the files added and gone since."""
+    from memory_enhancement.core.file_list import FileList
+
+    now = FileList(["a/b/x.py", "c/d.py", "c/e/f.py", "lib/b/y.py"], submodules=["vendor/lib"])
+    then = now.changed(added=["c/d.py", "c/e/f.py", "lib/b/y.py"], deleted=["old/e/g.py"])
+    assert (then.folder("c").path, then.folder("e").path, then.folder("b").path) == (
+        None, "old/e", "a/b",
+    )  # fmt: skip
+    assert now.folder("b").candidates == ("a/b", "lib/b") and now.folder("e").path == "c/e"
+    assert then.folder("old/e", rooted=True).path == "old/e" and then.folder("e", True).path is None
+    assert now.folder("vendor/lib").submodule == "vendor/lib"

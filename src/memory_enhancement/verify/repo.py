@@ -233,14 +233,16 @@ def cited_text(source: SourceFile, line: int, end_line: int | None) -> str | Non
 
 
 def _holds_file(folder: str) -> bool:
-    """Whether a folder holds a file at any depth, outside `__pycache__/` (stops at the first)."""
+    """Whether a folder holds a file at any depth, outside `__pycache__/` (stops at the first,
+    its own files read before any subfolder's)."""
+    folders = []
     try:
-        entries = list(os.scandir(folder))
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_file():
+                    return True
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    folders.append(entry.path)
     except OSError:
         return False
-    if any(e.is_file() for e in entries):
-        return True
-    return any(
-        e.is_dir(follow_symlinks=False) and e.name != "__pycache__" and _holds_file(e.path)
-        for e in entries
-    )
+    return any(_holds_file(path) for path in folders)
