@@ -257,11 +257,14 @@ class _Folders:
         for folder in self.count:
             self.by_name.setdefault(folder.rpartition("/")[2], []).append(folder)
         self.base: _Folders | None = None
+        self.added: list[str] = []
 
     def changed(self, added: Iterable[str], gone: Iterable[str]) -> _Folders:
-        """This version's folders less the files `added` since the other, plus those `gone`."""
+        """This version's folders less the files `added` since the other, plus those `gone`:
+        the added ones only sorted (an old commit's are thousands, and counting their
+        folders cost a first run of the corpus seconds), counted under a folder by bisection."""
         other = _Folders(gone)
-        other.count.subtract(f for path in added for f in _parents(path))
+        other.added = sorted(added)
         other.base = self
         return other
 
@@ -271,7 +274,13 @@ class _Folders:
         if base is None:
             return self.by_name.get(name, [])
         found = dict.fromkeys([*base.by_name.get(name, ()), *self.by_name.get(name, ())])
-        return [f for f in found if base.count[f] + self.count[f] > 0]
+        added = self.added
+        return [
+            f
+            for f in found
+            if base.count[f] + self.count[f]
+            > bisect.bisect_left(added, f + "0") - bisect.bisect_left(added, f + "/")
+        ]  # `0` follows `/`: the added files under f lie between the two
 
 
 def _parents(path: str) -> Iterable[str]:
