@@ -22,6 +22,9 @@ list of files, which the run lists once per commit):
 - no history (a memory file git does not track): the work tree alone. A folder there is
   `valid`; one that is not is `unchecked`.
 
+A submodule is `valid` (the folder is there; git lists no file under it), a folder inside
+one `in_submodule`, as a file there is.
+
 The rename pairs come from one `git diff -M` from each commit asked about to HEAD, for
 the folders that held files then and hold none now only (first runs; a rerun keeps the
 verdicts).
