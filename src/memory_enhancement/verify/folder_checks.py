@@ -172,7 +172,7 @@ def _held(
     best, count = went.most_common(1)[0] if went else ("", 0)
     if 2 * count > held and files_now().folder(best).path == best:
         reason = (
-            f"renamed: {count} of the {held} files {was}/ held when the memory line was "
+            f"renamed: {count} of the {_files(held)} {was}/ held when the memory line was "
             f"written ({commit[:7]}) are under {best}/ now"
         )
         moved = check(mention, plain, Verdict.MOVED, reason, commit, current=best)
@@ -180,7 +180,7 @@ def _held(
     if repo.is_folder(was):
         return _there(mention, was, " (in the work tree; git tracks no file in it now)", commit)
     reason = (
-        f"the folder {was}/ held {held} files when the memory line was written "
+        f"the folder {was}/ held {_files(held)} when the memory line was written "
         f"({commit[:7]}); git tracks none of them now"
     )
     if count:
@@ -203,6 +203,10 @@ def renames_from(git: Git | None) -> Renames:
         return known[commit]
 
     return since
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
 
 
 def _new_folder(rest: str, new: str) -> str:
