@@ -40,7 +40,8 @@ def test_a_backticked_path_with_a_folder_is_a_file_mention_and_nothing_else_is()
         (1, 27, "./lib/x.dart"),
         (1, 46, "app/[id]/page.tsx"),
     ]
-    assert [m.text for m in found if m.form != FILE] == ["src/a.py:12"]  # a line mention, once
+    assert [m.text for m in found if m.form != FILE] == ["src/folder/", "src/a.py:12"]
+    assert [m.form for m in found if m.form != FILE] == ["folder", "colon"]  # a folder's, a line's
     assert all(m.start is None and m.start_at is None for m in found if m.form == FILE)
     assert may_mention(b"x `src/a.py` y") and not may_mention(b"`src/x` and `a.py` and src/b.py")
 

@@ -54,6 +54,7 @@ JUDGED = ("valid", "renamed", "missing")
 DRIFTED = ("renamed", "missing")
 SAID_DRIFTED = ("moved", "missing", "stale")
 VERIFY_ALL = ("verify-all", "--json", "--dir", STORE)
+FORM = "file"  # the mentions scored (score_folders.py scores "folder" ones the same way)
 
 
 def run_tool(tree: Path, src: Path) -> list[dict[str, Any]]:
@@ -98,7 +99,7 @@ def file_verdicts(results: list[dict[str, Any]]) -> dict[tuple[str, int, int], d
         mfile = f"{STORE}/{mid}" if mid.endswith(".md") else f"{STORE}/{mid}.md"
         for kind in ("mentions", "citations"):
             for check in result.get(kind) or []:
-                if check.get("form") == "file":
+                if check.get("form") == FORM:
                     ours[(mfile, check.get("memory_line"), check.get("column"))] = check
     return ours
 
@@ -120,7 +121,7 @@ def oracle(entry: dict[str, Any]) -> list[dict[str, Any]]:
         by_memory.setdefault(mid, []).append(
             {"mention": row["path_as_written"], "path": row["resolved_path"], "line": None,
              "memory_line": row["memory_line"], "column": row["col"] + (k % 5 == 4),
-             "form": "file", "status": status[row["truth"]], "current_path": row["new_path"],
+             "form": FORM, "status": status[row["truth"]], "current_path": row["new_path"],
              "renamed_to": row["new_path"] if row["truth"] == "renamed" else None,
              "candidates": row["candidates"], "reason": "oracle"}
         )  # fmt: skip
@@ -135,7 +136,7 @@ def pair(entry: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]
         for r in results
         for kind in ("mentions", "citations")
         for c in r.get(kind) or []
-        if c.get("form") != "file"
+        if c.get("form") != FORM
     )
     used: set[tuple[str, int, int]] = set()
     rows = []
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             tool_failed.append(entry["repo"])
         print(
-            f"{entry['repo']}: {len(one['rows'])} truth rows, {one['ours']} file verdicts",
+            f"{entry['repo']}: {len(one['rows'])} truth rows, {one['ours']} {FORM} verdicts",
             file=sys.stderr,
         )
     report = {"split": args.split, "src": str(src), "all": figures(paired), "repos": per_repo}

@@ -121,8 +121,8 @@ def _written(check: Any) -> str:
     mention = check.mention
     if mention is None:
         return str(check.citation.ref)
-    if mention.start is None:  # a file mention: the path
-        return str(mention.path)
+    if mention.start is None:  # a file mention: the path; a folder's with its `/`
+        return str(mention.ref_text)
     if mention.path_at is None or mention.form in _IN_WORDS:
         return f"{mention.path}:{mention.start}" + (f"-{mention.end}" if mention.end else "")
     return str(mention.text)

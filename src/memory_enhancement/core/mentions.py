@@ -15,6 +15,7 @@ Forms, each with or without backticks:
     https://github.com/OWNER/NAME/blob/REF/path#LL-LE   (GitLab: /-/blob/)
     `path` lines L-E, path (L12), Line L of `path`, path（行L-E）  (core/prose_mentions.py)
     `src/app.py`   **src/app.py**   (a whole file, no line: core/file_mentions.py)
+    `src/api/`     **src/api/**     (a folder: core/folder_mentions.py)
 
 A path is `/`-joined ASCII segments whose last one has an extension. What comes
 before it must not continue a path or a word in ASCII, so CJK text may touch it
@@ -30,8 +31,10 @@ import zlib
 from dataclasses import dataclass
 
 from memory_enhancement.core import file_mentions as files
+from memory_enhancement.core import folder_mentions as folders
 from memory_enhancement.core import prose_mentions as prose
 from memory_enhancement.core.file_mentions import FILE
+from memory_enhancement.core.folder_mentions import FOLDER
 
 # The forms, as `Mention.form` names them.
 COLON, RANGE, COLUMN, ANCHOR, ANCHOR_RANGE, LIST, URL = (
@@ -72,12 +75,16 @@ _NEWLINE = re.compile(r"\n")
 # Where a mention may be: `.ext:digit`, `.ext#Ldigit`, a backticked path, or prose's forms
 # (CJK ones off ASCII).
 _HINT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,9}(?::L?\d|#L\d)")
-_ASCII = (_HINT, files.HINT, *prose.ASCII_HINTS)
+_ASCII = (_HINT, files.HINT, *prose.ASCII_HINTS, folders.HINT)
 _SCANS = {True: _ASCII, False: (*_ASCII, *prose.CJK_HINTS)}
 # In bytes, for may_mention: a file mention's hint first (nearly half of real memories hold
 # one, and the search stops at the first hint found), in a form of its own (file_mentions).
 _SCANS_BYTES = {
-    k: (files.HINT_BYTES, *(re.compile(h.pattern.encode()) for h in v if h is not files.HINT))
+    k: (
+        files.HINT_BYTES,
+        *(re.compile(h.pattern.encode()) for h in v if h not in (files.HINT, folders.HINT)),
+        folders.HINT_BYTES,
+    )
     for k, v in _SCANS.items()
 }
 # A bare name ending like a host name is a host, not a file: `api.example.com:443`.
@@ -95,10 +102,13 @@ _HOST_ENDINGS = frozenset({
 # 12: folders left out, `src/main/java/.../x/Y.java`, resolved; 13: a path under a first
 # folder the repository never had skipped, see verify/mention_checks.py; 14: a mention of the
 # same line as a declared citation without a snippet is read, see verify/mention_reading.py;
-# 15: no git range, `origin/main...HEAD`, is a file mention).
-REVISION = 15
+# 15: folders, `src/api/`, see core/folder_mentions.py; 16: no git range, `origin/main...HEAD`,
+# is a file mention).
+REVISION = 16
 GRAMMAR = zlib.crc32(
-    "\0".join((str(REVISION), _MENTION.pattern, files.PATTERN, *prose.PATTERNS)).encode()
+    "\0".join(
+        (str(REVISION), _MENTION.pattern, files.PATTERN, folders.PATTERN, *prose.PATTERNS)
+    ).encode()
 )
 _PERMALINK = re.compile(r"[0-9a-f]{40}")
 _ROOTED = re.compile(r"@?(?:\.?/)*")  # how a path as written says it is from the root
@@ -111,7 +121,8 @@ class Mention:
     `line` is the 1-based line of the memory file and `column` the offset of
     `text` in it. The `*_at` spans are offsets inside `text`: the path (None for
     the later items of a list, which name no path) and the cited line numbers.
-    A file mention (form FILE) cites the whole file: no `start`, no `start_at`.
+    A file mention (form FILE) cites the whole file: no `start`, no `start_at`; a folder
+    mention (form FOLDER) the folder, its `path` without the last `/` that `text` keeps.
     """
 
     line: int
@@ -133,7 +144,7 @@ class Mention:
     def ref_text(self) -> str:
         """The canonical `path:start[-end]` (`path` for a whole file), the path as written."""
         if self.start is None:
-            return self.path
+            return self.text if self.form == FOLDER else self.path
         tail = f"-{self.end}" if self.end is not None else ""
         return f"{self.path}:{self.start}{tail}"
 
@@ -228,6 +239,13 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
                 span = (0, len(path))
                 found.append(Mention(number, at, path, path, None, None, FILE, span, None,
                                      rooted=rooted))  # fmt: skip
+        if "/`" in raw or "/**" in raw or "/__" in raw:  # a folder: `src/api/`
+            taken = [(f.column, f.column + len(f.text)) for f in found] + urls
+            for at, path, rooted in folders.find_in_line(raw):
+                if not any(x < at + len(path) and at < y for x, y in taken):
+                    span = (0, len(path))
+                    found.append(Mention(number, at, path + "/", path, None, None, FOLDER, span,
+                                         None, rooted=rooted))  # fmt: skip
     found.sort(key=lambda mention: mention.column)
     return found
 

@@ -30,9 +30,10 @@ from memory_enhancement.core.verdicts import FAILING, CitationCheck, Verdict
 CHECK_FIELDS = 13
 MENTION_FIELDS = 14
 # Places read without building the verdict: a check row's status, a mention row's path
-# as written and whether it was written from the root.
+# as written, its form and whether it was written from the root.
 STATUS = 5
 MENTION_PATH = 3
+MENTION_FORM = 6
 MENTION_ROOTED = 13
 _VERDICTS = {verdict._value_: verdict for verdict in Verdict}
 

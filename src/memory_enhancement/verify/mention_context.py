@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from memory_enhancement.core.file_list import normalize
+from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
@@ -73,6 +74,8 @@ def settle(
     for name, then in thens.items():
         mention = by_key.get(name)
         if then.kind != AMBIGUOUS or mention is None or then.commit is None:
+            continue
+        if mention.form == FOLDER:  # a folder's candidates are folders, not files of one
             continue
         chosen = _choose(mention, then.candidates, _evidence(mention, item, thens, lines))
         if chosen is not None:
@@ -165,6 +168,8 @@ def _evidence(
         then = thens.get(key(other))
         far = abs(other.line - mention.line)
         if other is mention or then is None or then.path is None or far > WINDOW:
+            continue
+        if other.form == FOLDER:
             continue
         if then.kind in (TEXT, PAST_END, UNREADABLE):  # resolved by history to one file
             taken.setdefault(other.line, []).append(_span(other))

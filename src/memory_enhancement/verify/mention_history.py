@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.file_list import Resolution, normalize
+from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import GRAMMAR, Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
@@ -148,13 +149,18 @@ class HistoryReader:
         the files those lists resolve it to."""
         history = self.history
         asked: list[tuple[str, Mention, str, str]] = []  # (commit, mention, folder, path)
+        folders: set[str] = set()  # the commits of folder mentions: whole lists
         for item in wanted:
             blamed = commits.get(item.file) or {}
             for mention in item.mentions:
                 commit = blamed.get(mention.line)
                 path = normalize(mention.path, item.folder)
-                if commit and path:
+                if commit and path and mention.form == FOLDER:
+                    folders.add(commit)
+                elif commit and path:
                     asked.append((commit, mention, item.folder, path))
+        if folders:  # first: a list learned for some names only would be listed again
+            history.prefetch_trees(folders)
         history.fetch(history.spec(commit, path) for commit, _, _, path in asked)
         elsewhere = [a for a in asked if not history.exists(a[0], a[3])]
         history.prefetch_trees(
@@ -182,7 +188,15 @@ class HistoryReader:
         """What the mention cited at the commit that last changed its memory line."""
         if commit is None:
             return Then(None, UNCOMMITTED)
-        where = self._resolve_at(commit, mention.path, folder)
+        if mention.form == FOLDER:  # the folder by the files under it (folder_checks.py)
+            path = normalize(mention.path, folder)
+            where = (
+                self.history.files_at(commit).folder(path, mention.rooted)
+                if path
+                else Resolution(outside=True)
+            )
+        else:
+            where = self._resolve_at(commit, mention.path, folder)
         if where.outside:
             return Then(commit, OUTSIDE)
         if where.submodule is not None:

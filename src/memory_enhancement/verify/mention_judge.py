@@ -30,7 +30,7 @@ from memory_enhancement.core.verdict_rows import (
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
-from memory_enhancement.verify import deletions, earlier, file_checks
+from memory_enhancement.verify import deletions, earlier, file_checks, folder_checks
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
@@ -67,7 +67,7 @@ from memory_enhancement.verify.mention_history import (
 )
 from memory_enhancement.verify.mention_reading import Written
 from memory_enhancement.verify.repo import Repository
-from memory_enhancement.verify.rooted import hidable
+from memory_enhancement.verify.rooted import hidable_check
 from memory_enhancement.verify.verifier import Verifier
 
 if TYPE_CHECKING:  # the history is opened when a run judges (a process that asks git)
@@ -88,6 +88,7 @@ class MentionJudge:
     _listed: FileList | None = field(default=None, repr=False)  # the files now, once listed
     _history: GitHistory | None = field(default=None, repr=False)
     _now: dict[tuple[str, str], CitationCheck | None] = field(default_factory=dict, repr=False)
+    _renames: folder_checks.Renames | None = field(default=None, repr=False)
 
     def judge(
         self,
@@ -183,10 +184,8 @@ class MentionJudge:
             if all(c.mention is not None for c in checks)
             else "",
         }
-        checked["h"] = any(  # see verify/rooted.py, and BatchVerdicts.as_recorded
-            c.mention is not None and hidable(c.status._value_, c.mention.rooted, c.mention.path)
-            for c in checks
-        )
+        # see verify/rooted.py, and BatchVerdicts.as_recorded
+        checked["h"] = any(map(hidable_check, checks))
         if item.stamp is not None:  # the mentions as read, while the file is unchanged
             said = mention_rows(read.mentions)
             checked["st"] = [*item.stamp, GRAMMAR]  # read by this grammar
@@ -264,13 +263,18 @@ class MentionJudge:
 
     def _settle(self, mention: Mention, folder: str) -> CitationCheck | None:
         """`_settled` as first found for the path (`_traced` asks only whether there is one)."""
-        place = (mention.path, folder)
+        place = (mention.text, folder)  # a file mention's text is its path; a folder's, with `/`
         if place not in self._now:
-            self._now[place] = file_checks.settled_now(mention, folder, self._files_now, self.repo)
+            self._now[place] = folder_checks.settled(mention, folder, self._files_now, self.repo)
         return self._now[place]
 
     def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
         """A verdict from history alone, or the citation to verify."""
+        if folder_checks.applies(mention):  # its renames asked of git once per commit
+            self._renames = self._renames or folder_checks.renames_from(self.git)
+            return self._settled(mention, folder) or folder_checks.decide(
+                mention, then, folder, self._files_now, self.repo, self._history, self._renames
+            )
         if mention.start is None:  # a whole file
             settled = self._settled(mention, folder)
             return settled or file_checks.decide(mention, then, folder, self._files_now, self.repo)

@@ -94,6 +94,14 @@ class Repository:
             return None
         return Path(found)
 
+    def is_folder(self, rel: str) -> bool:
+        """Whether the work tree has this folder (inside the root) with a file in it: a
+        folder mention of one git does not track, `dist/` or `.venv/`, still names something
+        there. Empty folders (what `git mv` of every file leaves behind) and compiled Python
+        (`__pycache__/`, left when its sources went) are not counted."""
+        found = self.resolve(rel)
+        return found is not None and found.is_dir() and _holds_file(str(found))
+
     def _link_inside(self, file: str) -> bool:
         return _within(os.path.realpath(file), self._real_root)
 
@@ -222,3 +230,19 @@ def cited_text(source: SourceFile, line: int, end_line: int | None) -> str | Non
     if not source.is_text or line < 1 or last > len(source.lines):
         return None
     return "\n".join(text.strip() for text in source.lines[line - 1 : last])
+
+
+def _holds_file(folder: str) -> bool:
+    """Whether a folder holds a file at any depth, outside `__pycache__/` (stops at the first,
+    its own files read before any subfolder's)."""
+    folders = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_file():
+                    return True
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    folders.append(entry.path)
+    except OSError:
+        return False
+    return any(_holds_file(path) for path in folders)

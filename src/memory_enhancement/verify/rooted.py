@@ -8,7 +8,8 @@ path runs through the author's clone of it (`/home/me/<name>/src/x.py`), and
 a rooted `/owner/name.ext` that named no file here, then or now (`skipped`; or now,
 in a memory file git has no history of: `unchecked`), under a first folder the
 repository has not is a library's id (Context7's `/vercel/next.js`) or a web route
-(`/api/users.json`): it is not reported either.
+(`/api/users.json`): it is not reported either. A folder mention from the root
+(`/pane/dev/`, core/folder_mentions.py) is reported whatever it named.
 
 Every verify-all asks this of every memory with mentions, reruns included, so it
 asks the work tree (one stat per first folder) and git's list of files only for a
@@ -22,8 +23,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memory_enhancement.core.file_mentions import on_machine
+from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.verdict_rows import (
+    MENTION_FORM,
     MENTION_PATH,
     MENTION_ROOTED,
     STATUS,
@@ -86,7 +89,8 @@ class Folders:
             keep = [
                 n
                 for n, (check, said) in enumerate(zip(checks.checks, checks.mentions, strict=True))
-                if not self._left_out(check[STATUS], said[MENTION_ROOTED], said[MENTION_PATH])
+                if said[MENTION_FORM] == FOLDER
+                or not self._left_out(check[STATUS], said[MENTION_ROOTED], said[MENTION_PATH])
             ]
             if len(keep) == len(checks):
                 return checks
@@ -95,6 +99,7 @@ class Folders:
             c
             for c in checks
             if c.mention is None
+            or c.mention.form == FOLDER
             or not self._left_out(c.status._value_, c.mention.rooted, c.mention.path)
         )
 
@@ -144,3 +149,11 @@ def hidable(status: str, rooted: bool, path: str) -> bool:
     (`Folders._left_out`): one on a path from the root that named no file, of one folder
     and a name or under a machine's first folder."""
     return rooted and status in _NO_FILE and (path.count("/") == 1 or bool(on_machine(path)))
+
+
+def hidable_check(check: CitationCheck) -> bool:
+    """`hidable` of a verdict on a mention. Never one on a folder (`/pane/dev/`): no
+    library's id is written so, and each folder mention gets its verdict, `skipped` when
+    the repository never had that folder."""
+    m = check.mention
+    return m is not None and m.form != FOLDER and hidable(check.status._value_, m.rooted, m.path)

@@ -1,0 +1,248 @@
+"""Verdicts on folder mentions (`src/api/handlers/`): is the folder still there.
+
+A folder mention claims only that the repository has that folder (core/folder_mentions.py),
+and git knows a folder by the files it tracks under it. So, as for a file mention
+(file_checks.py), the repository now settles most of them without history: a folder
+holding tracked files at that path from the root is `valid`. Only the others need what
+the folder was when the memory line was written (mention_history.py, from the commit's
+list of files, which the run lists once per commit):
+
+- it held files then and holds none now: where git's rename pairs since that commit took
+  most of them (more than half) is the folder it became (`moved`, `renamed_to` it;
+  `--fix` rewrites the path), else `missing`, saying how many files it held and where
+  some of them went. A folder the work tree still has though git tracks nothing in it
+  now (its files untracked or ignored since) is `valid`, said so: the folder is there;
+  one git lists and the work tree has not (deleted, not committed yet) is `missing`, as
+  a file mention's verdict reads the work tree;
+- no such folder then: one that holds files now (added since; a partial path now ending
+  one folder) is `valid`; several it may name, then or now, `ambiguous`; one the work
+  tree has that git does not track (`dist/`, `.venv/`, ignored) `valid`, said so; else
+  `skipped`: memories name folders to be created, example layouts and other projects'
+  folders, and none of them is a claim that rotted;
+- no history (a memory file git does not track): the work tree alone. A folder there is
+  `valid`; one that is not is `unchecked`.
+
+A submodule is `valid` (the folder is there; git lists no file under it), a folder inside
+one `in_submodule`, as a file there is.
+
+The rename pairs come from one `git diff -M` from each commit asked about to HEAD, for
+the folders that held files then and hold none now only (first runs; a rerun keeps the
+verdicts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memory_enhancement.core.file_list import FileList, normalize
+from memory_enhancement.core.folder_mentions import FOLDER
+from memory_enhancement.core.mentions import Mention
+from memory_enhancement.core.model import Citation
+from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify import file_checks
+from memory_enhancement.verify.git import Git
+from memory_enhancement.verify.mention_checks import check, submodule
+from memory_enhancement.verify.mention_history import (
+    AMBIGUOUS,
+    OUTSIDE,
+    SUBMODULE,
+    TEXT,
+    UNCOMMITTED,
+    Then,
+)
+from memory_enhancement.verify.repo import Repository
+
+if TYPE_CHECKING:
+    from memory_enhancement.verify.blame import GitHistory
+
+# A folder that never held a file of this repository, then or now.
+NOT_A_FOLDER = "not a folder of this repository then (to be created, an example, another project's)"
+
+Renames = Callable[[str], list[tuple[str, str]]]  # (old, new) pairs from a commit to HEAD
+
+
+def applies(mention: Mention) -> bool:
+    """Whether a mention is a folder's (these verdicts), not a file's or a line's."""
+    return mention.form == FOLDER
+
+
+def settled(
+    mention: Mention, folder: str, files_now: Callable[[], FileList], repo: Repository
+) -> CitationCheck | None:
+    """What the repository now says alone of a mention naming no line: a folder's
+    (`settled_now`) or a file's (file_checks.settled_now)."""
+    settle = settled_now if applies(mention) else file_checks.settled_now
+    return settle(mention, folder, files_now, repo)
+
+
+def settled_now(
+    mention: Mention, folder: str, files_now: Callable[[], FileList], repo: Repository
+) -> CitationCheck | None:
+    """The verdict the repository now gives a folder mention alone: files tracked under
+    that folder from the root (`valid`), or the folder lies in a submodule; None when what
+    it named then must be asked (a partial path too: the folder it named may be gone, and
+    another that ends the same way taken for it)."""
+    path = normalize(mention.path, folder)
+    if path is None:
+        return None
+    where = files_now().folder(path, mention.rooted)
+    if where.submodule is not None:
+        return _submodule(mention, path, where.submodule, repo, None)
+    if where.path == path and repo.is_folder(path):  # git lists it, and it is there
+        return _there(mention, path, "")
+    return None
+
+
+def decide(
+    mention: Mention,
+    then: Then | None,
+    folder: str,
+    files_now: Callable[[], FileList],
+    repo: Repository,
+    history: GitHistory | None = None,
+    renames: Renames | None = None,
+) -> CitationCheck:
+    """The verdict on a folder mention settled_now did not settle, from what history says
+    it named when its memory line was written (`then`; None: no history); `history` (the
+    files at a commit) and `renames` ask git (once per commit) where a folder's files went."""
+    path = normalize(mention.path, folder)
+    plain = Citation(path or mention.path)
+    commit = then.commit if then is not None else None
+    if path is None or (then is not None and then.kind == OUTSIDE):
+        return check(mention, plain, Verdict.SKIPPED, "the path leaves the repository", commit)
+    if then is not None and then.kind == SUBMODULE:
+        return _submodule(mention, path, then.path or "", repo, commit)
+    if then is not None and then.kind == AMBIGUOUS:
+        return _ambiguous(mention, plain, then.candidates, commit)
+    if then is not None and then.kind == TEXT and then.path and commit is not None:
+        listed_at = history.files_at if history is not None else None
+        return _held(mention, then.path, commit, files_now, repo, listed_at, renames)
+    now = files_now().folder(path, mention.rooted)
+    if now.path is not None and repo.is_folder(now.path):
+        later = "" if then is None or commit is None else ", added after the memory line"
+        return _there(mention, now.path, later, commit)
+    if now.candidates:
+        return _ambiguous(mention, plain, now.candidates, commit)
+    if repo.is_folder(path):
+        return _there(mention, path, " (in the work tree, not tracked by git)", commit)
+    if then is None:
+        reason = (
+            f"no folder {path}/ now, and no history (memory file not tracked by git) to tell "
+            "whether there ever was"
+        )
+        return check(mention, plain, Verdict.UNCHECKED, reason)
+    if then.kind == UNCOMMITTED or commit is None:
+        reason = f"no folder {path}/ (memory line not committed yet): not a folder here"
+        return check(mention, plain, Verdict.SKIPPED, reason)
+    reason = (
+        f"no folder {path}/ now nor when the memory line was written ({commit[:7]}): {NOT_A_FOLDER}"
+    )
+    return check(mention, plain, Verdict.SKIPPED, reason, commit)
+
+
+def _held(
+    mention: Mention,
+    was: str,
+    commit: str,
+    files_now: Callable[[], FileList],
+    repo: Repository,
+    listed_at: Callable[[str], FileList] | None,
+    renames: Renames | None,
+) -> CitationCheck:
+    """A folder that held files when the memory line was written (`was`): there now,
+    renamed (where most of its files went), still in the work tree, or missing."""
+    plain = Citation(was)
+    now = files_now().folder(was)
+    if now.submodule is not None:  # a submodule (or in one) then and now: no files listed
+        return _submodule(mention, was, now.submodule, repo, commit)
+    if now.path == was:
+        if repo.is_folder(was):
+            return _there(mention, was, "", commit)
+        reason = f"git lists files under {was}/, the work tree none (deleted, not committed)"
+        return check(mention, plain, Verdict.MISSING, reason, commit)
+    held = _files_under(listed_at(commit), was) if listed_at is not None else 0
+    went: Counter[str] = Counter()
+    for old, new in renames(commit) if renames is not None else ():
+        if old.startswith(was + "/"):
+            went[_new_folder(old[len(was) + 1 :], new)] += 1
+    went.pop("", None)
+    best, count = went.most_common(1)[0] if went else ("", 0)
+    if 2 * count > held and files_now().folder(best).path == best:
+        reason = (
+            f"renamed: {count} of the {_files(held)} {was}/ held when the memory line was "
+            f"written ({commit[:7]}) are under {best}/ now"
+        )
+        moved = check(mention, plain, Verdict.MOVED, reason, commit, current=best)
+        return replace(moved, renamed_to=best)
+    if repo.is_folder(was):
+        return _there(mention, was, " (in the work tree; git tracks no file in it now)", commit)
+    reason = (
+        f"the folder {was}/ held {_files(held)} when the memory line was written "
+        f"({commit[:7]}); git tracks none of them now"
+    )
+    if count:
+        reason += f"; {count} renamed under {best}/"
+    return check(mention, plain, Verdict.MISSING, reason, commit)
+
+
+def renames_from(git: Git | None) -> Renames:
+    """The files git pairs as renamed from a commit to HEAD, one `git diff -M` per commit
+    (asked only for a folder that held files then and holds none now); none without git."""
+    known: dict[str, list[tuple[str, str]]] = {}
+
+    def since(commit: str) -> list[tuple[str, str]]:
+        if git is None:
+            return []
+        if commit not in known:
+            from memory_enhancement.verify.mention_renames import RENAMES, renames
+
+            known[commit] = renames(git, ["-M", *RENAMES, commit, "HEAD"])
+        return known[commit]
+
+    return since
+
+
+def _files(count: int) -> str:
+    return f"{count} file" if count == 1 else f"{count} files"
+
+
+def _new_folder(rest: str, new: str) -> str:
+    """The folder a renamed file's old folder became: the new path less the part of the
+    old one below the folder (`a/b.py` under `src/tools` renamed to `lib/tools/a/b.py`:
+    `lib/tools`); "" when the rest did not stay as it was (the file went alone)."""
+    if new.endswith("/" + rest):
+        return new[: len(new) - len(rest) - 1]
+    return ""
+
+
+def _files_under(listed: FileList, folder: str) -> int:
+    """How many files a list has under a folder."""
+    start = folder + "/"
+    return sum(1 for path in listed.under(start))
+
+
+def _there(mention: Mention, path: str, note: str, commit: str | None = None) -> CitationCheck:
+    """Valid: the folder is there (`path`, where the path as written resolves)."""
+    named = f" (as {path}/)" if path != mention.path else ""
+    return check(mention, Citation(path), Verdict.VALID, f"the folder is there{named}{note}",
+                 commit, current=path)  # fmt: skip
+
+
+def _ambiguous(
+    mention: Mention, citation: Citation, candidates: tuple[str, ...], commit: str | None
+) -> CitationCheck:
+    names = ", ".join(f"{c}/" for c in candidates[:5]) + (" …" if len(candidates) > 5 else "")
+    reason = f"{mention.text} names {len(candidates)} folders: {names}"
+    return check(mention, citation, Verdict.AMBIGUOUS, reason, commit, candidates)
+
+
+def _submodule(
+    mention: Mention, path: str, link: str, repo: Repository, commit: str | None
+) -> CitationCheck:
+    """The folder is a submodule (valid: it is there), or lies in one (its history is its own)."""
+    if path == link:
+        return _there(mention, path, " (a submodule)", commit)
+    return submodule(mention, Citation(path), link, repo, commit)
