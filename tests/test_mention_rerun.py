@@ -150,6 +150,36 @@ def test_a_kept_row_changed_since_it_was_written_is_judged_again(repo: GitRepo) 
     assert list(verifications_json(second)) == first
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text.replace("\n", " \n", 1),  # a space after the header's JSON
+        lambda text: text.replace("\n", "x\n", 1),  # text after it
+        lambda text: "[" * 100_000 + text,  # a header nested past the decoder's limit
+        lambda text: text + "\nmore",  # a line more than the row's parts
+        lambda text: text.rsplit("\n", 1)[0],  # a line fewer
+    ],
+)
+def test_a_kept_row_resealed_in_another_form_is_judged_again(repo: GitRepo, damage: Any) -> None:
+    """A row whose seal holds but whose text is not in this version's form (a header with
+    more than its JSON, another number of lines) is judged again, not a crash: the rows
+    are split and their headers read by hand (`str.find`, the JSON scanner itself)."""
+    import zlib
+
+    state = State(repo.root / "state.db")
+    first = list(verifications_json(verify_all(repo, state)))
+    with state.connect() as db:
+        (checked,) = db.execute("SELECT checked FROM mention_history").fetchone()
+        text = damage(checked[8:])
+        sealed = f"{zlib.crc32(text.encode()):08x}{text}"
+        db.execute("UPDATE mention_history SET checked = ?", (sealed,))
+        db.commit()
+    second = verify_all(repo, state)
+    assert not any(isinstance(m, Recalled) for m in second.mentions.values())
+    assert list(verifications_json(second)) == first
+    assert all(isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values())
+
+
 def test_a_rerun_writes_its_json_without_building_a_mention(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

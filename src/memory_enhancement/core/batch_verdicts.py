@@ -95,6 +95,15 @@ class BatchVerdicts(Sequence[MemoryVerification]):
             return None
         return self._result(i, ()), mentions
 
+    def kept(self, j: int) -> Recalled | None:
+        """The `j`th memory's mentions' verdicts as a rerun kept them, when it cites nothing
+        else (a rerun's usual memory): its JSON is theirs alone, written without a result."""
+        i = self.order[j]
+        mentions = self.mentions.get(i)
+        if not isinstance(mentions, Recalled) or self.batch.starts[i] != self.batch.starts[i + 1]:
+            return None
+        return mentions
+
     def _result(self, i: int, mentions: tuple[CitationCheck, ...]) -> MemoryVerification:
         batch = self.batch
         path = batch.paths[i]

@@ -223,19 +223,29 @@ def verification_json(result: MemoryVerification, recalled: Recalled | None = No
             else mention_json(encode_check(c), encode_mention(c.mention))
             for c in said
         ]
+    citations = ", ".join(map(_check_json, checks))
+    return _verification_text(result.path, failing, statuses, citations, ", ".join(mentions))
+
+
+def _verification_text(
+    path: str, failing: list[tuple[str, int | None, str]], statuses: list[str],
+    citations: str, mentions: str,
+) -> str:  # fmt: skip
+    """`verification_json`'s text from its parts: the failing verdicts, every status, and
+    the citations' and the mentions' JSON, each joined by ", " ("": none)."""
     stale = ", ".join(
         f'{{"path": {_str(target)}, "line": {_int(line)}, "reason": {_str(reason)}}}'
         for target, line, reason in failing
     )
     confidence = share_of(statuses)
+    share = "null" if confidence is None else repr(confidence)
     head = (
-        f'{{"memory_id": {_str(result.path)}, "valid": {"false" if failing else "true"}, '
-        f'"confidence": {"null" if confidence is None else repr(confidence)}, '
-        f'"holding": {"null" if confidence is None else repr(confidence)}, '
-        f'"stale_citations": [{stale}], "citations": [{", ".join(map(_check_json, checks))}]'
+        f'{{"memory_id": {_str(path)}, "valid": {"false" if failing else "true"}, '
+        f'"confidence": {share}, "holding": {share}, '
+        f'"stale_citations": [{stale}], "citations": [{citations}]'
     )
     if mentions:
-        head += f', "mentions": [{", ".join(mentions)}]'
+        head += f', "mentions": [{mentions}]'
     return head + "}"
 
 
@@ -260,7 +270,9 @@ def run_verifications(run: VerifyRun) -> list[dict[str, Any]]:
 def verifications_json(results: Sequence[MemoryVerification]) -> Iterator[str]:
     """`verification_json` of each result in turn. Of a whole-store run's lazy results
     (`BatchVerdicts`), a memory whose citations all hold on their lines is written
-    straight from its index rows, the same text without building its result."""
+    straight from its index rows, and one that cites nothing but whose mentions' verdicts
+    a rerun kept straight from those (`BatchVerdicts.kept`): the same text without
+    building its result."""
     if not isinstance(results, BatchVerdicts):
         yield from map(verification_json, results)
         return
@@ -268,6 +280,11 @@ def verifications_json(results: Sequence[MemoryVerification]) -> Iterator[str]:
     for j in range(len(results)):
         rows = results.settled(j)
         if rows is None:
+            kept = results.kept(j)
+            if kept is not None and kept.wire:  # most of a rerun's: no result is built
+                memory = results.path(j)
+                yield _verification_text(memory, kept.failing(), kept.statuses(), "", kept.wire)
+                continue
             recalled = results.recalled(j)
             yield verification_json(*recalled) if recalled else verification_json(results[j])
             continue

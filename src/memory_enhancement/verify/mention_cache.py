@@ -16,11 +16,11 @@ name no file of the repository has (`mention_names`, see `NamesEver`):
 from __future__ import annotations
 
 import json
+import json.scanner
 import os
 import uuid
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from memory_enhancement.core.mentions import GRAMMAR
@@ -80,11 +80,9 @@ class Cached:
         checked = self._checked
         if checked is not None and not isinstance(checked, dict):
             text = checked if isinstance(checked, str) else ""  # a blob, a number: damaged
-            header, *parts = _unseal(text).split("\n")
-            if len(parts) != len(_PARTS):  # another version's row, or damaged
-                raise ValueError("a cached row is not in this version's form")
+            header, *parts = _unsealed(text)
             checked = self._checked = {
-                **_object(_decoded(header)),
+                **_object(_header(header)),
                 **dict(zip(_PARTS, parts, strict=True)),
             }
         return checked
@@ -124,6 +122,27 @@ def _decoded(text: str) -> Any:
         raise ValueError("a cached value is nested too deep") from None
 
 
+# C: what json.loads runs, bare (typeshed types the argument as the scanner's own context)
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type]
+)
+
+
+def _header(text: str) -> Any:
+    """A verdicts row's header, JSON as `_ENCODE` writes it (no space around it); ValueError
+    for any other. Read by the decoder's scanner itself: a rerun reads 500 of them, and
+    `json.loads` adds three Python calls and two regular-expression matches to each."""
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:  # not a JSON value at all
+        raise ValueError("a cached row's header is not JSON") from None
+    except RecursionError:
+        raise ValueError("a cached value is nested too deep") from None
+    if end != len(text):
+        raise ValueError("a cached row's header is not JSON")
+    return value
+
+
 def _object(value: Any) -> dict[str, Any]:
     """A row's JSON as the tool writes it (an object): a damaged database may hold
     another type in the column (SQLite keeps any), read as a row that does not parse."""
@@ -137,11 +156,27 @@ def _seal(text: str) -> str:
     return f"{zlib.crc32(text.encode()):08x}{text}"
 
 
-def _unseal(sealed: str) -> str:
-    text = sealed[8:]
-    if sealed[:8] != f"{zlib.crc32(text.encode()):08x}":
+def _unsealed(sealed: str) -> list[str]:
+    """A sealed row's lines (its header, then `_PARTS`); ValueError when its text changed
+    since it was written, or it has another number of lines (another version's row).
+
+    The lines are found with `str.find`, which skips to each break: `str.split` looks at
+    every character, and a rerun unseals a store's 1.6 MB of rows (10M instructions, as
+    much as the checksum)."""
+    if sealed[:8] != f"{zlib.crc32(memoryview(sealed.encode())[8:]):08x}":
         raise ValueError("a kept verdict row changed since it was written")
-    return text
+    lines = []
+    start = 8
+    for _ in _PARTS:
+        end = sealed.find("\n", start)
+        if end < 0:
+            raise ValueError("a cached row is not in this version's form")
+        lines.append(sealed[start:end])
+        start = end + 1
+    if sealed.find("\n", start) >= 0:
+        raise ValueError("a cached row is not in this version's form")
+    lines.append(sealed[start:])
+    return lines
 
 
 class MentionCache:
@@ -305,59 +340,6 @@ class NamesEver:
                 raise
 
 
-class Fingerprints:
-    """What a memory's verdicts depend on now, per run: the grammar that read its
-    mentions, HEAD, git's index (its file's size and modification time), and each file
-    the verdicts name (its size and modification time, or its absence). Stats only: no
-    file is read.
-
-    Kept as one line of text per file after the run's line (`path<TAB>size:mtime`) and
-    checked file by file: a rerun checks hundreds of memories' fingerprints, and decoding
-    them from JSON lists, or encoding and hashing them, cost more than stat-ing the files
-    (each file is stat-ed once per run: a store's mentions name the same few hundred
-    files again and again)."""
-
-    def __init__(self, repo_root: Path, toplevel: Path | None) -> None:
-        self.root = os.path.join(str(repo_root), "")
-        git_dir = toplevel / ".git" if toplevel is not None else None
-        self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
-        self._stats: dict[str, str] = {}
-        self._runs: dict[str | None, str] = {}
-
-    def of(self, head: str | None, paths: Sequence[str]) -> str | None:
-        """The fingerprint of verdicts naming `paths`; None when a path holds a tab or a
-        line break (its verdicts are then judged on every run, never kept)."""
-        if any("\t" in path or "\n" in path for path in paths):
-            return None
-        return "\n".join([self._run(head), *(f"{path}\t{self._stat(path)}" for path in paths)])
-
-    def holds(self, head: str | None, kept: Any) -> bool:
-        """Whether a fingerprint `of` gave when the verdicts were kept is the same now."""
-        if not isinstance(kept, str):
-            return False
-        run, *files = kept.split("\n")
-        if run != self._run(head):
-            return False
-        for line in files:
-            path, _, stat = line.partition("\t")
-            if self._stat(path) != stat:
-                return False
-        return True
-
-    def _run(self, head: str | None) -> str:
-        run = self._runs.get(head)
-        if run is None:
-            index = _stat(self.index) if self.index else "-"
-            run = self._runs[head] = f"{VERSION} {GRAMMAR} {head} {index}"
-        return run
-
-    def _stat(self, path: str) -> str:
-        found = self._stats.get(path)
-        if found is None:
-            found = self._stats[path] = _stat(path if path.startswith("/") else self.root + path)
-        return found
-
-
 def _config_stamp(file: str) -> str:
     """git's config file as CloneNames keeps it: its size, modification and change times
     and inode (a file put back with its old mtime, `cp -p`, still has a new change time)."""
@@ -366,15 +348,6 @@ def _config_stamp(file: str) -> str:
     except (OSError, ValueError):
         return "-"
     return f"{found.st_size}:{found.st_mtime_ns}:{found.st_ctime_ns}:{found.st_ino}"
-
-
-def _stat(file: str) -> str:
-    """A file's size and modification time as a fingerprint keeps them ("-": none)."""
-    try:
-        found = os.stat(file)
-    except (OSError, ValueError):
-        return "-"
-    return f"{found.st_size}:{found.st_mtime_ns}"
 
 
 # Where a reason points a gone file's code to: `ELSEWHERE path`, `ENDING ending NOW_IS path`

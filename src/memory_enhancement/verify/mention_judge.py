@@ -31,10 +31,10 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import deletions, earlier, file_checks, folder_checks
+from memory_enhancement.verify.fingerprints import Fingerprints
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import (
     Cached,
-    Fingerprints,
     MentionCache,
     NamesEver,
     named_paths,

@@ -39,8 +39,9 @@ from memory_enhancement.core.verdict_rows import EncodedMentions, Recalled, ment
 from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
+from memory_enhancement.verify.fingerprints import Fingerprints
 from memory_enhancement.verify.git import Git
-from memory_enhancement.verify.mention_cache import CloneNames, Fingerprints, MentionCache
+from memory_enhancement.verify.mention_cache import CloneNames, MentionCache
 from memory_enhancement.verify.mention_reading import MentionReader
 from memory_enhancement.verify.repo import Repository
 from memory_enhancement.verify.rooted import Folders

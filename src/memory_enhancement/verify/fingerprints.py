@@ -1,0 +1,74 @@
+"""What a memory's verdicts on its mentions depend on now: the fingerprint the mention
+cache (mention_cache.py) keeps with them, and checks on a rerun."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memory_enhancement.core.mentions import GRAMMAR
+from memory_enhancement.verify.mention_cache import VERSION
+
+
+class Fingerprints:
+    """What a memory's verdicts depend on now, per run: the grammar that read its
+    mentions, HEAD, git's index (its file's size and modification time), and each file
+    the verdicts name (its size and modification time, or its absence). Stats only: no
+    file is read.
+
+    Kept as one line of text per file after the run's line (`path<TAB>size:mtime`) and
+    checked file by file: a rerun checks hundreds of memories' fingerprints, and decoding
+    them from JSON lists, or encoding and hashing them, cost more than stat-ing the files
+    (each file is stat-ed once per run: a store's mentions name the same few hundred
+    files again and again)."""
+
+    def __init__(self, repo_root: Path, toplevel: Path | None) -> None:
+        self.root = os.path.join(str(repo_root), "")
+        git_dir = toplevel / ".git" if toplevel is not None else None
+        self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
+        self._stats: dict[str, str] = {}
+        self._runs: dict[str | None, str] = {}
+
+    def of(self, head: str | None, paths: Sequence[str]) -> str | None:
+        """The fingerprint of verdicts naming `paths`; None when a path holds a tab or a
+        line break (its verdicts are then judged on every run, never kept)."""
+        if any("\t" in path or "\n" in path for path in paths):
+            return None
+        return "\n".join([self._run(head), *(f"{path}\t{self._stat(path)}" for path in paths)])
+
+    def holds(self, head: str | None, kept: Any) -> bool:
+        """Whether a fingerprint `of` gave when the verdicts were kept is the same now."""
+        if not isinstance(kept, str):
+            return False
+        run, *files = kept.split("\n")
+        if run != self._run(head):
+            return False
+        for line in files:
+            path, _, stat = line.partition("\t")
+            if self._stat(path) != stat:
+                return False
+        return True
+
+    def _run(self, head: str | None) -> str:
+        run = self._runs.get(head)
+        if run is None:
+            index = _stat(self.index) if self.index else "-"
+            run = self._runs[head] = f"{VERSION} {GRAMMAR} {head} {index}"
+        return run
+
+    def _stat(self, path: str) -> str:
+        found = self._stats.get(path)
+        if found is None:
+            found = self._stats[path] = _stat(path if path.startswith("/") else self.root + path)
+        return found
+
+
+def _stat(file: str) -> str:
+    """A file's size and modification time as a fingerprint keeps them ("-": none)."""
+    try:
+        found = os.stat(file)
+    except (OSError, ValueError):
+        return "-"
+    return f"{found.st_size}:{found.st_mtime_ns}"
