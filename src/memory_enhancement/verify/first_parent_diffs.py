@@ -54,24 +54,28 @@ def changed(
     except GitError:
         return None
     # Git echoes each pair ("<old> <new>\n", whether or not its diff is empty), then
-    # each path of its diff ("<path>\0"): read in the order asked, the next echo known.
-    found: list[tuple[int, str]] = []
-    at = 0
+    # each path of its diff ("<path>\0"): a field between NULs is the echoes of the pairs
+    # with nothing (more) to list and of the next pair, then a path. Read in the order
+    # asked, each echo known: a path holding a newline is still one path.
     echoes = [f"{old} {new}\n" for old, new in pairs]
-    for n, echo in enumerate(echoes):
-        if not out.startswith(echo, at):
-            return None
-        at += len(echo)
-        following = echoes[n + 1] if n + 1 < len(echoes) else None
-        while at < len(out) and (following is None or not out.startswith(following, at)):
-            stop = out.find("\0", at)
-            if stop < 0:
-                return None
-            name = out[at:stop]
-            at = stop + 1
-            path = from_git(git, name) if git.prefix else name
+    echoes.append("\0")  # no pair after the last: never the start of a field
+    found: list[tuple[int, str]] = []
+    n = -1  # the pair whose paths are being read
+    fields = out.split("\0")
+    if fields[-1] == "":
+        fields.pop()  # after the last NUL
+    for field in fields:
+        while field.startswith(echoes[n + 1]):
+            field = field[len(echoes[n + 1]) :]
+            n += 1
+        if n < 0:
+            return None  # git's answer does not start with the first pair asked
+        if field:
+            path = from_git(git, field) if git.prefix else field
             if path is not None:
                 found.append((start + n, path))
+    if n != len(pairs) - 1:
+        return None  # an echo missing: not the pairs asked
     return found
 
 
