@@ -130,10 +130,12 @@ def _from_trees(
     """What `_read` reads from the log, from the root trees the run's walk printed
     (first_parent_diffs.py): the commits from `start` on, each diffed with its first
     parent (None: git's answer could not be read, the log is asked)."""
-    found = first_parent_diffs.changed(git, trees, start, len(shas), ("--diff-filter=D",))
+    found = first_parent_diffs.changed(
+        git, trees, start, len(shas), ("--diff-filter=D",), keep=wanted
+    )
     if found is None:
         return None
-    hits = [(place, path) for place, path in reversed(found) if path in wanted]
+    hits = found[::-1]
     told = first_parent_diffs.described(git, (shas[place] for place, _ in hits))
     if told is None:
         return None

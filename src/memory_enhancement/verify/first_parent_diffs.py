@@ -14,7 +14,7 @@ the empty tree, as `log` shows a root commit).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git
@@ -29,13 +29,14 @@ _EMPTY = {
 
 def changed(
     git: Git, trees: Sequence[str], start: int, end: int, options: Sequence[str],
-    paths: Iterable[str] = (),
+    paths: Iterable[str] = (), keep: Container[str] | None = None,
 ) -> list[tuple[int, str]] | None:  # fmt: skip
     """(place, path) of each path the diff of commit `place` with its first parent names,
     for the places `start` to `end - 1` of the first-parent line (`trees`: the root tree
     of each, oldest first), in the line's order: `git diff-tree -r --no-renames
     --name-only` with `options`, limited to `paths` (git's pathspecs, as `git log` takes
-    them). Paths are repository-relative (one outside the repository root is left out).
+    them); only those of `keep` when given. Paths are repository-relative (one outside
+    the repository root is left out).
     None when git fails or its answer cannot be read (the caller asks `git log`)."""
     start = max(start, 0)
     if start >= end:
@@ -64,16 +65,17 @@ def changed(
     fields = out.split("\0")
     if fields[-1] == "":
         fields.pop()  # after the last NUL
+    prefix = git.prefix
     for field in fields:
-        while field.startswith(echoes[n + 1]):
-            field = field[len(echoes[n + 1]) :]
-            n += 1
+        if "\n" in field:  # echoes (or, rarely, a path holding a newline)
+            while field.startswith(echoes[n + 1]):
+                field = field[len(echoes[n + 1]) :]
+                n += 1
         if n < 0:
             return None  # git's answer does not start with the first pair asked
-        if field:
-            path = from_git(git, field) if git.prefix else field
-            if path is not None:
-                found.append((start + n, path))
+        path = from_git(git, field) if prefix else field
+        if path and (keep is None or path in keep):
+            found.append((start + n, path))
     if n != len(pairs) - 1:
         return None  # an echo missing: not the pairs asked
     return found
