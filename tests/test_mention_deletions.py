@@ -65,7 +65,9 @@ def test_a_missing_mention_names_the_commit_that_deleted_its_file_not_the_memory
     later = found["src/later.py:2"]
     assert later.status is Verdict.MISSING
     assert f"deleted in merge {merged[:7]}, {day(repo, merged)}, after" in later.reason
-    assert len([a for a in asked if a[0] == "log" and "--diff-filter=D" in a]) == 1
+    # One process asks for the deletions: the log, or the diff of the line's root trees
+    # when the run's folder walk printed them (first_parent_diffs.py).
+    assert len([a for a in asked if "--diff-filter=D" in a]) == 1
 
 
 def test_a_skipped_file_mention_says_what_git_knows_of_its_path_instead_of_every_guess(
@@ -195,12 +197,15 @@ def test_a_line_mention_under_a_folder_gone_before_the_memory_is_a_deleted_file_
     assert found["vendor/x.py:2"].reason.endswith("an example, not one of this repository")
 
 
+@pytest.mark.parametrize("graph", [False, True])
 def test_a_range_wrong_when_committed_names_the_earlier_version_of_its_file_that_had_it(
-    repo: GitRepo,
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, graph: bool
 ) -> None:
     """davidsonsilva/fintwin: `DashboardView.tsx:352-355` was past the end of the file's
     338 lines at the commit that added the memory, and the lines the memory describes were
-    there the day before (406 lines). The verdict stays; the reason says where they were."""
+    there the day before (406 lines). The verdict stays; the reason says where they were.
+    The versions come from the diffs of the line's root trees the folder walk printed; with
+    a commit-graph the walk prints none, and one `git log` lists them."""
     repo.write_lines("src/view.tsx", code("view", 30))
     grown = repo.commit("view grows to 30 lines")
     repo.write_lines("src/view.tsx", code("view", 12))
@@ -209,7 +214,12 @@ def test_a_range_wrong_when_committed_names_the_earlier_version_of_its_file_that
         f"{STORE}/notes.md", ["# Notes", "", "- src/view.tsx:20-22", "- src/app.py:40"]
     )
     repo.commit("memory, written before the cut")
+    if graph:
+        repo.git("commit-graph", "write", "--reachable")
+    asked = git_commands(monkeypatch)
     found = verdicts(repo)
+    limited = [a[0] for a in asked if a[-1] == "src/view.tsx" and "--name-only" in a]
+    assert limited == (["log"] if graph else ["diff-tree"])
     assert found["src/view.tsx:20-22"].status is Verdict.OUT_OF_RANGE
     assert found["src/view.tsx:20-22"].reason.endswith(
         f"wrong when written; src/view.tsx had those lines at {grown[:7]} ({day(repo, grown)}, "

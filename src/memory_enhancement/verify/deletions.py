@@ -11,9 +11,17 @@ the merge that brought the branch in, as that line sees it).
 One `git log --first-parent --diff-filter=D` for every such path of the run, over the
 whole tree: git limits a log to paths by comparing every entry of every folder it opens
 with each path given, and for rjmurillo/ai-agents' 161 paths that cost 7 s of CPU
-against 0.44 s for the whole tree's deletions, read from the oldest commit the run needs
-(the whole history when a deletion before a memory line is asked). It runs only on a
-run that judges such a verdict: the reasons are kept with the verdicts (mention_cache.py),
+against 0.44 s for the whole tree's deletions (10.4G instructions limited to their 21
+top folders, 2.40G for the whole tree), read from the oldest commit the run needs
+(the whole history when a deletion before a memory line is asked). When the run's
+folder walk printed the root trees of the line, the same diffs are asked of `git
+diff-tree --stdin` fed the pairs of trees (first_parent_diffs.py: 2.08G, git no longer
+inflating each commit again), and the deleting commits' dates and parents of one `git
+log --no-walk`. The deletions are the same: the answer has to name the last deletion
+of a path deleted, re-created and deleted again, so every commit's diff is read (a
+bisection of the path's presence would find *a* deletion, and git has no cheaper way
+to list a path's changes than to diff the folders holding it). It runs only on a run
+that judges such a verdict: the reasons are kept with the verdicts (mention_cache.py),
 so a rerun asks git nothing more.
 """
 
@@ -25,7 +33,7 @@ from functools import partial
 
 from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify import file_checks
+from memory_enhancement.verify import file_checks, first_parent_diffs
 from memory_enhancement.verify.file_checks import NOT_THEN
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git
@@ -100,6 +108,12 @@ def deletions(
     since = []
     if not everywhere and all(place is not None for place in places):
         since = [f"^{shas[min(p for p in places if p is not None)]}"]
+    trees = git.first_trees()
+    if trees is not None and shas:
+        start = order[since[0][1:]] + 1 if since else 1
+        found = _from_trees(git, shas, trees, start, wanted)
+        if found is not None:
+            return Deletions(found, order)
     try:
         out = run_git(
             git, "log", "--first-parent", "--no-renames", "--diff-filter=D",
@@ -108,6 +122,28 @@ def deletions(
     except GitError:
         return Deletions({}, order)
     return Deletions(_read(git, out, wanted, order), order)
+
+
+def _from_trees(
+    git: Git, shas: Sequence[str], trees: Sequence[str], start: int, wanted: set[str]
+) -> dict[str, list[Deleted]] | None:
+    """What `_read` reads from the log, from the root trees the run's walk printed
+    (first_parent_diffs.py): the commits from `start` on, each diffed with its first
+    parent (None: git's answer could not be read, the log is asked)."""
+    found = first_parent_diffs.changed(
+        git, trees, start, len(shas), ("--diff-filter=D",), keep=wanted
+    )
+    if found is None:
+        return None
+    hits = found[::-1]
+    told = first_parent_diffs.described(git, (shas[place] for place, _ in hits))
+    if told is None:
+        return None
+    deleted: dict[str, list[Deleted]] = {}
+    for place, path in hits:  # newest first, as the log lists them
+        date, parents = told[shas[place]]
+        deleted.setdefault(path, []).append(Deleted(shas[place], date, place, parents > 1))
+    return deleted
 
 
 def _read(

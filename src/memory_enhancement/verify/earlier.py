@@ -8,9 +8,14 @@ stays what the commit says (`out_of_range`: the lines were not there); the reaso
 as a fact, the last version of the file before that commit that had those lines, so a
 reader knows where to look.
 
-One `git log --first-parent` limited to these files (a few a run: 12 in the bench's
-1,288 truth rows), and the versions read by the run's `git cat-file`, the newest first,
-at most `_LOOK_BACK` of each file. The reason is kept with the verdict (mention_cache.py):
+The versions of these files (a few a run: 12 in the bench's 1,288 truth rows) come
+from one `git diff-tree --stdin` of the root trees of the first-parent commits before
+the last memory line's commit, limited to the files, when the run's walk printed those
+trees (first_parent_diffs.py; the dates of the versions told from one `git log
+--no-walk`), else from one `git log --first-parent` limited to them (0.55G instructions
+on rjmurillo/ai-agents, mostly inflating all 2,621 commits of its line; the trees'
+diff 0.18G); the versions are read by the run's `git cat-file`, the newest first, at
+most `_LOOK_BACK` of each file. The reason is kept with the verdict (mention_cache.py):
 a rerun asks git nothing.
 """
 
@@ -20,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify import first_parent_diffs
 from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git, to_git
@@ -41,48 +47,85 @@ def tell(git: Git, history: GitHistory, judged: Sequence[list[CitationCheck]]) -
     if not wanted:
         return
     paths = sorted({check.citation.target for _, _, check in wanted})
+    shas = git.first_parents()
+    order = {sha: n for n, sha in enumerate(shas)}
+    found = _changes(git, shas, order, paths, [check for _, _, check in wanted])
+    if found is None:
+        return
+    changes, dates = found
+    fitted = [(r, n, check, _fitted(history, order, changes.get(check.citation.target, []), check))
+              for r, n, check in wanted]  # fmt: skip
+    if dates is None:  # asked of the root trees: the dates of the versions told
+        told = first_parent_diffs.described(git, (f[0] for *_, f in fitted if f is not None))
+        dates = {sha: date for sha, (date, _) in (told or {}).items()}
+    for r, n, check, fit in fitted:
+        if fit is not None and fit[0] in dates:
+            commit, lines = fit
+            path = check.citation.target
+            judged[r][n] = replace(
+                check,
+                reason=check.reason + f"; {path} had those lines at {commit[:7]} ({dates[commit]}, "
+                f"{lines} lines), before the memory line's commit: the memory may describe that "
+                "version",
+            )
+
+
+def _changes(
+    git: Git,
+    shas: list[str],
+    order: dict[str, int],
+    paths: list[str],
+    checks: list[CitationCheck],
+) -> tuple[dict[str, list[str]], dict[str, str] | None] | None:
+    """Per path, the first-parent commits that changed it, newest first, and their dates
+    when `git log` gave them (None: dates not read yet); None when git fails. From the
+    root trees the run's walk printed when it did (first_parent_diffs.py: only the commits
+    before the last memory line's, none inflated again), else one `git log`."""
+    trees = git.first_trees()
+    places = [order[c.written_in] for c in checks if c.written_in in order]
+    if trees is not None and shas:
+        found = first_parent_diffs.changed(
+            git, trees, 0, max(places, default=0), (), (to_git(git, p) for p in paths)
+        )
+        if found is not None:
+            changes: dict[str, list[str]] = {}
+            for place, path in reversed(found):
+                changes.setdefault(path, []).append(shas[place])
+            return changes, None
     try:
         out = run_git(
             git, "log", "--first-parent", "--format=%x01%H %cs", "-z", "--name-only", "HEAD",
             "--", *(to_git(git, p) for p in paths),
         )  # fmt: skip
     except GitError:
-        return
-    order = {sha: n for n, sha in enumerate(git.first_parents())}
-    changes: dict[str, list[tuple[str, str]]] = {}  # per path, (commit, date), newest first
-    commit, date = "", ""
+        return None
+    logged: dict[str, list[str]] = {}
+    dates: dict[str, str] = {}
+    commit = ""
     for field in out.split("\0"):
         field = field.lstrip("\n")
         if field.startswith("\x01"):
             commit, _, date = field[1:].partition(" ")
-        elif field and commit and (path := from_git(git, field) if git.prefix else field):
-            changes.setdefault(path, []).append((commit, date))
-    for r, n, check in wanted:
-        found = _fitted(history, order, changes.get(check.citation.target, []), check)
-        if found is not None:
-            judged[r][n] = replace(check, reason=check.reason + found)
+            dates[commit] = date
+        elif field and commit and (name := from_git(git, field) if git.prefix else field):
+            logged.setdefault(name, []).append(commit)
+    return logged, dates
 
 
 def _fitted(
-    history: GitHistory,
-    order: dict[str, int],
-    changes: list[tuple[str, str]],
-    check: CitationCheck,
-) -> str | None:
-    """What the reason adds: the newest version before the memory line's commit that has
-    the cited lines (None: none of the last `_LOOK_BACK`)."""
+    history: GitHistory, order: dict[str, int], changes: list[str], check: CitationCheck
+) -> tuple[str, int] | None:
+    """The newest version before the memory line's commit that has the cited lines, and
+    its number of lines (None: none of the last `_LOOK_BACK`)."""
     written = order.get(check.written_in or "")
     if written is None:
         return None
-    before = [(c, d) for c, d in changes if order.get(c, written) < written][:_LOOK_BACK]
+    before = [c for c in changes if order.get(c, written) < written][:_LOOK_BACK]
     path = check.citation.target
     end = check.citation.end_line or check.citation.line or 0
-    history.fetch(history.spec(c, path) for c, _ in before)
-    for commit, date in before:
+    history.fetch(history.spec(c, path) for c in before)
+    for commit in before:
         found = history.cited(commit, path, 1, 1)
         if found is not None and found[0] >= end:
-            return (
-                f"; {path} had those lines at {commit[:7]} ({date}, {found[0]} lines), before "
-                "the memory line's commit: the memory may describe that version"
-            )
+            return commit, found[0]
     return None

@@ -153,20 +153,23 @@ class FolderLog:
         out = run_git(
             self.git, "log", "--first-parent", "-m", "--reverse", *(() if graph else ("--sparse",)),
             "--raw", "-z", "--no-renames", "--no-abbrev",
-            "--format=@@@%H %P" if graph else "--format=@@@%H %ct %P", "HEAD", "--",
+            "--format=@@@%H %P" if graph else "--format=@@@%H %ct %T %P", "HEAD", "--",
             self.folder,
         )  # fmt: skip
         # Each commit is "@@@<header>\0", then "\n" and its changes ("<raw>\0<path>\0" each)
         # when it has any: split per commit in C, each listing read only when asked.
         commits: list[tuple[str, str]] = []
         times: list[int] = []
+        trees: list[str] = []  # each commit's root tree, for Git.first_trees
         bodies = self._bodies
         for part in out.removeprefix("@@@").split("\0@@@") if out else ():
             header, _, body = part.partition("\0")
             sha, _, rest = header.partition(" ")
             if not graph:
                 time, _, rest = rest.partition(" ")
+                tree, _, rest = rest.partition(" ")
                 times.append(int(time))
+                trees.append(tree)
             if len(body) > 1:
                 bodies[len(commits)] = body.removeprefix("\n")
             commits.append((sha, rest.strip()))
@@ -176,7 +179,7 @@ class FolderLog:
         if graph:
             self._learn_first_parents()
         else:
-            self.git.learn_first_parents(times, [sha for sha, _ in commits])
+            self.git.learn_first_parents(times, [sha for sha, _ in commits], trees)
 
     def _learn_first_parents(self) -> None:
         try:

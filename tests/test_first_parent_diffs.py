@@ -1,0 +1,144 @@
+"""The first-parent line's diffs asked of root trees (verify/first_parent_diffs.py) say
+what `git log --first-parent` says: which commits deleted a path and which changed it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.verify import deletions, first_parent_diffs
+from memory_enhancement.verify.folder_log import FolderLog
+from memory_enhancement.verify.git import Git
+from verify_support import STORE, GitRepo, code, git_commands
+
+
+def walked(repo: GitRepo, prefix: str = "") -> Git:
+    """The repository's Git with its first-parent line (and root trees) read by the run's
+    folder walk, as a mention run reads them."""
+    git = Git(repo.root, prefix)
+    FolderLog(git, f"{prefix}/{STORE}" if prefix else STORE).commits()
+    return git
+
+
+def logged(repo: GitRepo, *args: str) -> list[tuple[str, str]]:
+    """(commit, path) of `git log --first-parent --name-only <args>`, oldest first."""
+    out = repo.git("log", "--first-parent", "--reverse", "--format=%x01%H", "-z", "--name-only",
+                   "--no-renames", *args)  # fmt: skip
+    found, commit = [], ""
+    for field in out.split("\0"):
+        field = field.lstrip("\n")
+        if field.startswith("\x01"):
+            commit = field[1:]
+        elif field:
+            found.append((commit, field))
+    return found
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> GitRepo:
+    """A line with every case the log distinguishes: a root commit, an empty commit (the
+    same tree twice), a file deleted on a branch and merged, a file deleted, re-created and
+    deleted again, a file turned into a folder, and a file deleted twice."""
+    repo = GitRepo(tmp_path / "project")
+    for name in ["src/a.py", "src/twice.py", "src/side.py", "src/box", "old.md"]:
+        repo.write_lines(name, code(name, 5))
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes"])
+    repo.commit("root")
+    repo.commit("empty")
+    (repo.root / "src/twice.py").unlink()
+    repo.commit("delete twice.py")
+    repo.git("checkout", "-q", "-b", "side")
+    (repo.root / "src/side.py").unlink()
+    repo.write_lines("src/on_side.py", code("s", 3))
+    repo.commit("delete side.py on a branch")
+    repo.git("checkout", "-q", "main")
+    repo.write_lines("src/a.py", code("a2", 5))
+    repo.commit("edit a.py")
+    repo.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    repo.write_lines("src/twice.py", code("again", 5))
+    (repo.root / "src/box").unlink()
+    repo.write_lines("src/box/inner.py", code("inner", 2))
+    repo.commit("re-create twice.py, box becomes a folder")
+    repo.commit("empty again")
+    (repo.root / "src/twice.py").unlink()
+    (repo.root / "old.md").unlink()
+    repo.commit("delete twice.py again")
+    return repo
+
+
+def test_the_trees_diffs_name_what_the_first_parent_log_names(history: GitRepo) -> None:
+    git = walked(history)
+    shas, trees = git.first_parents(), git.first_trees()
+    assert trees is not None
+    assert trees == [history.git("rev-parse", f"{sha}^{{tree}}").strip() for sha in shas]
+    for options, paths, args in [
+        (("--diff-filter=D",), (), ("--diff-filter=D",)),
+        ((), (), ()),
+        ((), ("src/twice.py", "src/box"), ("--", "src/twice.py", "src/box")),
+    ]:
+        found = first_parent_diffs.changed(git, trees, 0, len(shas), options, paths)
+        assert found is not None
+        assert [(shas[at], path) for at, path in found] == logged(history, *args)
+    later = first_parent_diffs.changed(git, trees, 3, len(shas), ("--diff-filter=D",))
+    assert later is not None and all(at >= 3 for at, _ in later)
+
+
+def test_the_deletions_from_the_trees_are_the_logs_deleted_twice_merged_or_turned_folder(
+    history: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each gone path names its last deletion (twice.py: the second), a merge when its
+    branch deleted it; the dates and parents come from one `git log --no-walk`."""
+    first = history.git("rev-list", "--max-parents=0", "HEAD").strip()
+    asked_after = [(p, first) for p in ("src/twice.py", "src/side.py", "src/box", "old.md")]
+    by_log = deletions.deletions(Git(history.root), asked_after, {"src/a.py", "nothing.py"})
+    asked = git_commands(monkeypatch)
+    by_trees = deletions.deletions(walked(history), asked_after, {"src/a.py", "nothing.py"})
+    assert by_trees.found == by_log.found
+    assert [a[0] for a in asked if "--diff-filter=D" in a] == ["diff-tree"]
+    twice = by_trees.found["src/twice.py"]
+    assert [d.commit for d in twice] == [
+        history.git("log", "-1", "--format=%H", f"--grep=^{m}$").strip()
+        for m in ("delete twice.py again", "delete twice.py")
+    ]
+    assert by_trees.found["src/side.py"][0].merge
+    assert (
+        not twice[0].merge
+        and twice[0].date == history.git("log", "-1", "--format=%cs", twice[0].commit).strip()
+    )
+    assert "src/box" in by_trees.found and "src/a.py" not in by_trees.found
+    # From a later commit on (no path asked everywhere): the log's range, the same answer.
+    start = history.git("log", "-1", "--format=%H", "--grep=edit a.py").strip()
+    after = [("src/twice.py", start)]
+    assert (
+        deletions.deletions(walked(history), after, ()).found
+        == deletions.deletions(Git(history.root), after, ()).found
+    )
+
+
+def test_a_repository_root_below_gits_names_paths_from_itself(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("sub/src/gone.py", code("g", 3))
+    repo.write_lines("outside.py", code("o", 3))
+    repo.write_lines(f"sub/{STORE}/notes.md", ["# Notes"])
+    repo.commit("root")
+    (repo.root / "sub/src/gone.py").unlink()
+    (repo.root / "outside.py").unlink()
+    deleted = repo.commit("delete")
+    git = walked(repo, "sub")
+    trees = git.first_trees()
+    assert trees is not None
+    assert first_parent_diffs.changed(git, trees, 1, 2, ("--diff-filter=D",)) == [
+        (1, "src/gone.py")
+    ]
+    found = deletions.deletions(git, [("src/gone.py", repo.git("rev-parse", "HEAD^").strip())], ())
+    assert [d.commit for d in found.found["src/gone.py"]] == [deleted]
+
+
+def test_an_answer_git_does_not_give_in_the_order_asked_is_not_read(history: GitRepo) -> None:
+    """Trees not of the line (an echo that differs): None, and the caller asks the log."""
+    git = walked(history)
+    trees = git.first_trees()
+    assert trees is not None
+    bogus = ["0" * 40 if n == 2 else tree for n, tree in enumerate(trees)]
+    assert first_parent_diffs.changed(git, bogus, 0, len(bogus), ()) is None
