@@ -15,11 +15,8 @@ from conftest import RunCli
 from memory_enhancement.core.file_mentions import FILE
 from memory_enhancement.core.mentions import find_mentions, may_mention
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code, git_commands
+from verify_support import STORE, GitRepo, code, fixed_service, git_commands
 
 # -- the grammar ----------------------------------------------------------------------------
 
@@ -64,11 +61,7 @@ def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
     return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
 
 
-def service(repo: GitRepo, state: State | None = None) -> MemoryService:
-    return MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=state or State(None),
-        clock=lambda: FIXED_NOW,
-    )  # fmt: skip
+service = fixed_service
 
 
 def checks(repo: GitRepo, name: str = "notes", **kw: Any) -> dict[str, CitationCheck]:

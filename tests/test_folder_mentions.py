@@ -13,11 +13,8 @@ import pytest
 from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import find_mentions, may_mention
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.service import MemoryService
-from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
-from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, git_commands, store_cli
+from verify_support import STORE, GitRepo, fixed_service, git_commands, store_cli
 
 # -- the grammar ----------------------------------------------------------------------------
 
@@ -61,11 +58,7 @@ def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
     return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
 
 
-def service(repo: GitRepo, state: State | None = None) -> MemoryService:
-    return MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=state or State(None),
-        clock=lambda: FIXED_NOW,
-    )  # fmt: skip
+service = fixed_service
 
 
 def checks(repo: GitRepo, name: str = "notes", **kw: State) -> dict[str, CitationCheck]:

@@ -232,14 +232,18 @@ def logging_git(folder: Path) -> tuple[dict[str, str], Path]:
     return env, calls
 
 
+def fixed_service(repo: GitRepo, state: State | None = None) -> MemoryService:
+    """The repository's store served at FIXED_NOW, with `state` (none kept by default)."""
+    return MemoryService(
+        Store(repo.store_root), Repository(repo.root), state=state or State(None),
+        clock=lambda: FIXED_NOW,
+    )  # fmt: skip
+
+
 def file_mention_checks(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
     """The verdicts on notes.md's file mentions, by their path (a rooted one's `/` left
     out), from `verify notes` in process."""
     from memory_enhancement.core.file_mentions import FILE
 
-    service = MemoryService(
-        Store(repo.store_root), Repository(repo.root), state=state or State(None),
-        clock=lambda: FIXED_NOW,
-    )  # fmt: skip
-    result = service.verify("notes").results[0]
+    result = fixed_service(repo, state).verify("notes").results[0]
     return {c.mention.path: c for c in result.mentions if c.mention and c.mention.form == FILE}

@@ -35,12 +35,11 @@ from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify.mention_cache import ELSEWHERE, ENDING, HAS, NOW_IS
-from memory_enhancement.verify.mention_checks import ambiguous, check, submodule
+from memory_enhancement.verify.mention_checks import ambiguous, check, submodule, unseen
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
     SUBMODULE,
     TEXT,
-    UNCOMMITTED,
     Ask,
     Then,
 )
@@ -108,15 +107,10 @@ def decide(
         return _there(mention, now.path, later, commit)
     if now.candidates:
         return ambiguous(mention, plain, now.candidates, commit)
-    if then is None:
-        reason = (
-            f"no file {mention.path} now, and no history (memory file not tracked by git) "
-            "to tell whether there ever was"
-        )
-        return check(mention, plain, Verdict.UNCHECKED, reason)
-    if then.kind == UNCOMMITTED or commit is None:
-        reason = f"no file {mention.path} (memory line not committed yet): not a file here"
-        return check(mention, plain, Verdict.SKIPPED, reason)
+    never = unseen(mention, plain, then, f"file {mention.path}", "file")
+    if never is not None:
+        return never
+    assert then is not None and commit is not None  # else unseen answered
     reason = (
         f"no file {mention.path} now nor when the memory line was written ({commit[:7]}): "
         f"{NOT_THEN}"

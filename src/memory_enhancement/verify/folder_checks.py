@@ -45,13 +45,12 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify import file_checks
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import run_git
-from memory_enhancement.verify.mention_checks import check, submodule
+from memory_enhancement.verify.mention_checks import check, submodule, unseen
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
     OUTSIDE,
     SUBMODULE,
     TEXT,
-    UNCOMMITTED,
     Then,
 )
 from memory_enhancement.verify.repo import Repository
@@ -130,15 +129,10 @@ def decide(
         return _ambiguous(mention, plain, now.candidates, commit)
     if repo.is_folder(path):
         return _there(mention, path, " (in the work tree, not tracked by git)", commit)
-    if then is None:
-        reason = (
-            f"no folder {path}/ now, and no history (memory file not tracked by git) to tell "
-            "whether there ever was"
-        )
-        return check(mention, plain, Verdict.UNCHECKED, reason)
-    if then.kind == UNCOMMITTED or commit is None:
-        reason = f"no folder {path}/ (memory line not committed yet): not a folder here"
-        return check(mention, plain, Verdict.SKIPPED, reason)
+    never = unseen(mention, plain, then, f"folder {path}/", "folder")
+    if never is not None:
+        return never
+    assert commit is not None  # else unseen answered
     reason = (
         f"no folder {path}/ now nor when the memory line was written ({commit[:7]}): {NOT_A_FOLDER}"
     )

@@ -22,7 +22,7 @@ from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
-from memory_enhancement.verify.mention_history import span
+from memory_enhancement.verify.mention_history import UNCOMMITTED, Then, span
 from memory_enhancement.verify.repo import Repository
 
 # What a path under no folder of the repository may be; deletions.py narrows it when git
@@ -116,3 +116,22 @@ def other_repository(mention: Mention, origin: str | None) -> CitationCheck:
 
 def end_or_none(start: int, end: int) -> int | None:
     return end if end != start else None
+
+
+def unseen(
+    mention: Mention, citation: Citation, then: Then | None, what: str, kind: str
+) -> CitationCheck | None:
+    """The verdict on a file or folder mention naming nothing now (`what`: `file x.py`,
+    `folder x/`; `kind`: `file`, `folder`) when history cannot say whether it ever was:
+    no history (`unchecked`), or a memory line not committed yet (`skipped`); None when
+    history has the memory line's commit (file_checks, folder_checks go on)."""
+    if then is None:
+        reason = (
+            f"no {what} now, and no history (memory file not tracked by git) to tell whether "
+            "there ever was"
+        )
+        return check(mention, citation, Verdict.UNCHECKED, reason)
+    if then.kind == UNCOMMITTED or then.commit is None:
+        reason = f"no {what} (memory line not committed yet): not a {kind} here"
+        return check(mention, citation, Verdict.SKIPPED, reason)
+    return None
