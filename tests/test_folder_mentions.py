@@ -264,6 +264,15 @@ def test_fix_rewrites_a_renamed_folder_and_nothing_else(repo: GitRepo) -> None:
     assert file.read_bytes() == text.replace("src/tools/", "lib/tools/").encode()
 
 
+def test_text_output_names_the_folder_a_renamed_one_became_as_a_folder(repo: GitRepo) -> None:
+    note(repo, "Tools live in `src/tools/`.")
+    repo.commit("memory")
+    repo.mv("src/tools", "lib/tools")
+    repo.commit("move")
+    done = store_cli(repo, "verify", "notes")
+    assert "src/tools/ (memory line 3) -> lib/tools/  renamed:" in done.stdout, done.stdout
+
+
 def test_a_rerun_with_nothing_changed_asks_git_nothing_new(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

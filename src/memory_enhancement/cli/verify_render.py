@@ -104,6 +104,8 @@ def _mention_line(check: Any) -> str:
     if check.status.value == "moved" and check.current_path:
         end = check.current_end_line  # a file mention's has no line: the path alone
         line = "" if check.current_line is None else f":{check.current_line}"
+        if mention is not None and mention.form == "folder":
+            line = "/"  # as the folder was written: `src/tools/` -> `lib/tools/`
         target = f" -> {check.current_path}{line}" + (f"-{end}" if end else "")
     reason = f"  {check.reason}" if check.reason else ""
     return f"  mention {mark:<12} {written}{where}{target}{reason}"
