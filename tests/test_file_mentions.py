@@ -16,7 +16,7 @@ from memory_enhancement.core.file_mentions import FILE
 from memory_enhancement.core.mentions import find_mentions, may_mention
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.state import State
-from verify_support import STORE, GitRepo, code, fixed_service, git_commands
+from verify_support import STORE, GitRepo, code, fixed_service, form_checks, git_commands
 
 # -- the grammar ----------------------------------------------------------------------------
 
@@ -64,14 +64,11 @@ def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
 service = fixed_service
 
 
-def checks(repo: GitRepo, name: str = "notes", **kw: Any) -> dict[str, CitationCheck]:
-    """The verdicts on a memory's file mentions, by the path as written."""
-    result = service(repo, **kw).verify(name).results[0]
-    return {
-        c.mention.text: c
-        for c in result.mentions
-        if c.mention is not None and c.mention.form == FILE
-    }
+def checks(
+    repo: GitRepo, name: str = "notes", state: State | None = None
+) -> dict[str, CitationCheck]:
+    """The verdicts on a memory's file mentions, by the mention as written."""
+    return form_checks(repo, FILE, name, state)
 
 
 @pytest.fixture

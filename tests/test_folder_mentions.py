@@ -14,7 +14,7 @@ from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import find_mentions, may_mention
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.state import State
-from verify_support import STORE, GitRepo, fixed_service, git_commands, store_cli
+from verify_support import STORE, GitRepo, fixed_service, form_checks, git_commands, store_cli
 
 # -- the grammar ----------------------------------------------------------------------------
 
@@ -61,14 +61,11 @@ def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
 service = fixed_service
 
 
-def checks(repo: GitRepo, name: str = "notes", **kw: State) -> dict[str, CitationCheck]:
-    """The verdicts on a memory's folder mentions, by the folder as written."""
-    result = service(repo, **kw).verify(name).results[0]
-    return {
-        c.mention.text: c
-        for c in result.mentions
-        if c.mention is not None and c.mention.form == FOLDER
-    }
+def checks(
+    repo: GitRepo, name: str = "notes", state: State | None = None
+) -> dict[str, CitationCheck]:
+    """The verdicts on a memory's folder mentions, by the mention as written."""
+    return form_checks(repo, FOLDER, name, state)
 
 
 @pytest.fixture

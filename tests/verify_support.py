@@ -240,6 +240,15 @@ def fixed_service(repo: GitRepo, state: State | None = None) -> MemoryService:
     )  # fmt: skip
 
 
+def form_checks(
+    repo: GitRepo, form: str, name: str = "notes", state: State | None = None
+) -> dict[str, CitationCheck]:
+    """The verdicts on a memory's mentions of one form (`file`, `folder`), by the mention
+    as written, from `verify NAME` in process."""
+    result = fixed_service(repo, state).verify(name).results[0]
+    return {c.mention.text: c for c in result.mentions if c.mention and c.mention.form == form}
+
+
 def file_mention_checks(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
     """The verdicts on notes.md's file mentions, by their path (a rooted one's `/` left
     out), from `verify notes` in process."""
