@@ -19,6 +19,7 @@ import score_files
 
 score_files.FORM = "folder"
 score_files.TRUTH = score_files.HERE / "folder_truth"
+score_files.__doc__ = __doc__  # its --help describes this scorer, not the files'
 
 if __name__ == "__main__":
     sys.exit(score_files.main())
