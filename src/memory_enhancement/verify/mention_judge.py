@@ -33,12 +33,7 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify import deletions, earlier, file_checks, folder_checks
 from memory_enhancement.verify.fingerprints import Fingerprints
 from memory_enhancement.verify.git import Git
-from memory_enhancement.verify.mention_cache import (
-    Cached,
-    MentionCache,
-    NamesEver,
-    named_paths,
-)
+from memory_enhancement.verify.mention_cache import Cached, MentionCache, NamesEver, named_paths
 from memory_enhancement.verify.mention_checks import (
     absent,
     ambiguous,
@@ -238,7 +233,11 @@ class MentionJudge:
         answers = dict(
             zip(waiting, (r.checks for r in verifier.verify_memories(asked)), strict=True)
         )
-        judged = deletions.told(self.git, drafts, answers, found, self._files_now, self.repo)
+        known = deletions.read(self.git, drafts, answers, found, self._files_now())
+        answers = deletions.renamed_answers(
+            git, verifier, drafts, asked, answers, known[0], self._files_now()
+        )
+        judged = deletions.told(self.git, drafts, answers, known, self._files_now, self.repo)
         if git is not None and self.git is not None and self._history is not None:
             follow_line_maps(git, self.repo, drafts, judged)
             earlier.tell(self.git, self._history, judged)  # out of range: an older version?
