@@ -31,7 +31,8 @@ from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
 VERSION = 12  # of the verdicts (encoding, judging, wording, what they depend on): a new one
 # makes fingerprints differ (11: bare names settled by their memory, mention_context.py;
-# 12: a file missing since its mention, renamed by the commit deleting it, deletions.py)
+# 12: a file missing since its mention, renamed by the commit deleting it, deletions.py;
+# lines of a file git never tracked, mention_checks.untracked)
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 

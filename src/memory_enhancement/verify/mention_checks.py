@@ -17,11 +17,14 @@ Apart from mentions.py, which decides which of them a mention gets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from memory_enhancement.core.file_list import FileList
+from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.git_objects import run_git, to_git
 from memory_enhancement.verify.mention_history import UNCOMMITTED, Then, span
 from memory_enhancement.verify.repo import Repository
 
@@ -69,6 +72,44 @@ def _foreign_folder(path: str, lists: list[FileList]) -> str | None:
     if not slash or first in ("", ".", "..", "~"):
         return None
     return None if any(files.has_folder_named(first) for files in lists) else first
+
+
+def untracked(
+    mention: Mention,
+    citation: Citation,
+    folder: str,
+    repo: Repository,
+    git: Git | None,
+    commit: str,
+) -> CitationCheck | None:
+    """A mention of lines of a file git never had, then or now (`path`, as resolved): one
+    the work tree has (untracked, or ignored: a local settings file) has its line count
+    checked, all that can be (`unchecked`); gone, one git ignores is a file of the author's
+    machine (`skipped`); None for any other. 7Spade/Xuanwu's `.serena/project.local.yml:9-14`
+    (ignored by `.serena/.gitignore`) was `missing`, failing its memory even where the
+    file was there."""
+    path = normalize(mention.path, folder)
+    if path is None or git is None:
+        return None
+    source = repo.read(path)
+    cited = replace(citation, target=path)
+    if source.is_text:
+        end = span(mention)[1]
+        if end > len(source.lines):
+            reason = f"line {end} is past the end of {path} ({len(source.lines)} lines, {_LOCAL})"
+            return check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+        reason = f"the file is there ({_LOCAL}): only its line count was checked"
+        return check(mention, cited, Verdict.UNCHECKED, reason, commit, current=path)
+    try:
+        rule = run_git(git, "check-ignore", "-v", "--", to_git(git, path)).partition("\t")[0]
+    except GitError:  # not ignored (or no answer): a path as any other
+        return None
+    source_line = rule.rpartition(":")[0]  # `.gitignore:2` of `.gitignore:2:/local.yml`
+    reason = f"no file {path} here, and git ignores it ({source_line}): a local file"
+    return check(mention, citation, Verdict.SKIPPED, reason, commit)
+
+
+_LOCAL = "not tracked by git"
 
 
 def check(

@@ -41,6 +41,7 @@ from memory_enhancement.verify.mention_checks import (
     end_or_none,
     other_repository,
     submodule,
+    untracked,
 )
 from memory_enhancement.verify.mention_history import (
     ABSENT,
@@ -329,6 +330,8 @@ class MentionJudge:
                 then = Then(added, TEXT, now.path, text, count)
                 prefix = f"file added after the memory line ({added[:7]}); "
                 return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
+        if (local := untracked(mention, plain, folder, self.repo, self.git, commit)) is not None:
+            return local
         reason = (
             f"no file {mention.path} in the repository, now or when the memory line was "
             f"written ({commit[:7]})"
