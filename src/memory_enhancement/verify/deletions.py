@@ -38,7 +38,7 @@ from memory_enhancement.verify import file_checks, first_parent_diffs
 from memory_enhancement.verify.file_checks import NOT_THEN
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git
-from memory_enhancement.verify.mention_checks import FOREIGN
+from memory_enhancement.verify.mention_checks import FOREIGN, ignored
 from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.mention_reading import Written
 from memory_enhancement.verify.repo import Repository
@@ -184,7 +184,7 @@ def told(
     """Every draft of a run told as its verdict (MentionJudge): the Verifier's answer to
     each Ask explained (with the deleting commit, whether git still lists the file, and
     where its code may live now), each skipped check retold with what git knows (`known`:
-    what `read` gave)."""
+    what `read` gave), and a file no commit had that git ignores told a local one."""
     pointer = partial(file_checks.pointer, files_now, repo)  # for `missing`
     listed = partial(file_checks.listed, files_now) if git is not None else None
     gone, folders = known
@@ -199,6 +199,7 @@ def told(
                 for d in row
             ]
         )
+    ignored(git, judged, folders)  # a file no commit had that git ignores: a local one
     return judged
 
 

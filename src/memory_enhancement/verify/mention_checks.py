@@ -82,33 +82,54 @@ def untracked(
     git: Git | None,
     commit: str,
 ) -> CitationCheck | None:
-    """A mention of lines of a file git never had, then or now (`path`, as resolved): one
-    the work tree has (untracked, or ignored: a local settings file) has its line count
-    checked, all that can be (`unchecked`); gone, one git ignores is a file of the author's
-    machine (`skipped`); None for any other. 7Spade/Xuanwu's `.serena/project.local.yml:9-14`
-    (ignored by `.serena/.gitignore`) was `missing`, failing its memory even where the
-    file was there."""
+    """A mention of lines of a file git never had, then or now, that the work tree has
+    (untracked, or ignored: a local settings file): its line count is checked, all that
+    can be (`unchecked`); None when the work tree has no such file. 7Spade/Xuanwu's
+    `.serena/project.local.yml:9-14` (ignored by `.serena/.gitignore`) was `missing`,
+    failing its memory even where the file was there."""
     path = normalize(mention.path, folder)
     if path is None or git is None:
         return None
     source = repo.read(path)
-    cited = replace(citation, target=path)
-    if source.is_text:
-        end = span(mention)[1]
-        if end > len(source.lines):
-            reason = f"line {end} is past the end of {path} ({len(source.lines)} lines, {_LOCAL})"
-            return check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
-        reason = f"the file is there ({_LOCAL}): only its line count was checked"
-        return check(mention, cited, Verdict.UNCHECKED, reason, commit, current=path)
-    try:
-        rule = run_git(git, "check-ignore", "-v", "--", to_git(git, path)).partition("\t")[0]
-    except GitError:  # not ignored (or no answer): a path as any other
+    if not source.is_text:
         return None
-    source_line = rule.rpartition(":")[0]  # `.gitignore:2` of `.gitignore:2:/local.yml`
-    reason = f"no file {path} here, and git ignores it ({source_line}): a local file"
-    return check(mention, citation, Verdict.SKIPPED, reason, commit)
+    cited = replace(citation, target=path)
+    end = span(mention)[1]
+    if end > len(source.lines):
+        reason = f"line {end} is past the end of {path} ({len(source.lines)} lines, {_LOCAL})"
+        return check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+    reason = f"the file is there ({_LOCAL}): only its line count was checked"
+    return check(mention, cited, Verdict.UNCHECKED, reason, commit, current=path)
 
 
+def ignored(git: Git | None, judged: list[list[CitationCheck]], folders: list[str]) -> None:
+    """The `missing` verdicts on files no commit had, then or now (`NO_FILE`), that git
+    ignores made `skipped`, in place: a file of the author's machine (the reason names the
+    rule). One `git check-ignore` for all of them (`folders`: each row's memory folder)."""
+    asked: dict[str, list[tuple[int, int]]] = {}
+    for r, row in enumerate(judged):
+        for n, found in enumerate(row):
+            if found.status is Verdict.MISSING and NO_FILE in found.reason:
+                path = normalize(found.citation.target, folders[r])
+                if path is not None:
+                    asked.setdefault(path, []).append((r, n))
+    if git is None or not asked:
+        return
+    paths = {to_git(git, path): path for path in asked}
+    try:  # -z -v: source, line, pattern, path of each ignored one
+        out = run_git(git, "check-ignore", "-z", "-v", "--stdin", stdin="\0".join(paths) + "\0")
+    except GitError:  # none ignored (exit 1), or no answer: missing as they were
+        return
+    fields = out.split("\0")
+    for source, line, _, name in zip(*(fields[k::4] for k in range(4)), strict=False):
+        path = paths.get(name)
+        for r, n in asked.get(path or "", ()):
+            reason = f"no file {path} here, and git ignores it ({source}:{line}): a local file"
+            judged[r][n] = replace(judged[r][n], status=Verdict.SKIPPED, reason=reason)
+
+
+# How a line mention of a file no commit had, then or now, is told (mention_judge.py).
+NO_FILE = " in the repository, now or when the memory line was written"
 _LOCAL = "not tracked by git"
 
 

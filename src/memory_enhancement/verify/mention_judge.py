@@ -35,6 +35,7 @@ from memory_enhancement.verify.fingerprints import Fingerprints
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import Cached, MentionCache, NamesEver, named_paths
 from memory_enhancement.verify.mention_checks import (
+    NO_FILE,
     absent,
     ambiguous,
     check,
@@ -332,10 +333,7 @@ class MentionJudge:
                 return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
         if (local := untracked(mention, plain, folder, self.repo, self.git, commit)) is not None:
             return local
-        reason = (
-            f"no file {mention.path} in the repository, now or when the memory line was "
-            f"written ({commit[:7]})"
-        )
+        reason = f"no file {mention.path}{NO_FILE} ({commit[:7]})"
         lists: list[Callable[[], FileList]] = [self._files_now]  # the past's listed if asked
         ever = None
         if history is not None:
