@@ -229,6 +229,8 @@ def test_an_index_table_row_naming_a_memory_is_a_link(
         "Back to [the notes](.serena/memories/alpha_notes.md).",
         # A markdown link into the `memory:` scheme (aqbjqtd/MoonTV's index).
         "1. [项目概览](memory:alpha_notes) - 了解项目基本情况",
+        # A Serena tool call as the destination (zoryon-dev/maquina-de-conteudo's index).
+        "- **[alpha_notes](serena:read?memory=alpha_notes.md)** - Estrutura completa",
     ],
 )
 def test_explicit_links_in_prose_are_links(
@@ -620,6 +622,19 @@ def test_a_link_written_in_a_heading_is_a_link_and_a_move_rewrites_it(
     text = (store_dir / "source.md").read_text(encoding="utf-8")
     assert "#### [项目概览](memory:archive/alpha_renamed)\n" in text  # its Serena name
     assert _targets(service) == ["archive/alpha_renamed", "gamma", "beta-design"]
+
+
+def test_a_serena_read_link_is_rewritten_by_a_move(service: MemoryService, store_dir: Path) -> None:
+    """zoryon-dev/maquina-de-conteudo lists its memories as `[x](serena:read?memory=x.md)`:
+    no link was found (28 memories the index named were orphans); a move rewrites it."""
+    _store(
+        store_dir, "# Índice\n\n- **[alpha_notes](serena:read?memory=alpha_notes.md)** - Visão\n"
+    )
+    assert _targets(service) == ["alpha_notes"]
+    service.move("alpha_notes", "archive/alpha_renamed")
+    text = (store_dir / "source.md").read_text(encoding="utf-8")
+    assert _targets(service) == ["archive/alpha_renamed"]
+    assert "- **[alpha_notes](serena:read?memory=archive/alpha_renamed" in text
 
 
 def test_a_heading_that_sends_the_reader_to_a_memory_links_it_and_a_move_rewrites_it(

@@ -106,6 +106,36 @@ def test_a_skipped_file_mention_says_what_git_knows_of_its_path_instead_of_every
     assert found["docs/never.md"].reason.endswith("(removed before, to be created, an example)")
 
 
+def test_a_file_edited_then_renamed_is_followed_through_the_rename_not_told_deleted(
+    repo: GitRepo,
+) -> None:
+    """1morr/FMP: `download_status_cache.dart`, edited since the memory line, was renamed
+    to `file_exists_cache.dart` (git: 67% alike) and the mention said `deleted in` the
+    renaming commit; so did a plain `git mv` of a file edited since (the diff from the
+    memory's commit is asked for renames only among files named like the gone one).
+    The commit that deleted the name pairs the rename in its own diff."""
+    repo.write_lines(
+        f"{STORE}/notes.md",
+        ["# Notes", "", "- src/gone.py:3", "- `src/gone.py`", "- src/later.py:2"],
+    )
+    repo.commit("memory")
+    repo.write_lines("src/gone.py", ["import os", *code("src/gone.py", 10)])
+    repo.commit("edit gone.py")
+    repo.git("mv", "src/gone.py", "src/status.py")
+    repo.commit("rename gone.py")
+    # A file deleted outright, beside a file added, is still told deleted.
+    (repo.root / "src/later.py").unlink()
+    repo.write_lines("src/other.py", ["something else entirely"])
+    deleted = repo.commit("delete later.py, add other.py")
+    found = verdicts(repo)
+    line, whole = found["src/gone.py:3"], found["src/gone.py"]
+    assert (line.status, line.renamed_to, line.current_line) == (Verdict.MOVED, "src/status.py", 4)
+    assert (whole.status, whole.renamed_to) == (Verdict.MOVED, "src/status.py")
+    later = found["src/later.py:2"]
+    assert (later.status, later.renamed_to) == (Verdict.MISSING, None)
+    assert f"deleted in {deleted[:7]}" in later.reason
+
+
 def test_a_rerun_keeps_the_deleting_commit_and_asks_git_for_no_deletions(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,3 +40,38 @@ def test_a_deletion_not_committed_yet_is_said_so_and_no_longer_once_committed(
     told = deleted.replace("deleted after", f"deleted in {by}, {day}, after")  # deletions.py
     assert after["src/gone.py"] == ("missing", told)
     assert after["src/gone.py:3"] == ("missing", told)
+
+
+def test_lines_of_a_file_git_ignores_are_checked_in_the_work_tree_or_skipped_when_absent(
+    tmp_path: Path,
+) -> None:
+    """7Spade/Xuanwu: `Source: .serena/project.local.yml:9-14`, a file `.serena/.gitignore`
+    ignores, was `missing` ("no file ... in the repository") and failed its memory even in
+    the work tree that had the file. There, its line count is what can be checked; in a
+    clone without it, git ignoring the path says it is a local file."""
+    repo = coded(tmp_path / "project", {"src/app.py": 30})
+    repo.write("conf/.gitignore", "local.yml\n")
+    repo.write_lines("conf/local.yml", [f"key{n}: {n}" for n in range(1, 21)])
+    repo.write(f"{STORE}/notes.md", "# Notes\n\n- conf/local.yml:9-14 sets the keys\n")
+    repo.commit("memory")
+
+    def verdict() -> tuple[str, str]:
+        done = store_cli(repo, "verify", "notes", "--json")
+        (mention,) = json.loads(done.stdout)["mentions"]
+        return mention["status"], mention["reason"]
+
+    untracked = "(not tracked by git)"
+    assert verdict() == (
+        "unchecked",
+        f"the file is there {untracked}: only its line count was checked",
+    )
+    repo.write_lines("conf/local.yml", ["key: 1"])
+    assert verdict() == (
+        "out_of_range",
+        "line 14 is past the end of conf/local.yml (1 lines, not tracked by git)",
+    )
+    (repo.root / "conf/local.yml").unlink()
+    assert verdict() == (
+        "skipped",
+        "no file conf/local.yml here, and git ignores it (conf/.gitignore:1): a local file",
+    )

@@ -86,3 +86,25 @@ def test_a_short_changed_line_is_quoted_whole(tmp_path: Path) -> None:
     repo.commit("renamed")
     [line] = [x for x in verify_all(repo).splitlines() if "STALE" in x]
     assert quotes(line)[-2:] == ['description = "Find cards",', 'description = "Search cards",']
+
+
+def test_lines_a_shorter_rewrite_left_behind_are_told_gone_not_moved_to_its_last_line(
+    tmp_path: Path,
+) -> None:
+    """7Spade/Xuanwu: a 39-line Chinese section of a prompt rewritten as one English line;
+    five mentions of its lines each said "line 50 changed: it is line 40 now, which reads
+    `Use this exact section order:`", as if the cited line had moved there."""
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("docs/prompt.md", [f"旧的第 {n} 行" for n in range(1, 61)])
+    repo.write_lines(
+        f"{STORE}/prompt.md", ["# Prompt", "", "Source: docs/prompt.md:50, docs/prompt.md:54-58"]
+    )
+    repo.commit("prompt and memory")
+    old = [f"旧的第 {n} 行" for n in range(1, 61)]
+    repo.write_lines("docs/prompt.md", [*old[:40], "new A", "new B", "new C"])
+    repo.commit("section rewritten, shorter")
+    lines = [x for x in verify_all(repo).splitlines() if "STALE" in x]
+    assert len(lines) == 2
+    assert "line 50 is gone: lines 41-60 became lines 41-43; when written" in lines[0]
+    assert "lines 54-58 are gone: lines 41-60 became lines 41-43; when written" in lines[1]
+    assert not any("it is line" in x for x in lines)

@@ -154,12 +154,15 @@ def _retarget(line: str, item: BrokenLink) -> str:
         replaced = pattern.sub(lambda m: m[1] + new, line, count=1)
         return replaced if replaced != line else _replace_word(line, old, new)
     if item.kind == LinkKind.MEM_REF.value:
-        # `mem:alpha`, `[text](memory:alpha)`: the reference, not the word `alpha` of the
-        # sentence or of the link's text; every one of them on the line (one given as an
-        # example, `e.g. `mem:alpha``, is no link of its own when another names the same).
-        # A name ends at a sentence's full stop (`see mem:alpha.`), not at `.md`.
+        # `mem:alpha`, `[text](memory:alpha)`, `[text](serena:read?memory=alpha.md)`: the
+        # reference, not the word `alpha` of the sentence or of the link's text; every one
+        # of them on the line (one given as an example, `e.g. `mem:alpha``, is no link of
+        # its own when another names the same). A name ends at a sentence's full stop
+        # (`see mem:alpha.`), not at `.md`.
         pattern = re.compile(
-            r"((?<![\w\[/])mem:|\]\(memory:)" + re.escape(old) + r"(?![\w/-]|\.+[\w/-])"
+            r"((?<![\w\[/])mem:|\]\(memory:|\]\(serena:read\?(?:[^#)]*&)?memory=)"
+            + re.escape(old)
+            + r"(?![\w/-]|\.+[\w/-])"
         )
         return pattern.sub(lambda m: m[1] + new, line)
     if item.kind in _BY_WORD:

@@ -52,6 +52,16 @@ def stale(
         if citation.end_line is None and line_map.deleted(start):
             reason = f"{where}line {start} was deleted"
             return CitationCheck(citation, Verdict.STALE, path, None, reason)
+        end = citation.end_line or start
+        if (h := line_map.outnumbered(start, end)) is not None:
+            # 20 lines rewritten as 3: "line 50 changed: it is line 43 now" said the
+            # cited line had moved to a line that only took the place of others
+            # (7Spade/Xuanwu's prompt file, its Chinese section rewritten in English).
+            reason = (
+                f"{where}{_span(start, end - start + 1)} {'are' if end > start else 'is'} gone: "
+                f"{_span(h.old_start, h.old_count)} became {_span(h.new_start, h.new_count)}"
+            )
+            return CitationCheck(citation, Verdict.STALE, path, None, reason)
         start = line_map.expected(start)
     line = first_changed(citation, source, start)
     cited = citation.line + (line - start)
@@ -114,6 +124,11 @@ def decide(item: Pending, line_map: LineMap | None, repo: Repository) -> Citatio
         said.insert(0, f"{_lines(fresh)}, added since, {holds} it in a longer line (a rewrite)")
     reason = f"{where}{changed}; " + "; ".join(said)
     return CitationCheck(citation, Verdict.STALE, item.path, None, reason, now=now)
+
+
+def _span(first: int, count: int) -> str:
+    """`line 5`, `lines 5-7`."""
+    return f"lines {first}-{first + count - 1}" if count > 1 else f"line {first}"
 
 
 def _lines(numbers: list[int]) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
@@ -37,10 +38,15 @@ from memory_enhancement.verify import file_checks, first_parent_diffs
 from memory_enhancement.verify.file_checks import NOT_THEN
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git
-from memory_enhancement.verify.mention_checks import FOREIGN
+from memory_enhancement.verify.mention_checks import FOREIGN, ignored
 from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.mention_reading import Written
 from memory_enhancement.verify.repo import Repository
+
+if TYPE_CHECKING:
+    from memory_enhancement.core.model import Memory
+    from memory_enhancement.verify.mention_maps import MentionGit
+    from memory_enhancement.verify.verifier import Verifier
 
 
 @dataclass(frozen=True)
@@ -171,16 +177,17 @@ def told(
     git: Git | None,
     drafts: Sequence[Sequence[CitationCheck | Ask]],
     answers: Mapping[int, Sequence[CitationCheck]],
-    found: Sequence[Written | None],
+    known: tuple[Deletions, list[str]],
     files_now: Callable[[], FileList],
     repo: Repository,
 ) -> list[list[CitationCheck]]:
     """Every draft of a run told as its verdict (MentionJudge): the Verifier's answer to
     each Ask explained (with the deleting commit, whether git still lists the file, and
-    where its code may live now), each skipped check retold with what git knows."""
+    where its code may live now), each skipped check retold with what git knows (`known`:
+    what `read` gave), and a file no commit had that git ignores told a local one."""
     pointer = partial(file_checks.pointer, files_now, repo)  # for `missing`
     listed = partial(file_checks.listed, files_now) if git is not None else None
-    gone, folders = read(git, drafts, answers, found, files_now())
+    gone, folders = known
     judged: list[list[CitationCheck]] = []
     for n, row in enumerate(drafts):
         checks = iter(answers.get(n, ()))
@@ -192,6 +199,7 @@ def told(
                 for d in row
             ]
         )
+    ignored(git, judged, folders)  # a file no commit had that git ignores: a local one
     return judged
 
 
@@ -207,6 +215,80 @@ def read(
     file's folder (for `retold`)."""
     folders = [item.folder if item is not None else "" for item in found]
     return deletions(git, *asked(drafts, answers, folders, listed)), folders
+
+
+def renamed_answers(
+    git: MentionGit | None,
+    verifier: Verifier,
+    drafts: Sequence[Sequence[CitationCheck | Ask]],
+    asked: Sequence[Memory],
+    answers: dict[int, tuple[CitationCheck, ...]],
+    known: Deletions,
+    listed: FileList,
+) -> dict[int, tuple[CitationCheck, ...]]:
+    """The Verifier's answers (per row of `drafts` it was asked about, in the order of
+    `asked`, their memories), those on files it found missing asked again where the
+    commit deleting the file renamed it into one git lists now (`renamed_by`): `moved`
+    with the rename, wherever the lines went, instead of deleted in that commit."""
+    rows = list(answers)
+    after = [
+        (d.citation.target, d.citation.commit)
+        for n in rows
+        for d, c in zip((d for d in drafts[n] if isinstance(d, Ask)), answers[n], strict=True)
+        if c.status is Verdict.MISSING and c.renamed_to is None and d.citation.commit
+    ]
+    found = renamed_by(git, known, after, listed.files.__contains__) if git and after else {}
+    if git is None or not found:
+        return answers
+    git.also_renamed(found)
+    again = [
+        i for i, n in enumerate(rows)
+        if any(isinstance(d, Ask) and d.citation.target in found for d in drafts[n])
+    ]  # fmt: skip
+    redone = verifier.verify_memories([asked[i] for i in again])
+    return {**answers, **{rows[i]: r.checks for i, r in zip(again, redone, strict=True)}}
+
+
+def renamed_by(
+    git: Git, known: Deletions, after: Iterable[tuple[str, str]], present: Callable[[str], bool]
+) -> dict[str, str]:
+    """old -> new for the files called missing since a commit (`after`: (path, commit))
+    that the commit deleting them renamed into a file there now (`present`): that
+    commit's own diff pairs them where the diff from the mention's commit to HEAD did
+    not. A file edited, then renamed by a plain `git mv` (the diff from an old commit
+    is asked for renames only among files named like it), or renamed with edits to a
+    name unlike its own (1morr/FMP: download_status_cache.dart to file_exists_cache.dart,
+    67% alike) was told `deleted in` the commit that renamed it. Every deleting commit
+    against its first parent (the one before it on the line) in one `git diff-tree`."""
+    shas = {n: sha for sha, n in known.order.items()}
+    wanted: dict[str, set[str]] = {}  # deleting commit -> the gone paths it deleted
+    for path, commit in after:
+        by = known.after(path, commit)
+        if by is not None and by.at - 1 in shas:
+            wanted.setdefault(by.commit, set()).add(path)
+    if not wanted:
+        return {}
+    lines = "".join(f"{sha} {shas[known.order[sha] - 1]}\n" for sha in sorted(wanted))
+    try:
+        out = run_git(
+            git, "diff-tree", "--stdin", "-r", "-M", "--name-status", "-z", "--diff-filter=R",
+            stdin=lines,
+        )  # fmt: skip
+    except GitError:
+        return {}
+    found: dict[str, str] = {}
+    at, fields, i = "", out.split("\0"), 0
+    while i < len(fields):
+        field = fields[i].lstrip("\n")
+        if field in wanted:
+            at = field
+        elif field[:1] == "R" and i + 2 < len(fields):
+            old, new = from_git(git, fields[i + 1]), from_git(git, fields[i + 2])
+            if old and new and old in wanted.get(at, ()) and present(new):
+                found[old] = new
+            i += 2
+        i += 1
+    return found
 
 
 def asked(

@@ -78,6 +78,16 @@ class LineMap:
                 return not h.new_count
         return False
 
+    def outnumbered(self, first: int, last: int) -> Hunk | None:
+        """The hunk that put fewer lines in the place of old lines `first`-`last`, when
+        all of them lie past the lines put there: none of them stands anywhere now
+        (`expected` says the hunk's last new line, a neighbour at best)."""
+        for h in self.hunks:
+            if h.old_count and h.old_start <= first < h.old_start + h.old_count:
+                fits = last < h.old_start + h.old_count and first - h.old_start >= h.new_count
+                return h if h.new_count and fits else None
+        return None
+
     def expected(self, old_line: int) -> int:
         """The best guess of where an old line is now, even when the diff changed it."""
         offset = 0

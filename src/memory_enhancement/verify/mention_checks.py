@@ -17,11 +17,14 @@ Apart from mentions.py, which decides which of them a mention gets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from memory_enhancement.core.file_list import FileList
+from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
+from memory_enhancement.verify.git import Git, GitError
+from memory_enhancement.verify.git_objects import run_git, to_git
 from memory_enhancement.verify.mention_history import UNCOMMITTED, Then, span
 from memory_enhancement.verify.repo import Repository
 
@@ -69,6 +72,65 @@ def _foreign_folder(path: str, lists: list[FileList]) -> str | None:
     if not slash or first in ("", ".", "..", "~"):
         return None
     return None if any(files.has_folder_named(first) for files in lists) else first
+
+
+def untracked(
+    mention: Mention,
+    citation: Citation,
+    folder: str,
+    repo: Repository,
+    git: Git | None,
+    commit: str,
+) -> CitationCheck | None:
+    """A mention of lines of a file git never had, then or now, that the work tree has
+    (untracked, or ignored: a local settings file): its line count is checked, all that
+    can be (`unchecked`); None when the work tree has no such file. 7Spade/Xuanwu's
+    `.serena/project.local.yml:9-14` (ignored by `.serena/.gitignore`) was `missing`,
+    failing its memory even where the file was there."""
+    path = normalize(mention.path, folder)
+    if path is None or git is None:
+        return None
+    source = repo.read(path)
+    if not source.is_text:
+        return None
+    cited = replace(citation, target=path)
+    end = span(mention)[1]
+    if end > len(source.lines):
+        reason = f"line {end} is past the end of {path} ({len(source.lines)} lines, {_LOCAL})"
+        return check(mention, cited, Verdict.OUT_OF_RANGE, reason, commit)
+    reason = f"the file is there ({_LOCAL}): only its line count was checked"
+    return check(mention, cited, Verdict.UNCHECKED, reason, commit, current=path)
+
+
+def ignored(git: Git | None, judged: list[list[CitationCheck]], folders: list[str]) -> None:
+    """The `missing` verdicts on files no commit had, then or now (`NO_FILE`), that git
+    ignores made `skipped`, in place: a file of the author's machine (the reason names the
+    rule). One `git check-ignore` for all of them (`folders`: each row's memory folder)."""
+    asked: dict[str, list[tuple[int, int]]] = {}
+    for r, row in enumerate(judged):
+        for n, found in enumerate(row):
+            if found.status is Verdict.MISSING and NO_FILE in found.reason:
+                path = normalize(found.citation.target, folders[r])
+                if path is not None:
+                    asked.setdefault(path, []).append((r, n))
+    if git is None or not asked:
+        return
+    paths = {to_git(git, path): path for path in asked}
+    try:  # -z -v: source, line, pattern, path of each ignored one
+        out = run_git(git, "check-ignore", "-z", "-v", "--stdin", stdin="\0".join(paths) + "\0")
+    except GitError:  # none ignored (exit 1), or no answer: missing as they were
+        return
+    fields = out.split("\0")
+    for source, line, _, name in zip(*(fields[k::4] for k in range(4)), strict=False):
+        path = paths.get(name)
+        for r, n in asked.get(path or "", ()):
+            reason = f"no file {path} here, and git ignores it ({source}:{line}): a local file"
+            judged[r][n] = replace(judged[r][n], status=Verdict.SKIPPED, reason=reason)
+
+
+# How a line mention of a file no commit had, then or now, is told (mention_judge.py).
+NO_FILE = " in the repository, now or when the memory line was written"
+_LOCAL = "not tracked by git"
 
 
 def check(

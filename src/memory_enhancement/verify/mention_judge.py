@@ -33,19 +33,16 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify import deletions, earlier, file_checks, folder_checks
 from memory_enhancement.verify.fingerprints import Fingerprints
 from memory_enhancement.verify.git import Git
-from memory_enhancement.verify.mention_cache import (
-    Cached,
-    MentionCache,
-    NamesEver,
-    named_paths,
-)
+from memory_enhancement.verify.mention_cache import Cached, MentionCache, NamesEver, named_paths
 from memory_enhancement.verify.mention_checks import (
+    NO_FILE,
     absent,
     ambiguous,
     check,
     end_or_none,
     other_repository,
     submodule,
+    untracked,
 )
 from memory_enhancement.verify.mention_history import (
     ABSENT,
@@ -238,7 +235,11 @@ class MentionJudge:
         answers = dict(
             zip(waiting, (r.checks for r in verifier.verify_memories(asked)), strict=True)
         )
-        judged = deletions.told(self.git, drafts, answers, found, self._files_now, self.repo)
+        known = deletions.read(self.git, drafts, answers, found, self._files_now())
+        answers = deletions.renamed_answers(
+            git, verifier, drafts, asked, answers, known[0], self._files_now()
+        )
+        judged = deletions.told(self.git, drafts, answers, known, self._files_now, self.repo)
         if git is not None and self.git is not None and self._history is not None:
             follow_line_maps(git, self.repo, drafts, judged)
             earlier.tell(self.git, self._history, judged)  # out of range: an older version?
@@ -330,10 +331,9 @@ class MentionJudge:
                 then = Then(added, TEXT, now.path, text, count)
                 prefix = f"file added after the memory line ({added[:7]}); "
                 return Ask(mention, then, replace(cited, snippet=text, commit=added), prefix)
-        reason = (
-            f"no file {mention.path} in the repository, now or when the memory line was "
-            f"written ({commit[:7]})"
-        )
+        if (local := untracked(mention, plain, folder, self.repo, self.git, commit)) is not None:
+            return local
+        reason = f"no file {mention.path}{NO_FILE} ({commit[:7]})"
         lists: list[Callable[[], FileList]] = [self._files_now]  # the past's listed if asked
         ever = None
         if history is not None:

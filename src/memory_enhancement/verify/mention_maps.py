@@ -58,6 +58,12 @@ class MentionGit(Git):
         for commit, paths in wanted.items():
             self._expected.setdefault(commit, set()).update(paths)
 
+    def also_renamed(self, found: Mapping[str, str]) -> None:
+        """Renames learned after the Verifier asked (deletions.renamed_by): the maps it
+        learned of the old paths, as files deleted, are forgotten."""
+        self.renames.update(found)
+        self._known = {k: m for k, m in self._known.items() if k[1] not in found}
+
     def line_maps(self, base: str, paths: Iterable[str]) -> dict[str, LineMap]:
         wanted = set(paths)
         if wanted and all((base, p) in self._known for p in wanted):

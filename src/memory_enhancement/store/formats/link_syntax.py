@@ -42,6 +42,9 @@ _PLAIN_SYNTAX = re.compile(
 _SCHEME = re.compile(r"[A-Za-z][\w+.-]*:")
 _MASK = "\x00"  # stands for a code span's characters while links are matched
 _MEMORY_SCHEME = "memory:"
+# `[x](serena:read?memory=x.md)`: a memory by name in a Serena tool call written as a link
+# (zoryon-dev/maquina-de-conteudo's index of its 28 memories).
+_SERENA_READ = re.compile(r"serena:read\?(?:[^#]*&)?memory=([^&#]+)")
 # How far before a `mem:` reference its lead-in is read (`e.g. `, `like "frontend: `): the
 # lead-in is short, and reading the whole line before each reference made a line of many
 # references quadratic (a 200 KB line of `mem:a` took minutes).
@@ -223,6 +226,9 @@ def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link 
     if href.startswith(_MEMORY_SCHEME) and not href.startswith("memory://"):
         # `[项目概览](memory:project_overview)` (aqbjqtd/MoonTV): a memory by name, as `mem:`.
         target = unquote(href[len(_MEMORY_SCHEME) :].split("#", 1)[0]).strip()
+        return Link(target, default_type, LinkKind.MEM_REF, line) if target else None
+    if (read := _SERENA_READ.match(href)) is not None:
+        target = unquote(read[1]).strip()
         return Link(target, default_type, LinkKind.MEM_REF, line) if target else None
     if _SCHEME.match(href):  # another scheme (file:, vscode:, ...)
         return None
