@@ -101,8 +101,9 @@ def mention_json(check: list[Any], said: list[Any]) -> str:
     )
 
 
-def _json(text: str) -> Any:
-    """Kept rows' JSON text; ValueError for any other (nested too deep included)."""
+def _json(text: str | bytes) -> Any:
+    """Kept rows' JSON text (or its UTF-8 bytes, as the cache keeps it); ValueError for
+    any other (nested too deep included)."""
     try:
         return json.loads(text)
     except RecursionError:
@@ -119,14 +120,14 @@ def _rows(value: Any, fields: int) -> bool:
 
 
 class EncodedMentions(Sequence[Mention]):
-    """A memory's mentions as the cache keeps them: their rows as JSON text, read when
+    """A memory's mentions as the cache keeps them: their rows as JSON bytes, read when
     first asked for, and the mentions decoded from those, which a rerun that keeps the
     memory's verdicts never does (it hands them on). `rooted`: whether one is written
     from the root (verify/rooted.py asks, and need not read the rows when none is)."""
 
     __slots__ = ("_count", "_mentions", "_rows", "_text", "rooted")
 
-    def __init__(self, text: str, count: int, rooted: bool) -> None:
+    def __init__(self, text: str | bytes, count: int, rooted: bool) -> None:
         self._text, self._count, self.rooted = text, count, rooted
         self._rows: list[list[Any]] | None = None
         self._mentions: list[Mention] | None = None
@@ -179,7 +180,7 @@ class Recalled:
 
     def __init__(
         self,
-        checks: list[list[Any]] | str,
+        checks: list[list[Any]] | str | bytes,
         mentions: list[list[Any]] | EncodedMentions,
         *,
         statuses: list[str] | None = None,
@@ -195,7 +196,7 @@ class Recalled:
     @property
     def checks(self) -> list[list[Any]]:
         checks = self._checks
-        if isinstance(checks, str):
+        if isinstance(checks, (str, bytes)):
             checks = _json(checks)
             if not _rows(checks, CHECK_FIELDS) or len(checks) != len(self):
                 raise ValueError("kept verdict rows are not verdict rows")
