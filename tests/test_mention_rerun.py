@@ -123,6 +123,35 @@ def test_a_rerun_records_no_new_verdict_and_a_change_is_judged_again(repo: GitRe
     assert said["src/app.py:20"] == "valid"
 
 
+def test_a_file_one_memory_names_edited_judges_that_memory_alone_again(repo: GitRepo) -> None:
+    """The fingerprints of a rerun are checked together, each file's line once: a file
+    edited fails the memories that name it, and only those, whoever else is checked."""
+    repo.write_lines("tools/run.py", code("tools/run.py", 10))
+    repo.write_lines(f"{STORE}/other.md", ["# Other", "", "The runner, tools/run.py:3."])
+    repo.write_lines(f"{STORE}/third.md", ["# Third", "", "Also tools/run.py:4, src/app.py:7."])
+    repo.write_lines(f"{STORE}/fourth.md", ["# Fourth", "", "Only src/app.py:9 here."])
+    repo.commit("more memories")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    second = verify_all(repo, state)
+    assert len(second.mentions) == 4
+    assert all(isinstance(m, Recalled) for m in second.mentions.values())
+    run = code("tools/run.py", 10)
+    repo.write_lines("tools/run.py", [run[0], "# inserted", *run[1:]])  # not committed
+    third = verify_all(repo, state)
+    again = {
+        third.path(j)
+        for j in range(len(third))
+        if third.order[j] in third.mentions
+        and not isinstance(third.mentions[third.order[j]], Recalled)
+    }
+    assert again == {"other", "third"}
+    said = {c.mention.text: c for r in third for c in r.mentions if c.mention}
+    assert said["tools/run.py:3"].status._value_ == said["tools/run.py:4"].status._value_
+    assert (said["tools/run.py:3"].current_line, said["tools/run.py:4"].current_line) == (4, 5)
+    assert all(isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values())
+
+
 def test_the_cli_prints_the_same_json_on_a_rerun(repo: GitRepo, run_cli: RunCli) -> None:
     args = ["verify-all", "--json", "--dir", str(repo.store_root)]
     first = run_cli(args, cwd=repo.root)

@@ -97,7 +97,7 @@ def record(
         return
     ids = results.batch.ids
     stamp = format_timestamp(moment)
-    days: Counter[str] = Counter()
+    counted: list[str] = []  # every status counted, tallied once at the end
     checked = False
     with state.connect() as db:
         db.execute("BEGIN IMMEDIATE")
@@ -118,7 +118,7 @@ def record(
                         if cid is None or cid in collecting or _flag(set(statuses)) == "":
                             if statuses and cid is not None:
                                 checked = True
-                                days.update(statuses)
+                                counted += statuses
                                 vouched.add(cid)  # as last run: replayed onto its summary
                             continue
                     text, statuses = results.compared(j)
@@ -127,7 +127,7 @@ def record(
                     checked = True
                     if cid is None:
                         continue
-                    days.update(statuses)
+                    counted += statuses
                     current[cid] = (j, text, _flag(set(statuses)))
                 vouched.update(current)
                 run.write(results, current)
@@ -145,7 +145,7 @@ def record(
             db.executemany(
                 "INSERT INTO verdict_days(day, status, count) VALUES (?, ?, ?) "
                 "ON CONFLICT(day, status) DO UPDATE SET count = count + excluded.count",
-                [(stamp[:10], status, count) for status, count in days.items()],
+                [(stamp[:10], status, count) for status, count in Counter(counted).items()],
             )
             db.execute("COMMIT")
         except BaseException:
