@@ -95,6 +95,7 @@ def test_a_rerun_writes_what_the_first_run_wrote_from_the_rows_it_kept(repo: Git
     second = verify_all(repo, state)
     assert all(isinstance(m, Recalled) for m in second.mentions.values())
     assert all(m.wire for m in second.mentions.values())  # written as the cache kept them
+    assert all(m.tail for m in second.mentions.values())  # with the memory's JSON around them
     assert list(verifications_json(second)) == list(verifications_json(first))
     # Built in full alike (`now`, the stale line whole, only words the first run's reason).
     assert [r.mentions for r in second] == [

@@ -735,7 +735,7 @@ def _damaged(checked: bytes, part: int, damage: str, *, reseal: bool) -> bytes:
     """A kept verdicts row (mention_cache.Cached.checked: a CRC-32, then a header and the
     rows' parts, a line each, and the fingerprint's lines) with one part replaced;
     resealed with a fresh CRC or not."""
-    parts = checked[8:].split(b"\n", 4)
+    parts = checked[8:].split(b"\n", 5)
     header = json.loads(parts[0])
     if part == 0:
         key, value = damage.split("=", 1)
@@ -760,7 +760,7 @@ def _damaged(checked: bytes, part: int, damage: str, *, reseal: bool) -> bytes:
         (0, "s=5", True),
         (0, 'st=["a"]', True),
         (0, "e=0", True),  # the fingerprint's length
-        (4, "[1, 2]", True),  # the fingerprint
+        (5, "[1, 2]", True),  # the fingerprint
     ],
 )
 def test_a_damaged_cached_mention_list_is_read_again_not_trusted(

@@ -24,7 +24,7 @@ from typing import Any, overload
 
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation, is_url
-from memory_enhancement.core.verdicts import FAILING, CitationCheck, Verdict
+from memory_enhancement.core.verdicts import FAILING, CitationCheck, Verdict, share_of
 
 # The fields of a check's row and a mention's row (`encode_check`, `encode_mention`).
 CHECK_FIELDS = 13
@@ -101,6 +101,30 @@ def mention_json(check: list[Any], said: list[Any]) -> str:
     )
 
 
+def verification_tail(
+    failing: list[tuple[str, int | None, str]], statuses: list[str], citations: str
+) -> str:
+    """A memory's verification JSON (service/serialize.verification_json) after its id and
+    before its mentions: whether it is valid, its share, its failing verdicts (`failing`)
+    and its citations' JSON (`citations`, joined by ", "). Defined once, here: the mention
+    cache keeps it for a memory that cites nothing (`Recalled.tail`)."""
+    stale = (
+        ", ".join(
+            f'{{"path": {_str(target)}, "line": {"null" if line is None else line}, '
+            f'"reason": {_str(reason)}}}'
+            for target, line, reason in failing
+        )
+        if failing
+        else ""
+    )
+    confidence = share_of(statuses)
+    share = "null" if confidence is None else repr(confidence)
+    return (
+        f', "valid": {"false" if failing else "true"}, "confidence": {share}, '
+        f'"holding": {share}, "stale_citations": [{stale}], "citations": [{citations}]'
+    )
+
+
 def _json(text: str | bytes) -> Any:
     """Kept rows' JSON text (or its UTF-8 bytes, as the cache keeps it); ValueError for
     any other (nested too deep included)."""
@@ -174,9 +198,12 @@ class Recalled:
     `checks[n]` the verdict on the mention of `mentions[n]`. Kept verdicts come with
     their checks' rows as JSON text, read when first asked for, and with what a rerun
     reads without them: their statuses, the failing ones, and `wire`, the verdicts as
-    `mention_json` writes them, joined by ", " (None when not kept so)."""
+    `mention_json` writes them, joined by ", " (None when not kept so); `tail`, when the
+    memory cites nothing, its `verification_tail` as the cache kept it (None: not kept)."""
 
-    __slots__ = ("_built", "_checks", "_failing", "_hidable", "_mentions", "_statuses", "wire")
+    __slots__ = (
+        "_built", "_checks", "_failing", "_hidable", "_mentions", "_statuses", "tail", "wire",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -187,9 +214,10 @@ class Recalled:
         failing: list[tuple[str, int | None, str]] | None = None,
         wire: str | None = None,
         hidable: bool | None = None,
+        tail: str | None = None,
     ) -> None:
         self._checks, self._mentions = checks, mentions
-        self._statuses, self._failing, self.wire = statuses, failing, wire
+        self._statuses, self._failing, self.wire, self.tail = statuses, failing, wire, tail
         self._hidable = hidable
         self._built: tuple[CitationCheck, ...] | None = None
 

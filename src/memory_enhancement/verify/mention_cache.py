@@ -68,11 +68,12 @@ class Cached:
         """The verdicts last given, or None: {"fp": fingerprint (`Fingerprints.of`; ""
         for none), "s": [status, ...], "f": [[target, line, reason] of each failing one],
         "h": whether verify/rooted.py may show or hide one by the work tree's folders
-        alone (`hidable`), "c": their rows, "j": their JSON as front ends show it
-        (core/verdict_rows.py)} and, while the memory file is as it was read, {"st":
+        alone (`hidable`), "c": their rows, "j": their JSON as front ends show it, "p": the
+        memory's JSON around them when it cites nothing else ("": it does;
+        core/verdict_rows.py)} and, while the memory file is as it was read, {"st":
         [size, mtime, grammar], "n": its lines, "k": its mentions' count, "r": whether one
         is rooted, "w": their rows}. "c" and "w" stay JSON, as the UTF-8 bytes kept, and
-        "j" text: a rerun reads "j" as it is and the rows only if something asks
+        "j" and "p" text: a rerun reads them as they are and the rows only if something asks
         (core/verdict_rows.Recalled).
 
         Kept as bytes sealed with their CRC-32 (`_seal`): a row whose bytes changed
@@ -83,13 +84,14 @@ class Cached:
         checked = self._checked
         if checked is not None and not isinstance(checked, dict):
             sealed = checked if isinstance(checked, bytes) else b""  # text, a number: not ours
-            header, rows, said, wire, fingerprint = _unsealed(sealed)
+            header, rows, said, wire, tail, fingerprint = _unsealed(sealed)
             checked = _object(_header(header.decode()))
             if checked.get("e") != len(fingerprint):  # its lines are the row's last
                 raise ValueError("a cached row is not in this version's form")
             self._checked = checked
             checked["c"], checked["w"] = rows, said
-            checked["j"], checked["fp"] = wire.decode(), fingerprint.decode()
+            checked["j"], checked["p"] = wire.decode(), tail.decode()
+            checked["fp"] = fingerprint.decode()
         return checked
 
     def with_checked(self, checked: Mapping[str, Any]) -> Cached:
@@ -105,12 +107,12 @@ class Cached:
 
 # What a verdicts row keeps after its header, in this order, each on a line of its own (JSON
 # has no break), but the fingerprint: last, as its lines are (`Fingerprints.of`)
-_PARTS = ("c", "w", "j", "fp")
+_PARTS = ("c", "w", "j", "p", "fp")
 
 
 def _joined(checked: Mapping[str, Any]) -> bytes:
-    """A verdicts row as kept: its header, then "c" and "w" as JSON, "j" and the fingerprint
-    as they are, each from a line of its own (a part given as bytes, as read, is kept as
+    """A verdicts row as kept: its header, then "c" and "w" as JSON, "j", "p" and the
+    fingerprint as they are, each from a line of its own (a part given as bytes, as read, is kept as
     it is). The fingerprint is not a JSON string in the header: a rerun reads 500 headers,
     and scanning the fingerprints' escaped breaks and tabs was half of it."""
     fingerprint = (checked.get("fp") or "").encode()
@@ -120,8 +122,8 @@ def _joined(checked: Mapping[str, Any]) -> bytes:
         value if isinstance(value := checked.get(key), bytes) else _ENCODE(value).encode()
         for key in ("c", "w")
     ]
-    wire = checked.get("j", "").encode()
-    return b"\n".join([_ENCODE(header).encode(), *parts, wire, fingerprint])
+    wire, tail = checked.get("j", "").encode(), checked.get("p", "").encode()
+    return b"\n".join([_ENCODE(header).encode(), *parts, wire, tail, fingerprint])
 
 
 def _decoded(text: str) -> Any:

@@ -26,6 +26,7 @@ from memory_enhancement.core.verdict_rows import (
     encode_mention,
     mention_json,
     mention_rows,
+    verification_tail,
 )
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
@@ -168,12 +169,14 @@ class MentionJudge:
     ) -> dict[str, Any]:
         """A memory's verdicts as the cache keeps them (mention_cache.Cached.checked)."""
         rows = [encode_check(c) for c in checks]
+        failing = [
+            (c.citation.target, c.citation.line, c.reason) for c in checks if c.status.failing
+        ]
+        statuses = [c.status._value_ for c in checks]
         checked: dict[str, Any] = {
             "fp": self.prints.of(head, named_paths(checks)),
-            "s": [c.status._value_ for c in checks],
-            "f": [
-                [c.citation.target, c.citation.line, c.reason] for c in checks if c.status.failing
-            ],
+            "s": statuses,
+            "f": [list(f) for f in failing],
             "c": rows,
             # As the JSON writer would write them ("": it writes them from the rows).
             "j": ", ".join(
@@ -184,6 +187,8 @@ class MentionJudge:
             if all(c.mention is not None for c in checks)
             else "",
         }
+        # And the memory's own JSON around them, when it cites nothing else (most do not).
+        checked["p"] = verification_tail(failing, statuses, "") if checked["j"] else ""
         # see verify/rooted.py, and BatchVerdicts.as_recorded
         checked["h"] = any(map(hidable_check, checks))
         if item.stamp is not None:  # the mentions as read, while the file is unchanged

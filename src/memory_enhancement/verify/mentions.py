@@ -142,8 +142,9 @@ def _recalled(checked: Any, mentions: Sequence[Mention]) -> Recalled | None:
         failed = [(target, line, reason) for target, line, reason in failing] if failing else []
     except (KeyError, TypeError, ValueError):
         return None
-    hides = checked.get("h")
+    hides, tail = checked.get("h"), checked.get("p")
     return Recalled(
         checked["c"], said, statuses=statuses, failing=failed, wire=wire,
         hidable=hides if isinstance(hides, bool) else None,
+        tail=tail if tail and isinstance(tail, str) else None,
     )  # fmt: skip
