@@ -169,14 +169,12 @@ class MentionJudge:
     ) -> dict[str, Any]:
         """A memory's verdicts as the cache keeps them (mention_cache.Cached.checked)."""
         rows = [encode_check(c) for c in checks]
-        failing = [
-            (c.citation.target, c.citation.line, c.reason) for c in checks if c.status.failing
-        ]
-        statuses = [c.status._value_ for c in checks]
         checked: dict[str, Any] = {
             "fp": self.prints.of(head, named_paths(checks)),
-            "s": statuses,
-            "f": [list(f) for f in failing],
+            "s": [c.status._value_ for c in checks],
+            "f": [
+                [c.citation.target, c.citation.line, c.reason] for c in checks if c.status.failing
+            ],
             "c": rows,
             # As the JSON writer would write them ("": it writes them from the rows).
             "j": ", ".join(
@@ -187,8 +185,7 @@ class MentionJudge:
             if all(c.mention is not None for c in checks)
             else "",
         }
-        # And the memory's own JSON around them, when it cites nothing else (most do not).
-        checked["p"] = verification_tail(failing, statuses, "") if checked["j"] else ""
+        checked["p"] = verification_tail(checked["f"], checked["s"], "") if checked["j"] else ""
         # see verify/rooted.py, and BatchVerdicts.as_recorded
         checked["h"] = any(map(hidable_check, checks))
         if item.stamp is not None:  # the mentions as read, while the file is unchanged
