@@ -150,7 +150,32 @@ def test_a_file_one_memory_names_edited_judges_that_memory_alone_again(repo: Git
     said = {c.mention.text: c for r in third for c in r.mentions if c.mention}
     assert said["tools/run.py:3"].status._value_ == said["tools/run.py:4"].status._value_
     assert (said["tools/run.py:3"].current_line, said["tools/run.py:4"].current_line) == (4, 5)
-    assert all(isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values())
+    fresh = list(verifications_json(verify_all(repo, State(repo.root / "fresh.db"))))
+    assert list(verifications_json(third)) == fresh  # no memory's JSON written as it was
+    fourth = verify_all(repo, state)
+    assert all(isinstance(m, Recalled) for m in fourth.mentions.values())
+    assert list(verifications_json(fourth)) == fresh  # nor as kept, once kept again
+
+
+def test_a_file_staged_or_a_commit_judges_every_kept_memory_again(repo: GitRepo) -> None:
+    """Every kept fingerprint's first line is the run's (HEAD, git's index): checked once
+    for all of them, a `git add` or a commit fails each, naming the file or not."""
+    repo.write_lines(f"{STORE}/other.md", ["# Other", "", "Also src/app.py:9 here."])
+    repo.commit("another memory")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+
+    def kept() -> list[bool]:
+        return [isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values()]
+
+    assert kept() == [True, True]
+    repo.write_lines("c/util.py", code("c/util.py", 5))  # a third util.py, staged
+    repo.git("add", "c/util.py")
+    assert kept() == [False, False]
+    assert kept() == [True, True]
+    repo.commit("a third util.py")
+    assert kept() == [False, False]
+    assert kept() == [True, True]
 
 
 def test_the_cli_prints_the_same_json_on_a_rerun(repo: GitRepo, run_cli: RunCli) -> None:
