@@ -12,7 +12,8 @@ Even decoding the rows and writing them out as JSON cost a rerun a fifth of its
 time, so the cache also keeps what a rerun reads without them: each verdict's status,
 the failing ones, and the verdicts as the JSON every front end shows (`mention_json`,
 the one definition of that text: service/serialize.py writes built verdicts with it
-too). The rows stay JSON text until something asks for them.
+too), and for a memory citing nothing else its own JSON around them
+(`verification_tail`). The rows stay JSON until something asks for them.
 """
 
 from __future__ import annotations
