@@ -95,6 +95,7 @@ def test_a_rerun_writes_what_the_first_run_wrote_from_the_rows_it_kept(repo: Git
     second = verify_all(repo, state)
     assert all(isinstance(m, Recalled) for m in second.mentions.values())
     assert all(m.wire for m in second.mentions.values())  # written as the cache kept them
+    assert all(m.tail for m in second.mentions.values())  # with the memory's JSON around them
     assert list(verifications_json(second)) == list(verifications_json(first))
     # Built in full alike (`now`, the stale line whole, only words the first run's reason).
     assert [r.mentions for r in second] == [
@@ -123,6 +124,60 @@ def test_a_rerun_records_no_new_verdict_and_a_change_is_judged_again(repo: GitRe
     assert said["src/app.py:20"] == "valid"
 
 
+def test_a_file_one_memory_names_edited_judges_that_memory_alone_again(repo: GitRepo) -> None:
+    """The fingerprints of a rerun are checked together, each file's line once: a file
+    edited fails the memories that name it, and only those, whoever else is checked."""
+    repo.write_lines("tools/run.py", code("tools/run.py", 10))
+    repo.write_lines(f"{STORE}/other.md", ["# Other", "", "The runner, tools/run.py:3."])
+    repo.write_lines(f"{STORE}/third.md", ["# Third", "", "Also tools/run.py:4, src/app.py:7."])
+    repo.write_lines(f"{STORE}/fourth.md", ["# Fourth", "", "Only src/app.py:9 here."])
+    repo.commit("more memories")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+    second = verify_all(repo, state)
+    assert len(second.mentions) == 4
+    assert all(isinstance(m, Recalled) for m in second.mentions.values())
+    run = code("tools/run.py", 10)
+    repo.write_lines("tools/run.py", [run[0], "# inserted", *run[1:]])  # not committed
+    third = verify_all(repo, state)
+    again = {
+        third.path(j)
+        for j in range(len(third))
+        if third.order[j] in third.mentions
+        and not isinstance(third.mentions[third.order[j]], Recalled)
+    }
+    assert again == {"other", "third"}
+    said = {c.mention.text: c for r in third for c in r.mentions if c.mention}
+    assert said["tools/run.py:3"].status._value_ == said["tools/run.py:4"].status._value_
+    assert (said["tools/run.py:3"].current_line, said["tools/run.py:4"].current_line) == (4, 5)
+    fresh = list(verifications_json(verify_all(repo, State(repo.root / "fresh.db"))))
+    assert list(verifications_json(third)) == fresh  # no memory's JSON written as it was
+    fourth = verify_all(repo, state)
+    assert all(isinstance(m, Recalled) for m in fourth.mentions.values())
+    assert list(verifications_json(fourth)) == fresh  # nor as kept, once kept again
+
+
+def test_a_file_staged_or_a_commit_judges_every_kept_memory_again(repo: GitRepo) -> None:
+    """Every kept fingerprint's first line is the run's (HEAD, git's index): checked once
+    for all of them, a `git add` or a commit fails each, naming the file or not."""
+    repo.write_lines(f"{STORE}/other.md", ["# Other", "", "Also src/app.py:9 here."])
+    repo.commit("another memory")
+    state = State(repo.root / "state.db")
+    verify_all(repo, state)
+
+    def kept() -> list[bool]:
+        return [isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values()]
+
+    assert kept() == [True, True]
+    repo.write_lines("c/util.py", code("c/util.py", 5))  # a third util.py, staged
+    repo.git("add", "c/util.py")
+    assert kept() == [False, False]
+    assert kept() == [True, True]
+    repo.commit("a third util.py")
+    assert kept() == [False, False]
+    assert kept() == [True, True]
+
+
 def test_the_cli_prints_the_same_json_on_a_rerun(repo: GitRepo, run_cli: RunCli) -> None:
     args = ["verify-all", "--json", "--dir", str(repo.store_root)]
     first = run_cli(args, cwd=repo.root)
@@ -140,9 +195,9 @@ def test_a_kept_row_changed_since_it_was_written_is_judged_again(repo: GitRepo) 
     first = list(verifications_json(verify_all(repo, state)))
     with state.connect() as db:
         (checked,) = db.execute("SELECT checked FROM mention_history").fetchone()
-        assert '"moved"' in checked
+        assert b'"moved"' in checked
         db.execute(
-            "UPDATE mention_history SET checked = ?", (checked.replace('"moved"', '"valid"', 1),)
+            "UPDATE mention_history SET checked = ?", (checked.replace(b'"moved"', b'"valid"', 1),)
         )
         db.commit()
     second = verify_all(repo, state)
@@ -153,11 +208,13 @@ def test_a_kept_row_changed_since_it_was_written_is_judged_again(repo: GitRepo) 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda text: text.replace("\n", " \n", 1),  # a space after the header's JSON
-        lambda text: text.replace("\n", "x\n", 1),  # text after it
-        lambda text: "[" * 100_000 + text,  # a header nested past the decoder's limit
-        lambda text: text + "\nmore",  # a line more than the row's parts
-        lambda text: text.rsplit("\n", 1)[0],  # a line fewer
+        lambda text: text.replace(b"\n", b" \n", 1),  # a space after the header's JSON
+        lambda text: text.replace(b"\n", b"x\n", 1),  # text after it
+        lambda text: b"[" * 100_000 + text,  # a header nested past the decoder's limit
+        lambda text: text + b"\nmore",  # a line more than the row's parts
+        lambda text: text.rsplit(b"\n", 1)[0],  # a line fewer
+        lambda text: text.split(b"\n", 1)[0],  # the header alone
+        lambda text: text.decode(),  # text, as an older version kept it
     ],
 )
 def test_a_kept_row_resealed_in_another_form_is_judged_again(repo: GitRepo, damage: Any) -> None:
@@ -171,7 +228,10 @@ def test_a_kept_row_resealed_in_another_form_is_judged_again(repo: GitRepo, dama
     with state.connect() as db:
         (checked,) = db.execute("SELECT checked FROM mention_history").fetchone()
         text = damage(checked[8:])
-        sealed = f"{zlib.crc32(text.encode()):08x}{text}"
+        if isinstance(text, str):
+            sealed: str | bytes = f"{zlib.crc32(text.encode()):08x}{text}"
+        else:
+            sealed = b"%08x" % zlib.crc32(text) + text
         db.execute("UPDATE mention_history SET checked = ?", (sealed,))
         db.commit()
     second = verify_all(repo, state)

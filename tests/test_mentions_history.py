@@ -731,19 +731,20 @@ def test_a_memory_with_mentions_is_not_read_again_until_it_changes(
     assert third["src/app.py:20"].written_in is None  # read again: the new line is seen
 
 
-def _damaged(checked: str, part: int, damage: str, *, reseal: bool) -> str:
+def _damaged(checked: bytes, part: int, damage: str, *, reseal: bool) -> bytes:
     """A kept verdicts row (mention_cache.Cached.checked: a CRC-32, then a header and the
-    rows' parts, a line each) with one part replaced; resealed with a fresh CRC or not."""
-    parts = checked[8:].split("\n")
+    rows' parts, a line each, and the fingerprint's lines) with one part replaced;
+    resealed with a fresh CRC or not."""
+    parts = checked[8:].split(b"\n", 5)
     header = json.loads(parts[0])
     if part == 0:
         key, value = damage.split("=", 1)
         header[key] = json.loads(value)
-        parts[0] = json.dumps(header)
+        parts[0] = json.dumps(header).encode()
     else:
-        parts[part] = damage
-    text = "\n".join(parts)
-    return (f"{zlib.crc32(text.encode()):08x}" if reseal else checked[:8]) + text
+        parts[part] = damage.encode()
+    text = b"\n".join(parts)
+    return (b"%08x" % zlib.crc32(text) if reseal else checked[:8]) + text
 
 
 @pytest.mark.parametrize(
@@ -758,7 +759,8 @@ def _damaged(checked: str, part: int, damage: str, *, reseal: bool) -> str:
         (0, 'k="two"', True),
         (0, "s=5", True),
         (0, 'st=["a"]', True),
-        (0, "fp=[1, 2]", True),
+        (0, "e=0", True),  # the fingerprint's length
+        (5, "[1, 2]", True),  # the fingerprint
     ],
 )
 def test_a_damaged_cached_mention_list_is_read_again_not_trusted(

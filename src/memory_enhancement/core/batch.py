@@ -96,7 +96,10 @@ class CitedBatch:
 
     def lines_of(self, i: int) -> tuple[int | None, ...]:
         """Where each citation of memory `i` is written in its file."""
-        return tuple(row[7] for row in self.rows[self.starts[i] : self.starts[i + 1]])
+        start, end = self.starts[i], self.starts[i + 1]
+        if start == end:  # most memories a run reads for mentions: no generator made
+            return ()
+        return tuple(row[7] for row in self.rows[start:end])
 
     def memory(self, i: int) -> Memory:
         """Memory `i` as verification needs it (its path and citations; no content)."""

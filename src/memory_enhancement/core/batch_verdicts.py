@@ -183,9 +183,8 @@ class BatchVerdicts(Sequence[MemoryVerification]):
             return False
         judged = self.judged
         rows = self.batch.rows
-        return all(
-            rows[k][0] not in judged for k in range(self.batch.starts[i], self.batch.starts[i + 1])
-        )
+        start, end = self.batch.starts[i], self.batch.starts[i + 1]
+        return start == end or all(rows[k][0] not in judged for k in range(start, end))
 
     def quiet(self, j: int) -> bool:
         """Whether the `j`th memory has nothing to look at: no citation failed or moved, and

@@ -12,7 +12,8 @@ Even decoding the rows and writing them out as JSON cost a rerun a fifth of its
 time, so the cache also keeps what a rerun reads without them: each verdict's status,
 the failing ones, and the verdicts as the JSON every front end shows (`mention_json`,
 the one definition of that text: service/serialize.py writes built verdicts with it
-too). The rows stay JSON text until something asks for them.
+too), and for a memory citing nothing else its own JSON around them
+(`verification_tail`). The rows stay JSON until something asks for them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, overload
 
 from memory_enhancement.core.mentions import Mention
 from memory_enhancement.core.model import Citation, is_url
-from memory_enhancement.core.verdicts import FAILING, CitationCheck, Verdict
+from memory_enhancement.core.verdicts import FAILING, CitationCheck, Verdict, share_of
 
 # The fields of a check's row and a mention's row (`encode_check`, `encode_mention`).
 CHECK_FIELDS = 13
@@ -101,8 +102,33 @@ def mention_json(check: list[Any], said: list[Any]) -> str:
     )
 
 
-def _json(text: str) -> Any:
-    """Kept rows' JSON text; ValueError for any other (nested too deep included)."""
+def verification_tail(
+    failing: list[tuple[str, int | None, str]], statuses: list[str], citations: str
+) -> str:
+    """A memory's verification JSON (service/serialize.verification_json) after its id and
+    before its mentions: whether it is valid, its share, its failing verdicts (`failing`)
+    and its citations' JSON (`citations`, joined by ", "). Defined once, here: the mention
+    cache keeps it for a memory that cites nothing (`Recalled.tail`)."""
+    stale = (
+        ", ".join(
+            f'{{"path": {_str(target)}, "line": {"null" if line is None else line}, '
+            f'"reason": {_str(reason)}}}'
+            for target, line, reason in failing
+        )
+        if failing
+        else ""
+    )
+    confidence = share_of(statuses)
+    share = "null" if confidence is None else repr(confidence)
+    return (
+        f', "valid": {"false" if failing else "true"}, "confidence": {share}, '
+        f'"holding": {share}, "stale_citations": [{stale}], "citations": [{citations}]'
+    )
+
+
+def _json(text: str | bytes) -> Any:
+    """Kept rows' JSON text (or its UTF-8 bytes, as the cache keeps it); ValueError for
+    any other (nested too deep included)."""
     try:
         return json.loads(text)
     except RecursionError:
@@ -119,14 +145,14 @@ def _rows(value: Any, fields: int) -> bool:
 
 
 class EncodedMentions(Sequence[Mention]):
-    """A memory's mentions as the cache keeps them: their rows as JSON text, read when
+    """A memory's mentions as the cache keeps them: their rows as JSON bytes, read when
     first asked for, and the mentions decoded from those, which a rerun that keeps the
     memory's verdicts never does (it hands them on). `rooted`: whether one is written
     from the root (verify/rooted.py asks, and need not read the rows when none is)."""
 
     __slots__ = ("_count", "_mentions", "_rows", "_text", "rooted")
 
-    def __init__(self, text: str, count: int, rooted: bool) -> None:
+    def __init__(self, text: str | bytes, count: int, rooted: bool) -> None:
         self._text, self._count, self.rooted = text, count, rooted
         self._rows: list[list[Any]] | None = None
         self._mentions: list[Mention] | None = None
@@ -173,29 +199,33 @@ class Recalled:
     `checks[n]` the verdict on the mention of `mentions[n]`. Kept verdicts come with
     their checks' rows as JSON text, read when first asked for, and with what a rerun
     reads without them: their statuses, the failing ones, and `wire`, the verdicts as
-    `mention_json` writes them, joined by ", " (None when not kept so)."""
+    `mention_json` writes them, joined by ", " (None when not kept so); `tail`, when the
+    memory cites nothing, its `verification_tail` as the cache kept it (None: not kept)."""
 
-    __slots__ = ("_built", "_checks", "_failing", "_hidable", "_mentions", "_statuses", "wire")
+    __slots__ = (
+        "_built", "_checks", "_failing", "_hidable", "_mentions", "_statuses", "tail", "wire",
+    )  # fmt: skip
 
     def __init__(
         self,
-        checks: list[list[Any]] | str,
+        checks: list[list[Any]] | str | bytes,
         mentions: list[list[Any]] | EncodedMentions,
         *,
         statuses: list[str] | None = None,
         failing: list[tuple[str, int | None, str]] | None = None,
         wire: str | None = None,
         hidable: bool | None = None,
+        tail: str | None = None,
     ) -> None:
         self._checks, self._mentions = checks, mentions
-        self._statuses, self._failing, self.wire = statuses, failing, wire
+        self._statuses, self._failing, self.wire, self.tail = statuses, failing, wire, tail
         self._hidable = hidable
         self._built: tuple[CitationCheck, ...] | None = None
 
     @property
     def checks(self) -> list[list[Any]]:
         checks = self._checks
-        if isinstance(checks, str):
+        if isinstance(checks, (str, bytes)):
             checks = _json(checks)
             if not _rows(checks, CHECK_FIELDS) or len(checks) != len(self):
                 raise ValueError("kept verdict rows are not verdict rows")

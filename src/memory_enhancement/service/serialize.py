@@ -21,8 +21,8 @@ from memory_enhancement.core.verdict_rows import (
     encode_check,
     encode_mention,
     mention_json,
+    verification_tail,
 )
-from memory_enhancement.core.verdicts import share_of
 from memory_enhancement.service.results import Summary
 
 if TYPE_CHECKING:
@@ -233,20 +233,14 @@ def _verification_text(
 ) -> str:  # fmt: skip
     """`verification_json`'s text from its parts: the failing verdicts, every status, and
     the citations' and the mentions' JSON, each joined by ", " ("": none)."""
-    stale = ", ".join(
-        f'{{"path": {_str(target)}, "line": {_int(line)}, "reason": {_str(reason)}}}'
-        for target, line, reason in failing
-    )
-    confidence = share_of(statuses)
-    share = "null" if confidence is None else repr(confidence)
-    head = (
-        f'{{"memory_id": {_str(path)}, "valid": {"false" if failing else "true"}, '
-        f'"confidence": {share}, "holding": {share}, '
-        f'"stale_citations": [{stale}], "citations": [{citations}]'
-    )
+    return _memory_text(path, verification_tail(failing, statuses, citations), mentions)
+
+
+def _memory_text(path: str, tail: str, mentions: str) -> str:
+    """A memory's verification JSON from its `verification_tail` and its mentions' JSON."""
     if mentions:
-        head += f', "mentions": [{mentions}]'
-    return head + "}"
+        return f'{{"memory_id": {_str(path)}{tail}, "mentions": [{mentions}]}}'
+    return f'{{"memory_id": {_str(path)}{tail}}}'
 
 
 def run_verifications(run: VerifyRun) -> list[dict[str, Any]]:
@@ -283,6 +277,9 @@ def verifications_json(results: Sequence[MemoryVerification]) -> Iterator[str]:
             kept = results.kept(j)
             if kept is not None and kept.wire:  # most of a rerun's: no result is built
                 memory = results.path(j)
+                if kept.tail is not None:  # as the cache kept it
+                    yield _memory_text(memory, kept.tail, kept.wire)
+                    continue
                 yield _verification_text(memory, kept.failing(), kept.statuses(), "", kept.wire)
                 continue
             recalled = results.recalled(j)

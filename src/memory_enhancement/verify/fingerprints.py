@@ -19,7 +19,7 @@ class Fingerprints:
     file is read.
 
     Kept as one line of text per file after the run's line (`path<TAB>size:mtime`) and
-    checked file by file: a rerun checks hundreds of memories' fingerprints, and decoding
+    checked line by line: a rerun checks hundreds of memories' fingerprints, and decoding
     them from JSON lists, or encoding and hashing them, cost more than stat-ing the files
     (each file is stat-ed once per run: a store's mentions name the same few hundred
     files again and again)."""
@@ -38,18 +38,34 @@ class Fingerprints:
             return None
         return "\n".join([self._run(head), *(f"{path}\t{self._stat(path)}" for path in paths)])
 
-    def holds(self, head: str | None, kept: Any) -> bool:
-        """Whether a fingerprint `of` gave when the verdicts were kept is the same now."""
-        if not isinstance(kept, str):
-            return False
-        run, *files = kept.split("\n")
-        if run != self._run(head):
-            return False
-        for line in files:
-            path, _, stat = line.partition("\t")
-            if self._stat(path) != stat:
-                return False
-        return True
+    def holding(self, head: str | None, kept: Sequence[Any]) -> list[bool]:
+        """Of each fingerprint `of` gave when verdicts were kept, whether it is the same now.
+
+        Read together: a rerun checks 500 memories' fingerprints, naming the same few
+        hundred files, and most lines are in several. Each distinct line is checked once
+        (the run's line against this run's, a file's against its stat now); a memory holds
+        when none of its lines failed, which, when none did, needs no look at its lines."""
+        texts = [fp if isinstance(fp, str) else None for fp in kept]
+        run = self._run(head)
+        stats = self._stats
+        failed = set()
+        for line in set("\n".join(fp for fp in texts if fp is not None).split("\n")):
+            path, tab, stat = line.partition("\t")
+            if tab:
+                if (stats.get(path) or self._stat(path)) != stat:
+                    failed.add(line)
+            elif line != run:  # the run's line, or "" (none kept)
+                failed.add(line)
+        out = []
+        for fp in texts:
+            if fp is None:
+                out.append(False)
+            elif not failed:
+                out.append(fp.startswith(run) and (len(fp) == len(run) or fp[len(run)] == "\n"))
+            else:
+                lines = fp.split("\n")
+                out.append(lines[0] == run and failed.isdisjoint(lines))
+        return out
 
     def _run(self, head: str | None) -> str:
         run = self._runs.get(head)

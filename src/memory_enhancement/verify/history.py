@@ -97,7 +97,7 @@ def record(
         return
     ids = results.batch.ids
     stamp = format_timestamp(moment)
-    days: Counter[str] = Counter()
+    counted: list[str] = []  # every status counted, tallied once at the end
     checked = False
     with state.connect() as db:
         db.execute("BEGIN IMMEDIATE")
@@ -118,7 +118,7 @@ def record(
                         if cid is None or cid in collecting or _flag(set(statuses)) == "":
                             if statuses and cid is not None:
                                 checked = True
-                                days.update(statuses)
+                                counted += statuses
                                 vouched.add(cid)  # as last run: replayed onto its summary
                             continue
                     text, statuses = results.compared(j)
@@ -127,12 +127,12 @@ def record(
                     checked = True
                     if cid is None:
                         continue
-                    days.update(statuses)
+                    counted += statuses
                     current[cid] = (j, text, _flag(set(statuses)))
                 vouched.update(current)
                 run.write(results, current)
-            if whole_store:
-                run.forget_others(vouched)
+            if whole_store:  # what collected runs at the start, unless not read then
+                run.forget_others(vouched, collecting if same_index else None)
             if read is not None:
                 db.execute(
                     "INSERT OR REPLACE INTO history_marks(key, value) VALUES ('index', ?)", (read,)
@@ -145,7 +145,7 @@ def record(
             db.executemany(
                 "INSERT INTO verdict_days(day, status, count) VALUES (?, ?, ?) "
                 "ON CONFLICT(day, status) DO UPDATE SET count = count + excluded.count",
-                [(stamp[:10], status, count) for status, count in days.items()],
+                [(stamp[:10], status, count) for status, count in Counter(counted).items()],
             )
             db.execute("COMMIT")
         except BaseException:
@@ -226,11 +226,13 @@ class _Run:
         rows = self.db.execute("SELECT citation_id FROM evidence WHERE mark != ''")
         return {cid for (cid,) in rows}
 
-    def forget_others(self, vouched: set[str]) -> None:
+    def forget_others(self, vouched: set[str], collecting: set[str] | None = None) -> None:
         """Memories the whole store no longer vouches for (deleted, uncited): their summary
-        stops collecting this and later runs."""
+        stops collecting this and later runs. `collecting`: this run's `collecting()`, read
+        in the same transaction before it wrote (each summary it wrote since is vouched
+        for), so not read again: a rerun's thousand summaries were read twice."""
         db, seq = self.db, self.seq
-        others = list(self.collecting() - vouched)
+        others = list((self.collecting() if collecting is None else collecting) - vouched)
         rewritten = []
         for row in _summaries_of(db, others).values():
             recent, verified, valid, runs = replay(row, self.full, before=seq)

@@ -29,9 +29,10 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
-VERSION = 12  # of the verdicts (encoding, judging, wording, what they depend on): a new one
+VERSION = 13  # of the verdicts (encoding, judging, wording, what they depend on): a new one
 # makes fingerprints differ (11: bare names settled by their memory, mention_context.py;
-# 12: a file missing since its mention, renamed by the commit deleting it, deletions.py;
+# 12: rows kept as bytes, the fingerprint after the parts instead of in the header;
+# 13: a file missing since its mention, renamed by the commit deleting it, deletions.py;
 # lines of a file git never tracked, mention_checks.untracked; lines a shorter rewrite
 # left behind told gone, decisions.stale)
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
@@ -50,7 +51,7 @@ class Cached:
         blob: str,
         head: str | None,
         data: Mapping[str, Any] | str,
-        checked: Mapping[str, Any] | str | None = None,
+        checked: Mapping[str, Any] | bytes | None = None,
     ) -> None:
         self.blob = blob
         self.head = head  # HEAD when some answer depended on it, else None
@@ -67,53 +68,65 @@ class Cached:
 
     @property
     def checked(self) -> Mapping[str, Any] | None:
-        """The verdicts last given, or None: {"fp": fingerprint (`Fingerprints.of`),
-        "s": [status, ...], "f": [[target, line, reason] of each failing one], "h":
-        whether verify/rooted.py may show or hide one by the work tree's folders alone
-        (`hidable`), "c": their rows, "j": their JSON as front ends show it
-        (core/verdict_rows.py)} and, while the memory file is as it was read, {"st":
+        """The verdicts last given, or None: {"fp": fingerprint (`Fingerprints.of`; ""
+        for none), "s": [status, ...], "f": [[target, line, reason] of each failing one],
+        "h": whether verify/rooted.py may show or hide one by the work tree's folders
+        alone (`hidable`), "c": their rows, "j": their JSON as front ends show it, "p": the
+        memory's JSON around them when it cites nothing else ("": it does;
+        core/verdict_rows.py)} and, while the memory file is as it was read, {"st":
         [size, mtime, grammar], "n": its lines, "k": its mentions' count, "r": whether one
-        is rooted, "w": their rows}. "c", "w" and "j" stay JSON text: a rerun reads "j"
-        as it is and the rows only if something asks (core/verdict_rows.Recalled).
+        is rooted, "w": their rows}. "c" and "w" stay JSON, as the UTF-8 bytes kept, and
+        "j" and "p" text: a rerun reads them as they are and the rows only if something asks
+        (core/verdict_rows.Recalled).
 
-        Kept sealed with its CRC-32 (`_seal`): a row whose text changed since it was
-        written (a damaged database) raises ValueError, as one that does not parse, and
-        is judged again. So the verdicts a rerun hands on as rows, unbuilt and unchecked,
-        are exactly the ones a run wrote."""
+        Kept as bytes sealed with their CRC-32 (`_seal`): a row whose bytes changed
+        since it was written (a damaged database), or text (an older version's row),
+        raises ValueError, as one that does not parse, and is judged again. So the
+        verdicts a rerun hands on as rows, unbuilt and unchecked, are exactly the ones
+        a run wrote."""
         checked = self._checked
         if checked is not None and not isinstance(checked, dict):
-            text = checked if isinstance(checked, str) else ""  # a blob, a number: damaged
-            header, *parts = _unsealed(text)
-            checked = self._checked = {
-                **_object(_header(header)),
-                **dict(zip(_PARTS, parts, strict=True)),
-            }
+            sealed = checked if isinstance(checked, bytes) else b""  # text, a number: not ours
+            header, rows, said, wire, tail, fingerprint = _unsealed(sealed)
+            checked = _object(_header(header.decode()))
+            if checked.get("e") != len(fingerprint):  # its lines are the row's last
+                raise ValueError("a cached row is not in this version's form")
+            self._checked = checked
+            checked["c"], checked["w"] = rows, said
+            checked["j"], checked["p"] = wire.decode(), tail.decode()
+            checked["fp"] = fingerprint.decode()
         return checked
 
     def with_checked(self, checked: Mapping[str, Any]) -> Cached:
         return Cached(self.blob, self.head, self._data, checked)
 
-    def encoded(self) -> tuple[str, str | None]:
+    def encoded(self) -> tuple[str, bytes | None]:
         data = self._data if isinstance(self._data, str) else _ENCODE(self._data)
         checked = self._checked
-        if checked is not None and not isinstance(checked, str):
+        if checked is not None and not isinstance(checked, bytes):
             checked = _seal(_joined(checked))
         return data, checked
 
 
-# The parts of a verdicts row kept as JSON text after its header, one per line (JSON: no break)
-_PARTS = ("c", "w", "j")
+# What a verdicts row keeps after its header, in this order, each on a line of its own (JSON
+# has no break), but the fingerprint: last, as its lines are (`Fingerprints.of`)
+_PARTS = ("c", "w", "j", "p", "fp")
 
 
-def _joined(checked: Mapping[str, Any]) -> str:
-    """A verdicts row as kept: its header, then "c" and "w" as JSON and "j" as it is, each
-    on a line of its own (a part given as text, as read, is kept as it is)."""
+def _joined(checked: Mapping[str, Any]) -> bytes:
+    """A verdicts row as kept: its header, then "c" and "w" as JSON, "j", "p" and the
+    fingerprint as they are, each from a line of its own (a part given as bytes, as read, is kept as
+    it is). The fingerprint is not a JSON string in the header: a rerun reads 500 headers,
+    and scanning the fingerprints' escaped breaks and tabs was half of it."""
+    fingerprint = (checked.get("fp") or "").encode()
     header = {key: value for key, value in checked.items() if key not in _PARTS}
+    header["e"] = len(fingerprint)  # a line more or fewer is another form, not a fingerprint
     parts = [
-        value if isinstance(value := checked.get(key), str) else _ENCODE(value)
+        value if isinstance(value := checked.get(key), bytes) else _ENCODE(value).encode()
         for key in ("c", "w")
     ]
-    return "\n".join([_ENCODE(header), *parts, checked.get("j", "")])
+    wire, tail = checked.get("j", "").encode(), checked.get("p", "").encode()
+    return b"\n".join([_ENCODE(header).encode(), *parts, wire, tail, fingerprint])
 
 
 def _decoded(text: str) -> Any:
@@ -154,31 +167,30 @@ def _object(value: Any) -> dict[str, Any]:
     return value
 
 
-def _seal(text: str) -> str:
-    """The text behind its CRC-32 in hex (0.5 ms for a store's 800 KB of verdicts)."""
-    return f"{zlib.crc32(text.encode()):08x}{text}"
+def _seal(row: bytes) -> bytes:
+    """The row behind its CRC-32 in hex (0.5 ms for a store's 800 KB of verdicts)."""
+    return b"%08x%b" % (zlib.crc32(row), row)
 
 
-def _unsealed(sealed: str) -> list[str]:
-    """A sealed row's lines (its header, then `_PARTS`); ValueError when its text changed
-    since it was written, or it has another number of lines (another version's row).
+def _unsealed(sealed: bytes) -> list[bytes]:
+    """A sealed row's header and `_PARTS`; ValueError when its bytes changed since it was
+    written, or it has fewer lines (another version's row).
 
-    The lines are found with `str.find`, which skips to each break: `str.split` looks at
-    every character, and a rerun unseals a store's 1.6 MB of rows (10M instructions, as
-    much as the checksum)."""
-    if sealed[:8] != f"{zlib.crc32(memoryview(sealed.encode())[8:]):08x}":
+    Bytes, as SQLite keeps them: a row kept as text was decoded from UTF-8 by SQLite and
+    encoded again for the checksum (2 MB a rerun). The lines are found with `bytes.find`,
+    which skips to each break: `split` looks at every byte, and a rerun unseals a store's
+    2 MB of rows (10M instructions, as much as the checksum)."""
+    if sealed[:8] != b"%08x" % zlib.crc32(memoryview(sealed)[8:]):
         raise ValueError("a kept verdict row changed since it was written")
     lines = []
     start = 8
-    for _ in _PARTS:
-        end = sealed.find("\n", start)
+    for _ in _PARTS:  # the header, then each part but the last
+        end = sealed.find(b"\n", start)
         if end < 0:
             raise ValueError("a cached row is not in this version's form")
         lines.append(sealed[start:end])
         start = end + 1
-    if sealed.find("\n", start) >= 0:
-        raise ValueError("a cached row is not in this version's form")
-    lines.append(sealed[start:])
+    lines.append(sealed[start:])  # the fingerprint, its lines and all
     return lines
 
 

@@ -26,6 +26,7 @@ from memory_enhancement.core.verdict_rows import (
     encode_mention,
     mention_json,
     mention_rows,
+    verification_tail,
 )
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.repofiles import walk_files
@@ -181,6 +182,7 @@ class MentionJudge:
             if all(c.mention is not None for c in checks)
             else "",
         }
+        checked["p"] = verification_tail(checked["f"], checked["s"], "") if checked["j"] else ""
         # see verify/rooted.py, and BatchVerdicts.as_recorded
         checked["h"] = any(map(hidable_check, checks))
         if item.stamp is not None:  # the mentions as read, while the file is unchanged

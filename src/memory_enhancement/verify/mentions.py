@@ -86,7 +86,7 @@ class MentionChecker:
         found = folders.here(read)  # as read, less paths on a machine (`/etc/x.conf`)
         head = git.head() if git is not None else None  # kept: the run records it too
         prints = Fingerprints(self.repo.root, git.toplevel if git else None)
-        kept: dict[int, Recalled] = {}
+        offered: list[tuple[int, Sequence[Mention], Any]] = []  # memories with verdicts kept
         for n, item in enumerate(found):
             row = rows.get(item.file) if item is not None and item.file else None
             if item is None or row is None or row.blob != item.blob or row.head not in (None, head):
@@ -95,8 +95,13 @@ class MentionChecker:
                 checked: Any = row.checked
             except ValueError:
                 continue  # damaged: judged again and rewritten
-            if checked is not None and prints.holds(head, checked.get("fp")):
-                recalled = _recalled(checked, item.mentions)
+            if checked is not None:
+                offered.append((n, item.mentions, checked))
+        holding = prints.holding(head, [checked.get("fp") for _, _, checked in offered])
+        kept: dict[int, Recalled] = {}
+        for (n, said, checked), holds in zip(offered, holding, strict=True):
+            if holds:
+                recalled = _recalled(checked, said)
                 if recalled is not None:  # else damaged: judged again and rewritten
                     kept[n] = recalled
         todo = [None if n in kept else item for n, item in enumerate(found)]
@@ -137,8 +142,9 @@ def _recalled(checked: Any, mentions: Sequence[Mention]) -> Recalled | None:
         failed = [(target, line, reason) for target, line, reason in failing] if failing else []
     except (KeyError, TypeError, ValueError):
         return None
-    hides = checked.get("h")
+    hides, tail = checked.get("h"), checked.get("p")
     return Recalled(
         checked["c"], said, statuses=statuses, failing=failed, wire=wire,
         hidable=hides if isinstance(hides, bool) else None,
+        tail=tail if tail and isinstance(tail, str) else None,
     )  # fmt: skip
