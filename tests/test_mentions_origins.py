@@ -292,3 +292,26 @@ def test_a_commit_that_only_changes_line_endings_or_spaces_writes_no_memory_line
     result = MemoryService(Store(repo.store_root), Repository(repo.root)).verify("notes")
     (check,) = result.results[0].mentions
     assert (check.status.value, check.current_line, check.written_in) == ("moved", 3, written)
+
+
+def test_memory_lines_that_look_like_a_diff_s_own_rows_are_followed_as_blame_follows_them(
+    repo: GitRepo,
+) -> None:
+    """The replay reads a diff's rows that may say something (a commit, a file, a hunk) by a
+    pattern, and the commits' rows are cut at the lines naming a commit: a memory's own
+    lines shaped like them (a commit id, `--- x`, `diff --git`, `@@ `) are lines it adds or
+    removes, and an empty line is one too."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    repo.write_lines(f"{STORE}/odd.md", ["# Odd", "", sha, "-- x", "++ y", "plain"])
+    repo.commit("odd lines")
+    repo.write_lines(
+        f"{STORE}/odd.md",
+        ["# Odd", "", sha, "", "diff --git a/x b/x", "@@ -1 +1 @@", "-- z", "plain", sha],
+    )
+    repo.commit("more odd lines")
+    repo.write_lines(f"{STORE}/odd.md", ["# Odd", "Binary files a/x and b/x differ", sha, "", ""])
+    repo.commit("and again")
+    name = f"{STORE}/odd.md"
+    counts, blobs = on_disk(repo, [name])
+    found = line_origins(git_of(repo), counts, blobs)
+    assert found[name] == line_origins(git_of(repo), counts)[name] == blamed(repo, name, 5)
