@@ -13,6 +13,11 @@ _PART = st.sampled_from(["a", "b", "src", "a.b", "x"])
 _PATH = st.lists(_PART, min_size=1, max_size=4).map(lambda parts: "/".join(parts) + ".py")
 
 
+def _names(paths: set[str]) -> set[str]:
+    """The names of the folders these files lie under, at any depth."""
+    return {part for p in paths for part in p.split("/")[:-1]}
+
+
 def _folders(paths: set[str]) -> set[str]:
     return {p.rsplit("/", n)[0] for p in paths for n in range(1, p.count("/") + 1)}
 
@@ -41,6 +46,9 @@ def test_a_past_version_s_folders_are_those_of_a_list_of_its_own_files(
         assert sorted(base.under(folder + "/")) == sorted(
             p for p in now if p.startswith(folder + "/")
         )
+    for name in {part for p in now | gone for part in p.split("/")} | {"zz"}:
+        for files, listed in ((then_files, then), (now, base)):
+            assert listed.has_folder_named(name) == (name in _names(files)), name
 
 
 def test_a_past_version_s_folder_holds_files_when_more_lie_under_it_than_were_added() -> None:
@@ -49,7 +57,9 @@ def test_a_past_version_s_folder_holds_files_when_more_lie_under_it_than_were_ad
     added since: git's diff lists it, the list keeps it apart) is taken off all the same,
     as before; the property above holds wherever the added files are the list's."""
     now = FileList(["lib/a.py", "lib/deep/b.py"])
-    assert now.changed(added=["lib/y.py", "lib/z.py"], deleted=[]).folder("lib").path is None
+    lacking = now.changed(added=["lib/y.py", "lib/z.py"], deleted=[])
+    assert lacking.folder("lib").path is None
+    assert lacking.has_folder_named("lib")  # read from the files, as it always was
     assert now.changed(added=["lib/z.py"], deleted=[]).folder("lib").path == "lib"
     then = now.changed(added=["lib/deep/b.py"], deleted=[])
     assert then.folder("lib/deep").path is None and then.folder("lib").path == "lib"

@@ -30,6 +30,12 @@ class Folders:
         """The folders of this name that hold a file (or are a submodule)."""
         return self.by_name.get(name, [])
 
+    candidates = named  # every folder of a name holds a file here, but a submodule
+
+    def holds_file(self, folder: str) -> bool:
+        """Whether a file lies under the folder (a submodule holds none of the list's)."""
+        return _within(self.paths, folder) > 0
+
     def under(self, prefix: str) -> list[str]:
         """The files whose path starts with this prefix."""
         paths = self.paths
@@ -54,10 +60,19 @@ class Changed:
         self._extra: list[str] | None = None
 
     def named(self, name: str) -> list[str]:
-        """The folders of this name that hold a file in this version."""
+        """The folders of this name that hold a file in this version (by the count)."""
+        return [f for f in self.candidates(name) if self._holds(f)]
+
+    def holds_file(self, folder: str) -> bool:
+        """Whether a file of this version lies under the folder: a gone one, or one of the
+        base's not added since."""
+        return folder in self.folders or self._kept_beyond(folder, 0)
+
+    def candidates(self, name: str) -> list[str]:
+        """The folders of this name in the base or among the gone files' (some may hold
+        no file in this version)."""
         base = self.base
-        found = dict.fromkeys([*base.by_name.get(name, ()), *self.by_name.get(name, ())])
-        return [f for f in found if self._holds(f)]
+        return [*dict.fromkeys([*base.by_name.get(name, ()), *self.by_name.get(name, ())])]
 
     def under(self, prefix: str) -> list[str]:
         """The files of this version whose path starts with this prefix."""
@@ -73,10 +88,13 @@ class Changed:
         need = _within(self._added_elsewhere(), folder) - base.submodules[folder]
         if folder in self.folders:  # a gone file lies under it: one is enough, as a rule
             need -= 1 if need < 1 else sum(1 for p in self.gone if p.startswith(folder + "/"))
-        if need < 0:
-            return True
-        paths, added, inside = base.paths, self.added, folder + "/"
-        kept = 0  # the base's files under it not added since: the first is usually enough
+        return need < 0 or self._kept_beyond(folder, need)
+
+    def _kept_beyond(self, folder: str, need: int) -> bool:
+        """Whether more than `need` of the base's files under the folder were not added
+        since: the first such file is usually enough."""
+        paths, added, inside = self.base.paths, self.added, folder + "/"
+        kept = 0
         for at in range(bisect.bisect_left(paths, inside), len(paths)):
             path = paths[at]
             if not path.startswith(inside):
