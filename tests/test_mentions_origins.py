@@ -315,3 +315,18 @@ def test_memory_lines_that_look_like_a_diff_s_own_rows_are_followed_as_blame_fol
     counts, blobs = on_disk(repo, [name])
     found = line_origins(git_of(repo), counts, blobs)
     assert found[name] == line_origins(git_of(repo), counts)[name] == blamed(repo, name, 5)
+
+
+def test_the_files_git_indexed_with_an_object_are_found_by_its_id(repo: GitRepo) -> None:
+    """`indexed_as` passes over a file of the index by a slice of its line when its id is
+    not asked (a mode of six digits, then the id), and reads the line whole otherwise, or
+    when the ids asked differ in length."""
+    repo.write_lines("a b/x.py", ["same"])
+    repo.write_lines("c.py", ["same"])
+    repo.write_lines("d.py", ["other"])
+    repo.commit("files")
+    history = GitHistory(git_of(repo))
+    same = blob_hash((repo.root / "c.py").read_bytes())
+    assert sorted(history.indexed_as([same])) == ["a b/x.py", "c.py"]
+    assert sorted(history.indexed_as([same, "0" * 64])) == ["a b/x.py", "c.py"]
+    assert history.indexed_as(["0" * 40]) == [] and history.indexed_as([]) == []

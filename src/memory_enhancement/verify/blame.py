@@ -271,7 +271,11 @@ class GitHistory(GitObjects):
         found: list[str] = []
         if not wanted:
             return found
+        sizes = {len(oid) for oid in wanted}
+        end = 7 + sizes.pop() if len(sizes) == 1 else 0  # where the id ends after a mode of 6
         for entry in self._index.split("\0"):
+            if end and entry[6:7] == " " and entry[7:end] not in wanted:
+                continue  # told by a slice: most files are not asked for
             meta, tab, path = entry.partition("\t")  # "<mode> <id> <stage>\t<path>"
             if tab and meta[meta.find(" ") + 1 : meta.rfind(" ")] in wanted:
                 rel = from_git(self.git, path) if self.git.prefix else path

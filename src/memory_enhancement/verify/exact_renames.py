@@ -107,7 +107,7 @@ def _paired(
     wanted = set(paths)
     changes: dict[str, list[tuple[str, State]]] = {c: [] for c in chained}
     current: list[tuple[str, State]] = []
-    seen = ""
+    seen, clear = "", set()  # folders known to lie under no wanted path
     fields = iter(out.split("\0"))  # an entry's two fields taken in turn: no index to count
     for field in fields:
         path = next(fields, None) if field[:1] == ":" else None
@@ -119,8 +119,11 @@ def _paired(
             current.append((path, (mode, meta[3]) if mode else None))
         elif (folder := path.rpartition("/")[0]) != seen:  # a folder's entries come together
             seen = folder
+            if folder in clear:
+                continue  # met at another commit
             if _under(folder, wanted):
                 return {}  # a folder at some commit: everything under it is in git's diff
+            clear.add(folder)
     state = dict(at_head)
     found: dict[str, list[tuple[str, str]]] = {}
     for commit in chained:  # newest first: each applies its diff to the newer one's state
