@@ -16,6 +16,7 @@ import pytest
 
 from conftest import RunCli
 from memory_enhancement.core.mentions import find_mentions, may_mention
+from memory_enhancement.core.prose_mentions import may_hold
 from verify_support import STORE, GitRepo, code, coded
 
 
@@ -110,6 +111,18 @@ def test_each_european_line_word_after_a_path_is_a_mention_with_its_digits_marke
         got.append((m.path, m.start, m.end, m.form, digits))
         assert line[m.column : m.column + len(m.text)] == m.text
     assert got == expected
+    assert may_hold(line, european=True)  # the line's own hint takes it
+
+
+def test_a_line_read_for_a_file_mention_is_read_for_riga_with_a_capital_too() -> None:
+    """A line is read for the word forms when its own hints (prose.may_hold) find one; these
+    take `Riga` as the pattern does, though the memory-wide hint takes `riga` only: a line
+    held nothing else is not read for it (as before the line's hints were asked)."""
+    found = find_mentions("Vedi `src/a.py` è x.py Riga 42\n")
+    assert [(m.path, m.start, m.form) for m in found] == [
+        ("src/a.py", None, "file"), ("x.py", 42, "words"),
+    ]  # fmt: skip
+    assert find_mentions("Vedi src/a.py è x.py Riga 42\n") == []
 
 
 @pytest.mark.parametrize(

@@ -146,6 +146,23 @@ def test_lines_and_code_blocks_are_counted_in_the_file_frontmatter_included() ->
     ]
 
 
+def test_a_fence_is_up_to_three_spaces_or_tabs_then_its_mark_on_any_line_ending() -> None:
+    """Fences and line numbers are found from the marks and the newlines searched for as
+    strings (core/mentions.py `_fence_lines`), as the anchored patterns found them."""
+    text = (
+        "a/x.py:1\r\n  ```py\r\na/y.py:2\r\n\t~~~~\r\na/z.py:3\n    ```\na/w.py:4\n"
+        " ~~```\na/v.py:5\n```` x ```\na/u.py:6\n~~~\na/t.py:7"
+    )
+    assert [(m.path, m.line, m.in_code) for m in find_mentions(text)] == [
+        ("a/x.py", 1, False), ("a/y.py", 3, True), ("a/z.py", 5, False), ("a/w.py", 7, False),
+        ("a/v.py", 9, False), ("a/u.py", 11, True), ("a/t.py", 13, False),
+    ]  # fmt: skip
+    for above in ("", "# T\n\nx\n\n"):  # the labels' lines read up to four lines above
+        text = f"{above}**File:** `a/b.py`\n**Function:** `f()`\n**Line:** 9\n"
+        line = text.count("\n")
+        assert [(m.path, m.line, m.start) for m in find_mentions(text)] == [("a/b.py", line, 9)]
+
+
 def test_relocated_rewrites_only_the_numbers_and_the_path_keeping_the_form() -> None:
     assert relocated(one("[h](src/api.py#L10-L20)"), 15, 25) == "src/api.py#L15-L25"
     assert relocated(one("x src/tool.py:7:5: warn"), 6, None) == "src/tool.py:6:5"

@@ -292,3 +292,41 @@ def test_a_commit_that_only_changes_line_endings_or_spaces_writes_no_memory_line
     result = MemoryService(Store(repo.store_root), Repository(repo.root)).verify("notes")
     (check,) = result.results[0].mentions
     assert (check.status.value, check.current_line, check.written_in) == ("moved", 3, written)
+
+
+def test_memory_lines_that_look_like_a_diff_s_own_rows_are_followed_as_blame_follows_them(
+    repo: GitRepo,
+) -> None:
+    """The replay reads a diff's rows that may say something (a commit, a file, a hunk) by a
+    pattern, and the commits' rows are cut at the lines naming a commit: a memory's own
+    lines shaped like them (a commit id, `--- x`, `diff --git`, `@@ `) are lines it adds or
+    removes, and an empty line is one too."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    repo.write_lines(f"{STORE}/odd.md", ["# Odd", "", sha, "-- x", "++ y", "plain"])
+    repo.commit("odd lines")
+    repo.write_lines(
+        f"{STORE}/odd.md",
+        ["# Odd", "", sha, "", "diff --git a/x b/x", "@@ -1 +1 @@", "-- z", "plain", sha],
+    )
+    repo.commit("more odd lines")
+    repo.write_lines(f"{STORE}/odd.md", ["# Odd", "Binary files a/x and b/x differ", sha, "", ""])
+    repo.commit("and again")
+    name = f"{STORE}/odd.md"
+    counts, blobs = on_disk(repo, [name])
+    found = line_origins(git_of(repo), counts, blobs)
+    assert found[name] == line_origins(git_of(repo), counts)[name] == blamed(repo, name, 5)
+
+
+def test_the_files_git_indexed_with_an_object_are_found_by_its_id(repo: GitRepo) -> None:
+    """`indexed_as` passes over a file of the index by a slice of its line when its id is
+    not asked (a mode of six digits, then the id), and reads the line whole otherwise, or
+    when the ids asked differ in length."""
+    repo.write_lines("a b/x.py", ["same"])
+    repo.write_lines("c.py", ["same"])
+    repo.write_lines("d.py", ["other"])
+    repo.commit("files")
+    history = GitHistory(git_of(repo))
+    same = blob_hash((repo.root / "c.py").read_bytes())
+    assert sorted(history.indexed_as([same])) == ["a b/x.py", "c.py"]
+    assert sorted(history.indexed_as([same, "0" * 64])) == ["a b/x.py", "c.py"]
+    assert history.indexed_as(["0" * 40]) == [] and history.indexed_as([]) == []

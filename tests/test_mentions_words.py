@@ -15,6 +15,7 @@ from click.testing import Result
 
 from conftest import RunCli
 from memory_enhancement.core.mentions import find_mentions, may_mention
+from memory_enhancement.core.prose_mentions import european, may_hold
 from memory_enhancement.core.verdicts import Verdict
 from verify_support import STORE, GitRepo, code, coded
 
@@ -151,6 +152,9 @@ def test_each_form_found_in_real_stores_is_a_mention_with_its_digits_marked(
         assert line[m.column : m.column + len(m.text)] == m.text
         assert m.line == 3
     assert got == expected
+    # The line's own hint (prose.may_hold) takes every line holding a form in words.
+    worded = [m for m in found if m.form in ("words", "l_number", "cjk_words", "list")]
+    assert not worded or may_hold(line, european(line.encode()))
 
 
 @pytest.mark.parametrize(

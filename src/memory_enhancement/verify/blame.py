@@ -189,20 +189,17 @@ class GitHistory(GitObjects):
         steps: dict[str, tuple[list[str], list[str]]] = {c: ([], []) for c in bases}
         # per commit: (files it has that its base has not, files its base has that it has not)
         current: tuple[list[str], list[str]] = ([], [])
-        fields = out.split("\0")
         prefix = self.git.prefix
-        i, count = 0, len(fields)
-        while i < count:
-            field = fields[i]
-            if (field == "A" or field == "D") and i + 1 < count:  # a status, then its path
-                path = fields[i + 1] if not prefix else from_git(self.git, fields[i + 1])
-                if path and (keep is None or path.rpartition("/")[2] in keep):
-                    current[0 if field == "A" else 1].append(path)
-                i += 2
+        fields = iter(out.split("\0"))  # a status and its path taken in turn
+        for item in fields:
+            raw = next(fields, None) if item == "A" or item == "D" else None
+            if raw is None:
+                first = item.strip().split(" ", 1)[0]  # a commit: the diffs of its line follow
+                current = steps.get(first, ([], []))
                 continue
-            first = field.strip().split(" ", 1)[0]  # a commit: the diffs of its line follow
-            current = steps.get(first, ([], []))
-            i += 1
+            path = raw if not prefix else from_git(self.git, raw)
+            if path and (keep is None or path.rpartition("/")[2] in keep):
+                current[0 if item == "A" else 1].append(path)
         now = self.files_now()
         since: dict[str, tuple[set[str], set[str]]] = {head: self._staged(keep)}
         # per commit: (files added since it, files deleted since it), as HEAD sees them
@@ -274,7 +271,11 @@ class GitHistory(GitObjects):
         found: list[str] = []
         if not wanted:
             return found
+        sizes = {len(oid) for oid in wanted}
+        end = 7 + sizes.pop() if len(sizes) == 1 else 0  # where the id ends after a mode of 6
         for entry in self._index.split("\0"):
+            if end and entry[6:7] == " " and entry[7:end] not in wanted:
+                continue  # told by a slice: most files are not asked for
             meta, tab, path = entry.partition("\t")  # "<mode> <id> <stage>\t<path>"
             if tab and meta[meta.find(" ") + 1 : meta.rfind(" ")] in wanted:
                 rel = from_git(self.git, path) if self.git.prefix else path

@@ -107,24 +107,23 @@ def _paired(
     wanted = set(paths)
     changes: dict[str, list[tuple[str, State]]] = {c: [] for c in chained}
     current: list[tuple[str, State]] = []
-    fields = out.split("\0")
-    i, count, seen = 0, len(fields), ""
-    while i < count:
-        field = fields[i]
-        if field.startswith(":") and i + 1 < count:
-            path = fields[i + 1]
-            if path in wanted:
-                meta = field.split(" ")  # :old-mode new-mode old-id new-id status
-                mode = int(meta[1], 8)
-                current.append((path, (mode, meta[3]) if mode else None))
-            elif (folder := path.rpartition("/")[0]) != seen:  # a folder's entries come together
-                seen = folder
-                if _under(folder, wanted):
-                    return {}  # a folder at some commit: everything under it is in git's diff
-            i += 2
-            continue
-        current = changes.get(field.strip(), [])
-        i += 1
+    seen, clear = "", set()  # folders known to lie under no wanted path
+    fields = iter(out.split("\0"))  # an entry's two fields taken in turn: no index to count
+    for field in fields:
+        path = next(fields, None) if field[:1] == ":" else None
+        if path is None:  # a commit's id: its entries follow
+            current = changes.get(field.strip(), [])
+        elif path in wanted:
+            meta = field.split(" ")  # :old-mode new-mode old-id new-id status
+            mode = int(meta[1], 8)
+            current.append((path, (mode, meta[3]) if mode else None))
+        elif (folder := path.rpartition("/")[0]) != seen:  # a folder's entries come together
+            seen = folder
+            if folder in clear:
+                continue  # met at another commit
+            if _under(folder, wanted):
+                return {}  # a folder at some commit: everything under it is in git's diff
+            clear.add(folder)
     state = dict(at_head)
     found: dict[str, list[tuple[str, str]]] = {}
     for commit in chained:  # newest first: each applies its diff to the newer one's state

@@ -33,6 +33,7 @@ QUIET = ("-c", "core.quotePath=false")
 DIFF = ("-U0", "--no-color", "--no-ext-diff", "--no-renames", "-w")
 LOG = ("--first-parent", "-m", "--reverse", "-p", *DIFF, "--format=@@@%H %P")
 SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SHA_ROW = re.compile(rf"^{SHA.pattern}$", re.MULTILINE)
 
 
 class Change(NamedTuple):
@@ -127,14 +128,8 @@ class FolderLog:
             self.git, *QUIET, "diff-tree", "--stdin", "--root", "-p", *DIFF, "--", *paths,
             stdin=stdin,
         )  # fmt: skip
-        shown: dict[str, list[str]] = {}
-        current: list[str] = []
-        for row in out.split("\n"):
-            if SHA.fullmatch(row):
-                current = shown.setdefault(row, [])  # git names each commit before its diff
-            else:
-                current.append(row)
         parts = []
+        shown = _by_commit(out)
         for sha, parents in (commits[n] for n in wanted):
             parts.append(f"@@@{sha} {parents}")
             parts.extend(shown.get(sha, ()))
@@ -195,6 +190,24 @@ class FolderLog:
                 times.append(int(time))
                 shas.append(sha)
         self.git.learn_first_parents(times, shas)
+
+
+def _by_commit(out: str) -> dict[str, list[str]]:
+    """`git diff-tree --stdin` output cut at the lines naming a commit (git names each
+    before its diff): per commit, its rows, as runs of whole lines joined by newlines. Cut
+    by a pattern over the whole text: a match of each of its 30,000 rows cost the corpus's
+    first run 15 ms."""
+    shown: dict[str, list[str]] = {}
+    current: list[str] = []  # the rows before the first commit's line go nowhere
+    at = 0  # where the rows after the last commit's line start
+    for m in _SHA_ROW.finditer(out):
+        if m.start() > at:  # rows between (a row is empty when two newlines meet)
+            current.append(out[at : m.start() - 1])
+        current = shown.setdefault(m.group(), [])
+        at = m.end() + 1
+    if at <= len(out):
+        current.append(out[at:])
+    return shown
 
 
 def _change(at: int, raw: str) -> Change:

@@ -24,6 +24,7 @@ only). So the replay pays off on linear histories (squash or rebase merges).
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 
 from memory_enhancement.verify.folder_log import DIFF, QUIET, SHA, FolderLog
@@ -33,6 +34,9 @@ from memory_enhancement.verify.line_maps import Hunk, LineMap, parse_hunk
 
 MAX_RENAMES = 5
 _RENAMED = ("--name-status", "-z", "--diff-filter=R")
+# The rows of a diff `_replay` reads: most rows are lines a hunk adds or removes, and
+# splitting the output into rows to skip them one by one was most of its time.
+_NOTED = re.compile(r"\n((?:@@|diff --git |--- |\+\+\+ |Binary files)[^\n]*)")
 
 Origin = tuple[str | None, int]  # (commit, the line's number in that commit's version)
 
@@ -304,7 +308,8 @@ def _replay(
                 current[at : at + h.old_count] = added
         hunks.clear()
 
-    for row in out.split("\n"):
+    for match in _NOTED.finditer("\n" + out):  # the rows that may say something
+        row = match.group(1)
         first = row[:1]
         if (first == "+" or first == "-") and not headers:
             continue  # a line a hunk adds or removes: its hunk header said all that counts
