@@ -141,6 +141,21 @@ def test_a_folder_deleted_since_is_missing_and_its_leftover_ignored_files_do_not
     assert found["src/tools/"].status is Verdict.MOVED
 
 
+def test_a_folder_deleted_since_names_the_commit_its_last_file_went_in(repo: GitRepo) -> None:
+    note(repo, "Old code in `old/`.")
+    repo.commit("memory")
+    repo.git("rm", "-q", "old/x.py")
+    first = repo.commit("delete x")
+    repo.write("elsewhere.py", b"pass\n")
+    repo.commit("unrelated")
+    repo.git("rm", "-q", "old/y.py")
+    last = repo.commit("delete y")
+    found = checks(repo)["old/"]
+    assert found.status is Verdict.MISSING
+    assert f"git tracks none of them now (the last of them gone in {last[:7]}, " in found.reason
+    assert first[:7] not in found.reason
+
+
 def test_a_folder_deleted_and_not_committed_is_missing(repo: GitRepo) -> None:
     note(repo, "Old code in `old/`.")
     repo.commit("memory")

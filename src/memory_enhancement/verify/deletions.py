@@ -36,6 +36,7 @@ from memory_enhancement.core.file_list import FileList, normalize
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.verify import file_checks, first_parent_diffs
 from memory_enhancement.verify.file_checks import NOT_THEN
+from memory_enhancement.verify.folder_checks import NONE_NOW
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git
 from memory_enhancement.verify.mention_checks import FOREIGN, ignored
@@ -105,7 +106,7 @@ def deletions(
     git or a path to ask about."""
     asked = list(after)
     everywhere = set(before)
-    wanted = {path for path, _ in asked} | everywhere
+    wanted = _Wanted({path for path, _ in asked} | everywhere)
     if git is None or not wanted:
         return Deletions({}, {})
     shas = git.first_parents()
@@ -130,8 +131,31 @@ def deletions(
     return Deletions(_read(git, out, wanted, order), order)
 
 
+class _Wanted:
+    """The paths a run asks about: a file by its path, a folder (`x/`) by every file under
+    it, so that a folder's deletions are those of its files (the last one: when it went)."""
+
+    def __init__(self, paths: set[str]) -> None:
+        self.files = {path for path in paths if not path.endswith("/")}
+        self.folders = sorted(path for path in paths if path.endswith("/"))
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.folders)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.files or any(str(path).startswith(f) for f in self.folders)
+
+    def told(self, found: dict[str, list[Deleted]], path: str, deleted: Deleted) -> None:
+        """`deleted` (newer ones first) told of `path` and of each folder asked holding it."""
+        keys = [path] if path in self.files else []
+        for key in keys + [f for f in self.folders if path.startswith(f)]:
+            known = found.setdefault(key, [])
+            if not known or known[-1].commit != deleted.commit:  # a folder's many files
+                known.append(deleted)
+
+
 def _from_trees(
-    git: Git, shas: Sequence[str], trees: Sequence[str], start: int, wanted: set[str]
+    git: Git, shas: Sequence[str], trees: Sequence[str], start: int, wanted: _Wanted
 ) -> dict[str, list[Deleted]] | None:
     """What `_read` reads from the log, from the root trees the run's walk printed
     (first_parent_diffs.py): the commits from `start` on, each diffed with its first
@@ -148,12 +172,12 @@ def _from_trees(
     deleted: dict[str, list[Deleted]] = {}
     for place, path in hits:  # newest first, as the log lists them
         date, parents = told[shas[place]]
-        deleted.setdefault(path, []).append(Deleted(shas[place], date, place, parents > 1))
+        wanted.told(deleted, path, Deleted(shas[place], date, place, parents > 1))
     return deleted
 
 
 def _read(
-    git: Git, out: str, wanted: set[str], order: Mapping[str, int]
+    git: Git, out: str, wanted: _Wanted, order: Mapping[str, int]
 ) -> dict[str, list[Deleted]]:
     """Per wanted path, its deletions in the log's `-z` output, newest first."""
     found: dict[str, list[Deleted]] = {}
@@ -168,8 +192,8 @@ def _read(
         if current is None or not field:
             continue
         path = from_git(git, field) if git.prefix else field
-        if path in wanted:
-            found.setdefault(path, []).append(current)
+        if path is not None and path in wanted:
+            wanted.told(found, path, current)
     return found
 
 
@@ -310,6 +334,8 @@ def asked(
                 path = _unsure(draft, folders[n])
                 if path is not None:
                     before.add(path)
+                elif (gone := _gone_folder(draft)) is not None:
+                    after.append(gone)
                 continue
             check = next(checks)
             missing = check.status is Verdict.MISSING and check.renamed_to is None
@@ -320,7 +346,14 @@ def asked(
 
 def retold(check: CitationCheck, folder: str, known: Deletions) -> CitationCheck:
     """A skipped mention's reason narrowed to what git knows of its path: deleted before
-    the memory line was written, or created after it and deleted since."""
+    the memory line was written, or created after it and deleted since; a folder gone
+    since its mention told when the last of its files went."""
+    if (gone := _gone_folder(check)) is not None:
+        by = known.after(*gone)
+        told = f"{NONE_NOW} (the last of them gone in {by})"
+        return (
+            check if by is None else replace(check, reason=check.reason.replace(NONE_NOW, told, 1))
+        )
     path = _unsure(check, folder)
     if path is None or check.written_in is None:
         return check
@@ -334,6 +367,14 @@ def retold(check: CitationCheck, folder: str, known: Deletions) -> CitationCheck
         return check
     reason = check.reason.replace(NOT_THEN, told, 1).replace(FOREIGN, f"a file {told}", 1)
     return replace(check, reason=reason)
+
+
+def _gone_folder(check: CitationCheck) -> tuple[str, str] | None:
+    """(`x/`, the memory line's commit) of a folder mention missing since it was written:
+    files were under it then, none now (folder_checks.py); None for any other verdict."""
+    if check.status is not Verdict.MISSING or check.written_in is None:
+        return None
+    return (check.citation.target + "/", check.written_in) if NONE_NOW in check.reason else None
 
 
 def _unsure(check: CitationCheck, folder: str) -> str | None:

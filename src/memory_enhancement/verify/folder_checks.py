@@ -60,6 +60,9 @@ if TYPE_CHECKING:
 
 # A folder that never held a file of this repository, then or now.
 NOT_A_FOLDER = "not a folder of this repository then (to be created, an example, another project's)"
+# How a folder gone since its mention is told; deletions.py names the commit that deleted
+# the last of its files after these words.
+NONE_NOW = "git tracks none of them now"
 
 # (old, new) pairs from a commit to HEAD among some paths
 Renames = Callable[[str, list[str]], list[tuple[str, str]]]
@@ -178,7 +181,7 @@ def _held(
         return _there(mention, was, " (in the work tree; git tracks no file in it now)", commit)
     reason = (
         f"the folder {was}/ held {_files(held)} when the memory line was written "
-        f"({commit[:7]}); git tracks none of them now"
+        f"({commit[:7]}); {NONE_NOW}"
     )
     if count:
         reason += f"; {count} renamed under {best}/"
