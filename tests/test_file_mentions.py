@@ -16,7 +16,7 @@ from memory_enhancement.core.file_mentions import FILE
 from memory_enhancement.core.mentions import find_mentions, may_mention
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.state import State
-from verify_support import STORE, GitRepo, code, fixed_service, form_checks, git_commands
+from verify_support import STORE, GitRepo, code, fixed_service, form_checks, git_commands, note
 
 # -- the grammar ----------------------------------------------------------------------------
 
@@ -55,10 +55,6 @@ def test_a_path_with_its_lines_in_words_stays_one_line_mention() -> None:
 
 
 # -- verdicts -------------------------------------------------------------------------------
-
-
-def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
-    return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
 
 
 service = fixed_service

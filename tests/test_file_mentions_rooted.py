@@ -18,6 +18,7 @@ from verify_support import (
     code,
     file_mention_checks,
     fixed_after_rename,
+    note,
     store_cli,
 )
 
@@ -32,10 +33,6 @@ def repo(tmp_path: Path) -> GitRepo:
     repo.write_lines(".gitignore", ["tmp/"])
     repo.commit("code")
     return repo
-
-
-def note(repo: GitRepo, *lines: str) -> Path:
-    return repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", *lines])
 
 
 def test_fix_writes_a_renamed_path_from_the_root_as_it_was_written(repo: GitRepo) -> None:

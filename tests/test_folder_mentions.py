@@ -14,7 +14,7 @@ from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import find_mentions, may_mention
 from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.store.state import State
-from verify_support import STORE, GitRepo, fixed_service, form_checks, git_commands, store_cli
+from verify_support import STORE, GitRepo, fixed_service, form_checks, git_commands, note, store_cli
 
 # -- the grammar ----------------------------------------------------------------------------
 
@@ -52,10 +52,6 @@ def test_what_is_not_a_folder_mention() -> None:
 
 
 # -- verdicts -------------------------------------------------------------------------------
-
-
-def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
-    return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
 
 
 service = fixed_service

@@ -18,11 +18,7 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify import blame, git_objects
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code
-
-
-def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
-    return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
+from verify_support import FIXED_NOW, STORE, GitRepo, code, note
 
 
 def service(repo: GitRepo, state: State | None = None, root: Path | None = None) -> MemoryService:

@@ -26,11 +26,7 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify import blame
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
-from verify_support import STORE, GitRepo, code
-
-
-def note(repo: GitRepo, *lines: str) -> None:
-    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", *lines])
+from verify_support import GitRepo, code, note
 
 
 def mentions(repo: GitRepo) -> dict[str, CitationCheck]:

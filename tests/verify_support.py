@@ -232,6 +232,11 @@ def logging_git(folder: Path) -> tuple[dict[str, str], Path]:
     return env, calls
 
 
+def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
+    """A memory `name` of the repository's store: a title, a blank line, then `lines`."""
+    return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])
+
+
 def fixed_service(repo: GitRepo, state: State | None = None) -> MemoryService:
     """The repository's store served at FIXED_NOW, with `state` (none kept by default)."""
     return MemoryService(
