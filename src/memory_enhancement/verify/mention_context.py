@@ -112,7 +112,7 @@ def _under_heading(
     under it (`include/cutlass/arch`), else the one anywhere under it; two leave the
     mention ambiguous. Authors of layout notes name the parent once, in the section's
     heading, and its folders by their names below it (Butterfingrz/cutlass)."""
-    found = _section_heading(lines, mention.line)
+    found = _section_heading(lines, mention.line, folder)
     if found is None:
         return None
     number, parents = found
@@ -131,10 +131,11 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _PATH = re.compile(r"(?<![A-Za-z0-9_.@~+/-])(?:[A-Za-z0-9_.@~+-]+/)+[A-Za-z0-9_.@~+-]*")
 
 
-def _section_heading(lines: list[str], line: int) -> tuple[int, list[str]] | None:
+def _section_heading(lines: list[str], line: int, folder: str) -> tuple[int, list[str]] | None:
     """(line, folders) of the nearest heading above memory line `line` that encloses it
-    (each one further up of a higher level) and names a folder; headings in fenced blocks
-    (a shell comment `# build`) are none."""
+    (each one further up of a higher level) and names a folder (read as the memory's
+    mentions are, from its `folder`); headings in fenced blocks (a shell comment `# build`)
+    are none."""
     headings: list[tuple[int, int, str]] = []
     fence = ""
     for number, text in enumerate(lines[: line - 1], 1):
@@ -154,7 +155,7 @@ def _section_heading(lines: list[str], line: int) -> tuple[int, list[str]] | Non
         if depth >= level:
             continue
         level = depth
-        named = [path for p in _PATH.findall(text) if (path := normalize(p.rstrip("/"), ""))]
+        named = [p for found in _PATH.findall(text) if (p := normalize(found.rstrip("/"), folder))]
         if named:
             return number, named
     return None
