@@ -319,6 +319,21 @@ def test_resolving_malformed_text_is_a_clear_error(indexed: MemoryService, text:
         indexed.resolve(text)
 
 
+def test_resolve_takes_a_memorys_path_or_name_too(
+    indexed: MemoryService, run_cli: RunCli, store: Path
+) -> None:
+    """A user typed `resolve project_overview` in a Serena store (2sem/sendadv-ios) and was
+    told the text was no citation ID; the memory it names is what they wanted. Text that
+    names no memory keeps the ID's error."""
+    assert indexed.resolve("notes/deploy").memory.path == "notes/deploy"
+    assert indexed.resolve("deploy").memory.path == "notes/deploy"
+    shown = run_cli(["resolve", "deploy", "--json", "--dir", store])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["id"] == "mem:" + indexed.citation_id("notes/deploy")[5:-1]
+    with pytest.raises(InvalidInputError, match="invalid citation ID 'no_such_memory'"):
+        indexed.resolve("no_such_memory")
+
+
 # -- the ID everywhere -----------------------------------------------------------------
 
 

@@ -187,7 +187,8 @@ def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_
 @json_option
 @store_options
 def resolve(citation_id: str, as_json: bool) -> None:
-    """Show the memory a citation ID names: mem:a7Bc3x, [mem:a7Bc3x] or a7Bc3x."""
+    """Show the memory a citation ID names: mem:a7Bc3x, [mem:a7Bc3x] or a7Bc3x (a memory's
+    path or name, as `get` takes it, works too)."""
     from memory_enhancement.service.serialize import memory_dict
 
     fetched = app().service().resolve(citation_id)

@@ -143,7 +143,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         ctx: Context,
         store: Store = None,
     ) -> MemoryOut:
-        """The memory a citation ID names."""
+        """The memory a citation ID names (a memory's path or name works too)."""
         with tool_errors():
             fetched = service(ctx, store).resolve(id)
             data = serialize.memory_dict(fetched.memory, fetched.citation_id)

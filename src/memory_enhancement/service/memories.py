@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from memory_enhancement.core.errors import (
     ExpiredError,
     InvalidInputError,
+    MemoryToolError,
+    NotFoundError,
     shown,
 )
 from memory_enhancement.core.ids import format_citation_id
@@ -126,10 +128,19 @@ class Memories(ServiceBase):
         return format_citation_id(self.index.citation_id(self.store.locate(path)))
 
     def resolve(self, citation_id: str, *, include_expired: bool = True) -> Fetched:
-        """The memory a citation ID names (`mem:a7Bc3x`, `[mem:a7Bc3x]` or `a7Bc3x`)."""
-        from memory_enhancement.index.lookup import resolve_id
+        """The memory a citation ID names (`mem:a7Bc3x`, `[mem:a7Bc3x]` or `a7Bc3x`). Text
+        that names no memory as an ID but is a memory's path or name is taken as `get`
+        takes it: `resolve project_overview` meant that memory, and an error about an ID's
+        shape told the user nothing. Text that is neither keeps the ID's error."""
+        from memory_enhancement.index.lookup import find, resolve_id
 
-        path = resolve_id(self.index, self.state, citation_id)
+        try:
+            path = resolve_id(self.index, self.state, citation_id)
+        except (InvalidInputError, NotFoundError) as exc:
+            try:
+                path = find(self.index, self.state, citation_id)
+            except MemoryToolError:
+                raise exc from None
         return self.get(path, include_expired=include_expired, action="resolve")
 
     def find(self, reference: str) -> str:

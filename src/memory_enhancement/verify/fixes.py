@@ -14,12 +14,13 @@ travel with git.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memory_enhancement.core import prose_mentions as prose
 from memory_enhancement.core.errors import MemoryToolError
+from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.mentions import Mention, as_written, find_mentions, relocated
 from memory_enhancement.core.model import Citation, Fix, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
@@ -87,10 +88,13 @@ def apply_fixes(
     dry_run: bool,
     refused: list[str] | None = None,
     unstamped: Container[str] = (),
+    files: Callable[[], FileList] | None = None,
 ) -> list[Fix]:
     """--fix rewrites moved citations; --write (and --fix, on what it fixes) records the
     confidence and verification time in `states` (per memory path) in the file, but for
     the `unstamped` memories (a Claude Code folder's MEMORY.md: an index, not a memory).
+    `files`: the repository's files now, asked for when a renamed file's partial path
+    may stay partial (`short_form`).
 
     A file that cannot be edited in place (its format cannot hold the edit) is left
     unchanged and named in `refused` with why; the other files are still written."""
@@ -109,7 +113,7 @@ def apply_fixes(
             try:
                 done = _fix_one(
                     store, result, wanted, states.get(result.path), dry_run=dry_run,
-                    only_recorded=not stamps, mentions=mentions,
+                    only_recorded=not stamps, mentions=mentions, files=files,
                 )  # fmt: skip
             except MemoryToolError as exc:
                 if refused is None:
@@ -130,6 +134,7 @@ def _fix_one(
     dry_run: bool,
     only_recorded: bool,
     mentions: Sequence[CitationCheck] = (),
+    files: Callable[[], FileList] | None = None,
 ) -> Fix | None:
     """Rewrite one memory, if the file still says what was verified.
 
@@ -158,8 +163,8 @@ def _fix_one(
         text = formats.by_name(memory.format).render(loaded.doc, edited)
         before = loaded.decoded.text
         spliced[:] = [
-            *mention_edits(mentions, before),
-            *repeated_mention_edits(before, result.checks),
+            *mention_edits(mentions, before, files),
+            *repeated_mention_edits(before, result.checks, files),
         ]
         return splice_mentions(before, text, spliced) if spliced else text
 
@@ -186,11 +191,17 @@ class MentionEdit:
     again: bool = False  # another edit of a mention already counted (a label's file)
 
 
-def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> list[MentionEdit]:
+def mention_edits(
+    checks: Sequence[CitationCheck],
+    text: str | None = None,
+    files: Callable[[], FileList] | None = None,
+) -> list[MentionEdit]:
     """The edits that make moved mentions cite where their code is now.
 
-    A rename writes the new path in full (a partial path might name another file
-    now), in a file mention (`` `src/app.py` ``) as in any other; a list item (`, 20`
+    A rename writes the new path as the mention wrote the old one: a partial path stays
+    partial where that still names the file alone (`short_form`, with the repository's
+    `files`), else it is written in full (a partial path might name another file now),
+    in a file mention (`` `src/app.py` ``) as in any other; a list item (`, 20`
     after `app.py:10`) has no path of its own, so after a rename it is left alone; a
     permalink (a blob URL pinned to a commit) cites that commit forever and is left
     alone too. A `**Line:** 12` label has its path in the `**File:**` label above it:
@@ -213,12 +224,44 @@ def mention_edits(checks: Sequence[CitationCheck], text: str | None = None) -> l
         if path is not None and mention.path_at is None and not label:
             continue
         was = check.citation.target
-        new = relocated(mention, check.current_line, check.current_end_line, path, was)
+        new = relocated(
+            mention, check.current_line, check.current_end_line,
+            _short(mention, path, was, files), was,
+        )  # fmt: skip
         if new != mention.text:
             edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
         if label and text is not None and path is not None:
-            edits += _file_label_edit(text, mention, path, was, again=new != mention.text)
+            short = short_form(mention.path, path, was, files()) if files else path
+            edits += _file_label_edit(text, mention, short, was, again=new != mention.text)
     return edits
+
+
+def short_form(written: str, path: str, was: str, files: FileList) -> str:
+    """A renamed file's new path (`path`) written as the memory wrote the old one (`was`,
+    written `written`): a partial path (`Configs/app.release.xcconfig` for
+    `Projects/App/Configs/app.release.xcconfig`, the project said by its section) stays
+    partial, `Configs/app.prod.xcconfig`, when the file is still under the folders the
+    author left out, as many folders deep as written, and the partial path names it alone
+    among the repository's files now. Else the path in full: the short form would name
+    another file, or another folder than the author's."""
+    if not written or len(written) >= len(was) or not was.endswith("/" + written):
+        return path
+    left_out = was[: len(was) - len(written)]
+    short = path[len(left_out) :]
+    if not path.startswith(left_out) or short.count("/") != written.count("/"):
+        return path
+    return short if files.resolve(short).path == path else path
+
+
+def _short(
+    mention: Mention, path: str | None, was: str, files: Callable[[], FileList] | None
+) -> str | None:
+    """`short_form` of the path as the mention wrote it, when there is a new path and
+    the repository's files to look it up in."""
+    if path is None or files is None or mention.path_at is None:
+        return path
+    a, b = mention.path_at
+    return short_form(mention.text[a:b], path, was, files())
 
 
 # What a copy kept aside is called: `x.py.bak`, `x.py.orig`, `x.py.old`, `x.py~`.
@@ -257,7 +300,9 @@ def _file_label_edit(
     return [MentionEdit(number, start, mention.path, new, again=again)]
 
 
-def repeated_mention_edits(text: str, checks: Sequence[CitationCheck]) -> list[MentionEdit]:
+def repeated_mention_edits(
+    text: str, checks: Sequence[CitationCheck], files: Callable[[], FileList] | None = None
+) -> list[MentionEdit]:
     """The edits that make prose repeating a moved citation (`starts at src/app.py:12`
     beside its table row) follow it. Such prose is not verified as a mention of its own
     (the citation speaks for it), so without these the fix leaves the text citing the
@@ -279,7 +324,10 @@ def repeated_mention_edits(text: str, checks: Sequence[CitationCheck]) -> list[M
         if path is not None and mention.path_at is None:
             continue  # a list item (`, 20`) has no path of its own to rename
         was = check.citation.target
-        new = relocated(mention, check.current_line, check.current_end_line, path, was)
+        new = relocated(
+            mention, check.current_line, check.current_end_line,
+            _short(mention, path, was, files), was,
+        )  # fmt: skip
         if new != mention.text:
             edits.append(MentionEdit(mention.line, mention.column, mention.text, new))
     return edits

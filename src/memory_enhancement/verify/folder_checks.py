@@ -14,6 +14,8 @@ list of files, which the run lists once per commit):
   now (its files untracked or ignored since) is `valid`, said so: the folder is there;
   one git lists and the work tree has not (deleted, not committed yet) is `missing`, as
   a file mention's verdict reads the work tree;
+- a partial path naming several folders then is read as the one under the folder its
+  section's heading names (mention_context.py; the reason says so), else:
 - no such folder then: one that holds files now (added since; a partial path now ending
   one folder) is `valid`; several it may name, then or now, `ambiguous`; one the work
   tree has that git does not track (`dist/`, `.venv/`, ignored) `valid`, said so; else
@@ -123,7 +125,8 @@ def decide(
         return _ambiguous(mention, plain, then.candidates, commit)
     if then is not None and then.kind == TEXT and then.path and commit is not None:
         listed_at = history.files_at if history is not None else None
-        return _held(mention, then.path, commit, files_now, repo, listed_at, renames)
+        held = _held(mention, then.path, commit, files_now, repo, listed_at, renames)
+        return replace(held, reason=then.note + held.reason) if then.note else held
     now = files_now().folder(path, mention.rooted)
     if now.path is not None and repo.is_folder(now.path):
         later = "" if then is None or commit is None else ", added after the memory line"

@@ -13,8 +13,10 @@ So the file of a name is chosen by the files named nearest to it in the memory, 
 lines either way: the other mentions where history resolved them, and paths written with
 a folder (a `File:` label, a list of files). The nearest of them whose folder is the
 folder of exactly one candidate decides; when the nearest that name a candidate's folder
-name two, or none do, the name stays ambiguous. Asked only of a memory file holding an
-ambiguous mention: nothing here runs for the others.
+name two, or none do, the name stays ambiguous. A partial folder of several is told by
+the folder its section's heading names instead (`_under_heading`): layout notes name the
+parent once, in the heading. Asked only of a memory file holding an ambiguous mention:
+nothing here runs for the others.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ def settle(
         if then.kind != AMBIGUOUS or mention is None or then.commit is None:
             continue
         if mention.form == FOLDER:  # a folder's candidates are folders, not files of one
+            chosen = _under_heading(mention, then.candidates, lines, item.folder)
+            if chosen is not None:
+                path, why = chosen
+                note = f"{mention.text} read as {path}/, under {why}; "
+                out[name] = read(then.commit, path, mention, note)
             continue
         chosen = _choose(mention, then.candidates, _evidence(mention, item, thens, lines))
         if chosen is not None:
@@ -95,6 +102,63 @@ def settle(
             note = f"{mention.path} read as {path}, the same file then and now as {others}; "
             out[name] = read(then.commit, path, mention, note)
     return out
+
+
+def _under_heading(
+    mention: Mention, candidates: tuple[str, ...], lines: list[str], folder: str
+) -> tuple[str, str] | None:
+    """The one candidate folder under the folder named by the nearest heading enclosing
+    the mention (`## Core library (`include/cutlass/`)` above `**arch/**`): the one right
+    under it (`include/cutlass/arch`), else the one anywhere under it; two leave the
+    mention ambiguous. Authors of layout notes name the parent once, in the section's
+    heading, and its folders by their names below it (Butterfingrz/cutlass)."""
+    found = _section_heading(lines, mention.line, folder)
+    if found is None:
+        return None
+    number, parents = found
+    own = normalize(mention.path, folder)
+    right_under = {(c, p) for c in candidates for p in parents if c == f"{p}/{own}"}
+    anywhere = {(c, p) for c in candidates for p in parents if c.startswith(p + "/")}
+    picked = right_under or anywhere
+    if len({c for c, _ in picked}) != 1:
+        return None
+    path, parent = min(picked)
+    return path, f"`{parent}/` of its section's heading (line {number})"
+
+
+_HEADING = re.compile(r" {0,3}(#{1,6})(?:\s|$)")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_PATH = re.compile(r"(?<![A-Za-z0-9_.@~+/-])(?:[A-Za-z0-9_.@~+-]+/)+[A-Za-z0-9_.@~+-]*")
+
+
+def _section_heading(lines: list[str], line: int, folder: str) -> tuple[int, list[str]] | None:
+    """(line, folders) of the nearest heading above memory line `line` that encloses it
+    (each one further up of a higher level) and names a folder (read as the memory's
+    mentions are, from its `folder`); headings in fenced blocks (a shell comment `# build`)
+    are none."""
+    headings: list[tuple[int, int, str]] = []
+    fence = ""
+    for number, text in enumerate(lines[: line - 1], 1):
+        opened = _FENCE.match(text)
+        if fence:
+            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
+                fence = "" if not text[opened.end() :].strip() else fence
+            continue
+        if opened:
+            fence = opened[1]
+            continue
+        heading = _HEADING.match(text)
+        if heading:
+            headings.append((number, len(heading[1]), text))
+    level = 7
+    for number, depth, text in reversed(headings):
+        if depth >= level:
+            continue
+        level = depth
+        named = [p for found in _PATH.findall(text) if (p := normalize(found.rstrip("/"), folder))]
+        if named:
+            return number, named
+    return None
 
 
 def _copies(

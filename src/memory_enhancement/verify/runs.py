@@ -97,14 +97,16 @@ class Runner:
         kept: Sequence[MemoryVerification] = results
         if options.fix or options.write:
             from memory_enhancement.verify.fixes import apply_fixes
+            from memory_enhancement.verify.mention_judge import files_now
 
+            listed = functools.cache(functools.partial(files_now, self.git, self.repo))
             kept = list(results)
             ids = {path: cid for path, cid in zip(batch.paths, batch.ids, strict=True) if cid}
             fixes = apply_fixes(
                 self.store, self.repo, kept, self._states(kept, ids),
                 stamp=format_timestamp(self.clock()), fix=options.fix, write=options.write,
                 dry_run=options.dry_run, refused=unwritten if many else None,
-                unstamped=unstamped,
+                unstamped=unstamped, files=listed,
             )  # fmt: skip
         skipped = list(skipped)
         unreadable = [self._unreadable(reason) for reason in skipped]

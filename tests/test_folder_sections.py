@@ -1,0 +1,98 @@
+"""A partial folder of several, told apart by the folder its section's heading names.
+
+Butterfingrz/cutlass's `codebase_structure` memory lists `**arch/**`, `**gemm/**`,
+`**thread/**` under `## CUTLASS 核心库 (`include/cutlass/`)` and `**arch/**`, `**util/**`
+under `## CuTe 库 (`include/cute/`)`: 21 of its 43 folder mentions were `ambiguous`,
+each naming the one folder under its heading's among 2 to 13. Real git repositories in
+temporary folders; the memory is written here (a few lines after cutlass's layout)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_enhancement.core.folder_mentions import FOLDER
+from verify_support import GitRepo, fixed_service, note
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "project")
+    for name in [
+        "include/cutlass/arch/mma.h", "include/cute/arch/copy.hpp",
+        "include/cutlass/thread/simt.h", "include/cutlass/gemm/thread/mma.h",
+        "test/unit/core/a.cu", "test/unit/cute/core/b.cu", "test/unit/util/c.cu",
+        "tools/util/d.h",
+    ]:  # fmt: skip
+        repo.write_lines(name, [f"// {name}", "int x = 1;"])
+    repo.commit("code")
+    return repo
+
+
+def verdicts(repo: GitRepo) -> list[tuple[int, str, str, str | None]]:
+    """(memory line, mention, verdict, folder) of notes.md's folder mentions."""
+    result = fixed_service(repo).verify("notes").results[0]
+    return [
+        (c.mention.line, c.mention.text, c.status.value, c.current_path)
+        for c in result.mentions
+        if c.mention is not None and c.mention.form == FOLDER
+    ]
+
+
+def test_a_partial_folder_is_the_one_under_the_folder_its_sections_heading_names(
+    repo: GitRepo,
+) -> None:
+    """The nearest heading enclosing the mention that names a folder decides: the folder
+    right under it (`thread/`, though include/cutlass/gemm/thread/ is under it too), else
+    the one folder anywhere under it (`util/`: test/unit/util/). A heading inside a fenced
+    block is no heading (nor its folder a mention); two folders under it (`core/`) leave
+    the mention ambiguous."""
+    note(
+        repo,
+        "## Core library (`include/cutlass/`)",
+        "",
+        "### Modules",
+        "- **arch/** - architecture features",
+        "- **thread/** - SIMT code",
+        "",
+        "## CuTe (`include/cute/`)",
+        "- **arch/** - PTX wrappers",
+        "",
+        "## Tests (`test/`)",
+        "```bash",
+        "# build the tools (`tools/`)",
+        "```",
+        "- **util/** - helpers",
+        "- **core/** - core tests",
+    )
+    repo.commit("memory")
+    assert verdicts(repo) == [
+        (3, "include/cutlass/", "valid", "include/cutlass"),
+        (6, "arch/", "valid", "include/cutlass/arch"),
+        (7, "thread/", "valid", "include/cutlass/thread"),
+        (9, "include/cute/", "valid", "include/cute"),
+        (10, "arch/", "valid", "include/cute/arch"),
+        (12, "test/", "valid", "test"),
+        (16, "util/", "valid", "test/unit/util"),
+        (17, "core/", "ambiguous", None),
+    ]
+    result = fixed_service(repo).verify("notes").results[0]
+    reasons = {c.mention.line: c.reason for c in result.mentions if c.mention is not None}
+    assert reasons[6].startswith("arch/ read as include/cutlass/arch/, under `include/cutlass/`")
+    assert "heading (line 3)" in reasons[6]
+
+
+def test_an_earlier_section_or_a_heading_naming_no_folder_tells_nothing(repo: GitRepo) -> None:
+    """A section before the mention's own, at its level, is another section; a heading
+    below the mention, a later one."""
+    note(
+        repo,
+        "## Core library (`include/cutlass/`)",
+        "Its modules are below.",
+        "## Other notes",
+        "- **arch/** - architecture features",
+        "## CuTe (`include/cute/`)",
+    )
+    repo.commit("memory")
+    assert [v[1:3] for v in verdicts(repo) if v[1] == "arch/"] == [("arch/", "ambiguous")]
