@@ -29,6 +29,7 @@ from pathlib import Path
 from memory_enhancement.core.file_list import normalize
 from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import Mention
+from memory_enhancement.store.formats.markdown import headings
 from memory_enhancement.verify.mention_history import (
     AMBIGUOUS,
     PAST_END,
@@ -126,8 +127,6 @@ def _under_heading(
     return path, f"`{parent}/` of its section's heading (line {number})"
 
 
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:\s|$)")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _PATH = re.compile(r"(?<![A-Za-z0-9_.@~+/-])(?:[A-Za-z0-9_.@~+-]+/)+[A-Za-z0-9_.@~+-]*")
 
 
@@ -135,29 +134,15 @@ def _section_heading(lines: list[str], line: int, folder: str) -> tuple[int, lis
     """(line, folders) of the nearest heading above memory line `line` that encloses it
     (each one further up of a higher level) and names a folder (read as the memory's
     mentions are, from its `folder`); headings in fenced blocks (a shell comment `# build`)
-    are none."""
-    headings: list[tuple[int, int, str]] = []
-    fence = ""
-    for number, text in enumerate(lines[: line - 1], 1):
-        opened = _FENCE.match(text)
-        if fence:
-            if opened and opened[1][0] == fence[0] and len(opened[1]) >= len(fence):
-                fence = "" if not text[opened.end() :].strip() else fence
-            continue
-        if opened:
-            fence = opened[1]
-            continue
-        heading = _HEADING.match(text)
-        if heading:
-            headings.append((number, len(heading[1]), text))
+    are none, by the store's own fence-aware scan."""
     level = 7
-    for number, depth, text in reversed(headings):
+    for index, depth, title in reversed(list(headings(lines[: line - 1]))):
         if depth >= level:
             continue
         level = depth
-        named = [p for found in _PATH.findall(text) if (p := normalize(found.rstrip("/"), folder))]
+        named = [p for found in _PATH.findall(title) if (p := normalize(found.rstrip("/"), folder))]
         if named:
-            return number, named
+            return index + 1, named
     return None
 
 
