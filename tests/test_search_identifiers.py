@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from index_support import as_before_34, disk_service, paths, titled_notes_service, write_memory
-from memory_enhancement.index import identifiers, schema
+from memory_enhancement.index import identifiers, schema, snippets
 from memory_enhancement.service import MemoryService
 
 NOTES = {
@@ -59,7 +59,7 @@ def found(service: MemoryService, query: str) -> list[str]:
     ],
 )
 def test_a_camel_or_pascal_case_name_is_parted_into_its_words(name: str, words: list[str]) -> None:
-    assert identifiers.split(name) == words
+    assert list(identifiers.split(name)) == words
     assert identifiers.parts(f"see {name}.") == " ".join(words)
     assert identifiers.is_compound(name)
 
@@ -122,6 +122,13 @@ def test_snippets_show_the_original_text(service: MemoryService) -> None:
     [hit] = [r for r in service.search("rebuild", mode="lexical")]
     assert "documentEmbeddings table" in hit.hit.snippet
     assert "rebuildIndex()" in hit.hit.snippet.replace("**", "")
+
+
+def test_a_snippet_marks_a_word_where_it_stands_inside_a_name() -> None:
+    text = "HTTPServer and getUser, the id of user_id; this is it."
+    assert snippets.snippet(text, ["server", "get", "id", "is"]) == (
+        "HTTP**Server** and **get**User, the **id** of user_**id**; this **is** it."
+    )
 
 
 def test_an_english_memory_scores_exactly_as_plain_bm25(tmp_path: Path) -> None:
@@ -201,5 +208,6 @@ def test_the_cli_finds_a_word_inside_an_identifier_in_a_real_process(tmp_path: P
         check=False,
     )
     assert (result.returncode, result.stderr) == (0, "")
-    assert "notes/facade" in result.stdout and "MemoryService" in result.stdout
+    # The word marked where it stands inside the name, the name as written.
+    assert "notes/facade" in result.stdout and "Memory**Service**." in result.stdout
     assert "notes/other" not in result.stdout

@@ -110,7 +110,7 @@ def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str, 
     # `memory-service` and, in the table of names' words, `MemoryServiceImpl` (a variant:
     # the name as typed ranks first).
     parted = [
-        _phrase_of(identifiers.split(piece))
+        _phrase_of(list(identifiers.split(piece)))
         for word in typed_words
         for piece in word.split("_")
         if identifiers.is_compound(piece)
