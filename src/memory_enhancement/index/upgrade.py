@@ -2,8 +2,9 @@
 
 The index is a cache, so an older database is normally deleted and rebuilt; but a
 rebuild also drops the embeddings, which take minutes to make again. A version whose
-tables are the same, and whose rows only need reading from the files again, is
-upgraded in place instead: the SQL here makes the next sync read every file again.
+tables are the same, or only lack ones this version adds (PARTS), and whose rows only need
+reading from the files again, is upgraded in place instead: the SQL here adds what is
+missing and makes the next sync read every file again.
 """
 
 from __future__ import annotations
