@@ -71,6 +71,15 @@ def test_text_without_such_names_has_no_parts() -> None:
     assert not any(map(identifiers.is_compound, ("memory", "Redis", "HTTP", "A1")))
 
 
+def test_one_name_of_many_steps_is_one_name_and_others_are_kept() -> None:
+    """A crafted file (a token of 200,000 steps) is read once, not once a step; the names
+    beside it, and a name glued to CJK text, are still found."""
+    text = "getUser " + "aB" * 100_000 + " MemoryService documentEmbeddingsを修正"
+    found = identifiers.names(text)
+    assert [len(n) for n in found] == [7, 200_000, 13, 18]
+    assert found[0] == "getUser" and found[2:] == ["MemoryService", "documentEmbeddings"]
+
+
 @pytest.mark.parametrize(
     ("query", "path"),
     [

@@ -71,16 +71,22 @@ def names(text: str) -> list[str]:
     """
     raw = text.encode("utf-8", "surrogatepass")
     kinds = raw.translate(_KINDS)
-    starts: set[int] = set()
+    steps: list[int] = []
     for step in _STEPS:
         at = kinds.find(step)
         while at >= 0:
-            starts.add(kinds.rfind(b" ", 0, at) + 1)
+            steps.append(at)
             at = kinds.find(step, at + 1)
     found = []
-    for start in sorted(starts):
-        end = kinds.find(b" ", start)
-        found.append(raw[start : end if end >= 0 else len(raw)].decode("ascii"))
+    end = -1
+    for at in sorted(steps):
+        if at < end:
+            continue  # a later step of the name just taken
+        # Each byte is looked at once: a name of 100,000 steps (a crafted file) is one name.
+        start = kinds.rfind(b" ", end + 1, at) + 1 or max(end + 1, 0)
+        end = kinds.find(b" ", at)
+        end = end if end >= 0 else len(raw)
+        found.append(raw[start:end].decode("ascii"))
     return found
 
 
