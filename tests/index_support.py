@@ -110,3 +110,13 @@ def usage_rows(state_file: Path) -> list[tuple[str, str, str, str, str, str | No
 def paths(results: Iterable[object]) -> list[str]:
     """The memory paths of search results, in rank order."""
     return [r.hit.row.path for r in results]  # type: ignore[attr-defined]
+
+
+def as_before_34(conn: sqlite3.Connection) -> None:
+    """An index's schema as versions before 34 made it: no table of the words inside
+    camelCase names (index/upgrade.py, PARTS), for tests that stand in an older index."""
+    for trigger in ("memories_parts_ai", "memories_parts_ad", "memories_parts_au"):
+        conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("DROP TABLE memories_parts_fts")
+    conn.execute("DROP VIEW memories_parts")
+    conn.execute("ALTER TABLE memories DROP COLUMN fts_parts")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RunCli, git
-from index_support import disk_service, write_memory
+from index_support import as_before_34, disk_service, write_memory
 from memory_enhancement.index import schema, upgrade
 from memory_enhancement.index.index import IndexCorruptError
 from memory_enhancement.store.locations import cache_home, store_key
@@ -246,6 +246,7 @@ def test_an_index_of_version_16_to_24_is_brought_up_to_date_in_place_keeping_its
     conn.execute("DROP INDEX memories_header")
     for column in ("declared_name", "declared_key", "header_error"):
         conn.execute(f"ALTER TABLE memories DROP COLUMN {column}")
+    as_before_34(conn)
     conn.execute(f"PRAGMA user_version = {version}")
     conn.commit()
     conn.close()
@@ -284,6 +285,7 @@ def test_an_index_of_an_older_link_grammar_reads_its_links_again_in_place_keepin
     conn = sqlite3.connect(tmp_path / "index.db")
     conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
     conn.execute("DELETE FROM links")  # as the older grammar read them: none
+    as_before_34(conn)
     conn.execute(f"PRAGMA user_version = {version}")
     conn.commit()
     conn.close()
@@ -313,6 +315,7 @@ def test_an_older_index_flags_memories_naming_a_file_alone_as_mentioning_code(
     )
     conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
     conn.execute("UPDATE memories SET mentions = 0")  # as that version read it
+    as_before_34(conn)
     conn.execute(f"PRAGMA user_version = {version}")
     conn.commit()
     conn.close()

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import RunCli
 from index_support import disk_service, write_memory
-from memory_enhancement.index import cjk, lexical
+from memory_enhancement.index import cjk, columns, lexical
 from quick_support import QUERY_SHAPES, settled_index
 from test_search_cjk import JA, ZH
 
@@ -90,7 +90,7 @@ def test_a_tier_ranked_apart_equals_the_single_joined_query(
                 match = " OR ".join(terms)
                 marked = " OR ".join(lexical.marked_terms(list(terms)))
                 for category, tag, expired in filters:
-                    where, args = lexical.where_sql(category, tag, expired, NOW)
+                    where, args = columns.where_sql(category, tag, expired, NOW)
                     for wanted in (1, 10, 50):
                         for snippets in (True, False):
                             got = lexical._tier(  # the corpus: no word in half of it
@@ -114,7 +114,7 @@ def test_a_tier_ranked_apart_equals_the_single_joined_query(
 def test_equal_scores_come_in_the_order_the_memories_were_indexed(
     index: sqlite3.Connection,
 ) -> None:
-    where, args = lexical.where_sql(None, None, False, NOW)
+    where, args = columns.where_sql(None, None, False, NOW)
     hits = lexical.ranked(index, "twin memory cleanup script prunes", where, args, 3)
     by_id = index.execute("SELECT path FROM memories WHERE path LIKE '%-twins/twin' ORDER BY id")
     assert [row[0] for row, _, _ in hits] == [path for (path,) in by_id]
@@ -122,8 +122,8 @@ def test_equal_scores_come_in_the_order_the_memories_were_indexed(
 
 
 def test_the_expired_memory_in_the_window_is_left_out(index: sqlite3.Connection) -> None:
-    live = lexical.where_sql(None, None, False, NOW)
-    every = lexical.where_sql(None, None, True, NOW)
+    live = columns.where_sql(None, None, False, NOW)
+    every = columns.where_sql(None, None, True, NOW)
     assert lexical.ranked(index, "worktree", *every, 1)[0][0][0] == "aa-twins/expired"
     assert "aa-twins/expired" not in [
         row[0] for row, _, _ in lexical.ranked(index, "worktree", *live, 10)
@@ -133,7 +133,7 @@ def test_the_expired_memory_in_the_window_is_left_out(index: sqlite3.Connection)
 def test_stems_are_computed_only_when_the_words_do_not_fill_the_limit(
     index: sqlite3.Connection,
 ) -> None:
-    where, args = lexical.where_sql(None, None, False, NOW)
+    where, args = columns.where_sql(None, None, False, NOW)
     lexical._stem.cache_clear()
     assert len(lexical.ranked(index, "worktree merge conflicts", where, args, 5)) == 5
     assert lexical._stem.cache_info().misses == 0

@@ -101,6 +101,7 @@ def apply(
         )
         conn.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
         conn.execute("INSERT INTO memories_path_fts(memories_path_fts) VALUES ('rebuild')")
+        conn.execute("INSERT INTO memories_parts_fts(memories_parts_fts) VALUES ('rebuild')")
     assign_ids(conn, state, added, id_length)
     appeared = [path for path, _, _ in added]
     # A file touched without a change (same bytes, new mtime) keeps its links: only the

@@ -20,7 +20,7 @@ import _thread
 import functools
 
 from memory_enhancement.core.errors import InvalidInputError
-from memory_enhancement.index import cjk, idf
+from memory_enhancement.index import cjk, identifiers, idf
 from memory_enhancement.index import snippets as cut  # `snippets` names a flag below
 from memory_enhancement.index.columns import ROW_COLUMNS
 
@@ -63,8 +63,8 @@ def query_terms(text: str, *, drop_stopwords: bool = False) -> tuple[list[str], 
     `drop_stopwords` leaves English function words out when other words remain.
     InvalidInputError when nothing is searchable.
     """
-    exact, searched, alone = _terms(text, drop_stopwords)
-    return exact, _variants(exact, searched, alone)
+    exact, searched, alone, parted = _terms(text, drop_stopwords)
+    return exact, _variants(exact, searched, alone, parted)
 
 
 def as_typed(text: str) -> str:
@@ -91,9 +91,10 @@ def _usual_width(texts: list[str]) -> list[str]:
     return [t for t in texts if unicodedata.normalize("NFKC", t) == t]
 
 
-def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
+def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str, list[str]]:
     """(the exact terms of query_terms, the words whose stems are variants, the word
-    searched alone as a prefix or ""): what query_terms needs besides the stems."""
+    searched alone as a prefix or "", the phrases of the words inside the camelCase names
+    typed): what query_terms needs besides the stems."""
     typed, text = text, as_typed(text)
     words_as_written: list[str] = []
     rest = text
@@ -103,7 +104,17 @@ def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
             if words:
                 words_as_written.append(_phrase_of(words))
         rest = cjk.regex(_PHRASE).sub(" ", text)
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(rest)))
+    typed_words = _WORD.findall(rest)
+    words = list(dict.fromkeys(w.lower() for w in typed_words))
+    # `MemoryService` typed: also the phrase of its words, which finds `memory_service`,
+    # `memory-service` and, in the table of names' words, `MemoryServiceImpl` (a variant:
+    # the name as typed ranks first).
+    parted = [
+        _phrase_of(list(identifiers.split(piece)))
+        for word in typed_words
+        for piece in word.split("_")
+        if identifiers.is_compound(piece)
+    ]
     content = [w for w in words if w not in STOPWORDS] if drop_stopwords else words
     searched = content or words  # a query of only function words is searched as it is
     for word in searched:
@@ -116,7 +127,7 @@ def _terms(text: str, drop_stopwords: bool) -> tuple[list[str], list[str], str]:
         alone = ""
     if not words_as_written:
         raise InvalidInputError(f"query {text!r} has no words to search for")
-    return list(dict.fromkeys(words_as_written)), searched, alone
+    return list(dict.fromkeys(words_as_written)), searched, alone, parted
 
 
 def marked_terms(terms: list[str]) -> list[str]:
@@ -135,9 +146,11 @@ def needles(query: str) -> list[str]:
     return kept or found
 
 
-def _variants(exact: list[str], searched: list[str], alone: str) -> list[str]:
-    """The variants of query_terms: the stems of the words searched, the word alone."""
+def _variants(exact: list[str], searched: list[str], alone: str, parted: list[str]) -> list[str]:
+    """The variants of query_terms: the stems of the words searched, the word alone, the
+    words of the camelCase names typed."""
     variants = [f'"{stem}"*' for stem in map(_stem, searched) if stem is not None]
+    variants += parted
     if alone:
         variants.append(f'"{alone}"*')  # one word alone: also inside longer identifiers
     return [v for v in dict.fromkeys(variants) if v not in exact]
@@ -197,25 +210,6 @@ def _phrase_of(words: list[str]) -> str:
     return '"' + " ".join(tokens) + '"'
 
 
-def where_sql(
-    category: str | None, tag: str | None, include_expired: bool, now: str
-) -> tuple[str, list[object]]:
-    """WHERE conditions (on memories `m`) shared by every search mode (search.filter_sql)."""
-    clauses: list[str] = ["m.error IS NULL"]
-    args: list[object] = []
-    if category:
-        prefix = category.strip("/") + "/"
-        clauses.append("m.path >= ? AND m.path < ?")
-        args += [prefix, prefix[:-1] + "0"]
-    if tag:
-        clauses.append("EXISTS (SELECT 1 FROM tags t WHERE t.memory_id = m.id AND t.tag = ?)")
-        args.append(tag)
-    if not include_expired:
-        clauses.append("(m.expires_at IS NULL OR m.expires_at > ?)")
-        args.append(now)
-    return " AND ".join(clauses), args
-
-
 def ranked(
     conn: sqlite3.Connection,
     query: str,
@@ -228,13 +222,13 @@ def ranked(
     words_first: bool = True,
 ) -> list[Ranked]:
     """The hits of search.lexical (see there) as (row values, score, snippet), best first."""
-    exact, searched, alone = _terms(query, drop_stopwords)
+    exact, searched, alone, parted = _terms(query, drop_stopwords)
     variants: list[str] | None = None
 
     def with_variants() -> list[str]:
         nonlocal variants
         if variants is None:
-            variants = _variants(exact, searched, alone)
+            variants = _variants(exact, searched, alone, parted)
         return [*exact, *variants]
 
     hits: list[Ranked] = []
@@ -284,6 +278,8 @@ def _tiers(
         every = with_variants()
         if len(every) > len(exact):
             yield "memories_fts", every
+    if not full():  # the words inside camelCase names (identifiers.py)
+        yield "memories_parts_fts", with_variants()
     if not full():
         yield "memories_path_fts", with_variants()
 

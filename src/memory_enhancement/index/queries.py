@@ -67,7 +67,7 @@ def count(
 def _live_filter(live_at: str | None, tag: str | None) -> tuple[str, tuple[str, ...]]:
     live = ""
     filters: tuple[str, ...] = ()
-    if tag:  # "" is no filter, as search's (lexical.where_sql)
+    if tag:  # "" is no filter, as search's (columns.where_sql)
         live += " AND EXISTS (SELECT 1 FROM tags t WHERE t.memory_id = memories.id AND t.tag = ?)"
         filters += (tag,)
     if live_at is not None:

@@ -44,8 +44,9 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # (one to another project's store in the repository, `frontend/.serena/memories/gone.md`, is a
 # missing file again); 33: links again ("see `x`" in European languages: `ver `x``, `siehe
 # `x``; frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`; no
-# dangling `related: [all]`). See schema.py.
-SCHEMA_VERSION = 33
+# dangling `related: [all]`); 34: the words inside camelCase names in a table of their own
+# (identifiers.py), every file read again. See schema.py.
+SCHEMA_VERSION = 34
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from memory_enhancement.index.quick import SCHEMA_VERSION  # the quick reader checks it too
-from memory_enhancement.index.upgrade import IN_PLACE, migrate
+from memory_enhancement.index.upgrade import IN_PLACE, PARTS, migrate
 from memory_enhancement.store.state import check_database_path
 
 DDL = """
@@ -69,6 +69,8 @@ CREATE TABLE memories (
     -- Last: a row's columns are read in order, and the content, often larger than a
     -- page, would otherwise be walked through to reach the small ones after it.
     content TEXT NOT NULL DEFAULT ''
+    -- and `fts_parts`, the words inside the text's camelCase names (NULL when it has
+    -- none), added after it by the statements an upgrade adds it with (upgrade.PARTS)
 );
 CREATE INDEX memories_expires ON memories(expires_at);
 -- What a verification reads of every memory (index/queries.py), without its wide row.
@@ -253,6 +255,7 @@ CREATE TRIGGER vectors_ad AFTER DELETE ON vectors BEGIN
         coalesce((SELECT value FROM meta WHERE key = 'vectors_generation'), 0) + 1);
 END;
 """
+DDL += "".join(f"{statement};\n" for statement in PARTS)  # as an upgrade adds them
 
 
 def connect(path: Path | None) -> sqlite3.Connection:

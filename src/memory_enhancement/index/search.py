@@ -31,6 +31,7 @@ from typing import Protocol
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.model import MAX_COUNT
 from memory_enhancement.index import cjk, snippets
+from memory_enhancement.index.columns import where_sql
 from memory_enhancement.index.lexical import (
     _SNIPPET,
     _WORD,
@@ -39,7 +40,6 @@ from memory_enhancement.index.lexical import (
     needles,
     query_terms,
     ranked,
-    where_sql,
 )
 from memory_enhancement.index.rows import Row, row_from
 

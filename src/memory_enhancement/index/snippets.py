@@ -24,12 +24,11 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     was a `# 経費管理機能` comment in a directory tree, far from the section holding both.
     """
     content = composed(content)  # as segment() indexed it
-    folded = content.lower()
-    found = _firsts(folded, needles) or _firsts(folded, pair_needles(needles))
+    found = _firsts(content, needles) or _firsts(content, pair_needles(needles))
     if not found:
         start, end = 0, before + after
     else:
-        at = _densest(folded, [n for _, _, n in found], after) if len(found) > 1 else found[0][0]
+        at = _densest(content, [n for _, _, n in found], after) if len(found) > 1 else found[0][0]
         start, end = max(0, at - before), at + after
         end += content[end - 1 : end + 1] == "**"  # not `**Bold*…`: the pair cut in two
     window = " ".join(content[start:end].split())
@@ -45,18 +44,18 @@ def snippet(content: str, needles: list[str], *, before: int = 30, after: int = 
     return emphasised(("…" if start > 0 else "") + marked + ("…" if end < len(content) else ""))
 
 
-def _firsts(folded: str, needles: list[str]) -> list[tuple[int, int, str]]:
+def _firsts(text: str, needles: list[str]) -> list[tuple[int, int, str]]:
     """Each needle the text holds, by its first place (longest first at one place)."""
-    firsts = ((next(_places(folded, n), -1), n) for n in {n.lower() for n in needles if n})
+    firsts = ((next(_places(text, n), -1), n) for n in {n.lower() for n in needles if n})
     return sorted((at, -len(n), n) for at, n in firsts if at >= 0)
 
 
-def _densest(folded: str, found: list[str], span: int, most: int = 200) -> int:
+def _densest(text: str, found: list[str], span: int, most: int = 200) -> int:
     """Where a window of span characters starting at a needle holds the most different
     needles (whole), the first such; each needle's first `most` places are looked at."""
     from itertools import islice
 
-    spots = sorted((at, n) for n in found for at in islice(_places(folded, n), most))
+    spots = sorted((at, n) for n in found for at in islice(_places(text, n), most))
     best, best_at = 0, spots[0][0]
     for i, (at, _) in enumerate(spots):
         inside = set()
@@ -73,10 +72,10 @@ def _densest(folded: str, found: list[str], span: int, most: int = 200) -> int:
 
 
 def _places(text: str, needle: str) -> Iterator[int]:
-    """Where needle stands in the lower-cased text, as `_pattern` marks it."""
+    """Where needle (lower-cased) stands in the text, in any case, as `_pattern` marks it."""
     import re
 
-    return (found.start() for found in re.finditer(_pattern(needle), text))
+    return (found.start() for found in re.finditer(_pattern(needle), text, re.IGNORECASE))
 
 
 def _pattern(needle: str) -> str:
@@ -85,13 +84,16 @@ def _pattern(needle: str) -> str:
     a word of four letters or more alone, a stem). Marked anywhere, `is` was bold in
     `th**is**` and `id` in `**Id**entifier` in every memory with a Korean line
     (2sem/realtornote), where the index had found the words themselves. `_` parts words
-    there as it does in the index (unicode61): `id` found `user_id`."""
+    there as it does in the index (unicode61): `id` found `user_id`. A word of a camelCase
+    name starts and ends where its capital does (identifiers.py): `service` in
+    `MemoryService`, `get` in `getUser`. For text matched ignoring case."""
     import re
 
     if not needle.isascii():
         return re.escape(needle)
-    end = "" if len(needle) >= 4 else "(?![0-9A-Za-z])"
-    return f"(?<![0-9A-Za-z]){re.escape(needle)}{end}"
+    step = "(?-i:(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]))"  # inside a camelCase name
+    end = "" if len(needle) >= 4 else f"(?:(?![0-9A-Za-z])|{step})"
+    return f"(?:(?<![0-9A-Za-z])|{step}){re.escape(needle)}{end}"
 
 
 # What a snippet's matches are marked with until `emphasised` makes them bold: characters

@@ -2,8 +2,9 @@
 
 The index is a cache, so an older database is normally deleted and rebuilt; but a
 rebuild also drops the embeddings, which take minutes to make again. A version whose
-tables are the same, and whose rows only need reading from the files again, is
-upgraded in place instead: the SQL here makes the next sync read every file again.
+tables are the same, or only lack ones this version adds (PARTS), and whose rows only need
+reading from the files again, is upgraded in place instead: the SQL here adds what is
+missing and makes the next sync read every file again.
 """
 
 from __future__ import annotations
@@ -28,7 +29,36 @@ from memory_enhancement.index.quick import SCHEMA_VERSION
 # bold (`**src/app.py**`); 30 -> 31: `[x](.serena/memories/gone.md)` dangles; 31 -> 32: but
 # `[x](frontend/.serena/memories/gone.md)`, another project's store, is a missing file;
 # 32 -> 33: "see `x`" in European languages (`ver `x``, `voir `x``) is a link, and so are
-# the names of frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`.
+# the names of frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`;
+# 33 -> 34: see PARTS.
+# 33 -> 34: the words inside camelCase names (identifiers.py) in a full-text table of
+# their own; `fts_parts` (after `content`, which a new index has last) is filled as the
+# sync reads every file again. A new index is made with these same statements (schema.py).
+PARTS = (
+    "ALTER TABLE memories ADD COLUMN fts_parts TEXT",
+    # The memories that write such names: the table holds no empty row for the others.
+    "CREATE VIEW memories_parts AS SELECT id, fts_parts AS parts FROM memories "
+    "WHERE fts_parts IS NOT NULL",
+    "CREATE VIRTUAL TABLE memories_parts_fts USING fts5(parts, content='memories_parts', "
+    "content_rowid='id', tokenize='unicode61 remove_diacritics 2')",
+    # Kept in step as memories_fts is (schema.py), but only for rows with parts.
+    """CREATE TRIGGER memories_parts_ai AFTER INSERT ON memories
+WHEN new.fts_parts IS NOT NULL AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    INSERT INTO memories_parts_fts(rowid, parts) VALUES (new.id, new.fts_parts);
+END""",
+    """CREATE TRIGGER memories_parts_ad AFTER DELETE ON memories
+WHEN old.fts_parts IS NOT NULL AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    INSERT INTO memories_parts_fts(memories_parts_fts, rowid, parts)
+    VALUES ('delete', old.id, old.fts_parts);
+END""",
+    """CREATE TRIGGER memories_parts_au AFTER UPDATE OF fts_parts ON memories
+WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'bulk') BEGIN
+    INSERT INTO memories_parts_fts(memories_parts_fts, rowid, parts)
+    SELECT 'delete', old.id, old.fts_parts WHERE old.fts_parts IS NOT NULL;
+    INSERT INTO memories_parts_fts(rowid, parts)
+    SELECT new.id, new.fts_parts WHERE new.fts_parts IS NOT NULL;
+END""",
+)
 _READ_AGAIN = ("UPDATE files SET size = -1, hash = ''", "DELETE FROM meta WHERE key = 'dirs'")
 _ADD_COLUMNS = (
     "ALTER TABLE memories ADD COLUMN declared_name TEXT",
@@ -38,8 +68,8 @@ _ADD_COLUMNS = (
     "CREATE INDEX memories_header ON memories(path) WHERE header_error IS NOT NULL",
 )
 IN_PLACE: dict[int, tuple[str, ...]] = {
-    **{version: (*_ADD_COLUMNS, *_READ_AGAIN) for version in range(16, 25)},
-    **{version: _READ_AGAIN for version in (25, 26, 27, 28, 29, 30, 31, 32)},
+    **{version: (*_ADD_COLUMNS, *PARTS, *_READ_AGAIN) for version in range(16, 25)},
+    **{version: (*PARTS, *_READ_AGAIN) for version in range(25, 34)},
 }
 
 

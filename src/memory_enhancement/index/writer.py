@@ -17,6 +17,7 @@ from memory_enhancement.core.links import lookup_name, name_key
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.index.cjk import segment, share
+from memory_enhancement.index.identifiers import parts
 from memory_enhancement.store.formats.base import Document
 
 
@@ -70,6 +71,7 @@ _COLUMNS = (
     "expires_at", "source", "confidence", "last_verified", "citation_count", "declared_id",
     "mtime_ns", "size", "hash", "error", "problems", "fts_title", "fts_tags", "fts_path",
     "fts_content", "cjk", "mentions", "declared_name", "declared_key", "header_error",
+    "fts_parts",
 )  # fmt: skip
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
@@ -139,6 +141,8 @@ def upsert(
         declared,
         declared_key,
         header_error if error is None else None,
+        # The words inside its camelCase names (identifiers.py); None for most prose.
+        parts(f"{title}\n{memory.content}") if memory else None,
     )
     memory_id = conn.execute(_UPSERT, values).fetchone()[0]
     conn.execute(

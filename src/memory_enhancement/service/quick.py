@@ -125,7 +125,8 @@ class QuickReads:
         ranked by index/lexical.py as the service ranks; the use is recorded (action
         `search`, with the query). None for a query with no words (the service says so)."""
         from memory_enhancement.core.errors import InvalidInputError
-        from memory_enhancement.index.lexical import ranked, where_sql
+        from memory_enhancement.index.columns import where_sql
+        from memory_enhancement.index.lexical import ranked
 
         if self.conn is None or quick.semantic_possible(self.conn):
             return None
