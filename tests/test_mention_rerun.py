@@ -418,8 +418,8 @@ def test_verdicts_another_run_keeps_meanwhile_are_not_vouched_for_as_this_runs(
     verify_all(repo, state)
     real = runs.Runner._mentions
 
-    def meanwhile(self: runs.Runner, batch: Any, notice: Any) -> Any:
-        found = real(self, batch, notice)
+    def meanwhile(self: runs.Runner, batch: Any, *more: Any) -> Any:
+        found = real(self, batch, *more)
         monkeypatch.setattr(runs.Runner, "_mentions", real)
         repo.write_lines("src/app.py", code("src/app.py", 30))  # line 20 as it was written
         other = MemoryService(

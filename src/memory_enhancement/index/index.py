@@ -35,6 +35,7 @@ from memory_enhancement.index.quick import (
 )
 from memory_enhancement.index.rows import SyncStats
 from memory_enhancement.store.disk import Loaded, Store
+from memory_enhancement.store.scan import Snapshot
 from memory_enhancement.store.state import ConnectionPool, State
 
 
@@ -70,6 +71,7 @@ class Index:
         self._shared: sqlite3.Connection | None = None
         self._pool = ConnectionPool(lambda: schema.connect(path)) if persistent and path else None
         self._lock = threading.RLock()
+        self._scans = threading.local()  # `take_scan`: per thread, as a server syncs in many
 
     @contextlib.contextmanager
     def connect(self, *, sync: bool = True) -> Iterator[sqlite3.Connection]:
@@ -169,6 +171,7 @@ class Index:
         """
         started = time.perf_counter()
         now_ns = time.time_ns()
+        self._scans.last = None
         meta = dict(conn.execute("SELECT key, value FROM meta"))
         count = int(meta.get("files", 0))
         if check_files is None:
@@ -181,6 +184,7 @@ class Index:
             limit=self.full_check_limit,
         )  # fmt: skip
         todo, gone, disk = found.todo, found.gone, found.disk
+        self._scans.last = disk if disk.links is not None else None
         if found.none:
             if found.settle:
                 _set_meta(conn, found.settle)
@@ -210,6 +214,14 @@ class Index:
             conn.execute("ROLLBACK")
             raise
         return SyncStats(len(disk.files), *stats, seconds=time.perf_counter() - started)
+
+    def take_scan(self) -> Snapshot | None:
+        """The snapshot of the last sync this thread ran, when it stat-ed every memory file
+        itself (`Snapshot.links`), once: a caller right after its own sync (`connect`)
+        takes the stats of that call, never an earlier call's."""
+        found: Snapshot | None = getattr(self._scans, "last", None)
+        self._scans.last = None
+        return found
 
     def refresh(
         self,

@@ -88,6 +88,7 @@ class Verification(CitationEdits):
             batch, skipped, headers = queries.verifiable(conn, paths)
             if whole:
                 known, changes = queries.settled_files(conn)
+        scanned = self.index.take_scan()  # this sync's stats of the memory files, if all
         if whole:
             from memory_enhancement.verify.settled import SettledFiles
 
@@ -95,7 +96,7 @@ class Verification(CitationEdits):
             settled = SettledFiles(known_now, self.git, str(self.repo.root), started, changes)
         run = self._runner().run(
             batch, options, skipped=skipped, headers=headers, whole_store=whole,
-            settled=settled, many=True, unstamped=self._unstamped(options),
+            settled=settled, many=True, unstamped=self._unstamped(options), scanned=scanned,
         )  # fmt: skip
         if settled is not None and settled.changed:
             with self.index.connect(sync=False) as conn:

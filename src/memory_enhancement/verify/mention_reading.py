@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 
 from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import GRAMMAR, Mention, find_mentions, may_mention
@@ -21,6 +22,8 @@ from memory_enhancement.core.model import Memory, Verifiable
 from memory_enhancement.core.verdict_rows import EncodedMentions
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
+from memory_enhancement.store.freshness import racy_window
+from memory_enhancement.store.scan import Snapshot
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.mention_cache import Cached, MentionFree
@@ -32,11 +35,11 @@ class Written:
     every verify-all with mentions imports this module, and making a dataclass costs half
     a millisecond.)"""
 
-    __slots__ = ("blob", "count", "file", "folder", "memory", "mentions", "stamp")
+    __slots__ = ("blob", "count", "file", "folder", "mentions", "path", "stamp")
 
     def __init__(
         self,
-        memory: Memory,
+        path: str,  # the memory's store-relative path
         mentions: Sequence[Mention],  # read from the file, or as the cache kept them
         file: str,  # relative to the git work tree ("" when outside it)
         folder: str,  # the memory's folder relative to the repository root (for ../ links)
@@ -44,13 +47,13 @@ class Written:
         count: int = 0,  # its number of lines, as git counts them
         stamp: tuple[int, int] | None = None,  # (size, mtime_ns) when read, for the next run
     ) -> None:
-        self.memory, self.mentions, self.file, self.folder = memory, mentions, file, folder
+        self.path, self.mentions, self.file, self.folder = path, mentions, file, folder
         self.blob, self.count, self.stamp = blob, count, stamp
 
     def with_mentions(self, mentions: Sequence[Mention]) -> Written:
         """The same memory file with only these of its mentions."""
         return Written(
-            self.memory, mentions, self.file, self.folder, self.blob, self.count, self.stamp
+            self.path, mentions, self.file, self.folder, self.blob, self.count, self.stamp
         )
 
 
@@ -59,49 +62,87 @@ class MentionReader:
     every verify-all imports this module, and making a dataclass costs more than the
     run's use of it.)"""
 
-    def __init__(self, store: Store, repo: Repository, git: Git | None, state: State) -> None:
+    def __init__(
+        self,
+        store: Store,
+        repo: Repository,
+        git: Git | None,
+        state: State,
+        scanned: Snapshot | None = None,
+    ) -> None:
         self.store, self.repo, self.git, self.state = store, repo, git, state
+        self.scanned = scanned  # the index's stats of this call (store/scan.py), if all
 
     def read_all(
-        self, batch: Sequence[Verifiable], rows: Mapping[str, Cached]
+        self,
+        paths: Sequence[str],
+        verifiable: Callable[[int], Verifiable],
+        rows: Mapping[str, Cached],
     ) -> list[Written | None]:
-        """Each memory's mentions; a file that held none when last read, and has the same
-        size and modification time now, is not read again, and one that held mentions
-        is not read again either while its cached row says what they were (`rows`:
-        the mention cache, by work-tree path)."""
+        """Each memory's mentions (`paths[k]`, the memory `verifiable(k)` gives); a file
+        that held none when last read, and has the same size and modification time now,
+        is not read again, and one that held mentions is not read again either while its
+        cached row says what they were (`rows`: the mention cache, by work-tree path).
+        A memory (its citations) is asked for only when its file is read: a rerun reads
+        none, and building 500 memories it never looks at cost as much as its lstats.
+
+        A regular file's size and time are the index's sync's of this call when it stat-ed
+        every file (`scanned`), else an `lstat` now; a symbolic link is read through the
+        store every time. A stamp is kept for the next run only when the file's time is
+        older than the stat by more than the filesystem's resolution (`_settled`): a
+        file written again within it may keep its size and time."""
         free = MentionFree(self.state)
         known = free.load()
         quiet: dict[str, tuple[int, int]] = {}
         noisy: list[str] = []
         found: list[Written | None] = []
+        scanned = self.scanned
+        since = scanned.taken_ns if scanned is not None else time.time_ns()
+        files = scanned.files if scanned is not None else {}
+        links = scanned.links if scanned is not None and scanned.links is not None else ()
         root = self._root + os.sep  # joined by hand: 1,000 memories are stat-ed per run
-        for memory, lines, _ in batch:
-            name = memory.path + ".md"
-            try:
-                seen = os.lstat(root + name)
-            except OSError:
-                found.append(None)
-                continue
-            stamp = (seen.st_size, seen.st_mtime_ns)
-            if not stat.S_ISLNK(seen.st_mode):
+        for k, path in enumerate(paths):
+            name = path + ".md"
+            got = files.get(path)
+            if got is not None and path not in links:
+                stamp, link = (got[1], got[0]), False
+            else:
+                try:
+                    seen = os.lstat(root + name)
+                except OSError:
+                    found.append(None)
+                    continue
+                stamp, link = (seen.st_size, seen.st_mtime_ns), stat.S_ISLNK(seen.st_mode)
+            if not link:
                 if known.get(name) == stamp:
                     found.append(None)
                     continue
-                if rows and (item := self._as_read(memory, stamp, rows)) is not None:
+                if rows and (item := self._as_read(path, stamp, rows)) is not None:
                     found.append(item)
                     continue
-            data = self._bytes(memory.path)
-            item = self._read(memory, lines, data, stamp) if data is not None else None
+            data = self._bytes(path)
+            item = None
+            settled = _settled(stamp, since)
+            if data is not None:
+                memory, lines, _ = verifiable(k)
+                item = self._read(memory, lines, data, stamp if settled else None)
             found.append(item)
             if data is not None and (item is None or not item.mentions):
-                quiet[name] = stamp
+                if settled:
+                    quiet[name] = stamp
+                elif name in known:
+                    noisy.append(name)
             elif name in known:
                 noisy.append(name)
         free.save(quiet, noisy)
         return found
 
     def _read(
-        self, memory: Memory, lines: Sequence[int | None], data: bytes, stamp: tuple[int, int]
+        self,
+        memory: Memory,
+        lines: Sequence[int | None],
+        data: bytes,
+        stamp: tuple[int, int] | None,
     ) -> Written | None:
         """The memory's mentions, read from its file as it is on disk (frontmatter
         included: `sources: [x.py:12]` is a mention the content alone would not show).
@@ -132,18 +173,18 @@ class MentionReader:
             for m in found
             if m.ref_text not in declared and (m.ref_text, m.line) not in own and m.line not in rows
         ]
-        inside, folder = self._places(memory)
+        inside, folder = self._places(memory.path)
         count = text.count("\n") + (not text.endswith("\n") and bool(text))
         from memory_enhancement.verify.git_objects import blob_hash  # not on a rerun
 
-        return Written(memory, mentions, inside, folder, blob_hash(data), count, stamp)
+        return Written(memory.path, mentions, inside, folder, blob_hash(data), count, stamp)
 
     def _as_read(
-        self, memory: Memory, stamp: tuple[int, int], rows: Mapping[str, Cached]
+        self, path: str, stamp: tuple[int, int], rows: Mapping[str, Cached]
     ) -> Written | None:
         """The memory's mentions as the last run read them, if its file has the same size
         and modification time now (a rerun does not read, parse and hash it again)."""
-        inside, folder = self._places(memory)
+        inside, folder = self._places(path)
         row = rows.get(inside) if inside else None
         if row is None:
             return None
@@ -156,13 +197,13 @@ class MentionReader:
             count = int(checked["n"])
         except (ValueError, TypeError, KeyError):  # a damaged row: the file is read
             return None
-        return Written(memory, mentions, inside, folder, row.blob, count, stamp)
+        return Written(path, mentions, inside, folder, row.blob, count, stamp)
 
-    def _places(self, memory: Memory) -> tuple[str, str]:
+    def _places(self, path: str) -> tuple[str, str]:
         """The memory file's path in the git work tree ("" outside it), and its folder
         relative to the repository root (for `../` paths). Lexical, from where the store
         lies, worked out once per store folder (a memory path is a clean relative path)."""
-        where, _, name = memory.path.rpartition("/")
+        where, _, name = path.rpartition("/")
         found = self._folders.get(where)
         if found is None:
             found = self._folders[where] = self._folder_places(where)
@@ -215,6 +256,14 @@ class MentionReader:
     @functools.cached_property
     def _root(self) -> str:
         return str(self.store.root)
+
+
+def _settled(stamp: tuple[int, int], since: int) -> bool:
+    """Whether a file's (size, mtime_ns) stat tells any later write apart: its time is
+    older than `since` (no later than the stat) by more than the filesystem's timestamp
+    resolution (store/freshness.py, as the index decides). A file written within it and
+    then again keeps its time on a whole-second filesystem, and may keep its size."""
+    return stamp[1] < since - racy_window((stamp[1],))
 
 
 def _table_rows(text: str, lines: Sequence[int | None]) -> set[int]:

@@ -38,6 +38,7 @@ from memory_enhancement.core.model import Verifiable
 from memory_enhancement.core.verdict_rows import EncodedMentions, Recalled, mention_rows
 from memory_enhancement.core.verdicts import CitationCheck
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.scan import Snapshot
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.fingerprints import Fingerprints
 from memory_enhancement.verify.git import Git
@@ -62,14 +63,19 @@ class MentionChecker:
         state: State,
         *,
         notice: Callable[[str], None] | None = None,  # told when the history work is long
+        scanned: Snapshot | None = None,  # the memory files' stats this call (mention_reading)
     ) -> None:
         self.store, self.repo, self.git, self.state, self.notice = store, repo, git, state, notice
+        self.scanned = scanned
         self._listed: FileList | None = None
         self._clone_names: frozenset[str] | None = None
         self.cache: MentionCache | None = None  # as `check` read and wrote it (None: unread)
 
-    def check(self, batch: Sequence[Verifiable]) -> list[tuple[CitationCheck, ...] | Recalled]:
-        """Per memory of the batch (in order), the verdicts on its prose mentions.
+    def check(
+        self, paths: Sequence[str], verifiable: Callable[[int], Verifiable]
+    ) -> list[tuple[CitationCheck, ...] | Recalled]:
+        """Per memory (`paths[k]`, as `verifiable(k)` gives it, built only when its file
+        is read), the verdicts on its prose mentions.
 
         Verdicts kept from a run whose fingerprint still holds are taken as they
         are (nothing they depend on changed), handed on as the rows they were kept
@@ -79,9 +85,10 @@ class MentionChecker:
         cache = MentionCache(self.state)
         rows = cache.load_all() if git else {}
         self.cache = cache if git else None  # its generation, for the history
-        read = MentionReader(self.store, self.repo, self.git, self.state).read_all(batch, rows)
+        reader = MentionReader(self.store, self.repo, self.git, self.state, self.scanned)
+        read = reader.read_all(paths, verifiable, rows)
         if not any(f is not None and f.mentions for f in read):
-            return [() for _ in batch]
+            return [() for _ in paths]
         folders = Folders(str(self.repo.root), self._files_now, self._clones)
         found = folders.here(read)  # as read, less paths on a machine (`/etc/x.conf`)
         head = git.head() if git is not None else None  # kept: the run records it too

@@ -29,6 +29,7 @@ from memory_enhancement.core.verdicts import (
     VerifyRun,
 )
 from memory_enhancement.store.disk import Store
+from memory_enhancement.store.scan import Snapshot
 from memory_enhancement.store.state import State
 from memory_enhancement.verify import confidence, history
 from memory_enhancement.verify.git import Git
@@ -59,6 +60,7 @@ class Runner:
         settled: SettledFiles | None = None,
         many: bool = False,
         unstamped: Container[str] = (),
+        scanned: Snapshot | None = None,
     ) -> VerifyRun:
         """Verify the batch; memories with nothing to check are dropped unless keep_uncited.
 
@@ -69,7 +71,9 @@ class Runner:
         held at the last whole-store run (verify/settled.py), learned anew by this one.
         `many`: a run over many memories, where a file a fix cannot be written to is
         left unchanged and named in the run's `unwritten` (one memory: the error is raised).
-        `unstamped`: memories a --write records nothing in (fixes.apply_fixes)."""
+        `unstamped`: memories a --write records nothing in (fixes.apply_fixes).
+        `scanned`: the index's sync of this call, when it stat-ed every memory file
+        (store/scan.py), whose stats the mentions' reader takes instead of its own."""
         urls = None
         if options.check_urls:
             from memory_enhancement.verify.urls import UrlChecker
@@ -81,7 +85,7 @@ class Runner:
             mentions: dict[int, tuple[CitationCheck, ...] | Recalled] = {}
             cache: str | None = history.WITHOUT_MENTIONS
             if options.include_mentions:
-                mentions, cache = self._mentions(batch, options.notice)
+                mentions, cache = self._mentions(batch, options.notice, scanned)
             prefix = _store_prefix(str(self.store.root), str(self.repo.root))
             results = BatchVerdicts(
                 batch, valid, checks, mentions, prefix, keep_uncited=keep_uncited
@@ -114,7 +118,10 @@ class Runner:
         return VerifyRun(kept, fixes, skipped, unreadable, unwritten, unparsed)
 
     def _mentions(
-        self, batch: CitedBatch, notice: Callable[[str], None] | None
+        self,
+        batch: CitedBatch,
+        notice: Callable[[str], None] | None,
+        scanned: Snapshot | None = None,
     ) -> tuple[dict[int, tuple[CitationCheck, ...] | Recalled], str | None]:
         """Prose mentions, verified from history as citations (verify/mentions.py), of the
         memories whose files may mention code (the index read every file's bytes); and the
@@ -126,8 +133,10 @@ class Runner:
             return {}, history.NONE_KEPT
         from memory_enhancement.verify.mentions import MentionChecker
 
-        checker = MentionChecker(self.store, self.repo, self.git, self.state, notice=notice)
-        found = checker.check([batch.verifiable(i) for i in which])
+        checker = MentionChecker(
+            self.store, self.repo, self.git, self.state, notice=notice, scanned=scanned
+        )
+        found = checker.check([batch.paths[i] for i in which], lambda k: batch.verifiable(which[k]))
         mentions = {i: checks for i, checks in zip(which, found, strict=True) if checks}
         return mentions, checker.cache.seen if checker.cache is not None else history.NONE_KEPT
 
