@@ -115,10 +115,9 @@ def deletions(
     since = []
     if not everywhere and all(place is not None for place in places):
         since = [f"^{shas[min(p for p in places if p is not None)]}"]
-    trees = git.first_trees()
-    if trees is not None and shas:
+    if shas:
         start = order[since[0][1:]] + 1 if since else 1
-        found = _from_trees(git, shas, trees, start, wanted)
+        found = _from_trees(git, shas, start, wanted)
         if found is not None:
             return Deletions(found, order)
     try:
@@ -155,14 +154,12 @@ class _Wanted:
 
 
 def _from_trees(
-    git: Git, shas: Sequence[str], trees: Sequence[str], start: int, wanted: _Wanted
+    git: Git, shas: Sequence[str], start: int, wanted: _Wanted
 ) -> dict[str, list[Deleted]] | None:
     """What `_read` reads from the log, from the root trees the run's walk printed
     (first_parent_diffs.py): the commits from `start` on, each diffed with its first
     parent (None: git's answer could not be read, the log is asked)."""
-    found = first_parent_diffs.changed(
-        git, trees, start, len(shas), ("--diff-filter=D",), keep=wanted
-    )
+    found = first_parent_diffs.changed(git, start, len(shas), deleted=True, keep=wanted)
     if found is None:
         return None
     hits = found[::-1]

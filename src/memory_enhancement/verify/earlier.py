@@ -81,11 +81,10 @@ def _changes(
     when `git log` gave them (None: dates not read yet); None when git fails. From the
     root trees the run's walk printed when it did (first_parent_diffs.py: only the commits
     before the last memory line's, none inflated again), else one `git log`."""
-    trees = git.first_trees()
     places = [order[c.written_in] for c in checks if c.written_in in order]
-    if trees is not None and shas:
+    if shas:
         found = first_parent_diffs.changed(
-            git, trees, 0, max(places, default=0), (), (to_git(git, p) for p in paths)
+            git, 0, max(places, default=0), paths=(to_git(git, p) for p in paths)
         )
         if found is not None:
             changes: dict[str, list[str]] = {}
