@@ -210,3 +210,63 @@ def test_the_files_added_and_deleted_between_two_commits_are_their_diffs(
             listed = {(fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2)}
             gone, came = diffs.between(older, newer)
             assert {("A", p) for p in gone} | {("D", p) for p in came} == listed
+
+
+def test_a_deleting_commits_renames_known_to_the_run_or_adding_nothing_are_not_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`renamed_by` asks git's `diff-tree -M` of each commit deleting a gone file. A
+    commit the memory files' replay already asked about (line_origins: the same diff of a
+    commit with its parent) is read from the run's answers, and one whose diff on the line
+    adds no file renamed nothing: no process for either, the same renames."""
+    from memory_enhancement.verify.line_origins import _Renames
+
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("src/a.py", code("a", 5))
+    repo.write_lines("src/edited.py", code("e", 8))
+    repo.write_lines("src/c.py", code("c", 3))
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes"])
+    first = repo.commit("root")
+    repo.mv("src/a.py", "lib/a.py")
+    repo.mv("src/edited.py", "lib/edited.py")
+    repo.write_lines("lib/edited.py", [*code("e", 8), "one more line"])
+    moved = repo.commit("move a.py and edited.py")
+    (repo.root / "src/c.py").unlink()
+    repo.commit("delete c.py, adding nothing")
+    after = [(p, first) for p in ("src/a.py", "src/edited.py", "src/c.py")]
+    present = {"lib/a.py", "lib/edited.py"}.__contains__
+    expected = {"src/a.py": "lib/a.py", "src/edited.py": "lib/edited.py"}
+    plain = Git(repo.root)
+    asked = git_commands(monkeypatch)
+    assert deletions.renamed_by(plain, deletions.deletions(plain, after, ()), after, present) == (
+        expected
+    )
+    assert len([a for a in asked if "-M" in a]) == 1  # both deleting commits, one process
+    git = walked(repo)
+    _Renames(git, FolderLog(git, STORE)).of([moved], {})
+    known = deletions.deletions(git, after, ())  # reads the line's diffs
+    asked.clear()
+    assert deletions.renamed_by(git, known, after, present) == expected
+    assert [a for a in asked if "-M" in a] == []
+
+
+def test_commits_off_the_line_are_diffed_in_the_same_process_echoed_or_not(
+    history: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits asked with the line's pairs of trees (`read_with`) get git's diff of each
+    with the commit given: git echoes a commit only when its diff is not empty, after
+    the pairs' echoes (the last pair's diff empty here: the line ends with an empty
+    commit)."""
+    history.commit("empty at the end")
+    side = history.git("rev-parse", "side").strip()
+    git = walked(history)
+    shas = git.first_parents()
+    diffs = first_parent_diffs.line_diffs(git)
+    assert diffs is not None
+    head, first = shas[-1], shas[0]
+    asked = git_commands(monkeypatch)
+    others = diffs.read_with(len(shas) - 3, len(shas), {side: head, first: first})
+    assert [a[0] for a in asked] == ["diff-tree"]
+    raw = history.git("diff-tree", "-r", "--no-renames", "--raw", "-z", head, side).split("\0")
+    assert others == {side: list(zip(raw[0:-1:2], raw[1::2], strict=True))}
+    assert diffs.at(len(shas) - 1) == [] and diffs.read(len(shas) - 3, len(shas))

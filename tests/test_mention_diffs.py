@@ -181,6 +181,43 @@ def test_a_walked_line_gives_the_lists_and_the_ids_from_one_diff_of_its_commits(
         assert len(diffs) == 2  # the lists' chained diff, the ids' (limited to their paths)
 
 
+def test_file_lists_of_commits_on_and_off_the_first_parent_line_from_one_process(
+    repo: GitRepo, line_read: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit of a merged branch (off HEAD's first-parent line) is diffed with HEAD, the
+    line's commits chained: one `git diff-tree` for both, whether the chain comes from
+    the line's own diffs or from git's chained diffs; the lists are `git ls-tree`'s."""
+    repo.write_lines("src/a.py", ["a"])
+    repo.write_lines("src/b c.py", ["b"])
+    main = repo.commit("first")
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write_lines("src/side é.py", ["s"])
+    (repo.root / "src/a.py").unlink()
+    side = repo.commit("on the branch")
+    repo.git("checkout", "-q", "-")
+    repo.write_lines("other.txt", ["x"])
+    online = repo.commit("on the main line")
+    repo.time += 3600
+    repo.git("merge", "-q", "--no-ff", "-m", "merge", "side")
+    repo.write_lines("src/late.py", ["l"])
+    repo.commit("last")
+    git = git_of(repo)
+    asked = git_commands(monkeypatch)
+    learned, listed = GitHistory(git), GitHistory(Git(git.toplevel))
+    try:
+        learned.prefetch_trees([main, side, online])
+        assert len([a for a in asked if a[0] == "diff-tree"]) == 1
+        names = ["src/a.py", "src/b c.py", "src/side é.py", "other.txt", "src/late.py"]
+        for commit in (main, side, online):
+            ours, theirs = learned.files_at(commit), listed.files_at(commit)
+            assert [p in ours.files for p in names] == [p in theirs.files for p in names]
+        assert "src/side é.py" in learned.files_at(side).files
+        assert "src/a.py" not in learned.files_at(side).files
+    finally:
+        learned.close()
+        listed.close()
+
+
 def renames_of(repo: GitRepo, gone: dict[str, set[str]]) -> dict[str, list[tuple[str, str]]]:
     """`exact_renames` of these gone files (per commit), through a history opened and
     closed here."""

@@ -193,7 +193,7 @@ class GitHistory(GitObjects):
             for status, paths in zip("AD", sides, strict=True):
                 for name in paths:
                     note(steps[commit], status, name)
-        asked = bases if line is None else {c: b for c, b in bases.items() if c not in order}
+        asked = bases if line is None else {}
         # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
         # is a file C has and P has not, "D" one P has and C has not.
         stdin = "".join(f"{commit} {base}\n" for commit, base in asked.items())

@@ -283,32 +283,47 @@ def renamed_by(
     against its first parent (the one before it on the line) in one `git diff-tree`."""
     shas = {n: sha for sha, n in known.order.items()}
     wanted: dict[str, set[str]] = {}  # deleting commit -> the gone paths it deleted
+    merge: dict[str, bool] = {}
     for path, commit in after:
         by = known.after(path, commit)
         if by is not None and by.at - 1 in shas:
             wanted.setdefault(by.commit, set()).add(path)
+            merge[by.commit] = by.merge
     if not wanted:
         return {}
-    lines = "".join(f"{sha} {shas[known.order[sha] - 1]}\n" for sha in sorted(wanted))
+    # A commit git's diff of (`git diff-tree -M <commit>`, a merge's: nothing) the run
+    # has (line_origins.py) is not asked again; one the line's diffs show adding nothing
+    # renamed nothing (first_parent_diffs.py).
+    said, diffs = git.renamed, first_parent_diffs.line_diffs(git)
+    ask = [
+        sha for sha in sorted(wanted)
+        if (merge[sha] or sha not in said)
+        and not (diffs is not None and diffs.adds_none(known.order[sha]))
+    ]  # fmt: skip
+    lines = "".join(f"{sha} {shas[known.order[sha] - 1]}\n" for sha in ask)
     try:
         out = run_git(
             git, "diff-tree", "--stdin", "-r", "-M", "--name-status", "-z", "--diff-filter=R",
             stdin=lines,
-        )  # fmt: skip
+        ) if lines else ""  # fmt: skip
     except GitError:
         return {}
-    found: dict[str, str] = {}
+    pairs: dict[str, list[tuple[str, str]]] = {}
     at, fields, i = "", out.split("\0"), 0
     while i < len(fields):
         field = fields[i].lstrip("\n")
         if field in wanted:
             at = field
         elif field[:1] == "R" and i + 2 < len(fields):
-            old, new = from_git(git, fields[i + 1]), from_git(git, fields[i + 2])
-            if old and new and old in wanted.get(at, ()) and present(new):
-                found[old] = new
+            pairs.setdefault(at, []).append((fields[i + 1], fields[i + 2]))
             i += 2
         i += 1
+    found: dict[str, str] = {}
+    for sha in sorted(wanted):
+        for was, now, *_ in pairs.get(sha, []) if sha in ask or sha not in said else said[sha]:
+            old, new = from_git(git, was), from_git(git, now)
+            if old and new and old in wanted[sha] and present(new):
+                found[old] = new
     return found
 
 

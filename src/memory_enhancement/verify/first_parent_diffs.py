@@ -56,30 +56,47 @@ class LineDiffs:
         """Make sure the changes of the places `start` to `end - 1` are known: those not
         read yet are asked of one `git diff-tree --stdin`. False when git fails or its
         answer cannot be read (the reader asks git its own way)."""
+        return self.read_with(start, end, {}) is not None
+
+    def read_with(
+        self, start: int, end: int, commits: Mapping[str, str]
+    ) -> dict[str, list[Change]] | None:
+        """`read`, and in the same process the diff of each of `commits` (a commit off
+        the line -> the commit it is diffed from, `git diff-tree <from> <commit>`): their
+        changes, not kept; None when git fails or its answer cannot be read."""
         missing = [n for n in range(max(start, 0), end) if n not in self._read]
-        if not missing:
-            return True
+        if not missing and not commits:
+            return {}
         empty = _EMPTY.get(len(self.trees[0]))
-        if missing[0] == 0 and empty is None:
-            return False
+        if missing and missing[0] == 0 and empty is None:
+            return None
         trees = self.trees
         pairs = [f"{trees[n - 1] if n else empty} {trees[n]}\n" for n in missing]
+        # "C P" is commit C with parent P: the diff from P to C, echoed as "C" (when the
+        # diff is not empty).
+        asked = "".join(pairs) + "".join(f"{c} {b}\n" for c, b in commits.items())
         try:
             out = run_git(
                 self.git, "diff-tree", "--stdin", "-r", "--no-renames", "--raw", "-z",
-                stdin="".join(pairs),
+                stdin=asked,
             )  # fmt: skip
         except GitError:
-            return False
-        found = _changes(out, pairs)
+            return None
+        found = _changes(out, pairs, commits)
         if found is None:
-            return False
-        self._read.update(zip(missing, found, strict=True))
-        return True
+            return None
+        self._read.update(zip(missing, found[0], strict=True))
+        return found[1]
 
     def at(self, place: int) -> list[Change]:
         """The changes of the commit at `place` (read before, `read`)."""
         return self._read[place]
+
+    def adds_none(self, place: int) -> bool:
+        """Whether the commit at `place`, read, adds no file (nor changes one's type): git
+        finds no rename in its diff then (nothing asked of git)."""
+        changes = self._read.get(place)
+        return changes is not None and not any(raw[-1] in "AT" for raw, _ in changes)
 
     def between(self, older: int, newer: int) -> tuple[list[str], list[str]]:
         """(paths the commit at `older` has and the one at `newer` has not, paths `newer`
@@ -101,13 +118,18 @@ class LineDiffs:
         return gone, came
 
 
-def _changes(out: str, pairs: list[str]) -> list[list[Change]] | None:
-    """Per pair asked, its changes in git's `-z --raw` answer; None when the answer is not
-    the pairs asked. Git echoes each pair ("<old> <new>\\n", whether or not its diff is
-    empty) before its changes ("<raw>\\0<path>\\0"): a field that is not a path is the
-    echoes of the pairs with nothing (more) to list and of the next pair, then a raw
-    entry; the field after a raw entry is its path, even one holding a newline."""
+def _changes(
+    out: str, pairs: list[str], commits: Container[str]
+) -> tuple[list[list[Change]], dict[str, list[Change]]] | None:
+    """Per pair of trees asked, its changes in git's `-z --raw` answer, and per commit of
+    `commits` (asked after them) its changes; None when the answer is not what was asked.
+    Git echoes each pair of trees ("<old> <new>\\n", whether or not its diff is empty)
+    before its changes ("<raw>\\0<path>\\0"): a field that is not a path is the echoes
+    of the pairs with nothing (more) to list and of the next pair, then a raw entry or
+    (after the last pair) a commit's echo ("<commit>\\0"); the field after a raw entry
+    is its path, even one holding a newline."""
     found: list[list[Change]] = [[] for _ in pairs]
+    others: dict[str, list[Change]] = {}
     echoes = [*pairs, "\0"]  # no pair after the last: never the start of a field
     n = -1  # the pair whose changes are being read
     fields = iter(out.split("\0"))
@@ -117,18 +139,23 @@ def _changes(out: str, pairs: list[str]) -> list[list[Change]] | None:
             while field.startswith(echoes[n + 1]):
                 field = field[len(echoes[n + 1]) :]
                 n += 1
-            if n < 0:
-                return None
-            current = found[n]
+            if n >= 0:
+                current = found[n]
             if not field:
                 continue  # the last pairs' echoes, with nothing to list
-            if field[:1] != ":":
-                return None
+            if field[:1] != ":":  # a commit's echo, after every pair's
+                commit = field.lstrip("\n")
+                if n != len(pairs) - 1 or commit not in commits or commit in others:
+                    return None
+                current = others[commit] = []
+                continue
+            if n < 0:
+                return None  # a change before any echo
         path = next(fields, None)
         if path is None:
             return None
         current.append((field, path))
-    return found if n == len(pairs) - 1 else None
+    return (found, others) if n == len(pairs) - 1 else None
 
 
 def line_diffs(git: Git) -> LineDiffs | None:
@@ -148,18 +175,26 @@ def line_diffs(git: Git) -> LineDiffs | None:
 def chain(
     git: Git, order: Mapping[str, int], chained: Sequence[str], bases: Mapping[str, str]
 ) -> dict[str, tuple[list[str], list[str]]] | None:
-    """Per commit of `chained` (of the first-parent line, `order` its places, newest
-    first), (paths it has and `bases[commit]` has not, paths that newer commit has and it
-    has not), as git names them: what `git diff-tree -r --diff-filter=AD` of each pair
-    lists, from the line's diffs (`GitHistory.prefetch_trees`). None when the line's
-    root trees are not known, git fails, or HEAD is not the last of the line."""
+    """Per commit of `bases` (each with the newer commit it is compared with; those of
+    `chained` on the first-parent line, `order` its places, newest first, HEAD's the
+    first base), (paths it has and its base has not, paths its base has and it has not),
+    as git names them: what `git diff-tree -r --diff-filter=AD` of each pair lists
+    (`GitHistory.prefetch_trees`), from the line's diffs, those off the line asked in
+    the same process. None when the line's root trees are not known, git fails, or HEAD
+    is not the last of the line."""
     diffs = line_diffs(git) if chained else None
-    head = bases[chained[0]] if chained else ""
-    if diffs is None or order.get(head) != len(order) - 1:
+    if diffs is None or order.get(bases[chained[0]]) != len(order) - 1:
         return None
-    if not diffs.read(order[chained[-1]] + 1, len(order)):
+    off = {c: b for c, b in bases.items() if c not in order}
+    others = diffs.read_with(order[chained[-1]] + 1, len(order), off)
+    if others is None:
         return None
-    return {c: diffs.between(order[c], order[bases[c]]) for c in chained}
+    found = {c: diffs.between(order[c], order[bases[c]]) for c in chained}
+    for commit in off:
+        changes = others.get(commit, [])
+        had = [path for raw, path in changes if raw[-1] == "A"]
+        found[commit] = (had, [path for raw, path in changes if raw[-1] == "D"])
+    return found
 
 
 def changed(
