@@ -10,8 +10,9 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
+from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code, git_commands
+from verify_support import FIXED_NOW, STORE, GitRepo, code, git_commands, note
 
 
 def verdicts(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
@@ -70,6 +71,32 @@ def test_a_missing_mention_names_the_commit_that_deleted_its_file_not_the_memory
     # run has not read of the line yet.
     line = [a for a in asked if "--diff-filter=D" in a or a[-2:] == ("--raw", "-z")]
     assert len(line) == 1
+
+
+def test_the_deleting_commits_renames_are_asked_of_the_runs_own_line(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The renames of the commits deleting missing files are asked with the run's Git (its
+    first-parent line, its diffs, the renames it learned), not the mentions' own Git, which
+    had walked the whole line again to read them (one more `git log` a first run)."""
+    note(repo, "- src/gone.py:3")
+    repo.commit("memory")
+    repo.mv("src/gone.py", "lib/moved.py")
+    repo.write_lines("lib/moved.py", code("rewritten", 10))
+    repo.commit("move gone.py and rewrite it")
+    walks: list[tuple[str, ...]] = []
+    real = Git.run
+
+    def run(git: Git, *args: str) -> str:
+        walks.append(args)
+        return real(git, *args)
+
+    monkeypatch.setattr(Git, "run", run)
+    asked = git_commands(monkeypatch)
+    found = verdicts(repo)
+    assert found["src/gone.py:3"].status is Verdict.MISSING
+    assert [a for a in walks if a[:2] == ("log", "--first-parent")] == []
+    assert next(a for a in asked if a[:2] == ("log", "--first-parent"))[-2:] == ("--", STORE)
 
 
 def test_a_skipped_file_mention_says_what_git_knows_of_its_path_instead_of_every_guess(

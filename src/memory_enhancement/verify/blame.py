@@ -162,6 +162,7 @@ class GitHistory(GitObjects):
         with HEAD would give, for the same lists. Cheaper still than one `git ls-tree`
         of the whole tree each.
 
+        Summed from each commit's own diff when the run reads those (first_parent_diffs).
         With `names`, the lists hold only the files of those names (the run asks
         nothing else of them; `files_at` reads a whole tree for any other name)."""
         wanted = sorted(set(commits) - set(self._lists))

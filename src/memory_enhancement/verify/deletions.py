@@ -14,9 +14,9 @@ with each path given, and for rjmurillo/ai-agents' 161 paths that cost 7 s of CP
 against 0.44 s for the whole tree's deletions (10.4G instructions limited to their 21
 top folders, 2.40G for the whole tree), read from the oldest commit the run needs
 (the whole history when a deletion before a memory line is asked). When the run's
-folder walk printed the root trees of the line, the same diffs are asked of `git
-diff-tree --stdin` fed the pairs of trees (first_parent_diffs.py: 2.08G, git no longer
-inflating each commit again), and the deleting commits' dates and parents of one `git
+folder walk printed the root trees of the line, the same diffs are read from each
+commit's raw diff with its first parent (first_parent_diffs.LineDiffs, read once a run and
+shared with other readers), and the deleting commits' dates and parents of one `git
 log --no-walk`. The deletions are the same: the answer has to name the last deletion
 of a path deleted, re-created and deleted again, so every commit's diff is read (a
 bisection of the path's presence would find *a* deletion, and git has no cheaper way
@@ -246,11 +246,13 @@ def renamed_answers(
     answers: dict[int, tuple[CitationCheck, ...]],
     known: Deletions,
     listed: FileList,
+    run: Git | None = None,
 ) -> dict[int, tuple[CitationCheck, ...]]:
     """The Verifier's answers (per row of `drafts` it was asked about, in the order of
     `asked`, their memories), those on files it found missing asked again where the
-    commit deleting the file renamed it into one git lists now (`renamed_by`): `moved`
-    with the rename, wherever the lines went, instead of deleted in that commit."""
+    commit deleting the file renamed it into one git lists now (`renamed_by`, asked of
+    the `run`'s Git: its line's diffs, the renames it learned): `moved` with the
+    rename, wherever the lines went, instead of deleted in that commit."""
     rows = list(answers)
     after = [
         (d.citation.target, d.citation.commit)
@@ -258,7 +260,7 @@ def renamed_answers(
         for d, c in zip((d for d in drafts[n] if isinstance(d, Ask)), answers[n], strict=True)
         if c.status is Verdict.MISSING and c.renamed_to is None and d.citation.commit
     ]
-    found = renamed_by(git, known, after, listed.files.__contains__) if git and after else {}
+    found = renamed_by(run or git, known, after, listed.files.__contains__) if git and after else {}
     if git is None or not found:
         return answers
     git.also_renamed(found)
@@ -291,9 +293,8 @@ def renamed_by(
             merge[by.commit] = by.merge
     if not wanted:
         return {}
-    # A commit git's diff of (`git diff-tree -M <commit>`, a merge's: nothing) the run
-    # has (line_origins.py) is not asked again; one the line's diffs show adding nothing
-    # renamed nothing (first_parent_diffs.py).
+    # A commit whose `git diff-tree -M` (a merge's: nothing) the run has (line_origins.py)
+    # is not asked again; one the line's diffs show adding nothing renamed nothing.
     said, diffs = git.renamed, first_parent_diffs.line_diffs(git)
     ask = [
         sha for sha in sorted(wanted)

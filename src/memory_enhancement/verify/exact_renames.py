@@ -14,7 +14,9 @@ read from one chained `git diff-tree` (each commit diffed with the next newer on
 HEAD's first-parent line, as `GitHistory.prefetch_trees` reads file lists), and the
 pairs are made here. Git's diff limited to the paths (one process for all the commits)
 cost git 0.21 s of a first run on rjmurillo/ai-agents (68 commits, 120 paths: git compares
-every entry of every folder it opens with each path given), the chained diff 0.07 s.
+every entry of every folder it opens with each path given), the chained diff 0.07 s. When
+the run reads each first-parent commit's own diff (first_parent_diffs.LineDiffs, shared with
+the file lists and the deletions), the ids come from it: no process of their own.
 
 Several deleted or added files of one id (a session log archived to two folders) are
 paired as git pairs them (`_pairs`). Git is asked as before (`_diffed`) for the commits
