@@ -77,11 +77,14 @@ def test_the_trees_diffs_name_what_the_first_parent_log_names(history: GitRepo) 
         ((), (), ()),
         ((), ("src/twice.py", "src/box"), ("--", "src/twice.py", "src/box")),
     ]:
-        found = first_parent_diffs.changed(git, trees, 0, len(shas), options, paths)
+        found = first_parent_diffs.changed(git, 0, len(shas), bool(options), paths)
         assert found is not None
         assert [(shas[at], path) for at, path in found] == logged(history, *args)
-    later = first_parent_diffs.changed(git, trees, 3, len(shas), ("--diff-filter=D",))
+    later = first_parent_diffs.changed(git, 3, len(shas), deleted=True)
     assert later is not None and all(at >= 3 for at, _ in later)
+    # A pathspec git would match otherwise (a glob, a magic word): the caller asks the log.
+    for spec in ("src/*.py", ":(top)src", "src/./a.py"):
+        assert first_parent_diffs.changed(git, 0, len(shas), paths=[spec]) is None
 
 
 def test_the_deletions_from_the_trees_are_the_logs_deleted_twice_merged_or_turned_folder(
@@ -95,7 +98,13 @@ def test_the_deletions_from_the_trees_are_the_logs_deleted_twice_merged_or_turne
     asked = git_commands(monkeypatch)
     by_trees = deletions.deletions(walked(history), asked_after, {"src/a.py", "nothing.py"})
     assert by_trees.found == by_log.found
-    assert [a[0] for a in asked if "--diff-filter=D" in a] == ["diff-tree"]
+    # The folder walk, the line's diffs, the dates of the deleting commits.
+    assert [a[:2] for a in asked if a[0] == "log" or "diff-tree" in a] == [
+        ("log", "--first-parent"),
+        ("diff-tree", "--stdin"),
+        ("log", "--no-walk=unsorted"),
+    ]
+    assert next(a for a in asked if a[0] == "diff-tree")[-2:] == ("--raw", "-z")
     twice = by_trees.found["src/twice.py"]
     assert [d.commit for d in twice] == [
         history.git("log", "-1", "--format=%H", f"--grep=^{m}$").strip()
@@ -128,9 +137,7 @@ def test_a_repository_root_below_gits_names_paths_from_itself(tmp_path: Path) ->
     git = walked(repo, "sub")
     trees = git.first_trees()
     assert trees is not None
-    assert first_parent_diffs.changed(git, trees, 1, 2, ("--diff-filter=D",)) == [
-        (1, "src/gone.py")
-    ]
+    assert first_parent_diffs.changed(git, 1, 2, deleted=True) == [(1, "src/gone.py")]
     found = deletions.deletions(git, [("src/gone.py", repo.git("rev-parse", "HEAD^").strip())], ())
     assert [d.commit for d in found.found["src/gone.py"]] == [deleted]
 
@@ -141,4 +148,125 @@ def test_an_answer_git_does_not_give_in_the_order_asked_is_not_read(history: Git
     trees = git.first_trees()
     assert trees is not None
     bogus = ["0" * 40 if n == 2 else tree for n, tree in enumerate(trees)]
-    assert first_parent_diffs.changed(git, bogus, 0, len(bogus), ()) is None
+    diffs = first_parent_diffs.LineDiffs(git, git.first_parents(), bogus)
+    assert not diffs.read(0, len(bogus))
+
+
+def test_each_commits_raw_diff_is_the_first_parent_logs_whatever_its_paths_hold(
+    history: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paths with spaces, quotes, non-ASCII letters and a newline (git quotes them unless
+    `-z`; `core.quotePath` set as a user may), a merge and the root commit: each commit's
+    changes are `git log --first-parent -m --raw`'s, read in pieces (a reader asking for
+    older commits later gets only those read, one process each time)."""
+    history.git("config", "core.quotePath", "true")
+    for name in ["odd/with space.py", 'odd/"quoted".py', "odd/café.py", "odd/new\nline.py"]:
+        history.write_lines(name, code("odd", 2))
+    history.commit("odd names")
+    (history.root / "odd/café.py").unlink()
+    history.write_lines("odd/with space.py", code("changed", 2))
+    history.commit("odd names changed")
+    git = walked(history)
+    shas = git.first_parents()
+    diffs = first_parent_diffs.line_diffs(git)
+    assert diffs is not None and first_parent_diffs.line_diffs(git) is diffs  # one a run
+    asked = git_commands(monkeypatch)
+    assert diffs.read(4, len(shas)) and diffs.read(0, 6) and diffs.read(2, len(shas))
+    assert [a[0] for a in asked] == ["diff-tree", "diff-tree"]
+    out = history.git(
+        "log", "--first-parent", "-m", "--reverse", "--raw", "--no-renames", "--no-abbrev",
+        "-z", "--format=%x01%H",
+    )  # fmt: skip
+    logged: dict[str, list[tuple[str, str]]] = {}
+    fields = iter(out.split("\0"))
+    current: list[tuple[str, str]] = []
+    for field in fields:
+        field = field.lstrip("\n")
+        if field.startswith("\x01"):
+            current = logged.setdefault(field[1:], [])
+        elif field:
+            current.append((field, next(fields)))
+    assert {sha: diffs.at(n) for n, sha in enumerate(shas)} == logged
+    assert "odd/new\nline.py" in {p for _, p in diffs.at(len(shas) - 2)}
+
+
+def test_the_files_added_and_deleted_between_two_commits_are_their_diffs(
+    history: GitRepo,
+) -> None:
+    """`between` sums the line's diffs from one commit to a newer one: what `git diff-tree
+    --diff-filter=AD` of the two lists, for every pair of commits (a file deleted and
+    re-created in between is neither; a file turned into a folder both)."""
+    git = walked(history)
+    shas = git.first_parents()
+    diffs = first_parent_diffs.line_diffs(git)
+    assert diffs is not None and diffs.read(0, len(shas))
+    for older in range(len(shas)):
+        for newer in range(older, len(shas)):
+            out = history.git(
+                "diff-tree", "-r", "--no-renames", "--name-status", "-z", "--diff-filter=AD",
+                shas[newer], shas[older],
+            )  # fmt: skip
+            fields = out.split("\0")
+            listed = {(fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2)}
+            gone, came = diffs.between(older, newer)
+            assert {("A", p) for p in gone} | {("D", p) for p in came} == listed
+
+
+def test_a_deleting_commits_renames_known_to_the_run_or_adding_nothing_are_not_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`renamed_by` asks git's `diff-tree -M` of each commit deleting a gone file. A
+    commit the memory files' replay already asked about (line_origins: the same diff of a
+    commit with its parent) is read from the run's answers, and one whose diff on the line
+    adds no file renamed nothing: no process for either, the same renames."""
+    from memory_enhancement.verify.line_origins import _Renames
+
+    repo = GitRepo(tmp_path / "project")
+    repo.write_lines("src/a.py", code("a", 5))
+    repo.write_lines("src/edited.py", code("e", 8))
+    repo.write_lines("src/c.py", code("c", 3))
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes"])
+    first = repo.commit("root")
+    repo.mv("src/a.py", "lib/a.py")
+    repo.mv("src/edited.py", "lib/edited.py")
+    repo.write_lines("lib/edited.py", [*code("e", 8), "one more line"])
+    moved = repo.commit("move a.py and edited.py")
+    (repo.root / "src/c.py").unlink()
+    repo.commit("delete c.py, adding nothing")
+    after = [(p, first) for p in ("src/a.py", "src/edited.py", "src/c.py")]
+    present = {"lib/a.py", "lib/edited.py"}.__contains__
+    expected = {"src/a.py": "lib/a.py", "src/edited.py": "lib/edited.py"}
+    plain = Git(repo.root)
+    asked = git_commands(monkeypatch)
+    assert deletions.renamed_by(plain, deletions.deletions(plain, after, ()), after, present) == (
+        expected
+    )
+    assert len([a for a in asked if "-M" in a]) == 1  # both deleting commits, one process
+    git = walked(repo)
+    _Renames(git, FolderLog(git, STORE)).of([moved], {})
+    known = deletions.deletions(git, after, ())  # reads the line's diffs
+    asked.clear()
+    assert deletions.renamed_by(git, known, after, present) == expected
+    assert [a for a in asked if "-M" in a] == []
+
+
+def test_commits_off_the_line_are_diffed_in_the_same_process_echoed_or_not(
+    history: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits asked with the line's pairs of trees (`read_with`) get git's diff of each
+    with the commit given: git echoes a commit only when its diff is not empty, after
+    the pairs' echoes (the last pair's diff empty here: the line ends with an empty
+    commit)."""
+    history.commit("empty at the end")
+    side = history.git("rev-parse", "side").strip()
+    git = walked(history)
+    shas = git.first_parents()
+    diffs = first_parent_diffs.line_diffs(git)
+    assert diffs is not None
+    head, first = shas[-1], shas[0]
+    asked = git_commands(monkeypatch)
+    others = diffs.read_with(len(shas) - 3, len(shas), {side: head, first: first})
+    assert [a[0] for a in asked] == ["diff-tree"]
+    raw = history.git("diff-tree", "-r", "--no-renames", "--raw", "-z", head, side).split("\0")
+    assert others == {side: list(zip(raw[0:-1:2], raw[1::2], strict=True))}
+    assert diffs.at(len(shas) - 1) == [] and diffs.read(len(shas) - 3, len(shas))

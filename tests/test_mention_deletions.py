@@ -10,8 +10,9 @@ from memory_enhancement.core.verdicts import CitationCheck, Verdict
 from memory_enhancement.service import MemoryService
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
+from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code, git_commands
+from verify_support import FIXED_NOW, STORE, GitRepo, code, git_commands, note
 
 
 def verdicts(repo: GitRepo, state: State | None = None) -> dict[str, CitationCheck]:
@@ -66,8 +67,36 @@ def test_a_missing_mention_names_the_commit_that_deleted_its_file_not_the_memory
     assert later.status is Verdict.MISSING
     assert f"deleted in merge {merged[:7]}, {day(repo, merged)}, after" in later.reason
     # One process asks for the deletions: the log, or the diff of the line's root trees
-    # when the run's folder walk printed them (first_parent_diffs.py).
-    assert len([a for a in asked if "--diff-filter=D" in a]) == 1
+    # when the run's folder walk printed them (first_parent_diffs.py), which reads what the
+    # run has not read of the line yet.
+    line = [a for a in asked if "--diff-filter=D" in a or a[-2:] == ("--raw", "-z")]
+    assert len(line) == 1
+
+
+def test_the_deleting_commits_renames_are_asked_of_the_runs_own_line(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The renames of the commits deleting missing files are asked with the run's Git (its
+    first-parent line, its diffs, the renames it learned), not the mentions' own Git, which
+    had walked the whole line again to read them (one more `git log` a first run)."""
+    note(repo, "- src/gone.py:3")
+    repo.commit("memory")
+    repo.mv("src/gone.py", "lib/moved.py")
+    repo.write_lines("lib/moved.py", code("rewritten", 10))
+    repo.commit("move gone.py and rewrite it")
+    walks: list[tuple[str, ...]] = []
+    real = Git.run
+
+    def run(git: Git, *args: str) -> str:
+        walks.append(args)
+        return real(git, *args)
+
+    monkeypatch.setattr(Git, "run", run)
+    asked = git_commands(monkeypatch)
+    found = verdicts(repo)
+    assert found["src/gone.py:3"].status is Verdict.MISSING
+    assert [a for a in walks if a[:2] == ("log", "--first-parent")] == []
+    assert next(a for a in asked if a[:2] == ("log", "--first-parent"))[-2:] == ("--", STORE)
 
 
 def test_a_skipped_file_mention_says_what_git_knows_of_its_path_instead_of_every_guess(
@@ -234,8 +263,9 @@ def test_a_range_wrong_when_committed_names_the_earlier_version_of_its_file_that
     """davidsonsilva/fintwin: `DashboardView.tsx:352-355` was past the end of the file's
     338 lines at the commit that added the memory, and the lines the memory describes were
     there the day before (406 lines). The verdict stays; the reason says where they were.
-    The versions come from the diffs of the line's root trees the folder walk printed; with
-    a commit-graph the walk prints none, and one `git log` lists them."""
+    The versions come from the diffs of the line's root trees the folder walk printed
+    (first_parent_diffs.LineDiffs); with a commit-graph the walk prints none, and one `git
+    log` lists them."""
     repo.write_lines("src/view.tsx", code("view", 30))
     grown = repo.commit("view grows to 30 lines")
     repo.write_lines("src/view.tsx", code("view", 12))
@@ -249,7 +279,8 @@ def test_a_range_wrong_when_committed_names_the_earlier_version_of_its_file_that
     asked = git_commands(monkeypatch)
     found = verdicts(repo)
     limited = [a[0] for a in asked if a[-1] == "src/view.tsx" and "--name-only" in a]
-    assert limited == (["log"] if graph else ["diff-tree"])
+    assert limited == (["log"] if graph else [])  # without one: the line's own diffs
+    assert any(a[-2:] == ("--raw", "-z") for a in asked) is not graph
     assert found["src/view.tsx:20-22"].status is Verdict.OUT_OF_RANGE
     assert found["src/view.tsx:20-22"].reason.endswith(
         f"wrong when written; src/view.tsx had those lines at {grown[:7]} ({day(repo, grown)}, "

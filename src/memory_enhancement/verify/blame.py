@@ -25,6 +25,7 @@ from pathlib import PurePosixPath
 
 from memory_enhancement.core.file_list import FileList
 from memory_enhancement.core.remotes import remote_repository
+from memory_enhancement.verify import first_parent_diffs
 from memory_enhancement.verify.git import GitError
 from memory_enhancement.verify.git_objects import GitObjects, from_git, run_git, to_git
 from memory_enhancement.verify.staged import Staged
@@ -161,6 +162,7 @@ class GitHistory(GitObjects):
         with HEAD would give, for the same lists. Cheaper still than one `git ls-tree`
         of the whole tree each.
 
+        Summed from each commit's own diff when the run reads those (first_parent_diffs).
         With `names`, the lists hold only the files of those names (the run asks
         nothing else of them; `files_at` reads a whole tree for any other name)."""
         wanted = sorted(set(commits) - set(self._lists))
@@ -176,20 +178,34 @@ class GitHistory(GitObjects):
         # be nothing but those, so the chain's bases are cut to its length.
         bases = dict(zip(chained, [head, *chained][: len(chained)], strict=True))
         bases.update((c, head) for c in wanted if c not in order)
+        steps: dict[str, tuple[list[str], list[str]]] = {c: ([], []) for c in bases}
+        # per commit: (files it has that its base has not, files its base has that it has not)
+        prefix = self.git.prefix
+
+        def note(step: tuple[list[str], list[str]], status: str, raw: str) -> None:
+            path = raw if not prefix else from_git(self.git, raw)
+            if path and (keep is None or path.rpartition("/")[2] in keep):
+                step[0 if status == "A" else 1].append(path)
+
+        # The chain's steps from the line's own diffs when the run reads them; git diffs
+        # the rest.
+        line = first_parent_diffs.chain(self.git, order, chained, bases)
+        for commit, sides in (line or {}).items():
+            for status, paths in zip("AD", sides, strict=True):
+                for name in paths:
+                    note(steps[commit], status, name)
+        asked = bases if line is None else {}
         # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
         # is a file C has and P has not, "D" one P has and C has not.
-        stdin = "".join(f"{commit} {base}\n" for commit, base in bases.items())
+        stdin = "".join(f"{commit} {base}\n" for commit, base in asked.items())
         try:
             out = run_git(
                 self.git, "diff-tree", "--stdin", "-r", "--no-renames", "--name-status", "-z",
                 "--diff-filter=AD", stdin=stdin,
-            )  # fmt: skip
+            ) if stdin else ""  # fmt: skip
         except GitError:
             return
-        steps: dict[str, tuple[list[str], list[str]]] = {c: ([], []) for c in bases}
-        # per commit: (files it has that its base has not, files its base has that it has not)
         current: tuple[list[str], list[str]] = ([], [])
-        prefix = self.git.prefix
         fields = iter(out.split("\0"))  # a status and its path taken in turn
         for item in fields:
             raw = next(fields, None) if item == "A" or item == "D" else None
@@ -197,9 +213,7 @@ class GitHistory(GitObjects):
                 first = item.strip().split(" ", 1)[0]  # a commit: the diffs of its line follow
                 current = steps.get(first, ([], []))
                 continue
-            path = raw if not prefix else from_git(self.git, raw)
-            if path and (keep is None or path.rpartition("/")[2] in keep):
-                current[0 if item == "A" else 1].append(path)
+            note(current, item, raw)
         now = self.files_now()
         since: dict[str, tuple[set[str], set[str]]] = {head: self._staged(keep)}
         # per commit: (files added since it, files deleted since it), as HEAD sees them

@@ -14,9 +14,9 @@ with each path given, and for rjmurillo/ai-agents' 161 paths that cost 7 s of CP
 against 0.44 s for the whole tree's deletions (10.4G instructions limited to their 21
 top folders, 2.40G for the whole tree), read from the oldest commit the run needs
 (the whole history when a deletion before a memory line is asked). When the run's
-folder walk printed the root trees of the line, the same diffs are asked of `git
-diff-tree --stdin` fed the pairs of trees (first_parent_diffs.py: 2.08G, git no longer
-inflating each commit again), and the deleting commits' dates and parents of one `git
+folder walk printed the root trees of the line, the same diffs are read from each
+commit's raw diff with its first parent (first_parent_diffs.LineDiffs, read once a run and
+shared with other readers), and the deleting commits' dates and parents of one `git
 log --no-walk`. The deletions are the same: the answer has to name the last deletion
 of a path deleted, re-created and deleted again, so every commit's diff is read (a
 bisection of the path's presence would find *a* deletion, and git has no cheaper way
@@ -115,10 +115,9 @@ def deletions(
     since = []
     if not everywhere and all(place is not None for place in places):
         since = [f"^{shas[min(p for p in places if p is not None)]}"]
-    trees = git.first_trees()
-    if trees is not None and shas:
+    if shas:
         start = order[since[0][1:]] + 1 if since else 1
-        found = _from_trees(git, shas, trees, start, wanted)
+        found = _from_trees(git, shas, start, wanted)
         if found is not None:
             return Deletions(found, order)
     try:
@@ -155,14 +154,12 @@ class _Wanted:
 
 
 def _from_trees(
-    git: Git, shas: Sequence[str], trees: Sequence[str], start: int, wanted: _Wanted
+    git: Git, shas: Sequence[str], start: int, wanted: _Wanted
 ) -> dict[str, list[Deleted]] | None:
     """What `_read` reads from the log, from the root trees the run's walk printed
     (first_parent_diffs.py): the commits from `start` on, each diffed with its first
     parent (None: git's answer could not be read, the log is asked)."""
-    found = first_parent_diffs.changed(
-        git, trees, start, len(shas), ("--diff-filter=D",), keep=wanted
-    )
+    found = first_parent_diffs.changed(git, start, len(shas), deleted=True, keep=wanted)
     if found is None:
         return None
     hits = found[::-1]
@@ -249,11 +246,13 @@ def renamed_answers(
     answers: dict[int, tuple[CitationCheck, ...]],
     known: Deletions,
     listed: FileList,
+    run: Git | None = None,
 ) -> dict[int, tuple[CitationCheck, ...]]:
     """The Verifier's answers (per row of `drafts` it was asked about, in the order of
     `asked`, their memories), those on files it found missing asked again where the
-    commit deleting the file renamed it into one git lists now (`renamed_by`): `moved`
-    with the rename, wherever the lines went, instead of deleted in that commit."""
+    commit deleting the file renamed it into one git lists now (`renamed_by`, asked of
+    the `run`'s Git: its line's diffs, the renames it learned): `moved` with the
+    rename, wherever the lines went, instead of deleted in that commit."""
     rows = list(answers)
     after = [
         (d.citation.target, d.citation.commit)
@@ -261,7 +260,7 @@ def renamed_answers(
         for d, c in zip((d for d in drafts[n] if isinstance(d, Ask)), answers[n], strict=True)
         if c.status is Verdict.MISSING and c.renamed_to is None and d.citation.commit
     ]
-    found = renamed_by(git, known, after, listed.files.__contains__) if git and after else {}
+    found = renamed_by(run or git, known, after, listed.files.__contains__) if git and after else {}
     if git is None or not found:
         return answers
     git.also_renamed(found)
@@ -286,32 +285,46 @@ def renamed_by(
     against its first parent (the one before it on the line) in one `git diff-tree`."""
     shas = {n: sha for sha, n in known.order.items()}
     wanted: dict[str, set[str]] = {}  # deleting commit -> the gone paths it deleted
+    merge: dict[str, bool] = {}
     for path, commit in after:
         by = known.after(path, commit)
         if by is not None and by.at - 1 in shas:
             wanted.setdefault(by.commit, set()).add(path)
+            merge[by.commit] = by.merge
     if not wanted:
         return {}
-    lines = "".join(f"{sha} {shas[known.order[sha] - 1]}\n" for sha in sorted(wanted))
+    # A commit whose `git diff-tree -M` (a merge's: nothing) the run has (line_origins.py)
+    # is not asked again; one the line's diffs show adding nothing renamed nothing.
+    said, diffs = git.renamed, first_parent_diffs.line_diffs(git)
+    ask = [
+        sha for sha in sorted(wanted)
+        if (merge[sha] or sha not in said)
+        and not (diffs is not None and diffs.adds_none(known.order[sha]))
+    ]  # fmt: skip
+    lines = "".join(f"{sha} {shas[known.order[sha] - 1]}\n" for sha in ask)
     try:
         out = run_git(
             git, "diff-tree", "--stdin", "-r", "-M", "--name-status", "-z", "--diff-filter=R",
             stdin=lines,
-        )  # fmt: skip
+        ) if lines else ""  # fmt: skip
     except GitError:
         return {}
-    found: dict[str, str] = {}
+    pairs: dict[str, list[tuple[str, str]]] = {}
     at, fields, i = "", out.split("\0"), 0
     while i < len(fields):
         field = fields[i].lstrip("\n")
         if field in wanted:
             at = field
         elif field[:1] == "R" and i + 2 < len(fields):
-            old, new = from_git(git, fields[i + 1]), from_git(git, fields[i + 2])
-            if old and new and old in wanted.get(at, ()) and present(new):
-                found[old] = new
+            pairs.setdefault(at, []).append((fields[i + 1], fields[i + 2]))
             i += 2
         i += 1
+    found: dict[str, str] = {}
+    for sha in sorted(wanted):
+        for was, now, *_ in pairs.get(sha, []) if sha in ask or sha not in said else said[sha]:
+            old, new = from_git(git, was), from_git(git, now)
+            if old and new and old in wanted[sha] and present(new):
+                found[old] = new
     return found
 
 

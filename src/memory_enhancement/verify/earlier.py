@@ -9,9 +9,9 @@ as a fact, the last version of the file before that commit that had those lines,
 reader knows where to look.
 
 The versions of these files (a few a run: 12 in the bench's 1,288 truth rows) come
-from one `git diff-tree --stdin` of the root trees of the first-parent commits before
-the last memory line's commit, limited to the files, when the run's walk printed those
-trees (first_parent_diffs.py; the dates of the versions told from one `git log
+from the raw diffs of the first-parent commits before the last memory line's commit,
+read once a run for other readers too, when the run's walk printed the line's root
+trees (first_parent_diffs.LineDiffs; the dates of the versions told from one `git log
 --no-walk`), else from one `git log --first-parent` limited to them (0.55G instructions
 on rjmurillo/ai-agents, mostly inflating all 2,621 commits of its line; the trees'
 diff 0.18G); the versions are read by the run's `git cat-file`, the newest first, at
@@ -81,11 +81,10 @@ def _changes(
     when `git log` gave them (None: dates not read yet); None when git fails. From the
     root trees the run's walk printed when it did (first_parent_diffs.py: only the commits
     before the last memory line's, none inflated again), else one `git log`."""
-    trees = git.first_trees()
     places = [order[c.written_in] for c in checks if c.written_in in order]
-    if trees is not None and shas:
+    if shas:
         found = first_parent_diffs.changed(
-            git, trees, 0, max(places, default=0), (), (to_git(git, p) for p in paths)
+            git, 0, max(places, default=0), paths=(to_git(git, p) for p in paths)
         )
         if found is not None:
             changes: dict[str, list[str]] = {}

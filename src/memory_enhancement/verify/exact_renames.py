@@ -14,7 +14,9 @@ read from one chained `git diff-tree` (each commit diffed with the next newer on
 HEAD's first-parent line, as `GitHistory.prefetch_trees` reads file lists), and the
 pairs are made here. Git's diff limited to the paths (one process for all the commits)
 cost git 0.21 s of a first run on rjmurillo/ai-agents (68 commits, 120 paths: git compares
-every entry of every folder it opens with each path given), the chained diff 0.07 s.
+every entry of every folder it opens with each path given), the chained diff 0.07 s. When
+the run reads each first-parent commit's own diff (first_parent_diffs.LineDiffs, shared with
+the file lists and the deletions), the ids come from it: no process of their own.
 
 Several deleted or added files of one id (a session log archived to two folders) are
 paired as git pairs them (`_pairs`). Git is asked as before (`_diffed`) for the commits
@@ -26,7 +28,9 @@ first-parent line; and for every commit when one of the paths is a folder in som
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import pairwise
 
+from memory_enhancement.verify import first_parent_diffs
 from memory_enhancement.verify.blame import GitHistory
 from memory_enhancement.verify.git import Git, GitError
 from memory_enhancement.verify.git_objects import from_git, run_git, to_git
@@ -94,6 +98,12 @@ def _paired(
     if top is None or not chained:
         return {}
     bases = [top, *chained][: len(chained)]
+    wanted = set(paths)
+    diffs = first_parent_diffs.line_diffs(git)
+    at = [order.get(top, -1), *(order[c] for c in chained)]  # the chain's places, HEAD's first
+    if diffs is not None and at[0] == len(order) - 1 and diffs.read(at[-1] + 1, len(order)):
+        line = _from_line(diffs, wanted, at)
+        return {} if line is None else _found(git, chained, line, at_head)
     # A line "C P" is commit C with parent P: the diff goes from P to C, so the new side
     # of each entry is what C has.
     stdin = "".join(f"{c} {b}\n" for c, b in zip(chained, bases, strict=True))
@@ -104,7 +114,6 @@ def _paired(
         )  # fmt: skip
     except GitError:
         return {}
-    wanted = set(paths)
     changes: dict[str, list[tuple[str, State]]] = {c: [] for c in chained}
     current: list[tuple[str, State]] = []
     seen, clear = "", set()  # folders known to lie under no wanted path
@@ -124,10 +133,47 @@ def _paired(
             if _under(folder, wanted):
                 return {}  # a folder at some commit: everything under it is in git's diff
             clear.add(folder)
+    return _found(git, chained, [changes[c] for c in chained], at_head)
+
+
+def _from_line(
+    diffs: first_parent_diffs.LineDiffs, wanted: set[str], places: list[int]
+) -> list[list[tuple[str, State]]] | None:
+    """What the chained diff says of the wanted paths, from the line's own diffs (read
+    before): per step of the chain (`places`: HEAD's, then each commit's, newest first),
+    each wanted path's (mode, id) at the older commit where one commit between them
+    changed it, the oldest such change's old side. None where a wanted path is a folder
+    in some tree (as `_paired` tells from the chained diff)."""
+    steps: list[list[tuple[str, State]]] = []
+    seen, clear = "", set()  # folders known to lie under no wanted path
+    for newer, older in pairwise(places):
+        step: dict[str, State] = {}
+        for place in range(newer, older, -1):
+            for raw, path in diffs.at(place):
+                if path in wanted:
+                    meta = raw.split(" ")  # :old-mode new-mode old-id new-id status
+                    mode = int(meta[0][1:], 8)
+                    step[path] = (mode, meta[2]) if mode else None
+                elif (folder := path.rpartition("/")[0]) != seen:
+                    seen = folder
+                    if folder in clear:
+                        continue
+                    if _under(folder, wanted):
+                        return None
+                    clear.add(folder)
+        steps.append(list(step.items()))
+    return steps
+
+
+def _found(
+    git: Git, chained: list[str], changes: list[list[tuple[str, State]]], at_head: dict[str, State]
+) -> dict[str, list[tuple[str, str]]]:
+    """The renames of each commit of the chain (newest first; `changes`: the wanted paths
+    its step changed, as they are at it), from HEAD's state back."""
     state = dict(at_head)
     found: dict[str, list[tuple[str, str]]] = {}
-    for commit in chained:  # newest first: each applies its diff to the newer one's state
-        for path, now in changes[commit]:
+    for commit, changed in zip(chained, changes, strict=True):
+        for path, now in changed:  # newest first: each applies its diff to the newer state
             state[path] = now
         renamed = _renamed(state, at_head)
         if renamed is not None:

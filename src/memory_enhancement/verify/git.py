@@ -50,6 +50,9 @@ class Git:
         self._walked: tuple[int, tuple[list[int], list[str], str | None]] | None = None
         self._parsed_head: str | None = None  # HEAD from `rev-parse` ("" when there is none)
         self._trees: list[str] | None = None  # root trees of `first_parents`, when a walk read them
+        self.line_diffs: object = None  # what each of those commits changed (first_parent_diffs)
+        # What `git diff-tree -M <commit>` renamed, per commit asked: (old, new, exact).
+        self.renamed: dict[str, list[tuple[str, str, bool]]] = {}
 
     @classmethod
     def discover(cls, repo_root: Path) -> Git | None:

@@ -119,7 +119,7 @@ class _Renames:
 
     def __init__(self, git: Git, log: FolderLog) -> None:
         self.git, self.log = git, log
-        self.said: dict[str, list[tuple[str, str, bool]]] = {}  # commit -> (old, new, exact)
+        self.said = git.renamed  # commit -> (old, new, exact), shared with deletions.py
 
     def of(self, commits: list[str], created: Mapping[str, str | None]) -> None:
         """Ask git about these commits (and the older ones the walk suggests)."""

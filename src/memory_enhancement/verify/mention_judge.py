@@ -239,7 +239,7 @@ class MentionJudge:
         )
         known = deletions.read(self.git, drafts, answers, found, self._files_now())
         answers = deletions.renamed_answers(
-            git, verifier, drafts, asked, answers, known[0], self._files_now()
+            git, verifier, drafts, asked, answers, known[0], self._files_now(), self.git
         )
         judged = deletions.told(self.git, drafts, answers, known, self._files_now, self.repo)
         if git is not None and self.git is not None and self._history is not None:
