@@ -20,7 +20,7 @@ from memory_enhancement.service.serialize import verifications_json
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
-from verify_support import FIXED_NOW, STORE, GitRepo, code
+from verify_support import FIXED_NOW, STORE, GitRepo, aged, code
 
 
 @pytest.fixture
@@ -138,7 +138,7 @@ def test_a_file_one_memory_names_edited_judges_that_memory_alone_again(repo: Git
     assert len(second.mentions) == 4
     assert all(isinstance(m, Recalled) for m in second.mentions.values())
     run = code("tools/run.py", 10)
-    repo.write_lines("tools/run.py", [run[0], "# inserted", *run[1:]])  # not committed
+    aged(repo.write_lines("tools/run.py", [run[0], "# inserted", *run[1:]]))  # not committed
     third = verify_all(repo, state)
     again = {
         third.path(j)
@@ -171,9 +171,11 @@ def test_a_file_staged_or_a_commit_judges_every_kept_memory_again(repo: GitRepo)
     assert kept() == [True, True]
     repo.write_lines("c/util.py", code("c/util.py", 5))  # a third util.py, staged
     repo.git("add", "c/util.py")
+    aged(repo.root / ".git/index")  # a moment later: git's index not just written
     assert kept() == [False, False]
     assert kept() == [True, True]
     repo.commit("a third util.py")
+    aged(repo.root / ".git/index")
     assert kept() == [False, False]
     assert kept() == [True, True]
 
@@ -279,7 +281,7 @@ def test_a_kept_row_of_the_wrong_type_is_judged_again(
         db.execute(f"UPDATE mention_history SET {column} = ?", (value,))
         db.commit()
     app = repo.root / "src/app.py"
-    os.utime(app, ns=(app.stat().st_atime_ns, app.stat().st_mtime_ns + 10**9))
+    os.utime(app, ns=(app.stat().st_atime_ns, app.stat().st_mtime_ns - 10**9))  # not racy
     assert list(verifications_json(verify_all(repo, state))) == first
     assert all(isinstance(m, Recalled) for m in verify_all(repo, state).mentions.values())
 
@@ -348,7 +350,7 @@ def test_verdicts_kept_by_a_run_that_failed_before_its_history_are_compared_next
 
     state = State(repo.root / "state.db")
     verify_all(repo, state)
-    repo.write_lines("src/app.py", code("src/app.py", 30))  # line 20 as it was written
+    aged(repo.write_lines("src/app.py", code("src/app.py", 30)))  # line 20 as it was written
     real = history.record
 
     def failing(*args: object, **kwargs: object) -> None:

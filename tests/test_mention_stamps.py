@@ -131,3 +131,35 @@ def test_a_memory_stat_an_earlier_sync_took_is_not_taken_for_this_runs(repo: Git
     timed(deep, OLD_NS)
     note(repo, "A new memory at the top.", name="added")  # the top folder changed
     assert said(repo, state, index())["deep/notes"] == ["src/app.py", "src/app.py:12"]
+
+
+def test_a_cited_file_written_again_within_a_second_on_a_whole_second_filesystem_is_seen(
+    repo: GitRepo,
+) -> None:
+    """The same for a file the verdicts name, whose size and time are their fingerprint
+    (verify/fingerprints.py): verdicts naming a file that recent are not kept. Here a local
+    file git never had, whose line count alone is checked: rewritten within the second,
+    its size kept, it has one line, and the mention of its third is past its end."""
+    note(repo, "Local settings: local/settings.yml:3 holds the port.", name="local")
+    repo.commit("a memory naming a local file")
+    settings = repo.root / "local/settings.yml"
+    settings.parent.mkdir()
+    settings.write_bytes(b"a\nb\nc\n")
+    second = time.time_ns() // 10**9 * 10**9
+    timed(settings, second)
+    state = State(repo.root / "state.db")
+
+    def status() -> str:
+        service = MemoryService(
+            Store(repo.store_root), Repository(repo.root), state=state, clock=lambda: FIXED_NOW,
+            index_path=repo.root / "index.db",
+        )  # fmt: skip
+        run = service.verify_all(options=VerifyOptions())
+        found = [c for r in run.results for c in r.mentions if c.mention]
+        (check,) = [c for c in found if c.mention and c.mention.text == "local/settings.yml:3"]
+        return check.status._value_
+
+    assert status() == "unchecked"
+    settings.write_bytes(b"abc d\n")
+    timed(settings, second)
+    assert status() == "out_of_range"

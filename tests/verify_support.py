@@ -232,6 +232,16 @@ def logging_git(folder: Path) -> tuple[dict[str, str], Path]:
     return env, calls
 
 
+def aged(*paths: Path) -> None:
+    """Set files' times 5 s back, older than the racy window (store/freshness.py): a run
+    right after a write keeps no verdict naming a file (or git's index) that recent, since
+    a second write within the filesystem's resolution could keep its size and time; a
+    test that means "a run a moment later" ages what it just wrote."""
+    for path in paths:
+        ns = path.stat().st_mtime_ns - 5 * 10**9
+        os.utime(path, ns=(ns, ns))
+
+
 def note(repo: GitRepo, *lines: str, name: str = "notes") -> Path:
     """A memory `name` of the repository's store: a title, a blank line, then `lines`."""
     return repo.write_lines(f"{STORE}/{name}.md", ["# Notes", "", *lines])

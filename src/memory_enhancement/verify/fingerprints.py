@@ -4,11 +4,13 @@ cache (mention_cache.py) keeps with them, and checks on a rerun."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memory_enhancement.core.mentions import GRAMMAR
+from memory_enhancement.store.freshness import racy_window
 from memory_enhancement.verify.mention_cache import VERSION
 
 
@@ -30,13 +32,29 @@ class Fingerprints:
         self.index = str(git_dir / "index") if git_dir is not None and git_dir.is_dir() else None
         self._stats: dict[str, str] = {}
         self._runs: dict[str | None, str] = {}
+        self._since = time.time_ns()  # before any stat of this run
 
     def of(self, head: str | None, paths: Sequence[str]) -> str | None:
         """The fingerprint of verdicts naming `paths`; None when a path holds a tab or a
-        line break (its verdicts are then judged on every run, never kept)."""
+        line break (its verdicts are then judged on every run, never kept), or when git's
+        index or a file named was written too recently for its stat to tell a later write
+        apart (`_settled`: judged again by the next run, which keeps them)."""
         if any("\t" in path or "\n" in path for path in paths):
             return None
-        return "\n".join([self._run(head), *(f"{path}\t{self._stat(path)}" for path in paths)])
+        stats = [self._stat(path) for path in paths]
+        run = self._run(head)
+        if not all(map(self._settled, stats)) or not self._settled(run.rpartition(" ")[2]):
+            return None
+        named = (f"{path}\t{stat}" for path, stat in zip(paths, stats, strict=True))
+        return "\n".join([run, *named])
+
+    def _settled(self, stat: str) -> bool:
+        """Whether a `_stat` tells any later write apart: none ("-"), or a time older than
+        this run's start by more than the filesystem's timestamp resolution (a file
+        written again within it keeps its time on a whole-second filesystem, and may keep
+        its size: store/freshness.py, as the index decides)."""
+        mtime = int(stat.rpartition(":")[2]) if stat != "-" else 0
+        return mtime < self._since - racy_window((mtime,))
 
     def holding(self, head: str | None, kept: Sequence[Any]) -> list[bool]:
         """Of each fingerprint `of` gave when verdicts were kept, whether it is the same now.
