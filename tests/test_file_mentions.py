@@ -137,6 +137,21 @@ def test_a_path_that_never_was_a_file_names_the_one_file_of_that_name_elsewhere(
     assert "of that name" not in found["web/pages/util.py"].reason  # two: no one to name
 
 
+def test_a_path_read_as_a_files_that_is_a_folder_now_is_there(repo: GitRepo) -> None:
+    """Kronos1993/Multiplatform-Weather-App (df51309): `iosApp/iosApp.xcodeproj`, an Xcode
+    bundle (a folder), was skipped as "no file iosApp/iosApp.xcodeproj now nor when the
+    memory line was written" while the repository had it."""
+    repo.write_lines("ios/App.xcodeproj/project.pbxproj", ["// !$*UTF8*$!"])
+    repo.commit("bundle")
+    note(repo, "- open `ios/App.xcodeproj` in Xcode", "- or `ios/Gone.xcodeproj`")
+    repo.commit("memory")
+    found = checks(repo)
+    bundle = found["ios/App.xcodeproj"]
+    assert bundle.status is Verdict.VALID
+    assert bundle.reason == "the folder is there, a folder of files rather than a file"
+    assert found["ios/Gone.xcodeproj"].status is Verdict.SKIPPED  # no folder either: as before
+
+
 def test_a_deleted_file_whose_name_lives_on_in_one_other_folder_says_where(
     repo: GitRepo,
 ) -> None:

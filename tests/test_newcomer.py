@@ -505,3 +505,18 @@ def test_a_name_like_no_command_is_answered_without_a_guess(run_cli: RunCli) -> 
     result = run_cli(["frobnicate"])
     assert result.exit_code == 2
     assert "Error: No such command 'frobnicate'.\n" in result.stderr
+
+
+def test_search_and_context_take_the_querys_words_unquoted(run_cli: RunCli, store: Path) -> None:
+    """`search widget padding` (Kronos1993/Multiplatform-Weather-App, a new user's first
+    try) was `Error: Got unexpected extra argument (padding)`: the words are one query."""
+    ok(run_cli(["add", "ui/pad", "-c", "# Widget padding\n\nCentering cancels padding.",
+                "--dir", store]))  # fmt: skip
+    ok(run_cli(["add", "ui/other", "-c", "# Colours\n\nThe palette.", "--dir", store]))
+    for command in ("search", "context"):
+        quoted = ok(run_cli([command, "widget padding", "--json", "--dir", store]))
+        unquoted = ok(run_cli([command, "widget", "padding", "--json", "--dir", store]))
+        assert unquoted == quoted
+        assert "ui/pad" in unquoted and "ui/other" not in unquoted
+    missing = run_cli(["search", "--dir", store])
+    assert missing.exit_code == 2 and "Missing argument 'QUERY...'" in missing.stderr

@@ -81,7 +81,7 @@ def test_the_hook_passes_on_moved_citations_and_fails_on_a_stale_one(project: Gi
         "INVALID  api  (0 of 1 citation holds)\n"
         "  STALE        src/app.py:3  line 3 changed: it is line 4 now, which reads "
         "`API_VERSION = 'v3'`\n"
-        "valid    main  (1 of 1 citation holds)\n"
+        "moved    main  (1 of 1 citation holds, 1 moved: --fix rewrites it)\n"
         "  moved        src/app.py:5 -> src/app.py:6  found at line 6 (was 5)\n"
         "2 memories, 2 citations: 0 valid, 1 moved, 1 stale, 0 missing\n"
     )

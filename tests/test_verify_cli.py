@@ -197,7 +197,8 @@ def test_verify_all_text_shows_what_needs_a_look_then_a_one_line_summary(
     result = cli("verify-all")
     assert result.exit_code == 1
     assert result.stdout == (
-        "valid    helpers  (1 of 1 citation holds)\n"
+        # Moved, not `valid (1 of 1 citation holds)`: that read as nothing to do.
+        "moved    helpers  (1 of 1 citation holds, 1 moved: --fix rewrites it)\n"
         "  moved        src/util.py:1 -> src/util.py:3  found at line 3 (was 1)\n"
         "INVALID  version  (1 of 2 citations hold)\n"
         "  STALE        src/app.py:3  line 3 now reads `API_VERSION = 'v3'`\n"
@@ -691,6 +692,28 @@ def test_a_memory_whose_only_mention_is_undecided_says_so_on_its_line(
     assert result.exit_code == 0  # ambiguous is no failure
     line = result.stdout.splitlines()[0]
     assert line == "valid    notes  (0 of 1 citations and mentions hold, 1 ambiguous)"
+
+
+def test_a_memory_whose_mentions_all_moved_is_headed_moved_with_what_rewrites_them(
+    project: GitRepo, cli: Any
+) -> None:
+    """Headed `valid (2 of 2 ... hold)`, a memory --fix would rewrite read as nothing to do."""
+    project.memory("notes", [], content="# Note\n\nSee src/app.py:3 and src/app.py:5.\n")
+    project.commit("memory")
+    project.write_lines("src/app.py", ["# header", "", *APP])
+    project.commit("header")
+    result = cli("verify-all")
+    assert result.exit_code == 0  # moved is no failure without --strict
+    assert result.stdout.splitlines()[0] == (
+        "moved    notes  (2 of 2 citations and mentions hold, 2 moved: --fix rewrites them)"
+    )
+    fixed = cli("verify-all", "--fix")
+    assert fixed.stdout.splitlines()[0] == (
+        "moved    notes  (2 of 2 citations and mentions hold, 2 moved)"
+    )
+    assert "fixed 2 mentions in notes" in fixed.stdout
+    again = cli("verify", "notes")
+    assert again.stdout.splitlines()[0] == "valid    notes  (2 of 2 citations and mentions hold)"
 
 
 def test_failing_mentions_make_the_memory_invalid_in_verify_all_text(

@@ -66,7 +66,7 @@ def _mode_note(service: Any, mode: str) -> str:
 
 
 @click.command(context_settings=CONTEXT)
-@click.argument("query")
+@click.argument("words", metavar="QUERY...", nargs=-1, required=True)
 @click.option("--limit", "-n", default=10, show_default=True, help="How many hits.")
 @click.option("--category", help="Only memories under this category.")
 @click.option("--tag", help="Only memories with this tag.")
@@ -92,7 +92,7 @@ def _mode_note(service: Any, mode: str) -> str:
 @json_option
 @store_options
 def search(
-    query: str,
+    words: tuple[str, ...],
     limit: int,
     category: str | None,
     tag: str | None,
@@ -107,7 +107,8 @@ def search(
     installed and the semantic index is current, else BM25. Finds words inside Chinese,
     Japanese and Korean text too.
 
-    The query is plain text: quotes, `-`, `*` and parentheses are words, not syntax.
+    The query is plain text, its words quoted or not (`search api version` searches
+    "api version"): quotes, `-`, `*` and parentheses are words, not syntax.
 
     \b
     Examples:
@@ -118,6 +119,7 @@ def search(
     from memory_enhancement.core.verdicts import UNCOUNTED
     from memory_enhancement.service.serialize import hit_dict
 
+    query = " ".join(words)  # `search widget padding` was an error: extra argument
     service = app().service()
     with embedding_progress() as progress:
         results = service.search(
@@ -148,7 +150,7 @@ def search(
 
 
 @click.command(context_settings=CONTEXT)
-@click.argument("query")
+@click.argument("words", metavar="QUERY...", nargs=-1, required=True)
 @click.option("--limit", "-n", default=5, show_default=True, help="At most this many memories.")
 @click.option(
     "--max-tokens",
@@ -160,9 +162,15 @@ def search(
 @click.option("--verify", "check", is_flag=True, help="Verify citations; flag stale memories.")
 @json_option
 @store_options
-def context(query: str, limit: int, max_tokens: int, mode: str, check: bool, as_json: bool) -> None:
-    """Print a markdown block of the memories answering QUERY, ready for a prompt."""
+def context(
+    words: tuple[str, ...], limit: int, max_tokens: int, mode: str, check: bool, as_json: bool
+) -> None:
+    """Print a markdown block of the memories answering QUERY, ready for a prompt.
+
+    The query's words are one query, quoted or not, as `search` takes them."""
     from memory_enhancement.service.serialize import hit_dict
+
+    query = " ".join(words)
 
     service = app().service()
     with embedding_progress() as progress:

@@ -128,7 +128,7 @@ def verify(
     if as_json:
         emit_json(_verifications(run)[0])
     else:
-        print_result(result, verbose=True)
+        print_result(result, verbose=True, fixing=fix)
     print_fixes(run, quiet=as_json, fixing=fix, dry_run=dry_run)
     if not run.ok(strict=strict):
         raise SystemExit(EXIT_PROBLEMS)
@@ -200,7 +200,7 @@ def verify_all(
     else:
         for result in not_settled(run.results):
             if worth_showing(result):
-                print_result(result, verbose=False)
+                print_result(result, verbose=False, fixing=fix)
     print_fixes(run, quiet=fmt == "json", fixing=fix, dry_run=dry_run)
     if fmt != "json":
         click.echo(summary(run, changed_since))

@@ -53,23 +53,30 @@ def worth_showing(result: Any) -> bool:
     return not result.valid or moved or any(m.status.value != "valid" for m in result.mentions)
 
 
-def print_result(result: Any, *, verbose: bool) -> None:
-    """A memory's line (`valid` only when no citation and no mention fails), then its
-    citations and mentions (all of them when verbose, else those that are not valid).
+def print_result(result: Any, *, verbose: bool, fixing: bool = False) -> None:
+    """A memory's line (`valid` only when no citation and no mention fails, `moved` when
+    none fails but some moved), then its citations and mentions (all of them when
+    verbose, else those that are not valid).
 
     The figure is this run's (how many checked citations hold), not the confidence
-    `health` computes and `--write` records: that one says so itself."""
+    `health` computes and `--write` records: that one says so itself. A moved citation
+    holds, but its memory is not headed `valid (4 of 4 hold)`: that read as nothing to
+    do when `--fix` would rewrite 4 lines; the line says how many moved and, unless
+    this run is the `--fix` (`fixing`), what rewrites them."""
     mentions = list(getattr(result, "mentions", ()) or ())
     checked = [c for c in (*result.checks, *mentions) if c.status.value != "skipped"]
     held = sum(1 for c in checked if c.status.value in ("valid", "moved"))
+    moved = sum(1 for c in checked if c.status.value == "moved")
     n = len(checked)
     what = "citations and mentions" if mentions else "citations" if n != 1 else "citation"
     figure = f"{held} of {n} {what} hold{'s' * (n == 1 and not mentions)}"
+    if moved:
+        figure += f", {moved} moved" + ("" if fixing else f": --fix rewrites {_it(moved)}")
     # Neither held nor failed: said, so that `valid (0 of 1 ... hold)` does not puzzle.
     undecided = [c.status.value for c in checked if c.status.value in _UNDECIDED]
     for kind in sorted(set(undecided)):
         figure += f", {undecided.count(kind)} {kind.replace('_', ' ')}"
-    state = "valid" if result.valid else "INVALID"
+    state = "INVALID" if not result.valid else "moved" if moved else "valid"
     click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
     for check in result.checks:
         if verbose or check.status.value != "valid":
@@ -77,6 +84,10 @@ def print_result(result: Any, *, verbose: bool) -> None:
     for check in result.mentions:
         if verbose or check.status.value != "valid":
             click.echo(_mention_line(check))
+
+
+def _it(count: int) -> str:
+    return "it" if count == 1 else "them"
 
 
 def _check_line(check: Any, prefix: str = "") -> str:

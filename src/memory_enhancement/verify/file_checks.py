@@ -107,6 +107,9 @@ def decide(
         return _there(mention, now.path, later, commit)
     if now.candidates:
         return ambiguous(mention, plain, now.candidates, commit)
+    bundle = _folder_now(mention, folder, listed, repo)
+    if bundle is not None:
+        return bundle
     never = unseen(mention, plain, then, f"file {mention.path}", "file")
     if never is not None:
         return never
@@ -122,6 +125,23 @@ def decide(
     if named is not None:
         reason += f"{ELSEWHERE}{named}"
     return check(mention, plain, Verdict.SKIPPED, reason, commit)
+
+
+def _folder_now(
+    mention: Mention, folder: str, listed: FileList, repo: Repository
+) -> CitationCheck | None:
+    """Valid when the path, read as a file's for its dot (`iosApp/iosApp.xcodeproj`, an
+    `.app` or `.lproj`), is a folder with files in it now: a bundle is a folder, and
+    `no file iosApp/iosApp.xcodeproj` said of one the repository has was wrong
+    (Kronos1993/Multiplatform-Weather-App). None otherwise: a path naming no file then
+    nor now is `skipped` as before."""
+    path = normalize(mention.path, folder)
+    where = listed.folder(path) if path is not None else None
+    if where is None or where.path is None or not repo.is_folder(where.path):
+        return None
+    named = f" (as {where.path}/)" if where.path != mention.path else ""
+    reason = f"the folder is there{named}, a folder of files rather than a file"
+    return check(mention, Citation(where.path), Verdict.VALID, reason, current=where.path)
 
 
 def pointer(
