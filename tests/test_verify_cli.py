@@ -629,6 +629,18 @@ def test_get_with_verify_includes_the_verdicts(project: GitRepo, cli: Any) -> No
     )
 
 
+def test_get_with_verify_names_the_command_that_rewrites_a_moved_citation(
+    project: GitRepo, cli: Any
+) -> None:
+    """`get` has no `--fix`: its heading names `verify --fix`, which has."""
+    three_memories(project)
+    text = cli("get", "helpers", "--verify")
+    assert text.exit_code == 0
+    assert "moved    helpers  (1 of 1 citation holds, 1 moved: verify --fix rewrites it)\n" in (
+        text.stdout
+    )
+
+
 def test_get_without_verify_does_not_verify(project: GitRepo, cli: Any) -> None:
     three_memories(project)
     data = json.loads(cli("get", "version", "--json").stdout)

@@ -180,7 +180,7 @@ def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
         from memory_enhancement.cli.verify_render import print_result
 
         click.echo("")
-        print_result(result, verbose=True)
+        print_result(result, verbose=True, fix_with="verify --fix")
 
 
 @click.command(context_settings=CONTEXT)

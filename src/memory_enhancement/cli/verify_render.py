@@ -53,7 +53,9 @@ def worth_showing(result: Any) -> bool:
     return not result.valid or moved or any(m.status.value != "valid" for m in result.mentions)
 
 
-def print_result(result: Any, *, verbose: bool, fixing: bool = False) -> None:
+def print_result(
+    result: Any, *, verbose: bool, fixing: bool = False, fix_with: str = "--fix"
+) -> None:
     """A memory's line (`valid` only when no citation and no mention fails, `moved` when
     none fails but some moved), then its citations and mentions (all of them when
     verbose, else those that are not valid).
@@ -62,7 +64,8 @@ def print_result(result: Any, *, verbose: bool, fixing: bool = False) -> None:
     `health` computes and `--write` records: that one says so itself. A moved citation
     holds, but its memory is not headed `valid (4 of 4 hold)`: that read as nothing to
     do when `--fix` would rewrite 4 lines; the line says how many moved and, unless
-    this run is the `--fix` (`fixing`), what rewrites them."""
+    this run is the `--fix` (`fixing`), what rewrites them (`fix_with`: `get --verify`,
+    which has no `--fix`, names `verify --fix`)."""
     mentions = list(getattr(result, "mentions", ()) or ())
     checked = [c for c in (*result.checks, *mentions) if c.status.value != "skipped"]
     held = sum(1 for c in checked if c.status.value in ("valid", "moved"))
@@ -71,7 +74,7 @@ def print_result(result: Any, *, verbose: bool, fixing: bool = False) -> None:
     what = "citations and mentions" if mentions else "citations" if n != 1 else "citation"
     figure = f"{held} of {n} {what} hold{'s' * (n == 1 and not mentions)}"
     if moved:
-        figure += f", {moved} moved" + ("" if fixing else f": --fix rewrites {_it(moved)}")
+        figure += f", {moved} moved" + ("" if fixing else f": {fix_with} rewrites {_it(moved)}")
     # Neither held nor failed: said, so that `valid (0 of 1 ... hold)` does not puzzle.
     undecided = [c.status.value for c in checked if c.status.value in _UNDECIDED]
     for kind in sorted(set(undecided)):
