@@ -55,6 +55,7 @@ app = App(cwd=None)
 app.options["dir"] = store
 service = app.service()
 big = "Lorem ipsum dolor sit amet. " * 4000
+print("ready", flush=True)  # imports done: the kill's delay counts from here
 for n in itertools.count():
     folder = rng.choice(["alpha", "beta", "gamma/deep"])
     path = f"{folder}/m{rng.randrange(12)}"
@@ -94,14 +95,19 @@ def test_writers_killed_at_random_points_leave_every_file_readable_and_the_index
         crash = 0.2 if kill % 2 else 0.0  # every other writer also dies inside a write
         writer = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(store), str(kill), str(crash)],
-            cwd=git_repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            cwd=git_repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
-        time.sleep(rng.uniform(0.6, 2.0))  # imports first, then writes until killed
+        assert writer.stdout is not None
+        # Its imports first (seconds on a loaded machine: a delay counted from the start
+        # once left every writer killed before its first write), then writes until killed.
+        writer.stdout.readline()
+        time.sleep(rng.uniform(0.3, 1.5))
         if writer.poll() is None:
             os.kill(writer.pid, signal.SIGKILL)
         assert writer.wait(timeout=30) == -signal.SIGKILL
         assert writer.stderr is not None
         writer.stderr.close()
+        writer.stdout.close()
 
     memories = Store(store)
     paths = list(memories.iter_paths())
