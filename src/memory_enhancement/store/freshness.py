@@ -22,6 +22,15 @@ def racy_window(mtimes: Iterable[int]) -> int:
     return FINE_RACY_NS if fine else RACY_NS
 
 
+def settled(mtime_ns: int, since_ns: int) -> bool:
+    """Whether a file's stat, taken no earlier than `since_ns`, tells any later write
+    apart: its time is older than that by more than the filesystem's resolution. A file
+    written within it and then again keeps its time on a whole-second filesystem, and may
+    keep its size, so what was judged from it is not kept (verify/mention_reading.py,
+    verify/fingerprints.py)."""
+    return mtime_ns < since_ns - racy_window((mtime_ns,))
+
+
 def folders_unchanged(
     root: str, dirs: dict[str, int], synced_at_ns: int, window_ns: int = RACY_NS
 ) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_enhancement.core.mentions import GRAMMAR
-from memory_enhancement.store.freshness import racy_window
+from memory_enhancement.store.freshness import settled
 from memory_enhancement.verify.mention_cache import VERSION
 
 
@@ -54,7 +54,7 @@ class Fingerprints:
         written again within it keeps its time on a whole-second filesystem, and may keep
         its size: store/freshness.py, as the index decides)."""
         mtime = int(stat.rpartition(":")[2]) if stat != "-" else 0
-        return mtime < self._since - racy_window((mtime,))
+        return settled(mtime, self._since)
 
     def holding(self, head: str | None, kept: Sequence[Any]) -> list[bool]:
         """Of each fingerprint `of` gave when verdicts were kept, whether it is the same now.

@@ -20,9 +20,9 @@ from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.mentions import GRAMMAR, Mention, find_mentions, may_mention
 from memory_enhancement.core.model import Memory, Verifiable
 from memory_enhancement.core.verdict_rows import EncodedMentions
+from memory_enhancement.store import freshness
 from memory_enhancement.store.disk import Store
 from memory_enhancement.store.formats.base import MAX_FILE_BYTES
-from memory_enhancement.store.freshness import racy_window
 from memory_enhancement.store.scan import Snapshot
 from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
@@ -89,7 +89,7 @@ class MentionReader:
         A regular file's size and time are the index's sync's of this call when it stat-ed
         every file (`scanned`), else an `lstat` now; a symbolic link is read through the
         store every time. A stamp is kept for the next run only when the file's time is
-        older than the stat by more than the filesystem's resolution (`_settled`): a
+        older than the stat by more than the filesystem's resolution (`freshness.settled`): a
         file written again within it may keep its size and time."""
         free = MentionFree(self.state)
         known = free.load()
@@ -122,7 +122,7 @@ class MentionReader:
                     continue
             data = self._bytes(path)
             item = None
-            settled = _settled(stamp, since)
+            settled = freshness.settled(stamp[1], since)
             if data is not None:
                 memory, lines, _ = verifiable(k)
                 item = self._read(memory, lines, data, stamp if settled else None)
@@ -256,14 +256,6 @@ class MentionReader:
     @functools.cached_property
     def _root(self) -> str:
         return str(self.store.root)
-
-
-def _settled(stamp: tuple[int, int], since: int) -> bool:
-    """Whether a file's (size, mtime_ns) stat tells any later write apart: its time is
-    older than `since` (no later than the stat) by more than the filesystem's timestamp
-    resolution (store/freshness.py, as the index decides). A file written within it and
-    then again keeps its time on a whole-second filesystem, and may keep its size."""
-    return stamp[1] < since - racy_window((stamp[1],))
 
 
 def _table_rows(text: str, lines: Sequence[int | None]) -> set[int]:
