@@ -116,7 +116,7 @@ def _paired(
         return {}
     changes: dict[str, list[tuple[str, State]]] = {c: [] for c in chained}
     current: list[tuple[str, State]] = []
-    seen, clear = "", set()  # folders known to lie under no wanted path
+    folders = _Folders(wanted)
     fields = iter(out.split("\0"))  # an entry's two fields taken in turn: no index to count
     for field in fields:
         path = next(fields, None) if field[:1] == ":" else None
@@ -126,13 +126,8 @@ def _paired(
             meta = field.split(" ")  # :old-mode new-mode old-id new-id status
             mode = int(meta[1], 8)
             current.append((path, (mode, meta[3]) if mode else None))
-        elif (folder := path.rpartition("/")[0]) != seen:  # a folder's entries come together
-            seen = folder
-            if folder in clear:
-                continue  # met at another commit
-            if _under(folder, wanted):
-                return {}  # a folder at some commit: everything under it is in git's diff
-            clear.add(folder)
+        elif (folder := path.rpartition("/")[0]) != folders.seen and folders.wanted(folder):
+            return {}  # a folder at some commit: everything under it is in git's diff
     return _found(git, chained, [changes[c] for c in chained], at_head)
 
 
@@ -145,7 +140,7 @@ def _from_line(
     changed it, the oldest such change's old side. None where a wanted path is a folder
     in some tree (as `_paired` tells from the chained diff)."""
     steps: list[list[tuple[str, State]]] = []
-    seen, clear = "", set()  # folders known to lie under no wanted path
+    folders = _Folders(wanted)
     for newer, older in pairwise(places):
         step: dict[str, State] = {}
         for place in range(newer, older, -1):
@@ -154,13 +149,8 @@ def _from_line(
                     meta = raw.split(" ")  # :old-mode new-mode old-id new-id status
                     mode = int(meta[0][1:], 8)
                     step[path] = (mode, meta[2]) if mode else None
-                elif (folder := path.rpartition("/")[0]) != seen:
-                    seen = folder
-                    if folder in clear:
-                        continue
-                    if _under(folder, wanted):
-                        return None
-                    clear.add(folder)
+                elif (folder := path.rpartition("/")[0]) != folders.seen and folders.wanted(folder):
+                    return None
         steps.append(list(step.items()))
     return steps
 
@@ -266,6 +256,26 @@ def _pairs(
             taken.add(best[0])
             found.append((best[1], new))
     return found
+
+
+class _Folders:
+    """The folders of the paths a diff lists, each told once whether it is a wanted path
+    or lies under one (a wanted path that is a folder at some commit: then git pairs the
+    renames, not this module). A folder's entries come together, so only a change of
+    folder (`seen`) is asked about, and a folder met at another commit is known clear."""
+
+    def __init__(self, wanted: set[str]) -> None:
+        self.paths, self.seen, self._clear = wanted, "", set[str]()
+
+    def wanted(self, folder: str) -> bool:
+        """Whether `folder` (not `seen`) is or lies under a wanted path; it is `seen` now."""
+        self.seen = folder
+        if folder in self._clear:
+            return False
+        if _under(folder, self.paths):
+            return True
+        self._clear.add(folder)
+        return False
 
 
 def _under(folder: str, wanted: set[str]) -> bool:
