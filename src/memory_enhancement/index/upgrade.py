@@ -30,7 +30,6 @@ from memory_enhancement.index.quick import SCHEMA_VERSION
 # `[x](frontend/.serena/memories/gone.md)`, another project's store, is a missing file;
 # 32 -> 33: "see `x`" in European languages (`ver `x``, `voir `x``) is a link, and so are
 # the names of frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`;
-# 33 -> 34: see PARTS.
 # 33 -> 34: the words inside camelCase names (identifiers.py) in a full-text table of
 # their own; `fts_parts` (after `content`, which a new index has last) is filled as the
 # sync reads every file again. A new index is made with these same statements (schema.py).
