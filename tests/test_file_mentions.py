@@ -413,6 +413,33 @@ def test_github_annotations_leave_out_paths_that_were_never_files_here(
     assert len(notices) == 1 and "renamed mention lib/old.py" in notices[0]
 
 
+def test_a_mention_whose_line_changed_in_a_renamed_file_is_shown_stale_not_renamed(
+    repo: GitRepo, cli: Any
+) -> None:
+    """`lib/old.py:3`, its line edited and its file renamed: the verdict is `stale` with
+    the new name (`--json`, the summary), and the text and the annotations said `RENAMED`
+    and `renamed mention`, as for a mention `--fix` rewrites (the QA round's scratch
+    commits on a Spring service)."""
+    note(repo, "- lib/old.py:3 and lib/old.py:5")
+    repo.commit("memory")
+    lines = code("lib/old.py", 10)
+    lines[2] = "changed = 3"
+    repo.write_lines("lib/old.py", lines)
+    repo.mv("lib/old.py", "lib/new.py")
+    repo.commit("edit and rename")
+    text = cli("verify-all").stdout
+    stale = "mention STALE        lib/old.py:3 (memory line 3)  file was renamed to lib/new.py"
+    assert stale in text
+    assert "mention RENAMED      lib/old.py:5 (memory line 3) -> lib/new.py:5" in text
+    assert "2 mentions: 1 moved, 1 stale" in text
+    annotations = cli("verify-all", "--format", "github").stdout.splitlines()
+    assert [a.split("::")[1].split(" ")[0] for a in annotations if a.startswith("::")] == [
+        "warning", "notice",
+    ]  # fmt: skip
+    assert "::stale mention lib/old.py:3: file was renamed to lib/new.py" in annotations[0]
+    assert "::renamed mention lib/old.py:5" in annotations[1]
+
+
 def test_a_memory_kept_from_the_files_alone_is_traced_once_a_file_it_names_is_deleted(
     repo: GitRepo,
 ) -> None:

@@ -272,6 +272,28 @@ def test_fix_rewrites_a_renamed_folder_and_nothing_else(repo: GitRepo) -> None:
     assert file.read_bytes() == text.replace("src/tools/", "lib/tools/").encode()
 
 
+def test_fix_keeps_a_partial_folder_partial_where_it_still_names_that_folder_alone(
+    repo: GitRepo,
+) -> None:
+    """`handlers/` and `api/handlers/` of src/api/handlers/, renamed to src/api/routes/:
+    `routes/` and `api/routes/`, as files keep their short paths; `util/` of pkg/a/util/
+    (settled by its parent list item) renamed to pkg/a/tools/ stays in full, since
+    `tools/` would name src/tools/ too. Casecommons/pg_search's nested `features/` was
+    rewritten `lib/pg_search/search_features/`."""
+    text = "\n".join([
+        "# Notes", "", "- `handlers/` and `api/handlers/`", "- `pkg/a/`", "  - `util/` - x", "",
+    ])  # fmt: skip
+    file = repo.write(f"{STORE}/notes.md", text.encode())
+    repo.commit("memory")
+    repo.mv("src/api/handlers", "src/api/routes")
+    repo.mv("pkg/a/util", "pkg/a/tools")
+    repo.commit("move")
+    done = store_cli(repo, "verify-all", "--fix")
+    assert done.returncode in (0, 1), done.stderr
+    expected = text.replace("handlers/", "routes/").replace("`util/`", "`pkg/a/tools/`")
+    assert file.read_text() == expected
+
+
 def test_text_output_names_the_folder_a_renamed_one_became_as_a_folder(repo: GitRepo) -> None:
     note(repo, "Tools live in `src/tools/`.")
     repo.commit("memory")

@@ -96,3 +96,46 @@ def test_an_earlier_section_or_a_heading_naming_no_folder_tells_nothing(repo: Gi
     )
     repo.commit("memory")
     assert [v[1:3] for v in verdicts(repo) if v[1] == "arch/"] == [("arch/", "ambiguous")]
+
+
+def test_a_partial_folder_is_the_one_under_the_folder_its_parent_list_item_names(
+    repo: GitRepo,
+) -> None:
+    """Casecommons/pg_search lists `features/`, `configuration/` and `multisearch/` as the
+    items under `- `lib/pg_search/``; each also names a folder of spec/lib/pg_search/, and
+    all three were ambiguous. The nearest enclosing item naming a folder decides (an item
+    naming none, `Tests`, hands over to the one it is nested in), before the section's
+    heading; a line of text at the margin ends the list, so an item after it has no parent."""
+    note(
+        repo,
+        "## Layout (`include/cute/`)",
+        "- `include/cutlass/` - core",
+        "  - `arch/` - architecture features",
+        "",
+        "  - `thread/` - SIMT code",
+        "    wrapped description",
+        "- `test/`",
+        "  - Tests",
+        "    1. `util/` - helpers",
+        "- `include/cute/`",
+        "\t- `arch/` - PTX wrappers",
+        "",
+        "Loose text at the margin.",
+        "  - `util/` - not under the tests any more",
+    )
+    repo.commit("memory")
+    assert verdicts(repo) == [
+        (3, "include/cute/", "valid", "include/cute"),
+        (4, "include/cutlass/", "valid", "include/cutlass"),
+        (5, "arch/", "valid", "include/cutlass/arch"),
+        (7, "thread/", "valid", "include/cutlass/thread"),
+        (9, "test/", "valid", "test"),
+        (11, "util/", "valid", "test/unit/util"),
+        (12, "include/cute/", "valid", "include/cute"),
+        (13, "arch/", "valid", "include/cute/arch"),
+        (16, "util/", "ambiguous", None),
+    ]
+    result = fixed_service(repo).verify("notes").results[0]
+    reasons = {c.mention.line: c.reason for c in result.mentions if c.mention is not None}
+    assert reasons[5].startswith("arch/ read as include/cutlass/arch/, under `include/cutlass/`")
+    assert "list item it is nested in (line 4)" in reasons[5]

@@ -165,6 +165,27 @@ def test_a_file_edited_then_renamed_is_followed_through_the_rename_not_told_dele
     assert f"deleted in {deleted[:7]}" in later.reason
 
 
+def test_a_file_renamed_with_an_edit_then_renamed_again_is_followed_to_its_last_name(
+    repo: GitRepo,
+) -> None:
+    """A Java class renamed with an edit (JwtAuthenticationFilter.java -> JwtGatewayFilter
+    .java, a line inserted), then renamed again (-> GatewayJwtFilter.java): the commit
+    deleting the first name pairs it with the second, which is gone too, and the mentions
+    said `deleted in` that commit (the QA round's scratch commits on a Spring service).
+    Each later name is read from the commit that deleted the one before."""
+    repo.write_lines(f"{STORE}/notes.md", ["# Notes", "", "- src/gone.py:3", "- `src/gone.py`"])
+    repo.commit("memory")
+    repo.write_lines("src/gone.py", ["import os", *code("src/gone.py", 10)])
+    repo.git("mv", "src/gone.py", "src/status.py")
+    repo.commit("edit gone.py and rename it")
+    repo.git("mv", "src/status.py", "src/state.py")
+    repo.commit("rename it again")
+    found = verdicts(repo)
+    line, whole = found["src/gone.py:3"], found["src/gone.py"]
+    assert (line.status, line.renamed_to, line.current_line) == (Verdict.MOVED, "src/state.py", 4)
+    assert (whole.status, whole.renamed_to) == (Verdict.MOVED, "src/state.py")
+
+
 def test_a_rerun_keeps_the_deleting_commit_and_asks_git_for_no_deletions(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

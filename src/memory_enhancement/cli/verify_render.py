@@ -111,7 +111,7 @@ def _check_line(check: Any, prefix: str = "") -> str:
 def _mention_line(check: Any) -> str:
     """A mention as written, where it is in the memory, and what became of it."""
     mention = check.mention
-    mark = "RENAMED" if check.renamed_to else _MARK[check.status.value]
+    mark = "RENAMED" if _renamed(check) else _MARK[check.status.value]
     written = _written(check)
     where = f" (memory line {mention.line})" if mention is not None else ""
     target = ""
@@ -123,6 +123,12 @@ def _mention_line(check: Any) -> str:
         target = f" -> {check.current_path}{line}" + (f"-{end}" if end else "")
     reason = f"  {check.reason}" if check.reason else ""
     return f"  mention {mark:<12} {written}{where}{target}{reason}"
+
+
+def _renamed(check: Any) -> bool:
+    """Whether a mention is told by its file's new name: one that holds (moved), not one
+    whose lines are not in the renamed file (stale, `renamed_to` set), which says so."""
+    return bool(check.renamed_to) and not check.status.failing
 
 
 # Forms whose text is words around the path and the numbers (core/prose_mentions.py).
@@ -187,7 +193,7 @@ def _annotations(
             message = f"{status} citation {check.citation.ref}: {check.reason}"
             yield edited or _touched(check, changed), "warning", result.file, line, title, message
         for check in result.mentions:
-            status = "renamed" if check.renamed_to else check.status.value
+            status = "renamed" if _renamed(check) else check.status.value
             if status in ("valid", "skipped"):  # a skipped one says nothing either way
                 continue
             failing = check.status.failing or (strict and status in ("moved", "renamed"))

@@ -42,6 +42,7 @@ from memory_enhancement.verify.git_objects import from_git, run_git
 from memory_enhancement.verify.mention_checks import FOREIGN, ignored
 from memory_enhancement.verify.mention_history import Ask
 from memory_enhancement.verify.mention_reading import Written
+from memory_enhancement.verify.mention_renames import named_now
 from memory_enhancement.verify.repo import Repository
 
 if TYPE_CHECKING:
@@ -276,13 +277,12 @@ def renamed_by(
     git: Git, known: Deletions, after: Iterable[tuple[str, str]], present: Callable[[str], bool]
 ) -> dict[str, str]:
     """old -> new for the files called missing since a commit (`after`: (path, commit))
-    that the commit deleting them renamed into a file there now (`present`): that
-    commit's own diff pairs them where the diff from the mention's commit to HEAD did
-    not. A file edited, then renamed by a plain `git mv` (the diff from an old commit
-    is asked for renames only among files named like it), or renamed with edits to a
-    name unlike its own (1morr/FMP: download_status_cache.dart to file_exists_cache.dart,
-    67% alike) was told `deleted in` the commit that renamed it. Every deleting commit
-    against its first parent (the one before it on the line) in one `git diff-tree`."""
+    that the commit deleting them renamed into a file there now (`present`), or into one
+    renamed on since into a file there now (`named_now`): that commit's own diff pairs
+    them where the diff from the mention's commit to HEAD did not. A file edited, then
+    renamed by `git mv` (the diff from an old commit asks for renames only among files
+    named like it), or renamed with edits to a name unlike its own (1morr/FMP, 67% alike)
+    was told `deleted in` the commit that renamed it. One `git diff-tree` for them all."""
     shas = {n: sha for sha, n in known.order.items()}
     wanted: dict[str, set[str]] = {}  # deleting commit -> the gone paths it deleted
     merge: dict[str, bool] = {}
@@ -323,7 +323,7 @@ def renamed_by(
     for sha in sorted(wanted):
         for was, now, *_ in pairs.get(sha, []) if sha in ask or sha not in said else said[sha]:
             old, new = from_git(git, was), from_git(git, now)
-            if old and new and old in wanted[sha] and present(new):
+            if old and new and old in wanted[sha] and (new := named_now(git, new, sha, present)):
                 found[old] = new
     return found
 

@@ -21,6 +21,7 @@ from datetime import datetime
 from memory_enhancement.core import prose_mentions as prose
 from memory_enhancement.core.errors import MemoryToolError
 from memory_enhancement.core.file_list import FileList
+from memory_enhancement.core.folder_mentions import FOLDER
 from memory_enhancement.core.mentions import Mention, as_written, find_mentions, relocated
 from memory_enhancement.core.model import Citation, Fix, Memory
 from memory_enhancement.core.verdicts import CitationCheck, MemoryVerification, Verdict
@@ -236,21 +237,23 @@ def mention_edits(
     return edits
 
 
-def short_form(written: str, path: str, was: str, files: FileList) -> str:
+def short_form(written: str, path: str, was: str, files: FileList, folder: bool = False) -> str:
     """A renamed file's new path (`path`) written as the memory wrote the old one (`was`,
     written `written`): a partial path (`Configs/app.release.xcconfig` for
     `Projects/App/Configs/app.release.xcconfig`, the project said by its section) stays
     partial, `Configs/app.prod.xcconfig`, when the file is still under the folders the
     author left out, as many folders deep as written, and the partial path names it alone
-    among the repository's files now. Else the path in full: the short form would name
-    another file, or another folder than the author's."""
+    among the repository's files now (a `folder`'s among its folders: `handlers/` renamed
+    `routes/`). Else the path in full: the short form would name another file, or another
+    folder than the author's."""
     if not written or len(written) >= len(was) or not was.endswith("/" + written):
         return path
     left_out = was[: len(was) - len(written)]
     short = path[len(left_out) :]
     if not path.startswith(left_out) or short.count("/") != written.count("/"):
         return path
-    return short if files.resolve(short).path == path else path
+    found = files.folder(short) if folder else files.resolve(short)
+    return short if found.path == path else path
 
 
 def _short(
@@ -261,7 +264,7 @@ def _short(
     if path is None or files is None or mention.path_at is None:
         return path
     a, b = mention.path_at
-    return short_form(mention.text[a:b], path, was, files())
+    return short_form(mention.text[a:b], path, was, files(), mention.form == FOLDER)
 
 
 # What a copy kept aside is called: `x.py.bak`, `x.py.orig`, `x.py.old`, `x.py~`.

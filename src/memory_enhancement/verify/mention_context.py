@@ -14,9 +14,10 @@ lines either way: the other mentions where history resolved them, and paths writ
 a folder (a `File:` label, a list of files). The nearest of them whose folder is the
 folder of exactly one candidate decides; when the nearest that name a candidate's folder
 name two, or none do, the name stays ambiguous. A partial folder of several is told by
-the folder its section's heading names instead (`_under_heading`): layout notes name the
-parent once, in the heading. Asked only of a memory file holding an ambiguous mention:
-nothing here runs for the others.
+the folder the list item it is nested in names (`_under_parent_item`), else its section's
+heading (`_under_heading`): layout notes name the parent once, in the item or the
+heading. Asked only of a memory file holding an ambiguous mention: nothing here runs for
+the others.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def settle(
         if then.kind != AMBIGUOUS or mention is None or then.commit is None:
             continue
         if mention.form == FOLDER:  # a folder's candidates are folders, not files of one
-            chosen = _under_heading(mention, then.candidates, lines, item.folder)
+            chosen = _under_parent_item(mention, then.candidates, lines, item.folder)
+            chosen = chosen or _under_heading(mention, then.candidates, lines, item.folder)
             if chosen is not None:
                 path, why = chosen
                 note = f"{mention.text} read as {path}/, under {why}; "
@@ -117,14 +119,77 @@ def _under_heading(
     if found is None:
         return None
     number, parents = found
+    picked = _under(mention, candidates, parents, folder)
+    if picked is None:
+        return None
+    path, parent = picked
+    return path, f"`{parent}/` of its section's heading (line {number})"
+
+
+def _under_parent_item(
+    mention: Mention, candidates: tuple[str, ...], lines: list[str], folder: str
+) -> tuple[str, str] | None:
+    """The one candidate folder under the folder named by the list item the mention's
+    item is nested in (`  - `features/`` under `- `lib/pg_search/``), or by the item
+    that one is nested in, the nearest first; as `_under_heading` picks. Layout notes
+    list a folder's subfolders as the items under its own (Casecommons/pg_search: three
+    of its eight folder mentions were ambiguous, each naming lib/pg_search/'s folder and
+    spec/lib/pg_search/'s)."""
+    for number, parents in _parent_items(lines, mention.line, folder):
+        picked = _under(mention, candidates, parents, folder)
+        if picked is not None:
+            path, parent = picked
+            return path, f"`{parent}/` of the list item it is nested in (line {number})"
+    return None
+
+
+def _under(
+    mention: Mention, candidates: tuple[str, ...], parents: list[str], folder: str
+) -> tuple[str, str] | None:
+    """(candidate, parent) of the one candidate right under one of `parents`, else of
+    the one anywhere under them; None when there are two or none."""
     own = normalize(mention.path, folder)
     right_under = {(c, p) for c in candidates for p in parents if c == f"{p}/{own}"}
     anywhere = {(c, p) for c in candidates for p in parents if c.startswith(p + "/")}
     picked = right_under or anywhere
     if len({c for c, _ in picked}) != 1:
         return None
-    path, parent = min(picked)
-    return path, f"`{parent}/` of its section's heading (line {number})"
+    return min(picked)
+
+
+_ITEM = re.compile(r"( *)(?:[-*+]|\d{1,9}[.)])[ \t]")
+
+
+def _parent_items(lines: list[str], line: int, folder: str) -> Iterator[tuple[int, list[str]]]:
+    """(line, folders) of the list items enclosing memory line `line`'s item that name a
+    folder, the nearest first: each item above it less indented than the last one found.
+    A line of text at the margin (a paragraph, a heading) ends the list; blank lines and
+    the items' indented lines do not. Lines in a fenced block hold no mention, so a
+    mention's own line is never in one, and a fence at the margin ends the list too."""
+    if not 0 < line <= len(lines):
+        return
+    own = _ITEM.match(lines[line - 1].expandtabs(4))
+    if own is None:
+        return
+    indent = len(own.group(1))
+    for index in range(line - 2, -1, -1):
+        if indent == 0:
+            return
+        text = lines[index].expandtabs(4)
+        if not text.strip():
+            continue
+        item = _ITEM.match(text)
+        if item is None:
+            if not text.startswith(" "):
+                return
+            continue
+        depth = len(item.group(1))
+        if depth >= indent:
+            continue
+        indent = depth
+        named = [p for found in _PATH.findall(text) if (p := normalize(found.rstrip("/"), folder))]
+        if named:
+            yield index + 1, named
 
 
 _PATH = re.compile(r"(?<![A-Za-z0-9_.@~+/-])(?:[A-Za-z0-9_.@~+-]+/)+[A-Za-z0-9_.@~+-]*")

@@ -8,7 +8,7 @@ mention's commit did not pair with a file named like them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from memory_enhancement.verify.git import Git, GitError, name_status
 from memory_enhancement.verify.git_objects import from_git as _from_git
@@ -95,6 +95,18 @@ def _moved_on(git: Git, old: str, since: list[str]) -> list[tuple[str, str, str,
 
 
 _STEPS = 5  # renames of one file followed, at most
+
+
+def named_now(git: Git, path: str, since: str, present: Callable[[str], bool]) -> str | None:
+    """`path`, a file's name after commit `since` renamed it, if the work tree has it
+    (`present`), else its last name if later commits renamed it on into one there now,
+    each from the diff of the commit deleting the name before (Alpha.java renamed with an
+    edit to Beta.java, then to Gamma.java: the deleting commit of Alpha.java pairs it
+    with Beta.java, which is gone too); None when neither is there."""
+    if present(path):
+        return path
+    moves = _moved_on(git, path, [f"^{since}"])
+    return moves[-1][3] if moves and present(moves[-1][3]) else None
 
 
 def _moves(
