@@ -75,3 +75,24 @@ def test_lines_of_a_file_git_ignores_are_checked_in_the_work_tree_or_skipped_whe
         "skipped",
         "no file conf/local.yml here, and git ignores it (conf/.gitignore:1): a local file",
     )
+
+
+def test_a_memory_whose_only_mentions_are_unchecked_is_headed_unsure_not_valid(
+    tmp_path: Path,
+) -> None:
+    """A QA round's new user read `valid (0 of 1 ... hold, 1 unchecked)` as a pass: nothing
+    was verified, so the memory is headed `unsure`, and the run still does not fail."""
+    repo = coded(tmp_path / "project", {"src/app.py": 30})
+    repo.write("conf/.gitignore", "local.yml\n")
+    repo.write_lines("conf/local.yml", [f"key{n}: {n}" for n in range(1, 21)])
+    repo.write(f"{STORE}/notes.md", "# Notes\n\n- conf/local.yml:9-14 sets the keys\n")
+    repo.commit("memory")
+    done = store_cli(repo, "verify", "notes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "unsure   notes  (0 of 1 citations and mentions hold, 1 unchecked)"
+    )
+    repo.write(f"{STORE}/notes.md", "# Notes\n\n- conf/local.yml:9-14 and src/app.py:3\n")
+    repo.commit("memory, a checked mention too")
+    head = store_cli(repo, "verify", "notes").stdout.splitlines()[0]
+    assert head == "valid    notes  (1 of 2 citations and mentions hold, 1 unchecked)"

@@ -694,7 +694,7 @@ def test_mentions_in_prose_are_verified_by_default_and_count_like_citations(
     ]
 
 
-def test_a_memory_whose_only_mention_is_undecided_says_so_on_its_line(
+def test_a_memory_whose_only_mention_is_undecided_is_headed_unsure_and_says_why(
     project: GitRepo, cli: Any
 ) -> None:
     two_mains(project)
@@ -703,7 +703,7 @@ def test_a_memory_whose_only_mention_is_undecided_says_so_on_its_line(
     result = cli("verify-all")
     assert result.exit_code == 0  # ambiguous is no failure
     line = result.stdout.splitlines()[0]
-    assert line == "valid    notes  (0 of 1 citations and mentions hold, 1 ambiguous)"
+    assert line == "unsure   notes  (0 of 1 citations and mentions hold, 1 ambiguous)"
 
 
 def test_a_memory_whose_mentions_all_moved_is_headed_moved_with_what_rewrites_them(

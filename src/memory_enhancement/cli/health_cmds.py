@@ -39,7 +39,8 @@ from memory_enhancement.store.atomic import write_output
     "--mentions/--no-mentions",
     default=True,
     show_default=True,
-    help="Count `path:line` mentions in the prose as citations (verified from git history).",
+    help="Count the code the prose names (`path:line`, files, folders) as citations, "
+    "from git history.",
 )
 @click.option("--json", "as_json_flag", is_flag=True, help="Print JSON (same as --format json).")
 @store_options

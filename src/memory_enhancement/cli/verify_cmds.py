@@ -55,7 +55,8 @@ def verify_options(func: F) -> F:
             "include_mentions",
             default=True,
             show_default=True,
-            help="Also verify `path:line` mentions in the prose, from git history.",
+            help="Also verify the code the prose names (`path:line`, files, folders), "
+            "from git history.",
         ),
         click.option("--include-mentions", "legacy_mentions", is_flag=True, hidden=True),
         click.option(

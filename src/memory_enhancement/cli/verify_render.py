@@ -57,7 +57,8 @@ def print_result(
     result: Any, *, verbose: bool, fixing: bool = False, fix_with: str = "--fix"
 ) -> None:
     """A memory's line (`valid` only when no citation and no mention fails, `moved` when
-    none fails but some moved), then its citations and mentions (all of them when
+    none fails but some moved, `unsure` when every one checked was left undecided:
+    ambiguous, unchecked, in a submodule), then its citations and mentions (all of them when
     verbose, else those that are not valid).
 
     The figure is this run's (how many checked citations hold), not the confidence
@@ -80,6 +81,8 @@ def print_result(
     for kind in sorted(set(undecided)):
         figure += f", {undecided.count(kind)} {kind.replace('_', ' ')}"
     state = "INVALID" if not result.valid else "moved" if moved else "valid"
+    if state == "valid" and n and len(undecided) == n:  # nothing held, nothing failed
+        state = "unsure"
     click.echo(f"{state:<8} {result.path}  ({figure if n else 'nothing checked'})")
     for check in result.checks:
         if verbose or check.status.value != "valid":
