@@ -118,6 +118,25 @@ def bold_in(data: bytes) -> bool:
     return b"__" in data and _UNDERSCORES_BYTES.search(data) is not None
 
 
+def name_start(raw: str, at: int) -> int | None:
+    """Where the name of a file starts in `raw` when a line mention's path starts at `at`
+    touching letters of another script that a code span or a link's target holds with it
+    (`` `docs/設計.md:12` ``, `[x](docs/設計.md#L12)`), else None. A line mention's path
+    is ASCII so that prose may touch it (`処理はsrc/app.py:12`); in a span or a link nothing
+    does, and the whole name is the file's, as a file mention reads it (`` `docs/設計.md` ``)."""
+    if at == 0 or raw[at - 1].isascii() or not raw[at - 1].isalnum():
+        return None
+    start = at
+    while start > 0 and (raw[start - 1].isalnum() or raw[start - 1] in "_.@+-/"):
+        start -= 1
+    name = raw[start:at]
+    if ".." in name or "//" in name:
+        return None
+    if start > 0 and raw[start - 1] == "`" and raw.count("`", 0, start - 1) % 2 == 0:
+        return start  # the span opens there
+    return start if start >= 2 and raw.startswith("](", start - 2) else None
+
+
 def on_machine(path: str) -> str | None:
     """The first folder of a file mention's path written from the root when it is one a
     machine has (`/usr/local/bin/x.sh`, `/tmp/out.log`), else None: the verifier keeps
