@@ -1,12 +1,13 @@
 """Line mentions of files named in Chinese, Japanese or Korean (core/mentions.py).
 
-A line mention's path is ASCII so that prose may touch it (`処理はsrc/app.py:12を参照`).
-Inside a code span or a link's target nothing touches it, and there the whole name is the
-path: `` `docs/設計.md:12` `` named a file `.md` (reported missing: "no file .md in the
-repository") until session 37, although the same span without the line (`` `docs/設計.md` ``)
-was read whole. Japanese projects often name their documents so (a QA round's store,
-yoshiwo3/PlantUML2_Opus4.5, keeps `docs/proposals/05_機能一覧表_20251213.md`); the lines
-here are written for the tests."""
+A line mention's path is ASCII so that prose may touch it (`処理はsrc/app.py:12を参照`), and
+`` `docs/設計.md:12` `` named a file `.md` (reported missing: "no file .md in the repository")
+until session 37, although the same span without the line (`` `docs/設計.md` ``) was read
+whole. Inside a code span or a link's target nothing touches the path, and the whole name is
+the file's; elsewhere a name that goes on through folders (`docs/設計.md:12`) is, from its first
+folder's ASCII letters after any prose (`詳細はdocs/設計.md:12`: `docs/設計.md`). Japanese
+projects often name their documents so (a QA round's store, yoshiwo3/PlantUML2_Opus4.5,
+keeps `docs/proposals/05_機能一覧表_20251213.md`); the lines here are written for the tests."""
 
 from __future__ import annotations
 
@@ -31,12 +32,18 @@ from verify_support import STORE, GitRepo, code, coded
         ("- `docs/05_機能一覧表.md` 12行目", ("docs/05_機能一覧表.md", 12, None, ["12"])),
         ("- `docs/설계.md`의 라인 3", ("docs/설계.md", 3, None, ["3"])),
         ("- `src/服务.py` 第20行", ("src/服务.py", 20, None, ["20"])),
+        # out of a span, a name in another script continues a path through its folders
+        ("- docs/05_機能一覧表.md:12 を参照", ("docs/05_機能一覧表.md", 12, None, ["12"])),
+        ("- 詳細はdocs/設計.md:12を参照", ("docs/設計.md", 12, None, ["12"])),
+        ("（docs/設計.md の 12行目）", ("docs/設計.md", 12, None, ["12"])),
+        ("- 設計/仕様.md:3", ("設計/仕様.md", 3, None, ["3"])),
         # prose touching an ASCII path still leaves the prose out
         ("- 処理はsrc/app.py:12を参照", ("src/app.py", 12, None, ["12"])),
+        ("- 設定は.env:3 にある", (".env", 3, None, ["3"])),
         ("- 詳細は `src/app.py:12` を参照", ("src/app.py", 12, None, ["12"])),
     ],
 )
-def test_a_code_span_or_link_target_names_its_file_whole_in_any_script(
+def test_a_name_in_any_script_is_the_whole_file_of_a_line_mention(
     line: str, expected: tuple[str, int, int | None, list[str]]
 ) -> None:
     (m,) = find_mentions(f"# メモ\n\n{line}\n")

@@ -20,7 +20,7 @@ Forms, each with or without backticks:
 A path is `/`-joined ASCII segments whose last one has an extension. What comes
 before it must not continue a path or a word in ASCII, so CJK text may touch it
 and URL hosts (`example.com:8080/x.py:3`) are not mentions; a bare host name
-(`api.example.com:443`) is not a file either. Spans hold names of any script: name_start.
+(`api.example.com:443`) is not a file either. A name in any script: files.name_start.
 """
 
 from __future__ import annotations
@@ -101,8 +101,8 @@ _HOST_ENDINGS = frozenset({
 # folder the repository never had skipped, see verify/mention_checks.py; 14: a mention of the
 # same line as a declared citation without a snippet is read, see verify/mention_reading.py;
 # 15: folders, `src/api/`, see core/folder_mentions.py; 16: no git range, `origin/main...HEAD`,
-# is a file mention; 17: `` `docs/設計.md:12` `` names `docs/設計.md`, see files.name_start).
-REVISION = 17
+# is a file mention; 17, 18 (unquoted): `docs/設計.md:12` is that file, files.name_start).
+REVISION = 18
 GRAMMAR = zlib.crc32(
     "\0".join(
         (str(REVISION), _MENTION.pattern, files.PATTERN, folders.PATTERN, *prose.PATTERNS)
@@ -286,7 +286,7 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
 
 
 def _whole_names(raw: str, found: list[Mention]) -> list[Mention]:
-    """The mentions, each path continued in another script given that whole name."""
+    """The mentions, each path that a name in another script continues given that name."""
     out: list[Mention] = []
     named = ("", "")  # the last path as matched and its whole name, for its list's items
     for m in found:
