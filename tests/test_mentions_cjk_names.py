@@ -53,6 +53,19 @@ def test_a_name_in_any_script_is_the_whole_file_of_a_line_mention(
     assert m.path_at is not None and m.text[slice(*m.path_at)] == m.path
 
 
+def test_a_japanese_list_of_lines_after_its_path_is_read_whole() -> None:
+    # yoshiwo3/PlantUML2_Opus4.5 writes `proxy-server.ts（595-618行目、331-342行目）`; the
+    # second range was not read (Chinese `第35行、第39～42行` was)
+    found = find_mentions("# メモ\n\n- src/app.ts（595-618行目、331-342行目、700行目）\n")
+    assert [(m.path, m.start, m.end) for m in found] == [
+        ("src/app.ts", 595, 618),
+        ("src/app.ts", 331, 342),
+        ("src/app.ts", 700, None),
+    ]
+    (one,) = find_mentions("# メモ\n\n- `src/app.ts` 12行目、3件のテスト\n")  # no 行目: prose
+    assert (one.start, one.end) == (12, None)
+
+
 def test_the_later_items_of_a_list_name_the_whole_file_too() -> None:
     found = find_mentions("# メモ\n\n- `docs/設計.md:12, 30-31`\n")
     assert [(m.path, m.start, m.end) for m in found] == [

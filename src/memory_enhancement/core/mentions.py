@@ -101,8 +101,8 @@ _HOST_ENDINGS = frozenset({
 # folder the repository never had skipped, see verify/mention_checks.py; 14: a mention of the
 # same line as a declared citation without a snippet is read, see verify/mention_reading.py;
 # 15: folders, `src/api/`, see core/folder_mentions.py; 16: no git range, `origin/main...HEAD`,
-# is a file mention; 17, 18 (unquoted): `docs/設計.md:12` is that file, files.name_start).
-REVISION = 18
+# is a file mention; 17, 18: `docs/設計.md:12` is that file, files.name_start; 19: `、N行目`).
+REVISION = 19
 GRAMMAR = zlib.crc32(
     "\0".join(
         (str(REVISION), _MENTION.pattern, files.PATTERN, folders.PATTERN, *prose.PATTERNS)
