@@ -64,6 +64,7 @@ def _path(name: str) -> str:
 
 # Names in any script (`docs/要件定義書_EscapeNine.md`, a real memory's), as git keeps them.
 _NAME = r"[\w.@+-]"
+_ASCII_NAME = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@+-"  # name_start
 # Each form opens with a literal, then looks behind it: a pattern opening with a literal is
 # searched for that literal alone (the look first made indexing 7% costlier). `__` is bold
 # only off a word (`a__b.py__` is not), as markdown reads it.
@@ -116,6 +117,34 @@ def bold_in(data: bytes) -> bool:
     if _STARS_BYTES.search(data) is not None:
         return True
     return b"__" in data and _UNDERSCORES_BYTES.search(data) is not None
+
+
+def name_start(raw: str, at: int) -> int | None:
+    """Where the name of a file starts in `raw` when a line mention's path starting at `at`
+    touches letters of another script that continue it, else None. A line mention's path is
+    ASCII so that prose may touch it (`処理はsrc/app.py:12`). In a code span or a link's
+    target nothing does, and the whole name is the file's, as a file mention reads it
+    (`` `docs/設計.md:12` ``, `[x](docs/設計.md#L12)`). Elsewhere the name goes on through
+    its folders (`docs/05_機能一覧表.md:12`), from its first folder's ASCII letters when
+    prose touches them (`詳細はdocs/設計.md:12`: `docs/設計.md`); letters with no folder
+    are prose (`設定は.env:3`)."""
+    if at == 0 or raw[at - 1].isascii() or not raw[at - 1].isalnum():
+        return None
+    start = at
+    while start > 0 and (raw[start - 1].isalnum() or raw[start - 1] in "_.@+-/"):
+        start -= 1
+    name = raw[start:at]
+    if ".." in name or "//" in name:
+        return None
+    if start > 0 and raw[start - 1] == "`" and raw.count("`", 0, start - 1) % 2 == 0:
+        return start  # the span opens there
+    if start >= 2 and raw.startswith("](", start - 2):
+        return start
+    if "/" not in name:
+        return None
+    first = name.partition("/")[0]
+    ascii_tail = len(first) - len(first.rstrip(_ASCII_NAME))  # after the prose in it
+    return start + len(first) - ascii_tail if 0 < ascii_tail < len(first) else start
 
 
 def on_machine(path: str) -> str | None:

@@ -20,7 +20,7 @@ Forms, each with or without backticks:
 A path is `/`-joined ASCII segments whose last one has an extension. What comes
 before it must not continue a path or a word in ASCII, so CJK text may touch it
 and URL hosts (`example.com:8080/x.py:3`) are not mentions; a bare host name
-(`api.example.com:443`) is not a file either.
+(`api.example.com:443`) is not a file either. A name in any script: files.name_start.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory_enhancement.core import file_mentions as files
 from memory_enhancement.core import folder_mentions as folders
@@ -101,8 +101,8 @@ _HOST_ENDINGS = frozenset({
 # folder the repository never had skipped, see verify/mention_checks.py; 14: a mention of the
 # same line as a declared citation without a snippet is read, see verify/mention_reading.py;
 # 15: folders, `src/api/`, see core/folder_mentions.py; 16: no git range, `origin/main...HEAD`,
-# is a file mention).
-REVISION = 16
+# is a file mention; 17, 18: `docs/設計.md:12` is that file, files.name_start; 19: `、N行目`).
+REVISION = 19
 GRAMMAR = zlib.crc32(
     "\0".join(
         (str(REVISION), _MENTION.pattern, files.PATTERN, folders.PATTERN, *prose.PATTERNS)
@@ -282,7 +282,32 @@ def _in_line(raw: str, number: int, in_code: bool, european: bool) -> list[Menti
                     found.append(Mention(number, at, path + "/", path, None, None, FOLDER, span,
                                          None, rooted=rooted))  # fmt: skip
     found.sort(key=lambda mention: mention.column)
-    return found
+    return found if raw.isascii() else _whole_names(raw, found)
+
+
+def _whole_names(raw: str, found: list[Mention]) -> list[Mention]:
+    """The mentions, each path that a name in another script continues given that name."""
+    out: list[Mention] = []
+    named = ("", "")  # the last path as matched and its whole name, for its list's items
+    for m in found:
+        if m.path_at is None:  # a list's later item: the path of the mention before
+            out.append(replace(m, path=named[1]) if m.path == named[0] else m)
+            continue
+        start = files.name_start(raw, at := m.column + m.path_at[0])  # None off a span
+        named = (m.path, m.path if start is None else raw[start:at] + m.path)
+        if start is None:  # (a name `_is_file` took stays one with more letters before it)
+            out.append(m)
+            continue
+        column, shift = min(m.column, start), min(0, start - m.column)  # shift: 0 or less
+        out.append(
+            replace(
+                m, column=column, text=raw[column : m.column + len(m.text)], path=named[1],
+                path_at=(start - column, m.path_at[1] - shift),
+                start_at=m.start_at and _rel(m.start_at, shift),
+                end_at=m.end_at and _rel(m.end_at, shift),
+            )
+        )  # fmt: skip
+    return out
 
 
 def _colon_or_anchor(m: re.Match[str], number: int, in_code: bool) -> list[Mention]:

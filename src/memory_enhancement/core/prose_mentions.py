@@ -14,7 +14,7 @@ Serena memories are read (counts in docs/benchmarks.md, "Issue 17"):
     path - Lines 955-1089   **Line 1114** in `path`   (also near, on)
     pathの30行目   path の Line 22   path 的第 1903-1912 行   path의 라인 77   path 30번째 줄
     path，第 56 行   path 第11行~第40行   path 第 5 行到第 7 行   pathの10行目〜12行目
-    path 第233-237行和第244行   path 第35行、第39～42行
+    path 第233-237行和第244行   path 第35行、第39～42行   path（595-618行目、331-342行目）
     path の 88 行目から 103 行目   path 라인 938~라인 982   path 라인 938부터 982까지
     `path` lines 10 to 12   path line 10 to line 12   lines 10 through 12 of `path`
 
@@ -128,6 +128,7 @@ _AFTER = (
     r"|"
     rf"{_OF}(?P<k1>\d{{1,7}})"
     rf"(?:[ \t]?(?:行目[ \t]?)?(?:{TO}|から)[ \t]?(?P<k2>\d{{1,7}}))?[ \t]?行目"
+    rf"(?P<more_k>(?:[ \t]?[、，,][ \t]?\d{{1,7}}(?:[ \t]?{TO}[ \t]?\d{{1,7}})?[ \t]?行目)*)"
     r"|"
     rf"{_OF}第[ \t]?(?P<z1>\d{{1,7}})"
     rf"(?:[ \t]?(?:行[ \t]?)?(?:{TO}|至|到)[ \t]?(?:第[ \t]?)?(?P<z2>\d{{1,7}}))?[ \t]?行"
@@ -298,7 +299,7 @@ def _mention(m: re.Match[str]) -> list[Found]:
         )
     ]  # fmt: skip
     if more:
-        items = _ITEM_CJK if key == "z" else _ITEM
+        items = _ITEM_CJK if key in "zk" else _ITEM
         out.extend(_items(more, m.start("more_" + key), m["path"], items))
     return out
 
