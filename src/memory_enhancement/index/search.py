@@ -196,7 +196,7 @@ def hybrid(
 
 
 def above_floor(
-    fused: list[Hit], semantic_hits: list[Hit], query_cjk: float, floor: float = SEMANTIC_FLOOR
+    fused: list[Hit], semantic_hits: list[Hit], query_cjk: float, floor: float | None = None
 ) -> list[Hit]:
     """The fused hits less the memories only the semantic side found, with a cosine below
     `floor` for the part of the query and of the memory the model can read.
@@ -210,7 +210,9 @@ def above_floor(
     asked of a store without their answer whose words it does not hold. A cosine counts
     only for what the model reads: times the share of the memory, and of the query, not
     in CJK (`Hit.cjk`, `query_cjk`), so a query all in CJK keeps only what its words find.
+    `floor` defaults to SEMANTIC_FLOOR as it is when called (bench/floor37.py varies it).
     """
+    floor = SEMANTIC_FLOOR if floor is None else floor
     readable = 1.0 - query_cjk
     cosines = {h.row.path: h.score * (1.0 - h.cjk) * readable for h in semantic_hits}
     return [h for h in fused if h.lexical_rank is not None or cosines.get(h.row.path, 0) >= floor]
