@@ -62,7 +62,7 @@ def run_group(
         everything = Filters(include_expired=True, now="")
         side = Ranker(model)
         for q in queries:
-            exact, _, _ = lex_module._terms(q.query, False)
+            exact = lex_module._terms(q.query, False)[0]
             counts = {
                 t: conn.execute(
                     "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (t,)

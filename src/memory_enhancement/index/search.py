@@ -16,7 +16,8 @@ measured within its list from its floor in standard deviations (`fuse`): a memor
 only one side finds, but finds clearly, can win, which reciprocal rank fusion with
 k = 60 does not allow (any memory both lists find weakly beats the first of one
 list), and a list that stands out counts for more than a flat one. The weight and the
-scaling were chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13). Then the
+scaling were chosen on the dev halves of four query sets (docs/benchmarks.md, issue 13). A
+memory only the model found, and found weakly, is not listed (`SEMANTIC_FLOOR`). Then the
 memories that restate the first result (its near-duplicates by their vectors, hybrid.py)
 come right after it.
 """
@@ -46,11 +47,13 @@ from memory_enhancement.index.rows import Row, row_from
 __all__ = [
     "FETCH",
     "LEXICAL_WEIGHT",
+    "SEMANTIC_FLOOR",
     "STOPWORDS",
     "Filters",
     "Hit",
     "Mode",
     "SemanticSide",
+    "above_floor",
     "filter_sql",
     "fts_query",
     "fuse",
@@ -66,6 +69,7 @@ LEXICAL_WEIGHT = 0.5  # of the lexical score in hybrid (1 - this: the semantic o
 FETCH = 50  # hits taken from each side before fusing
 HYBRID_STOPWORDS = True  # drop function words on the lexical side of hybrid
 HYBRID_WORDS_FIRST = False  # hybrid's lexical side: one BM25 over words and stems (chosen on dev)
+SEMANTIC_FLOOR = 0.35  # the cosine a memory only the model finds needs to be listed in hybrid
 
 
 class Mode(enum.Enum):
@@ -179,14 +183,39 @@ def hybrid(
     semantic_hits: list[Hit],
     semantic: SemanticSide,
 ) -> list[Hit]:
-    """Every hit of both sides, fused (`fuse`), with the first result's near-duplicates
-    moved up right after it (`near_first`); without snippets."""
+    """Every hit of both sides, fused (`fuse`), less those only the model found weakly
+    (`above_floor`), with the first result's near-duplicates moved up right after it
+    (`near_first`); without snippets."""
     weight = lexical_weight(query)
     fused = fuse(lexical_hits, semantic_hits, len(lexical_hits) + len(semantic_hits), weight)
+    fused = above_floor(fused, semantic_hits, cjk.share(query))
     if weight < 1.0 and len(fused) > 1:  # a query of one word stays ranked by its words
         paths = [h.row.path for h in fused]
         fused = near_first(fused, semantic.near_duplicates(conn, paths[0], paths[1:]))
     return fused
+
+
+def above_floor(
+    fused: list[Hit], semantic_hits: list[Hit], query_cjk: float, floor: float | None = None
+) -> list[Hit]:
+    """The fused hits less the memories only the semantic side found, with a cosine below
+    `floor` for the part of the query and of the memory the model can read.
+
+    The semantic side ranks every memory of a small store, however unlike the question:
+    all-MiniLM-L6-v2 gives unrelated English text a cosine of about 0.1-0.3, so a store of
+    18 memories listed all 18, and a Korean question, which the model cannot read, listed
+    the memories after the one its words found. Measured on issue 13's query sets
+    (docs/benchmarks.md, session 37): every labelled answer only the model found had a
+    cosine of 0.36 or more, and 0.35 drops 99.95% of what hybrid listed for questions
+    asked of a store without their answer whose words it does not hold. A cosine counts
+    only for what the model reads: times the share of the memory, and of the query, not
+    in CJK (`Hit.cjk`, `query_cjk`), so a query all in CJK keeps only what its words find.
+    `floor` defaults to SEMANTIC_FLOOR as it is when called (bench/floor37.py varies it).
+    """
+    floor = SEMANTIC_FLOOR if floor is None else floor
+    readable = 1.0 - query_cjk
+    cosines = {h.row.path: h.score * (1.0 - h.cjk) * readable for h in semantic_hits}
+    return [h for h in fused if h.lexical_rank is not None or cosines.get(h.row.path, 0) >= floor]
 
 
 def near_first(hits: list[Hit], near: list[str]) -> list[Hit]:
