@@ -109,3 +109,31 @@ def test_links_reports_a_gone_folder_in_a_real_process(in_repo: tuple[MemoryServ
     assert [(b["target"], b["status"], b["line"]) for b in json.loads(gone.stdout)["broken"]] == [
         ("../../tools/profiler/", "missing", 3)
     ]
+
+
+def test_an_index_of_version_34_reads_the_folder_links_in_place_keeping_its_embeddings(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """Schema 34 never read a folder link: 35 reads every file again without a rebuild."""
+    import sqlite3
+
+    from index_support import disk_service
+    from memory_enhancement.index import schema
+
+    (git_repo / "src" / "app").mkdir(parents=True)
+    store = git_repo / ".serena" / "memories"
+    write(store, "source", "# Source\n\n[app](src/app/) [gone](src/gone/)\n")
+    service = disk_service(store, git_repo, tmp_path)
+    assert [b.target for b in service.broken_links()] == ["src/gone/"]
+    conn = sqlite3.connect(tmp_path / "index.db")
+    conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
+    conn.execute("DELETE FROM links")  # as schema 34 left them: not read
+    conn.execute("PRAGMA user_version = 34")
+    conn.commit()
+    conn.close()
+    assert [b.target for b in service.broken_links()] == ["src/gone/"]
+    conn = sqlite3.connect(tmp_path / "index.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM links").fetchone()[0] == 2
+    conn.close()
