@@ -114,7 +114,7 @@ def test_links_reports_a_gone_folder_in_a_real_process(in_repo: tuple[MemoryServ
 def test_an_index_of_version_34_reads_the_folder_links_in_place_keeping_its_embeddings(
     git_repo: Path, tmp_path: Path
 ) -> None:
-    """Schema 34 never read a folder link: 35 reads every file again without a rebuild."""
+    """Schema 34 never read a folder link: 35 and later read every file again, no rebuild."""
     import sqlite3
 
     from index_support import disk_service
