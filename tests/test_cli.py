@@ -920,3 +920,35 @@ def test_get_does_not_import_the_other_commands_nor_the_verifier(
     assert "memory_enhancement.cli.memory_cmds" in loaded
     for absent in ("cli.verify_cmds", "cli.graph_cmds", "cli.health_cmds", "verify.verifier"):
         assert f"memory_enhancement.{absent}" not in loaded
+
+
+def test_a_group_typed_alone_prints_its_help_on_stdout_and_succeeds(tmp_path: Path) -> None:
+    """`memory-enhancement stats` (and `store`, `citation`, `skill`, the tool itself) shows
+    what the group holds: click 8.2 made it a usage error, help on stderr, exit 2."""
+    import click
+
+    from memory_enhancement.cli import cli
+
+    context = click.Context(cli)
+    groups = [
+        name
+        for name in cli.list_commands(context)
+        if isinstance(cli.get_command(context, name), click.Group)
+    ]
+    assert {"citation", "skill", "stats", "store"} <= set(groups)
+    for name in ["", *groups]:
+        group = cli if not name else cli.get_command(context, name)
+        assert isinstance(group, click.Group)
+        command = [sys.executable, "-m", "memory_enhancement", *([name] if name else [])]
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=_env(), cwd=tmp_path, check=False
+        )
+        assert (done.returncode, done.stderr) == (0, ""), name
+        assert done.stdout.startswith(f"Usage: memory-enhancement {name}".rstrip()), name
+        for sub in group.list_commands(context):
+            assert re.search(rf"^  {re.escape(sub)}\s", done.stdout, re.M), (name, sub)
+    missing = subprocess.run(  # an option with no command is still a missing command
+        [sys.executable, "-m", "memory_enhancement", "--dir", str(tmp_path)],
+        capture_output=True, text=True, env=_env(), cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "Missing command" in missing.stderr

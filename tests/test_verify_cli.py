@@ -405,15 +405,39 @@ def test_github_annotations_point_at_the_line_holding_the_citation_in_both_forma
     ]
 
 
-def test_github_annotations_include_moved_citations_when_strict(project: GitRepo, cli: Any) -> None:
+def test_github_annotations_name_moved_citations_as_notices_warnings_when_strict(
+    project: GitRepo, cli: Any
+) -> None:
+    """A moved declared citation is annotated as a moved mention is (a notice, a warning
+    with --strict), naming where its code is now and the fix; text and JSON stay as they were."""
     project.write(".serena/memories/table.md", serena_text(project.stamp()))
+    project.write(".serena/memories/front.md", frontmatter_text(project.stamp()))
     project.write_lines("src/util.py", ["", *UTIL])
-    assert cli("verify-all", "--format", "github").stdout.startswith("1 memory,")
-    result = cli("verify-all", "--format", "github", "--strict")
-    assert result.exit_code == 1
-    assert result.stdout.splitlines()[0] == (
-        "::warning file=.serena/memories/table.md,line=11,title=memory table::"
-        "moved citation src/util.py:1: found at line 2 (was 1)"
+    message = (
+        "moved citation src/util.py:1 -> src/util.py:2: found at line 2 (was 1); "
+        "`verify-all --fix` rewrites it"
+    )
+    result = cli("verify-all", "--format", "github")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        f"::notice file=.serena/memories/table.md,line=11,title=memory table::{message}",
+        "2 memories, 5 citations: 4 valid, 1 moved, 0 stale, 0 missing",
+    ]
+    assert "  moved        src/util.py:1 -> src/util.py:2  found at line 2 (was 1)" in (
+        cli("verify-all").stdout.splitlines()
+    )
+    strict = cli("verify-all", "--format", "github", "--strict")
+    assert strict.exit_code == 1
+    assert strict.stdout.splitlines()[0] == (
+        f"::warning file=.serena/memories/table.md,line=11,title=memory table::{message}"
+    )
+    project.git("mv", "src/util.py", "src/helpers.py")
+    project.commit("rename")
+    renamed = cli("verify-all", "--format", "github").stdout.splitlines()[0]
+    assert renamed == (
+        "::notice file=.serena/memories/table.md,line=11,title=memory table::moved citation "
+        "src/util.py:1 -> src/helpers.py:2: renamed to src/helpers.py; found at line 2 (was 1); "
+        "`verify-all --fix` rewrites it"
     )
 
 

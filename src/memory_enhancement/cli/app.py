@@ -39,6 +39,15 @@ class ToolError(click.ClickException):
 class Group(click.Group):
     """A command group that turns library errors into clean CLI errors."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """A group typed alone (`stats`, `store`, the tool itself) prints its help on stdout
+        and succeeds: the user asked what it holds. click 8.2 made that a usage error
+        (the help on stderr, exit 2), which a script or a pager reads as a failure."""
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(EXIT_OK)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

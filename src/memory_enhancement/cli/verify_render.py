@@ -97,6 +97,15 @@ def _it(count: int) -> str:
 
 
 def _check_line(check: Any, prefix: str = "") -> str:
+    ref = _cited(check)
+    reason = f"  {check.reason}" if check.reason else ""
+    unanchored = "" if check.anchored else "  (no snippet)"
+    return f"  {prefix}{_MARK[check.status.value]:<12} {ref}{reason}{unanchored}"
+
+
+def _cited(check: Any) -> str:
+    """A citation as written, and for a moved one where its code is now
+    (`src/util.py:1 -> src/util.py:2`)."""
     ref = check.citation.ref
     if check.status.value == "moved" and check.current_path:
         where = check.current_path
@@ -106,9 +115,7 @@ def _check_line(check: Any, prefix: str = "") -> str:
             if end is not None and end != check.current_line:
                 where += f"-{end}"
         ref = f"{ref} -> {where}"
-    reason = f"  {check.reason}" if check.reason else ""
-    unanchored = "" if check.anchored else "  (no snippet)"
-    return f"  {prefix}{_MARK[check.status.value]:<12} {ref}{reason}{unanchored}"
+    return str(ref)
 
 
 def _mention_line(check: Any) -> str:
@@ -155,9 +162,10 @@ def _written(check: Any) -> str:
 
 def print_github(run: Any, strict: bool) -> None:
     """GitHub Actions annotations, each on the line of the memory file holding the citation
-    or mention: a warning for what fails, a notice for a mention that moved or that nothing
-    could vouch for (not a skipped one: an example path, another repository's link), an
-    error for a memory file that could not be read.
+    or mention: a warning for what fails, a notice for a citation or mention that moved
+    (naming where its code is now: a CI run is where most users learn of it; a warning
+    with --strict) or a mention nothing could vouch for (not a skipped one: an example
+    path, another repository's link), an error for a memory file that could not be read.
 
     GitHub shows the first 10 annotations of each kind a step prints. After a
     `--changed-since` run, those about a file the change touched (or a memory it edited)
@@ -190,11 +198,14 @@ def _annotations(
         edited = result.file in changed
         for n, check in enumerate(result.checks):
             status = check.status.value
-            if not (check.status.failing or (strict and status == "moved")):
+            if not (check.status.failing or status == "moved"):
                 continue
+            kind = "warning" if check.status.failing or strict else "notice"  # as a mention's
             line = result.lines[n] if n < len(result.lines) and result.lines[n] else 1
-            message = f"{status} citation {check.citation.ref}: {check.reason}"
-            yield edited or _touched(check, changed), "warning", result.file, line, title, message
+            message = f"{status} citation {_cited(check)}: {check.reason}"
+            if status == "moved" and check.current_path:
+                message += "; `verify-all --fix` rewrites it"
+            yield edited or _touched(check, changed), kind, result.file, line, title, message
         for check in result.mentions:
             status = "renamed" if _renamed(check) else check.status.value
             if status in ("valid", "skipped"):  # a skipped one says nothing either way

@@ -23,9 +23,9 @@ the way its authors meant it:
   `x`; one into another `memories/` folder of the repository is that folder's.
 
 A target that is a file of the repository, not a memory (`[README](README.md)`,
-`- docs/guide.md`), is a repository link: REPOSITORY when the file is there,
-MISSING when a link that reads as a repository path finds no file (but for a memory
-file of the store's folder). Otherwise an explicit link that matches nothing is
+`- docs/guide.md`), or a folder (`[tools](../tools/)`), is a repository link: REPOSITORY
+when the file is there, MISSING when a link that reads as a repository path finds no file
+(but for a memory file of the store's folder). Otherwise an explicit link that matches nothing is
 dangling; one that matches several is ambiguous. This module is pure: it is given the
 memories that exist, and a view of the repository's files (`RepoView`) when there is one.
 """
@@ -113,6 +113,8 @@ class Resolver:
 
     def resolve(self, source: str, link: Link) -> Resolution:
         """A memory first (see _memory); failing that, a file of the repository."""
+        if link.kind is LinkKind.MARKDOWN and link.target.strip().endswith("/"):
+            return self._folder(source, link.target.strip())
         if link.kind.candidate and not _path_like(link.target):
             name = link.target.strip()
             if name_key(name) not in self.by_folded and "memories/" not in name:
@@ -141,6 +143,22 @@ class Resolver:
             return _DANGLING if self._store_file(link) else _UNMATCHED
         return found
 
+    def _folder(self, source: str, target: str) -> Resolution:
+        """`[profiler](../tools/profiler/)`: a folder of the repository, never a memory (not
+        `api.md` for `[api](api/)`), checked as a repository file is: REPOSITORY when it is
+        there, else MISSING; from a store outside the repository, a relative one that
+        names nothing from the root is unknowable (external), as a file link leaving it."""
+        if self.repo is None:
+            return Resolution(LinkStatus.EXTERNAL, target)
+        found = self.repo.find(source, target)
+        if found is not None:
+            return Resolution(LinkStatus.REPOSITORY, found)
+        if self.repo.store_at is None and not (
+            target.startswith("/") or self.repo.reads_as_path(target)
+        ):
+            return Resolution(LinkStatus.EXTERNAL, target)
+        return Resolution(LinkStatus.MISSING, target)
+
     def _store_file(self, link: Link) -> bool:
         """`- .serena/memories/x.md - why`: an item naming a memory file of the store's own
         folder, which no word merely looks like; naming none, a broken link (andreathar/ml).
@@ -153,8 +171,8 @@ class Resolver:
         path = strip_md(target.lstrip("/"))
         if not target.lower().endswith(MEMORY_SUFFIX) or self._in_store(path) is None:
             return False
-        head, at = path.rpartition(_STORE_MARK)[0], getattr(self.repo, "store_at", None)
-        if not head or at in ("", ".") or posixpath.normpath(head + _STORE_MARK) == at:
+        head, at = path.rpartition(STORE_MARK)[0], getattr(self.repo, "store_at", None)
+        if not head or at in ("", ".") or posixpath.normpath(head + STORE_MARK) == at:
             return True
         return self.repo is None or not self.repo.reads_as_path(target)  # `/home/me/...`
 
@@ -233,12 +251,12 @@ class Resolver:
         """The store path a path from the repository root names (`.serena/memories/x` ->
         `x`), None when it does not enter the store: no `memories/` in it, or one that is
         another folder of the repository than the store's (`.claude-mem/memories/x`)."""
-        head, marker, rest = path.rpartition(_STORE_MARK)
+        head, marker, rest = path.rpartition(STORE_MARK)
         if not marker or not (not head or head.endswith("/") or head.endswith(".")):
             return None
         store_at = self.repo.store_at if self.repo is not None else None
         if head and store_at not in (None, "", "."):
-            written = posixpath.normpath(head + _STORE_MARK)
+            written = posixpath.normpath(head + STORE_MARK)
             if written != store_at and not written.endswith(f"/{store_at}"):
                 return None
         return posixpath.normpath(rest or ".")
@@ -313,7 +331,7 @@ class Resolver:
 
 _DANGLING = Resolution(LinkStatus.DANGLING)
 _UNMATCHED = Resolution(LinkStatus.UNMATCHED)
-_STORE_MARK = "memories/"  # where a path from the repository root enters a store
+STORE_MARK = "memories/"  # where a path from the repository root enters a store
 
 
 def _slug(name: str) -> str:
@@ -374,27 +392,3 @@ def _is_normal(path: str) -> bool:
         return path != "." and path != ".."
     segments = path.split("/")
     return "" not in segments and "." not in segments and ".." not in segments
-
-
-def link_text_for(source: str, target: str, link: Link, *, name_is_unique: bool = False) -> str:
-    """How to write a link to target in the style of the original link: a markdown link
-    relative to its memory (`./` kept) or from the repository's root as written (LoRAIro);
-    a name (and `related: [x.md]`) keeps its `.md`, its `.serena/memories/` prefix, and
-    stays bare when the new name is unique, but `mem:NAME`, which Serena reads as a path."""
-    if link.kind is LinkKind.MEM_ID:
-        return link.target
-    written = link.target.strip()
-    suffix = written[-len(MEMORY_SUFFIX) :] if written.lower().endswith(MEMORY_SUFFIX) else ""
-    head, marker, _ = strip_md(written).rpartition(_STORE_MARK)
-    if link.kind is LinkKind.MARKDOWN:  # `../` would start from the memory's folder
-        if marker and head.endswith(("/", ".")) and not head.startswith(".."):
-            return head + marker + target + MEMORY_SUFFIX
-        rel = posixpath.relpath(target, posixpath.dirname(source) or ".") + MEMORY_SUFFIX
-        return "./" + rel if written.startswith("./") and rel[0] != "." else rel
-    if link.kind not in (LinkKind.BARE, LinkKind.ITEM, LinkKind.NAMED, LinkKind.MEM_REF):
-        return target + suffix if link.kind is LinkKind.FRONTMATTER else target
-    if marker and (not head or head.endswith(("/", "."))):
-        return head + marker + target + suffix
-    if name_is_unique and "/" not in written and link.kind is not LinkKind.MEM_REF:
-        return target.rpartition("/")[2] + suffix
-    return target + suffix

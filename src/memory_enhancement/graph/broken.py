@@ -23,7 +23,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from memory_enhancement.core.errors import UnreadableMemoryError
-from memory_enhancement.core.links import LinkStatus, Resolution, Resolver, link_text_for
+from memory_enhancement.core.link_text import link_text_for
+from memory_enhancement.core.links import LinkStatus, Resolution, Resolver
 from memory_enhancement.core.model import Fix, Link, LinkKind
 from memory_enhancement.index.index import Index
 from memory_enhancement.index.linking import whole_store

@@ -13,9 +13,12 @@ service`, `http server` for `HTTPServer`), which the index keeps in a full-text 
 their own (schema.py, `memories_parts_fts`), searched after the text's own words
 (lexical.py): the text's table, and so the BM25 ranking of every memory by its words,
 stays exactly as it was, and a memory holding the word itself still ranks above one
-holding it only inside a name. Only ASCII names are parted: the tokenizer keeps
+holding it only inside a name. A word glued to a number is found too (`python` in
+`python3`, `sqlite` in `sqlite3`, `fts` in `fts5`: 566 of 5,580 real memories hold a word
+only so, docs/benchmarks.md, session 37). Only ASCII names are parted: the tokenizer keeps
 accented and CJK letters in one token with their neighbours anyway (cjk.py segments
-CJK), and code names are ASCII in nearly every memory.
+CJK), and code names are ASCII in nearly every memory (in Cyrillic in 1 store of 78
+measured: docs/benchmarks.md, session 37).
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ def _kind(code: int) -> int:
 # a digit, a space anything else (other scripts' bytes too: a name glued to CJK text,
 # `documentEmbeddingsを修正`, is a token of its own in the segmented text, cjk.py).
 _KINDS = bytes(map(_kind, range(256)))
-# Where a name steps from one word to the next: `userId`, `utf8Decoder`, `HTTPServer`.
-_STEPS = (b"aA", b"0A", b"AAa")
+# Where a name steps from one word to the next: `userId`, `utf8Decoder`, `HTTPServer`; and
+# where a word meets a number (`python3`, `SHA256`, `1girl`), for the word alone (parts).
+_STEPS = (b"aA", b"0A", b"AAa", b"a0", b"A0", b"0a")
+_DIGITS = "0123456789"
+_HEX = frozenset("0123456789abcdef")
 # A name's words: an acronym (not the capital that starts the next word), a capitalised
 # or lower-case word, digits kept with the letters before them (`utf8`, `base64`, `v2`).
 _PART = r"[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[0-9]+"
@@ -91,15 +97,31 @@ def names(text: str) -> list[str]:
 
 
 def parts(text: str) -> str | None:
-    """The words of the camelCase and PascalCase names of a text, in order, or None when
-    it holds none (most English prose): what `memories_parts_fts` indexes for a memory.
+    """The words of the camelCase and PascalCase names of a text, in order, then the words
+    its names glue to a number (`python` of `python3`, `float` of `Float64Array`, `girl` of
+    `1girl`), or None when it holds none: what `memories_parts_fts` indexes for a memory.
 
     Every occurrence is kept, so a memory that names `MemoryService` often ranks above
-    one naming it once, as BM25 ranks words."""
+    one naming it once, as BM25 ranks words. The words before a number come after all the
+    names' words, so the phrase of a name (`"float64 array"`) still finds it. A word of one
+    letter (`v2`, `x86`) gives nothing, nor a lower-case hex number (`e9be`, `3abfa07`,
+    a commit or a UUID: `feed1` of a hash is no feed)."""
     found = names(text)
     if not found:
         return None
-    return " ".join(" ".join(split(name)) for name in found)
+    words: list[str] = []
+    stems: list[str] = []
+    for name in found:
+        if name.islower() and _HEX.issuperset(name):
+            continue
+        pieces = split(name)
+        if len(pieces) > 1:
+            words += pieces
+        for piece in pieces:
+            stem = piece.rstrip(_DIGITS)
+            if stem != piece and len(stem) > 1 and stem.isalpha():
+                stems.append(stem)
+    return " ".join(words + stems) or None
 
 
 def is_compound(word: str) -> bool:

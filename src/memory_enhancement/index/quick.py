@@ -45,8 +45,11 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # missing file again); 33: links again ("see `x`" in European languages: `ver `x``, `siehe
 # `x``; frontmatter `dependencies:`, `references:`, `superseded_by:`, `extends:`; no
 # dangling `related: [all]`); 34: the words inside camelCase names in a table of their own
-# (identifiers.py), every file read again. See schema.py.
-SCHEMA_VERSION = 34
+# (identifiers.py), every file read again; 35: links again (a markdown link to a folder,
+# `[profiler](../tools/profiler/)`, is a repository link, missing when the folder is gone);
+# 36: the words names glue to a number (`python` of `python3`) in the names' table, every
+# file read again. See schema.py.
+SCHEMA_VERSION = 36
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 

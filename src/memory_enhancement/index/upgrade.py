@@ -33,6 +33,9 @@ from memory_enhancement.index.quick import SCHEMA_VERSION
 # 33 -> 34: the words inside camelCase names (identifiers.py) in a full-text table of
 # their own; `fts_parts` (after `content`, which a new index has last) is filled as the
 # sync reads every file again. A new index is made with these same statements (schema.py).
+# 34 -> 35: a markdown link to a folder is a repository link; 35 -> 36: the words a name
+# glues to a number (`python` of `python3`) join the names' words: the same tables, every
+# file read again.
 PARTS = (
     "ALTER TABLE memories ADD COLUMN fts_parts TEXT",
     # The memories that write such names: the table holds no empty row for the others.
@@ -69,6 +72,8 @@ _ADD_COLUMNS = (
 IN_PLACE: dict[int, tuple[str, ...]] = {
     **{version: (*_ADD_COLUMNS, *PARTS, *_READ_AGAIN) for version in range(16, 25)},
     **{version: (*PARTS, *_READ_AGAIN) for version in range(25, 34)},
+    34: _READ_AGAIN,
+    35: _READ_AGAIN,
 }
 
 

@@ -73,11 +73,12 @@ def _may_hold_link(line: str) -> bool:
     """Whether any link could be read from the line: each kind needs one of these texts.
 
     Markdown links count only with a `.md` target (percent-escaped or as an entity:
-    `%`, `&`), a `memory:` one or a `link:` label; wiki links need `[[`, references `mem:`.
+    `%`, `&`), a folder one (`/)`, `/#`), a `memory:` one or a `link:` label; wiki links
+    need `[[`, references `mem:`.
     """
     if "[[" in line or "mem:" in line or "link:" in line or "%" in line or "&" in line:
         return True
-    if "](memory:" in line:
+    if "](memory:" in line or "/)" in line or "/#" in line:
         return True
     return ".md" in line or ".MD" in line or ".md" in line.lower()
 
@@ -233,9 +234,16 @@ def _markdown_link(href: str, label: str, default_type: str, line: int) -> Link 
     if _SCHEME.match(href):  # another scheme (file:, vscode:, ...)
         return None
     target = unquote(href.split("#", 1)[0].split("?", 1)[0]).strip()
-    if not target.lower().endswith(".md"):
+    if not target.lower().endswith(".md") and not is_folder(target):
         return None
     return Link(target, default_type, LinkKind.MARKDOWN, line)
+
+
+def is_folder(target: str) -> bool:
+    """`[profiler](../tools/profiler/)`: a link to a folder of the repository, written as
+    markdown (and GitHub) write one, with its `/`; checked as a file link is. A path
+    without the slash (`src/app`, `LICENSE`) may be a file that is not markdown: not read."""
+    return target.endswith("/") and target.strip("/.") != ""
 
 
 def _text_links(text: str, default_type: str, line: int) -> Iterator[Link]:
