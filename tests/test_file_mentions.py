@@ -486,3 +486,34 @@ def test_a_kept_missing_verdict_stops_naming_the_one_file_of_that_name_once_it_i
     fresh = reasons(State(tmp_path / "fresh.db"))
     assert not any("of that name" in r for r in fresh)
     assert reasons(state) == fresh
+
+
+def _rename_diffs(asked: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The `git diff -M <commit> HEAD -- <paths>` a run asked (mention_diffs.mention_git)."""
+    return [a for a in asked if "diff" in a[:2] and "-M" in a and "--" in a]
+
+
+def test_a_gone_file_whose_exact_rename_is_known_asks_no_diff_of_the_files_named_like_it(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The diff from the mention's commit among the gone file and the files named like it
+    can pair only files deleted since with files added since; once every gone file of the
+    commit has its rename, and no file named like it is staged as added, it has nothing to
+    add (5 of rjmurillo/ai-agents' 35 such diffs, a process each)."""
+    note(repo, "- `src/app.py` starts it")
+    repo.commit("memory")
+    repo.mv("src/app.py", "pkg/app.py")  # unchanged: an exact rename
+    repo.write_lines("lib/app_extra.py", ["# named like it"])
+    repo.commit("move")
+    asked = git_commands(monkeypatch)
+    found = checks(repo)["src/app.py"]
+    assert (found.status, found.renamed_to) == (Verdict.MOVED, "pkg/app.py")
+    assert _rename_diffs(asked) == []
+    repo.write_lines("new/app.py", ["# staged, not committed"])
+    repo.git("add", "new/app.py")  # in git's index, not at HEAD: the diff is asked again
+    again = checks(repo)["src/app.py"]
+    assert (again.status, again.renamed_to, again.reason) == (
+        found.status, found.renamed_to, found.reason,
+    )  # fmt: skip
+    (diff,) = _rename_diffs(asked)
+    assert "new/app.py" in diff[diff.index("--") + 1 :]

@@ -190,10 +190,10 @@ class GitHistory(GitObjects):
         # The chain's steps from the line's own diffs when the run reads them; git diffs
         # the rest.
         line = first_parent_diffs.chain(self.git, order, chained, bases)
-        for commit, sides in (line or {}).items():
-            for status, paths in zip("AD", sides, strict=True):
-                for name in paths:
-                    note(steps[commit], status, name)
+        for commit, sides in (line or {}).items():  # as `note`, a list at a time
+            for side, got in zip(steps[commit], sides, strict=True):
+                had = [p for n in got if (p := from_git(self.git, n))] if prefix else got
+                side.extend(p for p in had if p and (keep is None or p.rpartition("/")[2] in keep))
         asked = bases if line is None else {}
         # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
         # is a file C has and P has not, "D" one P has and C has not.

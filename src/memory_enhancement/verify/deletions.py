@@ -137,13 +137,13 @@ class _Wanted:
 
     def __init__(self, paths: set[str]) -> None:
         self.files = {path for path in paths if not path.endswith("/")}
-        self.folders = sorted(path for path in paths if path.endswith("/"))
+        self.folders = tuple(sorted(path for path in paths if path.endswith("/")))  # one startswith
 
     def __bool__(self) -> bool:
         return bool(self.files or self.folders)
 
     def __contains__(self, path: object) -> bool:
-        return path in self.files or any(str(path).startswith(f) for f in self.folders)
+        return path in self.files or str(path).startswith(self.folders)
 
     def told(self, found: dict[str, list[Deleted]], path: str, deleted: Deleted) -> None:
         """`deleted` (newer ones first) told of `path` and of each folder asked holding it."""
