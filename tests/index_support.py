@@ -20,6 +20,16 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify.repo import Repository
 
 HOUR_NS = 3600 * 1_000_000_000
+# Four memories on unrelated topics, for the semantic tests (one sentence each).
+FOUR_TOPICS = {
+    "garage/vehicles": (
+        "Vehicles",
+        "Our fleet of cars is parked in the garage; each car is serviced yearly.",
+    ),
+    "food/lunch": ("Lunch", "The cafeteria serves pasta and salad on Fridays."),
+    "db/orders": ("Orders table", "Postgres stores the orders table with an index on customer id."),
+    "ops/oncall": ("On call", "The on-call engineer answers pages within fifteen minutes."),
+}
 
 
 def write_memory(

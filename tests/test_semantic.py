@@ -21,7 +21,7 @@ from statistics import pstdev
 import pytest
 
 from conftest import Clock, RunCli
-from index_support import disk_service, paths, write_memory
+from index_support import FOUR_TOPICS, disk_service, paths, write_memory
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.index import embedder as embedding
 from memory_enhancement.index import semantic
@@ -29,15 +29,7 @@ from memory_enhancement.index.rows import Row
 from memory_enhancement.index.search import Hit, fuse, lexical_weight
 from memory_enhancement.service import MemoryService
 
-MEMORIES = {
-    "garage/vehicles": (
-        "Vehicles",
-        "Our fleet of cars is parked in the garage; each car is serviced yearly.",
-    ),
-    "food/lunch": ("Lunch", "The cafeteria serves pasta and salad on Fridays."),
-    "db/orders": ("Orders table", "Postgres stores the orders table with an index on customer id."),
-    "ops/oncall": ("On call", "The on-call engineer answers pages within fifteen minutes."),
-}
+MEMORIES = FOUR_TOPICS
 # Exactly one chunk of words, so what follows starts the second chunk.
 FILLER = " ".join(
     (" ".join(["The quarterly report lists budget lines and meeting rooms."] * 20)).split()[:120]

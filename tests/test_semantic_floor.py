@@ -13,19 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import Clock
-from index_support import disk_service, write_memory
+from index_support import FOUR_TOPICS, disk_service, write_memory
 from memory_enhancement.index.rows import Row
 from memory_enhancement.index.search import SEMANTIC_FLOOR, Hit, above_floor
 from memory_enhancement.service import MemoryService
 
 MEMORIES = {
-    "garage/vehicles": (
-        "Vehicles",
-        "Our fleet of cars is parked in the garage; each car is serviced yearly.",
-    ),
-    "food/lunch": ("Lunch", "The cafeteria serves pasta and salad on Fridays."),
-    "db/orders": ("Orders table", "Postgres stores the orders table with an index on customer id."),
-    "ops/oncall": ("On call", "The on-call engineer answers pages within fifteen minutes."),
+    **FOUR_TOPICS,
     "ko/cache": ("캐시 설정", "캐시는 Redis에 저장하고 만료 시간은 10분으로 설정한다."),
 }
 

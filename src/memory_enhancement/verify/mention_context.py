@@ -187,7 +187,7 @@ def _parent_items(lines: list[str], line: int, folder: str) -> Iterator[tuple[in
         if depth >= indent:
             continue
         indent = depth
-        named = [p for found in _PATH.findall(text) if (p := normalize(found.rstrip("/"), folder))]
+        named = _folders_in(text, folder)
         if named:
             yield index + 1, named
 
@@ -205,10 +205,15 @@ def _section_heading(lines: list[str], line: int, folder: str) -> tuple[int, lis
         if depth >= level:
             continue
         level = depth
-        named = [p for found in _PATH.findall(title) if (p := normalize(found.rstrip("/"), folder))]
+        named = _folders_in(title, folder)
         if named:
             return index + 1, named
     return None
+
+
+def _folders_in(text: str, folder: str) -> list[str]:
+    """The folders a line names, read as the memory's mentions are, from its `folder`."""
+    return [p for found in _PATH.findall(text) if (p := normalize(found.rstrip("/"), folder))]
 
 
 def _copies(
