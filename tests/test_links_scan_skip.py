@@ -54,3 +54,29 @@ def test_the_links_of_such_lines_are_still_found() -> None:
         ("Status", LinkKind.NAMED, 17),  # in related material, bold is a name
         ("eta_notes", LinkKind.NAMED, 17),
     ]
+
+
+def test_item_entries_with_hyphens_and_separators_read_as_before() -> None:
+    """The entry pattern (g.LEAD_NAME, rewritten as runs between hyphens) stops before
+    `->` only; `**bold**` with no space after the stars opens no item."""
+    text = "\n".join(
+        [
+            "## Related",
+            "",
+            "- a-b-c -> why",
+            "- x->y",
+            "- **api-v2-notes**（legacy）",
+            "* not-an-item",
+            "**bold-name** - why",
+            "- `spec.md`",
+        ]
+    )
+    found = [(link.target, link.kind, link.line) for link in extract_links(text)]
+    assert found == [
+        ("a-b-c", LinkKind.ITEM, 3),
+        ("x", LinkKind.ITEM, 4),
+        ("x-", LinkKind.NAMED, 4),
+        ("api-v2-notes", LinkKind.ITEM, 5),
+        ("not-an-item", LinkKind.BARE, 6),
+        ("spec.md", LinkKind.ITEM, 8),
+    ]

@@ -70,6 +70,7 @@ def extract_links(
     for i, line in enumerate(lines):
         if not line or mask[i]:
             continue
+        lead = line
         first = line[0]
         if first == " " or first == "\t":
             lead = line.lstrip()
@@ -89,7 +90,9 @@ def extract_links(
             if "`" in line:  # `## VS-10 — completo, ver `planning/x``
                 links.extend(_prose_refs(line, "link", i + 1 + line_offset, european))
             continue
-        entry = item_match(line) if first in g.ITEM_STARTS else None
+        # A bullet needs a space after it (`**Bold**` opens no item): no match tried then.
+        bullet = first in g.ITEM_STARTS and (first.isdigit() or lead[1:2].isspace())
+        entry = item_match(line) if bullet else None
         if not related_level:
             if entry is None and first != "|" and "`" not in line:
                 # Prose without code (most lines): link syntax or a `Related:` label, tested
