@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from memory_enhancement.core.mentions import may_mention
 from memory_enhancement.index.idassign import assign_ids
-from memory_enhancement.index.linking import resolve_links
+from memory_enhancement.index.linking import insert_resolved, resolve_links
 from memory_enhancement.index.reading import read_many, unchanged
 from memory_enhancement.index.writer import Children, upsert
 from memory_enhancement.store.disk import Loaded, Store
@@ -93,7 +93,7 @@ def apply(
             added.append((path, outcome.doc, outcome.error))
     conn.executemany("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", restamped)
     touched = len(restamped)
-    children.flush(conn)
+    children.flush(conn, links=not bulk)
     if bulk:
         conn.execute("DELETE FROM meta WHERE key = 'bulk'")
         conn.execute(  # the triggers stood aside (schema.py)
@@ -108,7 +108,10 @@ def apply(
     # memories read anew have theirs resolved again (a bulk rewrite of a store would
     # otherwise resolve every link of it).
     reread = [p for p in todo if p not in same] if same else todo
-    resolve_links(conn, store.name, reread, [*appeared, *gone], gone_ids, repo, names)
+    if bulk:  # an index that held no memory: every link is one just read, resolved as inserted
+        insert_resolved(conn, store.name, children, repo)
+    else:
+        resolve_links(conn, store.name, reread, [*appeared, *gone], gone_ids, repo, names)
     return len(added), updated, len(gone), touched
 
 

@@ -9,7 +9,7 @@ appears or vanishes, so only those links are resolved again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from memory_enhancement.core.links import (
     STORE_PREFIXES,
@@ -19,7 +19,7 @@ from memory_enhancement.core.links import (
     name_key,
 )
 from memory_enhancement.core.model import Link, LinkKind
-from memory_enhancement.index.writer import ANY_NAME, UNMATCHED, chunks, path_key
+from memory_enhancement.index.writer import ANY_NAME, UNMATCHED, Children, chunks, path_key
 
 
 def resolve_links(
@@ -79,7 +79,49 @@ def resolve_links(
             marks = ",".join("?" * len(chunk))
             rows.extend(conn.execute(f"{select} WHERE l.rowid IN ({marks})", chunk))
     resolver = _resolver_for(conn, store_name, [row[:5] for row in rows], repo)
-    updates = []
+    conn.executemany(
+        "UPDATE links SET resolved = ?, status = ?, candidates = ? WHERE rowid = ?",
+        [(*found, rowid) for rowid, found in _answers(resolver, rows)],
+    )
+
+
+def insert_resolved(
+    conn: sqlite3.Connection,
+    store_name: str,
+    children: Children,
+    repo: RepoView | None = None,
+) -> None:
+    """Insert the link rows of a build from nothing already resolved, instead of inserting
+    them and then resolving (and updating) every one as resolve_links would: the same rows,
+    one statement fewer per link (indexing the shared corpus updated 3,604 rows so).
+
+    Only for an index that held no memory before this sync (apply's `bulk`): there every
+    link is its own memory's, written now, so resolve_links would resolve them all, and no
+    other. The memories (their citation IDs assigned) must be written first."""
+    links = children.links
+    rows = [
+        (n, children.sources[row[0]], row[2], row[4], row[3], row[7]) for n, row in enumerate(links)
+    ]
+    resolver = _resolver_for(conn, store_name, [row[:5] for row in rows], repo)
+    answers = dict(_answers(resolver, rows))
+    conn.executemany(
+        "INSERT INTO links(memory_id, ord, target, type, kind, line, key, status, resolved, "
+        "candidates) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (*row[:7], found[1], found[0], found[2])
+            if (found := answers.get(n))
+            else (*row, None, None)
+            for n, row in enumerate(links)
+        ],
+    )
+    children.links, children.sources = [], {}
+
+
+def _answers(
+    resolver: Resolver, rows: list[tuple[int, str, str, str, str, str | None]]
+) -> Iterator[tuple[int, tuple[str | None, str, str]]]:
+    """(row id, (resolved, status, candidates)) of the rows (row id, source, target, kind,
+    type, status) whose answer is not what the row holds already."""
     kinds = {k.value: k for k in LinkKind}
     folded = resolver.by_folded
     for rowid, source, target, kind, kind_type, status in rows:
@@ -88,10 +130,7 @@ def resolve_links(
         found = resolver.resolve(source, Link(target, kind_type, kinds[kind]))
         if found.status.value == status == UNMATCHED:
             continue  # a candidate that was no link and still is none: nothing to write
-        updates.append((found.target, found.status.value, "\x1f".join(found.candidates), rowid))
-    conn.executemany(
-        "UPDATE links SET resolved = ?, status = ?, candidates = ? WHERE rowid = ?", updates
-    )
+        yield rowid, (found.target, found.status.value, "\x1f".join(found.candidates))
 
 
 def _plain_unknown(target: str, folded: Mapping[str, list[str]]) -> bool:

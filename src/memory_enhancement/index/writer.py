@@ -50,20 +50,25 @@ class Children:
         self.tags: list[tuple[Any, ...]] = []
         self.links: list[tuple[Any, ...]] = []
         self.citations: list[tuple[Any, ...]] = []
+        self.sources: dict[int, str] = {}  # memory id -> path, of the memories with links
 
-    def flush(self, conn: sqlite3.Connection) -> None:
+    def flush(self, conn: sqlite3.Connection, *, links: bool = True) -> None:
+        """Insert the rows; with `links` False, the link rows stay (index.linking's
+        insert_resolved inserts them resolved, in a build from nothing)."""
         conn.executemany("INSERT INTO tags(memory_id, tag) VALUES (?, ?)", self.tags)
-        conn.executemany(
-            "INSERT INTO links(memory_id, ord, target, type, kind, line, key, status) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            self.links,
-        )
+        if links:
+            conn.executemany(
+                "INSERT INTO links(memory_id, ord, target, type, kind, line, key, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                self.links,
+            )
+            self.links, self.sources = [], {}
         conn.executemany(
             "INSERT INTO citations(memory_id, ord, target, line, end_line, snippet, verified, "
             "commit_sha, extra, file_line, is_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             self.citations,
         )
-        self.tags, self.links, self.citations = [], [], []
+        self.tags, self.citations = [], []
 
 
 _COLUMNS = (
@@ -200,7 +205,9 @@ def upsert(
             conn.execute("DELETE FROM citations WHERE memory_id = ?", (memory_id,))
     rows = children or Children()
     rows.tags.extend((memory_id, t) for t in meta.tags)
-    rows.links.extend(links)
+    if links:
+        rows.links.extend(links)
+        rows.sources[memory_id] = path
     rows.citations.extend(citations)
     if children is None:
         rows.flush(conn)

@@ -75,11 +75,15 @@ BARE_ID = re.compile(r"^([^\W_][\w./-]*)(?:\s+[-–—:]\s.*|\s*[-–—])?$")
 # way round), then the end of the item or a separator before the why.
 NAME = r"[\w@][\w.@/-]*"
 # The name is atomic (no backtracking into it: a prose item fails at once), and stops
-# before `->`, the one separator made of name characters.
-LEAD_NAME = r"(?>[\w@](?:[\w.@/]|-(?!>))*)"
+# before `->`, the one separator made of name characters. Written as runs of name
+# characters between such hyphens, not as one alternation per character: every list
+# item of a store is matched against it, and the alternation cost indexing the shared
+# corpus 33M instructions more. The separators after it (`rest`) begin with different
+# characters, so one `\s*` serves those that allow no space too.
+LEAD_NAME = r"(?>[\w@][\w.@/]*+(?:-(?!>)[\w.@/]*+)*+)"
 LEAD = re.compile(
     rf"^(?P<open>\*\*`|`\*\*|\*\*|__|`|\*)?(?P<name>(?:\.{{1,2}}/)*\.?{LEAD_NAME})(?P<close>`\*\*|\*\*`|\*\*|__|`|\*)?"
-    r"(?P<rest>$|\s*:(?:\s|$)|\s*：|\s+[-–—]+(?:\s|$)|\s*[（(]|\s*→|\s*->)"
+    r"(?P<rest>$|\s*(?::(?:\s|$)|[：（(→]|->)|\s+[-–—]+(?:\s|$))"
 )
 # A name a sentence sends the reader to: a store path (`.serena/memories/x.md`), or
 # "`x` memory", "memory `x`", "see `x`", "`x` を参照", "`x`に記録", "メモ `x`", "メモリー `x`",

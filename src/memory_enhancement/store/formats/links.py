@@ -70,6 +70,7 @@ def extract_links(
     for i, line in enumerate(lines):
         if not line or mask[i]:
             continue
+        lead = line
         first = line[0]
         if first == " " or first == "\t":
             lead = line.lstrip()
@@ -89,9 +90,21 @@ def extract_links(
             if "`" in line:  # `## VS-10 — completo, ver `planning/x``
                 links.extend(_prose_refs(line, "link", i + 1 + line_offset, european))
             continue
-        entry = item_match(line) if first in g.ITEM_STARTS else None
-        if not (related_level or _may_link(line, first, entry, european)):
-            continue
+        # A bullet needs a space after it (`**Bold**` opens no item): no match tried then.
+        bullet = first in g.ITEM_STARTS and (first.isdigit() or lead[1:2].isspace())
+        entry = item_match(line) if bullet else None
+        if not related_level:
+            if entry is None and first != "|" and "`" not in line:
+                # Prose without code (most lines): link syntax or a `Related:` label, tested
+                # here rather than in _may_link (a call per line was a tenth of the scan).
+                if "](" not in line and "[[" not in line and "mem:" not in line:
+                    colon = line.find(":", 0, 36)
+                    if colon < 0 and european:  # `：` is not ASCII
+                        colon = line.find("：", 0, 36)
+                    if colon <= 0 or not is_related(line[:colon].strip().strip("*_ ")):
+                        continue
+            elif not _may_link(line, first, entry, european, section):
+                continue
         number = i + 1 + line_offset
         in_related = bool(related_level) or section == g.RELATED
         default_type = g.RELATED if section == g.RELATED else "link"
@@ -103,11 +116,16 @@ def extract_links(
     return links
 
 
-def _may_link(line: str, first: str, entry: re.Match[str] | None, european: bool) -> bool:
+def _may_link(
+    line: str, first: str, entry: re.Match[str] | None, european: bool, section: str
+) -> bool:
     """Cheap test that lets most lines skip the scan (outside related material): link
     syntax, a list item whose entry reads as a name, a table row naming something, or
     a `Related:` label. `first` is the line's first non-blank character, `entry` its
-    g.ITEM_ENTRY match, `european` whether the memory is not plain ASCII."""
+    g.ITEM_ENTRY match, `european` whether the memory is not plain ASCII, `section` the
+    level-2 section's key. A line it passes that `_line_links` finds nothing in costs
+    a scan for nothing: an item led by a label (`- **Status**: done`) and a table row of
+    plain words were a third of the lines scanned in the shared corpus."""
     if "](" in line or "[[" in line or "mem:" in line:
         return True
     if "`" in line and (
@@ -116,14 +134,22 @@ def _may_link(line: str, first: str, entry: re.Match[str] | None, european: bool
     ):
         return True
     if entry is not None:  # an item whose entry is a name, a `- Related:` or a name list label
-        body = line[entry.end("marker") :]
-        return (
-            entry.end() > entry.end("marker")
-            or _labels(body)
-            or ("`" in body and _label_list(body) is not None)
-        )
+        marker = entry.end("marker")
+        body = line[marker:]
+        if entry.end() > marker and (
+            entry["name"] is None  # a `.md` entry (g.MD_ENTRY)
+            or _is_lead(entry)
+            or section == g.MANAGED_LINKS  # a bare name is a link there (g.BARE_ID)
+            or section == g.RELATED
+        ):
+            return True
+        return _labels(body) or ("`" in body and _label_list(body) is not None)
     if first == "|":
-        return g.NAME_CELL.search(line) is not None and not g.SEPARATOR_ROW.match(line)
+        return (
+            g.NAME_CELL.search(line) is not None
+            and not g.SEPARATOR_ROW.match(line)
+            and (_named_cell(line) or _labels(line))
+        )
     return _labels(line)
 
 
@@ -262,11 +288,22 @@ def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
     """An index table: each cell that is a single name is a candidate."""
     if g.SEPARATOR_ROW.match(line):
         return
+    for text in _cell_names(line):
+        yield Link(text, default_type, LinkKind.ITEM, number)
+
+
+def _cell_names(line: str) -> Iterator[str]:
+    """The cells of a table row that are a single name: marked up, or not a plain word."""
     for match in g.NAME_CELL.finditer(line):
         text = match["name"]
         marked = match[0].strip().startswith(("`", "**"))
         if (marked or not _a_word(text)) and _name_like(text):
-            yield Link(text, default_type, LinkKind.ITEM, number)
+            yield text
+
+
+def _named_cell(line: str) -> bool:
+    """Whether a cell of a table row is a candidate (see _table_links)."""
+    return next(_cell_names(line), None) is not None
 
 
 def _names_in(text: str, *, wiki_in_code: bool = False) -> Iterator[str]:

@@ -1,0 +1,82 @@
+"""Lines the link scan passes over without scanning (issue 12's bound on indexing).
+
+Most list items of real memories are led by a label (`- **Status**: done`), and most
+table rows hold plain words (`| Metric | Threshold |`): neither can make a link outside
+related material, so the scan's first test (links._may_link) lets them by. The same
+lines under a related heading, or naming a memory, still give their candidates.
+"""
+
+from __future__ import annotations
+
+from memory_enhancement.core.model import LinkKind
+from memory_enhancement.store.formats import link_grammar as g
+from memory_enhancement.store.formats.links import _may_link, extract_links
+
+TEXT = """# Notes
+
+- **Status**: done
+- Focus: why routing matters
+1. **Architect**: soundness
+- **beta** - the one to read
+- Related: `gamma`, `delta`
+
+| Metric | Threshold |
+|--------|-----------|
+| Size | 10 max |
+| `epsilon` | why |
+| see | zeta_notes |
+
+## Related
+
+- **Status**: eta_notes
+| Name | Why |
+"""
+
+
+def test_label_items_and_plain_rows_are_not_scanned() -> None:
+    for line in ("- **Status**: done", "- Focus: why", "1. **Architect**: soundness"):
+        entry = g.ITEM_ENTRY.match(line)
+        assert not _may_link(line, line[0], entry, False, "")
+    assert not _may_link("| Size | 10 max |", "|", None, False, "")
+    assert _may_link("| `epsilon` | why |", "|", None, False, "")
+    line = "- **Status**: done"  # in the tool's own `## Related`: a bare name is a link there
+    assert _may_link(line, "-", g.ITEM_ENTRY.match(line), False, g.RELATED)
+
+
+def test_the_links_of_such_lines_are_still_found() -> None:
+    found = [(link.target, link.kind, link.line) for link in extract_links(TEXT)]
+    assert found == [
+        ("beta", LinkKind.ITEM, 6),
+        ("gamma", LinkKind.NAMED, 7),
+        ("delta", LinkKind.NAMED, 7),
+        ("epsilon", LinkKind.ITEM, 12),
+        ("zeta_notes", LinkKind.ITEM, 13),
+        ("Status", LinkKind.NAMED, 17),  # in related material, bold is a name
+        ("eta_notes", LinkKind.NAMED, 17),
+    ]
+
+
+def test_item_entries_with_hyphens_and_separators_read_as_before() -> None:
+    """The entry pattern (g.LEAD_NAME, rewritten as runs between hyphens) stops before
+    `->` only; `**bold**` with no space after the stars opens no item."""
+    text = "\n".join(
+        [
+            "## Related",
+            "",
+            "- a-b-c -> why",
+            "- x->y",
+            "- **api-v2-notes**（legacy）",
+            "* not-an-item",
+            "**bold-name** - why",
+            "- `spec.md`",
+        ]
+    )
+    found = [(link.target, link.kind, link.line) for link in extract_links(text)]
+    assert found == [
+        ("a-b-c", LinkKind.ITEM, 3),
+        ("x", LinkKind.ITEM, 4),
+        ("x-", LinkKind.NAMED, 4),
+        ("api-v2-notes", LinkKind.ITEM, 5),
+        ("not-an-item", LinkKind.BARE, 6),
+        ("spec.md", LinkKind.ITEM, 8),
+    ]
