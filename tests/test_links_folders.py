@@ -109,6 +109,11 @@ def test_links_reports_a_gone_folder_in_a_real_process(in_repo: tuple[MemoryServ
     assert [(b["target"], b["status"], b["line"]) for b in json.loads(gone.stdout)["broken"]] == [
         ("../../tools/profiler/", "missing", 3)
     ]
+    text = subprocess.run(command, capture_output=True, text=True, env=env).stdout
+    assert text.splitlines()[-1] == (  # the count names folders too
+        "1 broken link (0 dangling, 0 ambiguous, 1 to missing repository files or folders), "
+        "0 with a fix"
+    )
 
 
 def test_an_index_of_version_34_reads_the_folder_links_in_place_keeping_its_embeddings(

@@ -179,7 +179,7 @@ def links(dangling: bool, fix: bool, dry_run: bool, as_json: bool) -> None:
                 click.echo(change.diff, nl=False)
         offered = sum(1 for b in broken if b.replacement)
         missing = sum(b.status == "missing" for b in broken)
-        files = f", {missing} to missing repository files" if missing else ""
+        files = f", {missing} to missing repository files or folders" if missing else ""
         click.echo(
             f"{plural(len(broken), 'broken link')} "
             f"({sum(b.status == 'dangling' for b in broken)} dangling, "
