@@ -252,6 +252,7 @@ def test_a_rerun_writes_its_json_without_building_a_mention(
     plain = repo.store_root / "plain.md"
     plain.write_text(plain.read_text() + "Logs go to `/tmp/app.log`.\n", encoding="utf-8")
     repo.commit("a machine's path")
+    aged(plain, repo.root / ".git/index")  # a rerun a moment later: both kept by the first
     state = State(repo.root / "state.db")
     first = list(verifications_json(verify_all(repo, state)))
     decoded = count_decoded(monkeypatch)
