@@ -182,18 +182,17 @@ class GitHistory(GitObjects):
         # per commit: (files it has that its base has not, files its base has that it has not)
         prefix = self.git.prefix
 
-        def note(step: tuple[list[str], list[str]], status: str, raw: str) -> None:
-            path = raw if not prefix else from_git(self.git, raw)
-            if path and (keep is None or path.rpartition("/")[2] in keep):
-                step[0 if status == "A" else 1].append(path)
+        def take(side: list[str], raws: Iterable[str]) -> None:
+            """The paths (as git writes them) of a side that the lists keep, a list at a time."""
+            paths = [from_git(self.git, raw) for raw in raws] if prefix else raws
+            side.extend(p for p in paths if p and (keep is None or p.rpartition("/")[2] in keep))
 
         # The chain's steps from the line's own diffs when the run reads them; git diffs
         # the rest.
         line = first_parent_diffs.chain(self.git, order, chained, bases)
-        for commit, sides in (line or {}).items():  # as `note`, a list at a time
+        for commit, sides in (line or {}).items():
             for side, got in zip(steps[commit], sides, strict=True):
-                had = [p for n in got if (p := from_git(self.git, n))] if prefix else got
-                side.extend(p for p in had if p and (keep is None or p.rpartition("/")[2] in keep))
+                take(side, got)
         asked = bases if line is None else {}
         # A line "C P" is read as commit C with parent P: the diff goes from P to C, so "A"
         # is a file C has and P has not, "D" one P has and C has not.
@@ -213,7 +212,7 @@ class GitHistory(GitObjects):
                 first = item.strip().split(" ", 1)[0]  # a commit: the diffs of its line follow
                 current = steps.get(first, ([], []))
                 continue
-            note(current, item, raw)
+            take(current[0 if item == "A" else 1], (raw,))
         now = self.files_now()
         since: dict[str, tuple[set[str], set[str]]] = {head: self._staged(keep)}
         # per commit: (files added since it, files deleted since it), as HEAD sees them
