@@ -266,7 +266,8 @@ def summary(run: Any, changed_since: str | None = None) -> str:
         if changed_since:
             what = f"no memory cites or mentions a file changed since {changed_since}"
             return f"{what}: nothing to verify"
-        return "no memory cites code (a citation or a `path:line` mention): nothing to verify"
+        forms = "a citation, or a file, folder or `path:line` its text names"
+        return f"no memory cites code ({forms}): nothing to verify"
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
     verified = plural(len(run.results), "memory", "memories")
