@@ -274,8 +274,9 @@ def summary(run: Any, changed_since: str | None = None) -> str:
     read = len(getattr(run.results, "batch", ()))  # a whole store's run: every memory read
     if read > len(run.results) and not changed_since:  # the others cite nothing: say so
         verified = f"{len(run.results)} of {plural(read, 'memory', 'memories')} citing code"
-    head = f"{verified}, {plural(run.citations, 'citation')}: "
-    text = head + ", ".join(shown)
+    text = f"{verified}, {plural(run.citations, 'citation')}"
+    if run.citations or not run.mentions:  # a store citing code in its prose alone (Serena's):
+        text += ": " + ", ".join(shown)  # no row of zeros before its mentions' counts
     if run.mentions:
         said = [
             f"{run.count_mentions(v)} {v.value.replace('_', ' ')}"
