@@ -41,7 +41,8 @@ VERSION = 19  # of the verdicts (encoding, judging, wording, what they depend on
 # mention_context.py; 18: a file renamed by its deleting commit and renamed again since,
 # followed to its last name, deletions.renamed_by; 19: a file renamed in a commit since
 # and again by a staged `git mv`, followed to the index, mention_diffs._through_staged; a
-# folder moved by a staged `git mv`, folder_checks.renames_from)
+# folder moved by a staged `git mv`, folder_checks.renames_from; a partial folder told by a
+# file named beside it, mention_context._beside)
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
