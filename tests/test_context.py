@@ -272,3 +272,13 @@ def test_a_memory_cut_inside_a_code_fence_has_the_fence_closed_before_the_note(
     note = quoted.index("[… truncated to fit]")
     assert quoted[note - 1] == "````"  # the four-backtick fence, not the inner ``` line
     assert quoted.count("````") == 1 and quoted[2] == "````bash"
+
+
+def test_the_help_says_a_korean_character_is_a_token_as_it_is_counted(run_cli: RunCli) -> None:
+    """`--max-tokens` said "a Chinese or Japanese character is a token"; a Hangul syllable is
+    counted as one too (index/cjk.py), and a Korean user read the budget as chars / 4 (QA
+    round 38, 5rbit/mxrc)."""
+    from memory_enhancement.service.context import size
+
+    assert size("세션 생성") == size("会話 生成") == 4 * 4 + 1
+    assert "Korean character is a token" in " ".join(run_cli(["context", "--help"]).stdout.split())

@@ -206,12 +206,16 @@ def test_verify_all_on_a_store_whose_memories_cite_no_code_says_there_was_nothin
     run_cli: RunCli, tmp_path: Path
 ) -> None:
     """Serena stores of onboarding notes (Casecommons/pg_search, Ameyanagi/ruviz) cite no
-    line: `0 memories, 0 citations` read as if the store were empty."""
+    line: `0 memories, 0 citations` read as if the store were empty. The message names
+    every form that counts: it named only `path:line` mentions, though a file or folder
+    named alone is verified too (5rbit/mxrc, QA round 38: its Korean notes name paths in
+    code blocks only)."""
     store = tmp_path / "memories"
     store.mkdir()
     (store / "suggested_commands.md").write_text("# Commands\n\n- `bundle exec rspec`\n")
     result = run_cli(["verify-all", "--dir", store])
     assert result.exit_code == 0, result.output
     assert result.stdout == (
-        "no memory cites code (a citation or a `path:line` mention): nothing to verify\n"
+        "no memory cites code (a citation, or a file, folder or `path:line` its text names):"
+        " nothing to verify\n"
     )

@@ -139,3 +139,68 @@ def test_a_partial_folder_is_the_one_under_the_folder_its_parent_list_item_names
     reasons = {c.mention.line: c.reason for c in result.mentions if c.mention is not None}
     assert reasons[5].startswith("arch/ read as include/cutlass/arch/, under `include/cutlass/`")
     assert "list item it is nested in (line 4)" in reasons[5]
+
+
+def test_a_partial_folder_is_the_one_beside_a_file_its_line_names(tmp_path: Path) -> None:
+    """Found on 2sem/WhoCallMe (QA round 38): "Strings in
+    `Resources/Strings/Base.lproj/Localizable.strings` (English) and `ko.lproj/` (Korean)"
+    left `ko.lproj/` ambiguous among the Strings, Storyboards and infoPlist folders of that
+    name, though the file named beside it is in Strings/. The nearest file named around a
+    partial folder decides, when exactly one candidate is beside it (their parent folder
+    holds it); a line naming none leaves the mention ambiguous."""
+    repo = GitRepo(tmp_path / "project")
+    for name in [
+        "Projects/App/Resources/Strings/Base.lproj/Localizable.strings",
+        "Projects/App/Resources/Strings/ko.lproj/Localizable.strings",
+        "Projects/App/Resources/Storyboards/ko.lproj/Main.strings",
+        "Projects/App/Resources/infoPlist/ko.lproj/InfoPlist.strings",
+    ]:
+        repo.write_lines(name, [f"/* {name} */"])
+    repo.commit("code")
+    note(
+        repo,
+        "## Localisation",
+        "- Strings in `Resources/Strings/Base.lproj/Localizable.strings` (English) and"
+        " `ko.lproj/` (Korean)",
+        "- Storyboard localised via `Storyboards/ko.lproj/Main.strings`",
+        "",
+        "## Other",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "- Korean strings live in `ko.lproj/` too",
+    )
+    repo.commit("memory")
+    assert verdicts(repo) == [
+        (4, "ko.lproj/", "valid", "Projects/App/Resources/Strings/ko.lproj"),
+        (17, "ko.lproj/", "ambiguous", None),
+    ]
+
+
+def test_a_file_named_on_another_line_does_not_tell_a_partial_folder(tmp_path: Path) -> None:
+    """NEXTAltair/LoRAIro lists a deleted `tests/gui/` with its `controllers/` nested under
+    it, and a file of tests/unit/gui/widgets/ three lines on: the folder it meant is gone,
+    and the file does not make it tests/unit/gui/controllers/."""
+    repo = GitRepo(tmp_path / "project")
+    for name in ["src/gui/controllers/a.py", "tests/unit/gui/controllers/test_a.py"]:
+        repo.write_lines(name, ["x = 1"])
+    repo.write_lines("tests/unit/gui/widgets/test_w.py", ["x = 1"])
+    repo.commit("code")
+    note(
+        repo,
+        "Deleted:",
+        "- `tests/gui/` - the old layout",
+        "  - `controllers/` (empty)",
+        "- `tests/unit/gui/widgets/test_w.py` - a duplicate",
+    )
+    repo.commit("memory")
+    assert verdicts(repo) == [
+        (4, "tests/gui/", "skipped", None),
+        (5, "controllers/", "ambiguous", None),
+    ]

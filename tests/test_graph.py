@@ -330,3 +330,21 @@ def test_roots_and_related_follow_a_memory_being_added_and_removed(
     (store_dir / "h.md").unlink()
     assert crafted.roots() == ["f", "g"]
     assert crafted.orphans() == ["g"]
+
+
+def test_related_names_each_line_once_when_two_links_share_it(
+    run_cli: RunCli, store_dir: Path
+) -> None:
+    """Found on a Korean memory of 2sem/talktrans (QA round 38): `[[번역_메모]] 와
+    [번역](번역_메모.md)` on one line was listed as `[lines 7, 7]`."""
+    store_dir.mkdir(parents=True, exist_ok=True)
+    (store_dir / "번역_메모.md").write_text("# 번역 메모\n", encoding="utf-8")
+    (store_dir / "dich_vi.md").write_text(
+        "# Dịch\n\n- [[번역_메모]] và [번역](번역_메모.md)\n- [[번역_메모]] lần nữa\n",
+        encoding="utf-8",
+    )
+    result = run_cli(["related", "번역_메모", "--dir", store_dir])
+    assert (result.exit_code, result.stdout) == (
+        0,
+        "Memories linking to '번역_메모': 1\n  - dich_vi  [lines 3, 4]\n",
+    )

@@ -100,8 +100,10 @@ def related(memory: str, as_json: bool) -> None:
     for entry in data["related"]:
         kinds = sorted({link["type"] for link in entry["links"] if link["type"] != "link"})
         kind = f" ({', '.join(kinds)})" if kinds else ""
-        lines = ", ".join(str(link["line"]) for link in entry["links"])
-        plural_s = "s" * (len(entry["links"]) > 1)
+        # Each line once: two links on one line (`[[x]]` and `[x](x.md)`) were `[lines 7, 7]`.
+        numbers = list(dict.fromkeys(link["line"] for link in entry["links"]))
+        lines = ", ".join(str(number) for number in numbers)
+        plural_s = "s" * (len(numbers) > 1)
         click.echo(f"  - {entry['path']}{kind}  [line{plural_s} {lines}]")
 
 

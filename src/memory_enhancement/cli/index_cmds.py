@@ -156,7 +156,7 @@ def search(
     "--max-tokens",
     default=2000,
     show_default=True,
-    help="Token budget (chars / 4; a Chinese or Japanese character is a token).",
+    help="Token budget (chars / 4; a Chinese, Japanese or Korean character is a token).",
 )
 @click.option("--mode", type=click.Choice(MODES), default="auto", help=MODE_HELP)
 @click.option("--verify", "check", is_flag=True, help="Verify citations; flag stale memories.")

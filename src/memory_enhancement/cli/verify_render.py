@@ -266,15 +266,17 @@ def summary(run: Any, changed_since: str | None = None) -> str:
         if changed_since:
             what = f"no memory cites or mentions a file changed since {changed_since}"
             return f"{what}: nothing to verify"
-        return "no memory cites code (a citation or a `path:line` mention): nothing to verify"
+        forms = "a citation, or a file, folder or `path:line` its text names"
+        return f"no memory cites code ({forms}): nothing to verify"
     parts = [f"{run.count(v)} {v.value.replace('_', ' ')}" for v in Verdict]
     shown = [p for p, v in zip(parts, Verdict, strict=True) if run.count(v) or v.value in _ALWAYS]
     verified = plural(len(run.results), "memory", "memories")
     read = len(getattr(run.results, "batch", ()))  # a whole store's run: every memory read
     if read > len(run.results) and not changed_since:  # the others cite nothing: say so
         verified = f"{len(run.results)} of {plural(read, 'memory', 'memories')} citing code"
-    head = f"{verified}, {plural(run.citations, 'citation')}: "
-    text = head + ", ".join(shown)
+    text = f"{verified}, {plural(run.citations, 'citation')}"
+    if run.citations or not run.mentions:  # a store citing code in its prose alone (Serena's):
+        text += ": " + ", ".join(shown)  # no row of zeros before its mentions' counts
     if run.mentions:
         said = [
             f"{run.count_mentions(v)} {v.value.replace('_', ' ')}"

@@ -116,8 +116,8 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         max_tokens: Annotated[
             int,
             Field(
-                description="Token budget of the block (characters / 4; a Chinese or "
-                "Japanese character counts as one)."
+                description="Token budget of the block (characters / 4; a Chinese, "
+                "Japanese or Korean character counts as one)."
             ),
         ] = 2000,
         verify: Annotated[

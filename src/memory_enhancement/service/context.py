@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from memory_enhancement.index.search import Hit
 
 CHARS_PER_TOKEN = 4  # the estimate Cortex uses, for text in Latin script
-# A Chinese or Japanese character is about a token of its own (often more) in the
+# A Chinese, Japanese or Korean character is about a token of its own (often more) in the
 # tokenizers models use, so chars / 4 would let a CJK memory overrun the budget four
 # times over: such a character counts as a whole token.
 
@@ -63,7 +63,7 @@ def render_context(
 
     With verification, a memory whose citations failed is flagged, not served as
     truth. Memories are added whole while they fit the token budget (chars / 4, a
-    Chinese or Japanese character one token);
+    Chinese, Japanese or Korean character one token);
     a first memory too long for the budget alone is cut, and says so: from the section
     that holds more of the query's words than its beginning does, if one does (its
     title kept), else from the top. The cut is

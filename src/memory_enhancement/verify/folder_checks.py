@@ -176,7 +176,7 @@ def _held(
     if 2 * count > held and files_now().folder(best).path == best:
         reason = (
             f"renamed: {count} of the {_files(held)} {was}/ held when the memory line was "
-            f"written ({commit[:7]}) are under {best}/ now"
+            f"written ({commit[:7]}) {'is' if count == 1 else 'are'} under {best}/ now"
         )
         moved = check(mention, plain, Verdict.MOVED, reason, commit, current=best)
         return replace(moved, renamed_to=best)
@@ -208,15 +208,30 @@ def _offered(sources: list[str], was: str, now: FileList) -> list[str]:
     return sorted({*sources, *offered})
 
 
-def renames_from(git: Git | None) -> Renames:
+def renames_from(git: Git | None, history: GitHistory | None = None) -> Renames:
     """The files git pairs as renamed from a commit to HEAD among the paths given, one
     `git diff -M` per commit and paths (asked only for a folder that held files then and
-    holds none now); none without git."""
+    holds none now), carried on through the renames staged in git's index against HEAD
+    (`history.staged`: a `git mv` of the folder not committed yet, what a pre-commit hook
+    sees; found on Totaro-int/Medivu, where it read `missing` until the commit); none
+    without git."""
     known: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = {}
 
     def since(commit: str, paths: list[str]) -> list[tuple[str, str]]:
         if git is None or not paths:
             return []
+        moves = history.staged.renames() if history is not None else {}
+        # a file offered (in the index) that a staged rename moved there: its name in HEAD
+        back = {new: old for old, new in moves.items()}
+        pairs = committed(commit, sorted({*paths, *(back[p] for p in paths if p in back)}))
+        if not moves:
+            return pairs
+        paired = {old for old, _ in pairs}
+        kept = [(path, moves[path]) for path in paths if path in moves and path not in paired]
+        return [(old, moves.get(new, new)) for old, new in pairs] + kept
+
+    def committed(commit: str, paths: list[str]) -> list[tuple[str, str]]:
+        assert git is not None
         asked = (commit, tuple(paths))
         if asked not in known:
             from memory_enhancement.verify.git_objects import to_git

@@ -29,7 +29,7 @@ from memory_enhancement.store.state import State
 from memory_enhancement.verify.git import Git
 from memory_enhancement.verify.history import MENTION_CACHE, cache_generation
 
-VERSION = 18  # of the verdicts (encoding, judging, wording, what they depend on): a new one
+VERSION = 19  # of the verdicts (encoding, judging, wording, what they depend on): a new one
 # makes fingerprints differ (11: bare names settled by their memory, mention_context.py;
 # 12: rows kept as bytes, the fingerprint after the parts instead of in the header;
 # 13: a file missing since its mention, renamed by the commit deleting it, deletions.py;
@@ -39,7 +39,10 @@ VERSION = 18  # of the verdicts (encoding, judging, wording, what they depend on
 # mention_context.py; 16: a file's path that is a folder now, `App.xcodeproj`, valid,
 # file_checks.py; 17: a partial folder told by the list item it is nested in,
 # mention_context.py; 18: a file renamed by its deleting commit and renamed again since,
-# followed to its last name, deletions.renamed_by)
+# followed to its last name, deletions.renamed_by; 19: a file renamed in a commit since
+# and again by a staged `git mv`, followed to the index, mention_diffs._through_staged; a
+# folder moved by a staged `git mv`, folder_checks.renames_from; a partial folder told by a
+# file named beside it, mention_context._beside)
 _GRAMMAR_ROW = "grammar"  # in mention_free, where every memory file's name ends in `.md`
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 

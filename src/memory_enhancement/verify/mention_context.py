@@ -16,8 +16,8 @@ folder of exactly one candidate decides; when the nearest that name a candidate'
 name two, or none do, the name stays ambiguous. A partial folder of several is told by
 the folder the list item it is nested in names (`_under_parent_item`), else its section's
 heading (`_under_heading`): layout notes name the parent once, in the item or the
-heading. Asked only of a memory file holding an ambiguous mention: nothing here runs for
-the others.
+heading; else by a file its own line names that one of them sits beside (`_beside`).
+Asked only of a memory file holding an ambiguous mention: nothing here runs for the others.
 """
 
 from __future__ import annotations
@@ -82,9 +82,10 @@ def settle(
         if mention.form == FOLDER:  # a folder's candidates are folders, not files of one
             chosen = _under_parent_item(mention, then.candidates, lines, item.folder)
             chosen = chosen or _under_heading(mention, then.candidates, lines, item.folder)
+            chosen = chosen or _beside(then.candidates, _evidence(mention, item, thens, lines))
             if chosen is not None:
                 path, why = chosen
-                note = f"{mention.text} read as {path}/, under {why}; "
+                note = f"{mention.text} read as {path}/, {why}; "
                 out[name] = read(then.commit, path, mention, note)
             continue
         chosen = _choose(mention, then.candidates, _evidence(mention, item, thens, lines))
@@ -123,7 +124,7 @@ def _under_heading(
     if picked is None:
         return None
     path, parent = picked
-    return path, f"`{parent}/` of its section's heading (line {number})"
+    return path, f"under `{parent}/` of its section's heading (line {number})"
 
 
 def _under_parent_item(
@@ -139,8 +140,41 @@ def _under_parent_item(
         picked = _under(mention, candidates, parents, folder)
         if picked is not None:
             path, parent = picked
-            return path, f"`{parent}/` of the list item it is nested in (line {number})"
+            return path, f"under `{parent}/` of the list item it is nested in (line {number})"
     return None
+
+
+def _beside(
+    candidates: tuple[str, ...], evidence: Iterator[tuple[int, str, str]]
+) -> tuple[str, str] | None:
+    """The one candidate folder beside a file its own line names (their parent folder holds
+    that file): "`Resources/Strings/Base.lproj/Localizable.strings` (English) and
+    `ko.lproj/` (Korean)" names Strings/ko.lproj/ of three `ko.lproj/` (2sem/WhoCallMe).
+    A file's folder as written may be partial: it is beside a candidate when its first
+    folders are the last ones of the candidate's parent, two at least (one, `src/`, tells
+    little). The line only: NEXTAltair/LoRAIro's deleted `controllers/`, nested under
+    `tests/gui/`, was read as tests/unit/gui/controllers/ from a file three lines on; two
+    candidates beside the line's files tell nothing."""
+    matched: dict[str, str] = {}
+    for far, folder, why in evidence:
+        for path in candidates:
+            if far == 0 and _holds(posixpath.dirname(path), folder):
+                matched.setdefault(path, why)
+    if len(matched) != 1:
+        return None
+    path, why = next(iter(matched.items()))
+    return path, f"beside {why}"
+
+
+def _holds(parent: str, folder: str) -> bool:
+    """Whether folder `parent` (from the root) holds `folder` (from the root, or its last
+    folders), its folders overlapping two at least when partial."""
+    if not parent or not folder:
+        return False
+    if folder == parent or folder.startswith(parent + "/"):
+        return True
+    ours, theirs = parent.split("/"), folder.split("/")
+    return any(ours[-k:] == theirs[:k] for k in range(2, min(len(ours), len(theirs)) + 1))
 
 
 def _under(

@@ -96,6 +96,7 @@ def mention_git(
     for old, new in renamed_since(git, later):
         renames.setdefault(old, new)
     if gone:
+        _through_staged(git, history, renames, gone)
         _follow_staged(history, renames, gone)
     listed = files_now()
     tracked = (
@@ -124,6 +125,29 @@ def _nothing_to_pair(
         return False
     added = history.staged.changes()[0]  # as git names them, like the diff's paths
     return not (added and any(_to_git(git, p) in added for p in offered))
+
+
+def _through_staged(
+    git: Git, history: GitHistory, renames: dict[str, str], gone: Mapping[str, set[str]]
+) -> None:
+    """Pair the gone files a commit since renamed into a name a staged `git mv` moves on:
+    that name is in HEAD and not in git's index, and the pairing above looks among the
+    index's files (exact renames) and the names like the old one's, so the file read
+    `missing`, "deleted" by the commit that renamed it (found on 2sem/talktrans:
+    `TranslationManager.swift` renamed, then moved again before the commit). Git's diff to
+    HEAD of those files and the staged renames' sources pairs them; asked only while a
+    rename is staged."""
+    sources = history.staged.renames()
+    if not sources:
+        return
+    for commit, paths in sorted(gone.items()):
+        left = sorted(p for p in paths if p not in renames)
+        if not left:
+            continue
+        spec = [_to_git(git, p) for p in [*left, *sorted(sources)]]
+        for old, new in diff_renames(git, ["-M", *RENAMES, commit, "HEAD", "--", *spec]):
+            if old in left and new in sources:
+                renames.setdefault(old, new)
 
 
 def _follow_staged(
