@@ -524,7 +524,7 @@ def test_a_gone_files_namesakes_that_cannot_be_its_rename_ask_no_diff(
 ) -> None:
     """Git pairs a file deleted since with one added since, never two of which one is more
     than twice the other's size (not 50% alike): a gone file whose only namesake added
-    since is three times its size asks no `git diff -M` (9 of rjmurillo/ai-agents' 36 such
+    since is three times its size asks no `git diff -M` (8 of rjmurillo/ai-agents' 30 such
     diffs, a process each, none naming a rename). One edited into a namesake of its size
     still does, and is followed."""
     note(repo, "- `src/app.py` starts it")

@@ -138,7 +138,7 @@ def _cannot_pair(
     few paths only (each file is read); past that git is asked once both sides exist.
     Git is asked as before for a path that is a folder or a submodule in either tree (the
     diff holds what lies under it), that changed type (a symlink made a file), or that it
-    would read as a pattern. On rjmurillo/ai-agents 9 of the 36 such diffs of a first run,
+    would read as a pattern. On rjmurillo/ai-agents 8 of the 30 such diffs of a first run,
     a process each, none of them naming a rename."""
     deleted: list[str] = []  # the commit has it, HEAD has not
     added: list[str] = []  # HEAD has it, the commit has not
