@@ -417,13 +417,13 @@ def _git_renames(repo: GitRepo, commit: str, paths: list[str]) -> set[tuple[str,
 
 
 def test_a_diff_said_to_pair_nothing_is_one_where_git_pairs_nothing(repo: GitRepo) -> None:
-    """`_cannot_pair` spares `git diff -M <commit> HEAD` of a gone file and the files named
+    """`cannot_pair` spares `git diff -M <commit> HEAD` of a gone file and the files named
     like it only where git pairs nothing: no file added since among them, or only files
     more than twice or less than half a gone file's size (never 50% alike). An exact
     rename, an edited one, a folder at the commit where HEAD has a file, a symlink made a
     file, a glob character, and names with spaces, quotes and `é` under
     `core.quotePath=true` are each compared with git's own answer."""
-    from memory_enhancement.verify.mention_diffs import _cannot_pair
+    from memory_enhancement.verify.mention_diffs import cannot_pair
 
     repo.git("config", "core.quotePath", "true")
     body = numbered(40, "body")
@@ -464,7 +464,7 @@ def test_a_diff_said_to_pair_nothing_is_one_where_git_pairs_nothing(repo: GitRep
     history = GitHistory(git)
     try:
         for (gone, offered), expected in cases.items():
-            said = _cannot_pair(history, git, then, [gone], [offered])
+            said = cannot_pair(history, git, then, [gone], [offered])
             assert said == expected, (gone, offered)
             if said:
                 assert _git_renames(repo, then, [gone, offered]) == set()

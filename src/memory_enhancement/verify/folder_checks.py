@@ -208,16 +208,22 @@ def _offered(sources: list[str], was: str, now: FileList) -> list[str]:
     return sorted({*sources, *offered})
 
 
-def renames_from(git: Git | None) -> Renames:
+def renames_from(git: Git | None, history: GitHistory | None = None) -> Renames:
     """The files git pairs as renamed from a commit to HEAD among the paths given, one
     `git diff -M` per commit and paths (asked only for a folder that held files then and
-    holds none now); none without git."""
+    holds none now; not when the two trees, read from `history`, show that it can pair
+    none: mention_diffs.cannot_pair); none without git."""
     known: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = {}
 
     def since(commit: str, paths: list[str]) -> list[tuple[str, str]]:
         if git is None or not paths:
             return []
         asked = (commit, tuple(paths))
+        if asked not in known and history is not None:
+            from memory_enhancement.verify.mention_diffs import cannot_pair
+
+            if cannot_pair(history, git, commit, paths, []):
+                known[asked] = []
         if asked not in known:
             from memory_enhancement.verify.git_objects import to_git
             from memory_enhancement.verify.mention_renames import RENAMES, rename_fields

@@ -73,7 +73,7 @@ def mention_git(
         offered = {p for path in paths for p in names.named_like(_stem(path))}
         if offered and not _nothing_to_pair(paths, offered, renames, history, git):
             spec = [_to_git(git, p) for p in sorted(paths | offered)]
-            if not _cannot_pair(history, git, commit, sorted(paths), sorted(offered - paths)):
+            if not cannot_pair(history, git, commit, sorted(paths), sorted(offered - paths)):
                 for old, new in diff_renames(git, ["-M", *RENAMES, commit, "HEAD", "--", *spec]):
                     renames.setdefault(old, new)
             # Only for the files whose lines a mention cites: a file mention (a whole
@@ -127,19 +127,20 @@ def _nothing_to_pair(
     return not (added and any(_to_git(git, p) in added for p in offered))
 
 
-def _cannot_pair(
+def cannot_pair(
     history: GitHistory, git: Git, commit: str, gone: list[str], offered: list[str]
 ) -> bool:
-    """Whether `git diff -M <commit> HEAD -- <gone> <offered>` cannot name a rename, told
-    from the paths' entries in the two trees: git pairs a file the commit has and HEAD has
-    not with one HEAD has and the commit has not, and never two whose sizes differ more
-    than twofold (diffcore-rename.c, `estimate_similarity`: such files cannot be the 50%
-    alike that `-M` asks for; an exact rename keeps its size). Sizes are compared for a
-    few paths only (each file is read); past that git is asked once both sides exist.
-    Git is asked as before for a path that is a folder or a submodule in either tree (the
-    diff holds what lies under it), that changed type (a symlink made a file), or that it
-    would read as a pattern. On rjmurillo/ai-agents 8 of the 30 such diffs of a first run,
-    a process each, none of them naming a rename."""
+    """Whether `git diff -M <commit> HEAD -- <gone> <offered>` (`--literal-pathspecs` or
+    not) cannot name a rename, told from the paths' entries in the two trees: git pairs a
+    file the commit has and HEAD has not with one HEAD has and the commit has not, and
+    never two whose sizes differ more than twofold (diffcore-rename.c,
+    `estimate_similarity`: such files cannot be the 50% alike that `-M` asks for; an exact
+    rename keeps its size). Sizes are compared for a few paths only (each file is read);
+    past that git is asked once both sides exist (`gone` looked up first). Git is asked as
+    before for a path that is a folder or a submodule in either tree (the diff holds what
+    lies under it), that changed type (a symlink made a file), or that it would read as a
+    pattern. On rjmurillo/ai-agents 8 of the 30 such diffs of a first run, a process each,
+    none of them naming a rename."""
     deleted: list[str] = []  # the commit has it, HEAD has not
     added: list[str] = []  # HEAD has it, the commit has not
     for path in [*gone, *offered]:
@@ -164,7 +165,7 @@ def _cannot_pair(
 
 
 _GLOB = frozenset("*?[\\")  # in a path git reads as a pattern: what it matches is git's to say
-_WEIGHED = 16  # paths whose files' sizes `_cannot_pair` compares
+_WEIGHED = 16  # paths whose files' sizes `cannot_pair` compares
 
 
 def _entry(history: GitHistory, commit: str, named: str) -> tuple[str, str] | None:

@@ -274,7 +274,7 @@ class MentionJudge:
     def _decide(self, mention: Mention, then: Then | None, folder: str) -> CitationCheck | Ask:
         """A verdict from history alone, or the citation to verify."""
         if folder_checks.applies(mention):  # its renames asked of git once per commit
-            self._renames = self._renames or folder_checks.renames_from(self.git)
+            self._renames = self._renames or folder_checks.renames_from(self.git, self._history)
             return self._settled(mention, folder) or folder_checks.decide(
                 mention, then, folder, self._files_now, self.repo, self._history, self._renames
             )
