@@ -517,3 +517,31 @@ def test_a_gone_file_whose_exact_rename_is_known_asks_no_diff_of_the_files_named
     )  # fmt: skip
     (diff,) = _rename_diffs(asked)
     assert "new/app.py" in diff[diff.index("--") + 1 :]
+
+
+def test_a_gone_files_namesakes_that_cannot_be_its_rename_ask_no_diff(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git pairs a file deleted since with one added since, never two of which one is more
+    than twice the other's size (not 50% alike): a gone file whose only namesake added
+    since is three times its size asks no `git diff -M` (8 of rjmurillo/ai-agents' 30 such
+    diffs, a process each, none naming a rename). One edited into a namesake of its size
+    still does, and is followed."""
+    note(repo, "- `src/app.py` starts it")
+    repo.commit("memory")
+    note(repo, "- `src/app.py` starts it", "- `src/gone.py` helps")
+    repo.commit("memory, a line more")  # its own commit: a diff of its own
+    (repo.root / "src/app.py").unlink()
+    repo.write_lines("tools/app_report.py", code("report", 30))  # three times the size
+    source = code("src/gone.py", 10)
+    (repo.root / "src/gone.py").unlink()
+    repo.write_lines("lib/gone_v2.py", [*source[:8], "edited = 1", "edited = 2"])
+    repo.commit("rework")
+    asked = git_commands(monkeypatch)
+    found = checks(repo)
+    assert found["src/app.py"].status is Verdict.MISSING
+    assert (found["src/gone.py"].status, found["src/gone.py"].renamed_to) == (
+        Verdict.MOVED, "lib/gone_v2.py",
+    )  # fmt: skip
+    (diff,) = _rename_diffs(asked)
+    assert "lib/gone_v2.py" in diff and "tools/app_report.py" not in diff

@@ -270,3 +270,50 @@ def test_commits_off_the_line_are_diffed_in_the_same_process_echoed_or_not(
     raw = history.git("diff-tree", "-r", "--no-renames", "--raw", "-z", head, side).split("\0")
     assert others == {side: list(zip(raw[0:-1:2], raw[1::2], strict=True))}
     assert diffs.at(len(shas) - 1) == [] and diffs.read(len(shas) - 3, len(shas))
+
+
+def test_the_deletions_a_rename_is_followed_by_are_the_full_history_logs_on_a_line(
+    history: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mention_renames._moved_on` asks `git log --full-history --diff-filter=D` which
+    commits deleted a path since a commit (0.12 s of git on rjmurillo/ai-agents); after the
+    line's last merge every commit since is on the line, and a path nothing under which
+    changed is told by the line's own diffs: the same commits, no log. A path turned into
+    a folder, a commit before a merge, or a glob is left to the log. Names with a space,
+    quotes and `é` under `core.quotePath=true`, deleted, re-created and deleted again."""
+    from memory_enhancement.verify.mention_renames import _deleted_on_line
+
+    history.git("config", "core.quotePath", "true")
+    odd = ["odd/with space.py", 'odd/"quoted".py', "odd/café.py"]
+    for round_ in range(2):
+        for name in odd:
+            history.write_lines(name, code(f"{name}{round_}", 2))
+        history.commit("odd names")
+        for name in odd:
+            (history.root / name).unlink()
+        history.commit("odd names deleted")
+    git = walked(history)
+    shas = git.first_parents()
+    asked = git_commands(monkeypatch)
+    told = 0
+    for path in ["src/twice.py", "old.md", "src/box", "src/a.py", "src/*.py", *odd]:
+        for since in shas[:-1]:
+            got = _deleted_on_line(git, path, [f"^{since}"])
+            if got is None:
+                continue
+            told += 1
+            logs = history.git(
+                "log", "--full-history", "--format=%H", "--diff-filter=D", "--reverse",
+                "HEAD", f"^{since}", "--", path,
+            ).split()  # fmt: skip
+            assert got == logs, (path, since)
+    assert _deleted_on_line(git, "src/twice.py", [f"^{shas[3]}"]) is None  # the merge after
+    assert _deleted_on_line(git, "src/box", [f"^{shas[4]}"]) is None  # a folder since
+    assert _deleted_on_line(git, "src/*.py", [f"^{shas[6]}"]) is None  # a glob: git's to say
+    assert _deleted_on_line(git, "odd/café.py", [f"^{shas[6]}"]) == [shas[9], shas[11]]
+    assert told >= 40
+    assert [a[0] for a in asked] == ["diff-tree"]  # the line's diffs, read once; no log
+    from memory_enhancement.verify.mention_renames import named_now
+
+    assert named_now(git, "odd/café.py", shas[6], lambda path: False) is None
+    assert [a[0] for a in asked] == ["diff-tree", "diff"]  # the deleting commit's renames

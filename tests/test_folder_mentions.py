@@ -352,3 +352,26 @@ def test_a_past_version_s_folders_are_the_work_tree_s_with_its_changes() -> None
     assert now.folder("b").candidates == ("a/b", "lib/b") and now.folder("e").path == "c/e"
     assert then.folder("old/e", rooted=True).path == "old/e" and then.folder("e", True).path is None
     assert now.folder("vendor/lib").submodule == "vendor/lib"
+
+
+def test_a_folder_gone_with_nothing_added_since_among_its_files_asks_no_rename_diff(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git pairs a file deleted since with one added since: a folder whose files were
+    deleted, and no file named like them added since, asks no `git diff -M` (its two trees
+    say so, mention_diffs.cannot_pair); its files moved into a new folder still do."""
+    note(repo, "Old code in `old/`, tools in `src/tools/`.")
+    repo.commit("memory")
+    repo.git("rm", "-q", "-r", "old")
+    repo.mv("src/tools", "lib/tools")
+    repo.commit("delete old/, move tools")
+    asked = git_commands(monkeypatch)
+    found = checks(repo)
+    assert found["old/"].status is Verdict.MISSING
+    assert (found["src/tools/"].status, found["src/tools/"].renamed_to) == (
+        Verdict.MOVED, "lib/tools",
+    )  # fmt: skip
+    diffs = [a for a in asked if a[:3] == ("--literal-pathspecs", "diff", "-M")]
+    assert [sorted(p for p in d[d.index("--") + 1 :] if p.startswith("old/")) for d in diffs] == [
+        []
+    ]

@@ -405,3 +405,70 @@ def test_exact_renames_of_a_commit_off_the_first_parent_line_are_git_diffs_own(
         assert set(found[commit]) == _git_exact(repo, commit, paths)
     assert ("src/side.py", "lib/side.py") in found[side]
     assert set(found[main]) == {("src/a.py", "lib/a.py"), ("src/b.py", "lib/b.py")}
+
+
+def _git_renames(repo: GitRepo, commit: str, paths: list[str]) -> set[tuple[str, str]]:
+    """What `git diff -M <commit> HEAD -- <paths>` pairs (mention_diffs.mention_git's diff)."""
+    out = repo.git(
+        "diff", "-M", "--name-status", "-z", "--diff-filter=R", commit, "HEAD", "--", *paths
+    )
+    fields = out.split("\0")
+    return {(fields[i + 1], fields[i + 2]) for i in range(len(fields) - 2) if fields[i][:1] == "R"}
+
+
+def test_a_diff_said_to_pair_nothing_is_one_where_git_pairs_nothing(repo: GitRepo) -> None:
+    """`cannot_pair` spares `git diff -M <commit> HEAD` of a gone file and the files named
+    like it only where git pairs nothing: no file added since among them, or only files
+    more than twice or less than half a gone file's size (never 50% alike). An exact
+    rename, an edited one, a folder at the commit where HEAD has a file, a symlink made a
+    file, a glob character, and names with spaces, quotes and `é` under
+    `core.quotePath=true` are each compared with git's own answer."""
+    from memory_enhancement.verify.mention_diffs import cannot_pair
+
+    repo.git("config", "core.quotePath", "true")
+    body = numbered(40, "body")
+    names = ["src/app.py", "src/edit.py", "src/big.py", "src/tiny.py", 'src/"q" é.py']
+    names.append("src/gl[a].py")
+    for name in names:
+        repo.write_lines(name, body if name != "src/edit.py" else numbered(40, "edit"))
+    repo.write_lines("keep/app_notes.py", numbered(3, "kept"))  # there then and now
+    repo.write_lines("was/dir/x.py", numbered(3, "x"))
+    (repo.root / "link.py").symlink_to("src/app.py")
+    then = repo.commit("then")
+    for name in names:
+        (repo.root / name).unlink()
+    (repo.root / "link.py").unlink()
+    repo.write_lines("link.py", body)  # a symlink made a file
+    repo.write_lines("pkg/app.py", body)  # exact
+    repo.write_lines("pkg/edit_v2.py", [*numbered(40, "edit")[:30], *numbered(10, "new")])
+    repo.write_lines("pkg/big_more.py", body * 3)  # three times the size
+    repo.write_lines("pkg/tiny_x.py", body[:15])  # under half the size
+    repo.write_lines('pkg/"q" é_2.py', body[:10])
+    repo.write_lines("pkg/gl[a]b.py", body)
+    (repo.root / "was/dir/x.py").unlink()
+    (repo.root / "was/dir").rmdir()
+    repo.write_lines("was/dir", ["now a file"])
+    repo.commit("now")
+    cases = {
+        ("src/app.py", "keep/app_notes.py"): True,  # nothing added among them
+        ("src/app.py", "pkg/app.py"): False,  # an exact rename
+        ("src/edit.py", "pkg/edit_v2.py"): False,  # a rename with edits
+        ("src/big.py", "pkg/big_more.py"): True,
+        ("src/tiny.py", "pkg/tiny_x.py"): True,
+        ('src/"q" é.py', 'pkg/"q" é_2.py'): True,
+        ("src/gl[a].py", "pkg/gl[a]b.py"): False,  # a pattern to git: asked
+        ("was/dir", "src/app.py"): False,  # a folder then, a file now
+        ("link.py", "src/app.py"): False,  # a type change
+    }
+    git = git_of(repo)
+    history = GitHistory(git)
+    try:
+        for (gone, offered), expected in cases.items():
+            said = cannot_pair(history, git, then, [gone], [offered])
+            assert said == expected, (gone, offered)
+            if said:
+                assert _git_renames(repo, then, [gone, offered]) == set()
+        assert _git_renames(repo, then, ["src/app.py", "pkg/app.py"])
+        assert _git_renames(repo, then, ["src/edit.py", "pkg/edit_v2.py"])
+    finally:
+        history.close()

@@ -34,7 +34,7 @@ _EMPTY = {
 _MAGIC = frozenset("*?[\\")
 
 
-def _plain(path: str) -> bool:
+def plain(path: str) -> bool:
     """Whether git's pathspec `path` means that path and everything under it, nothing else."""
     parts = path.removesuffix("/").split("/")
     return not (_MAGIC.intersection(path) or path.startswith(":") or {"", ".", ".."} & set(parts))
@@ -211,7 +211,7 @@ def changed(
     would match otherwise (a glob): the caller asks `git log`."""
     diffs = line_diffs(git)
     wanted = list(paths)
-    if diffs is None or not all(_plain(p) for p in wanted):
+    if diffs is None or not all(plain(p) for p in wanted):
         return None
     start = max(start, 0)
     if start >= end:

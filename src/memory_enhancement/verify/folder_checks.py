@@ -211,10 +211,11 @@ def _offered(sources: list[str], was: str, now: FileList) -> list[str]:
 def renames_from(git: Git | None, history: GitHistory | None = None) -> Renames:
     """The files git pairs as renamed from a commit to HEAD among the paths given, one
     `git diff -M` per commit and paths (asked only for a folder that held files then and
-    holds none now), carried on through the renames staged in git's index against HEAD
-    (`history.staged`: a `git mv` of the folder not committed yet, what a pre-commit hook
-    sees; found on Totaro-int/Medivu, where it read `missing` until the commit); none
-    without git."""
+    holds none now; not when the two trees, read from `history`, show that it can pair
+    none: mention_diffs.cannot_pair), carried on through the renames staged in git's index
+    against HEAD (`history.staged`: a `git mv` of the folder not committed yet, what a
+    pre-commit hook sees; found on Totaro-int/Medivu, where it read `missing` until the
+    commit); none without git."""
     known: dict[tuple[str, tuple[str, ...]], list[tuple[str, str]]] = {}
 
     def since(commit: str, paths: list[str]) -> list[tuple[str, str]]:
@@ -233,6 +234,11 @@ def renames_from(git: Git | None, history: GitHistory | None = None) -> Renames:
     def committed(commit: str, paths: list[str]) -> list[tuple[str, str]]:
         assert git is not None
         asked = (commit, tuple(paths))
+        if asked not in known and history is not None:
+            from memory_enhancement.verify.mention_diffs import cannot_pair
+
+            if cannot_pair(history, git, commit, paths, []):
+                known[asked] = []
         if asked not in known:
             from memory_enhancement.verify.git_objects import to_git
             from memory_enhancement.verify.mention_renames import RENAMES, rename_fields

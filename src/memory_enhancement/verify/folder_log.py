@@ -174,7 +174,8 @@ class FolderLog:
         if graph:
             self._learn_first_parents()
         else:
-            self.git.learn_first_parents(times, [sha for sha, _ in commits], trees)
+            merges = frozenset(n for n, (_, parents) in enumerate(commits) if " " in parents)
+            self.git.learn_first_parents(times, [sha for sha, _ in commits], trees, merges)
 
     def _learn_first_parents(self) -> None:
         try:

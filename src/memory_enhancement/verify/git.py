@@ -50,6 +50,7 @@ class Git:
         self._walked: tuple[int, tuple[list[int], list[str], str | None]] | None = None
         self._parsed_head: str | None = None  # HEAD from `rev-parse` ("" when there is none)
         self._trees: list[str] | None = None  # root trees of `first_parents`, when a walk read them
+        self._merges: frozenset[int] = frozenset()  # the merges among them, with the trees
         self.line_diffs: object = None  # what each of those commits changed (first_parent_diffs)
         # What `git diff-tree -M <commit>` renamed, per commit asked: (old, new, exact).
         self.renamed: dict[str, list[tuple[str, str, bool]]] = {}
@@ -135,14 +136,24 @@ class Git:
         return self._window(_EPOCH)[1]
 
     def learn_first_parents(
-        self, times: list[int], shas: list[str], trees: list[str] | None = None
+        self,
+        times: list[int],
+        shas: list[str],
+        trees: list[str] | None = None,
+        merges: frozenset[int] = frozenset(),
     ) -> None:
         """HEAD's whole first-parent history (commit times and ids, oldest first) as another
         walk of it read it, so that this run does not walk it again; with each commit's
-        root tree when that walk printed them (`first_trees`)."""
+        root tree when that walk printed them (`first_trees`), and the places of the
+        merges among them (`first_merges`)."""
         if shas and (self._walked is None or self._walked[0] > 0):
             self._walked = (0, (times, shas, None))
             self._trees = trees if trees is not None and len(trees) == len(shas) else None
+            self._merges = merges
+
+    def first_merges(self) -> frozenset[int] | None:
+        """The places in `first_parents` of its merges, known with `first_trees` only."""
+        return self._merges if self.first_trees() is not None else None
 
     def first_trees(self) -> list[str] | None:
         """The root tree of each commit of `first_parents` (same order), None when no walk

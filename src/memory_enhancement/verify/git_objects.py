@@ -199,6 +199,10 @@ class GitObjects:
             self._blob(commit, path)  # kept too: a file asked about is usually read next
         return self._ids[key]
 
+    def size(self, commit: str, path: str) -> int | None:
+        """The size in bytes of the file at that path at that commit (None: no such file)."""
+        return None if self.object_id(commit, path) is None else self._sizes[(commit, path)]
+
     def read(self, commit: str, path: str) -> list[str] | None:
         """The lines of a repository file at a commit; None when it was not a text file there."""
         data = self._blob(commit, path)
