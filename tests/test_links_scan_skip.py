@@ -80,3 +80,26 @@ def test_item_entries_with_hyphens_and_separators_read_as_before() -> None:
         ("not-an-item", LinkKind.BARE, 6),
         ("spec.md", LinkKind.ITEM, 8),
     ]
+
+
+def test_table_cells_are_the_text_between_two_pipes() -> None:
+    """A cell is what stands between two pipes (links._cells), matched whole: a name bare,
+    `backticked` or **bold**, spaces or tabs around it; a cell of prose, a plain word, a
+    separator row, the text after the last pipe and a cell cut by an escaped pipe are none."""
+    rows = {
+        "| `alpha` | why |": ["alpha"],
+        "|**beta**|`gamma`|": ["beta", "gamma"],
+        "| \t`delta_x`\t | Word |": ["delta_x"],
+        "| plain | Word |": [],
+        "|---|:--:|": [],
+        "| `a b` | c d |": [],
+        "| ok | epsilon_notes": [],
+        "| `zeta` \\| eta_notes |": ["eta_notes"],
+        "| **`theta`** | `iota` |": ["theta", "iota"],
+        "|| kappa_notes ||": ["kappa_notes"],
+        "| lambda_notes* |": [],
+    }
+    for row, names in rows.items():
+        found = [link.target for link in extract_links(row)]
+        assert found == names, row
+        assert all(link.kind is LinkKind.ITEM for link in extract_links(row))
