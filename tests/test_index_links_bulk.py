@@ -86,3 +86,34 @@ def test_a_build_from_nothing_resolves_links_as_a_sync_of_each_memory_would(
     assert rows == _links(tmp_path / "step" / "index.db")
     statuses = {row[7] for row in rows}
     assert {"resolved", "dangling", "ambiguous", "unmatched", "repository"} <= statuses
+
+
+def test_a_link_written_in_several_folders_is_resolved_from_each(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """An explicit link is resolved once per folder (linking._answers): the same `note.md`
+    written in `a/` and in `b/` names each folder's own note, `../top.md` the one above,
+    and a name from anywhere; a candidate naming the memory it is written in is no link
+    there and a link from its neighbour."""
+    store = git_repo / ".serena" / "memories"
+    body = "[n](note.md), [t](../top.md), [[top]]\n\n- `x` - the neighbour\n"
+    for folder in ("a", "b"):
+        for n in range(60):
+            write_memory(store, f"{folder}/m{n:02}", body, title=f"M {n}")
+        write_memory(store, f"{folder}/note", "A note.", title="Note")
+        write_memory(store, f"{folder}/x", body, title="X")
+    write_memory(store, "top", "Top.", title="Top")
+    service = disk_service(store, git_repo, tmp_path)
+    with service.index.connect(sync=False) as conn:
+        service.index.sync(conn)
+    rows = {
+        (path, target): (status, resolved)
+        for path, _, target, _, _, _, _, status, resolved, _ in _links(tmp_path / "index.db")
+    }
+    for folder in ("a", "b"):
+        for source in (f"{folder}/m00", f"{folder}/m59", f"{folder}/x"):
+            assert rows[(source, "note.md")] == ("resolved", f"{folder}/note")
+            assert rows[(source, "../top.md")] == ("resolved", "top")
+            assert rows[(source, "top")] == ("resolved", "top")
+        assert rows[(f"{folder}/m00", "x")] == ("resolved", "a/x" if folder == "a" else "b/x")
+        assert rows[(f"{folder}/x", "x")] == ("unmatched", None)

@@ -62,3 +62,16 @@ def test_related_words_are_whole_words_so_look_alikes_are_not_related() -> None:
         "Ver detalhes",
     ]:
         assert not is_related(title), title
+
+
+def test_an_ascii_title_reads_as_its_unicode_forms_do() -> None:
+    """An ASCII title is lowered and searched with the ASCII words alone (the scan asks of
+    thousands of labels); any other is NFKC-folded first, so a full-width `Ｒｅｌａｔｅｄ`
+    or an upper-case `VERWEISE` is related material too."""
+    for title in [
+        "RELATED MEMORIES", "Ｒｅｌａｔｅｄ", "VERWEISE", "See Also", "Siehe auch",
+        "Cross-References", "Further Reading", "Enlaces", "関連メモリ", "Voir aussi",
+    ]:  # fmt: skip
+        assert is_related(title), title
+    for title in ["Severity", "Linkage", "Seen also", "Social", "Legal", "Referral"]:
+        assert not is_related(title), title

@@ -80,3 +80,49 @@ def test_item_entries_with_hyphens_and_separators_read_as_before() -> None:
         ("not-an-item", LinkKind.BARE, 6),
         ("spec.md", LinkKind.ITEM, 8),
     ]
+
+
+def test_table_cells_are_the_text_between_two_pipes() -> None:
+    """A cell is what stands between two pipes (links._cells), matched whole: a name bare,
+    `backticked` or **bold**, spaces or tabs around it; a cell of prose, a plain word, a
+    separator row, the text after the last pipe and a cell cut by an escaped pipe are none."""
+    rows = {
+        "| `alpha` | why |": ["alpha"],
+        "|**beta**|`gamma`|": ["beta", "gamma"],
+        "| \t`delta_x`\t | Word |": ["delta_x"],
+        "| plain | Word |": [],
+        "|---|:--:|": [],
+        "| `a b` | c d |": [],
+        "| ok | epsilon_notes": [],
+        "| `zeta` \\| eta_notes |": ["eta_notes"],
+        "| **`theta`** | `iota` |": ["theta", "iota"],
+        "|| kappa_notes ||": ["kappa_notes"],
+        "| lambda_notes* |": [],
+    }
+    for row, names in rows.items():
+        found = [link.target for link in extract_links(row)]
+        assert found == names, row
+        assert all(link.kind is LinkKind.ITEM for link in extract_links(row))
+
+
+def test_a_line_written_again_gives_its_links_at_its_own_line() -> None:
+    """A line's links are read once and kept (link_syntax._links_of): the same line in
+    another memory, or further down, gives the same links at its own number; a line too
+    long to keep is read each time."""
+    line = "- [beta](beta.md), [[gamma]] and `mem:delta`"
+    long = f"{line} {'x' * 1200}"
+    for text, offset in ((f"# A\n\n{line}\n", 0), (f"{line}\n\n\n{line}\n{long}\n", 7)):
+        found = [
+            (link.target, link.kind, link.line) for link in extract_links(text, line_offset=offset)
+        ]
+        rows = [n + 1 + offset for n, written in enumerate(text.split("\n")) if line in written]
+        expected = [
+            (target, kind, row)
+            for row in rows
+            for target, kind in (
+                ("beta.md", LinkKind.MARKDOWN),
+                ("gamma", LinkKind.WIKI),
+                ("delta", LinkKind.MEM_REF),
+            )
+        ]
+        assert found == expected

@@ -66,7 +66,8 @@ class RepoView(Protocol):
     store_at: str | None  # the store's folder in the repository; None when outside it
 
     def find(self, source: str, target: str) -> str | None:
-        """The repository path of the file target names from the memory source, if any."""
+        """The repository path of the file target names from the memory source, if any
+        (read from the root or from source's folder: only its folder matters)."""
 
     def reads_as_path(self, target: str) -> bool:
         """Whether target starts where the repository has something (`docs/`, `README.md`)."""

@@ -62,7 +62,8 @@ def apply(
         updated += path in known
         declared = upsert(
             conn, path, ready.doc, None, ready.mtime_ns, ready.size, digest,
-            fresh=path not in known, children=children, mentions=may_mention(ready.data),
+            fresh=path not in known, bulk=bulk, children=children,
+            mentions=may_mention(ready.data),
             header_error=getattr(ready.doc, "header_error", None),  # a lenient read's
         )  # fmt: skip
         if declared is not None:
@@ -84,7 +85,7 @@ def apply(
         updated += path in known
         declared = upsert(
             conn, path, outcome.doc, outcome.error, outcome.mtime, outcome.size,
-            outcome.digest, fresh=path not in known, children=children,
+            outcome.digest, fresh=path not in known, bulk=bulk, children=children,
             mentions=outcome.mentions, header_error=outcome.header,
         )  # fmt: skip
         if declared is not None:

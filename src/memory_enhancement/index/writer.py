@@ -84,6 +84,9 @@ _UPSERT = (
     + ", ".join(f"{k} = excluded.{k}" for k in _COLUMNS if k != "path")
     + " RETURNING id"
 )
+# A memory written into an index that held none before this sync (apply's cold build): no
+# row can conflict, and the plain statement costs SQLite less than the upsert's.
+_INSERT = f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 
 
 def upsert(
@@ -96,16 +99,19 @@ def upsert(
     digest: str,
     *,
     fresh: bool = False,
+    bulk: bool = False,
     children: Children | None = None,
     mentions: bool = False,
     header_error: str | None = None,
 ) -> str | None:
     """Write one memory's row; its tags, links and citations go to `children`
     (inserted at once by the caller), or are inserted now when none is given.
-    `mentions`: the file's bytes may mention code in prose (only those files are read
-    again for their mentions by a verification run); `header_error`: why its frontmatter
-    does not parse, the rest of its text read as plain markdown (reading.py). Returns the
-    key of the name the memory declares, if any (see declared_name)."""
+    `fresh`: the index holds no row of this memory; `bulk`: it held no memory at all
+    before this sync (only inserts, nothing to update). `mentions`: the file's bytes may
+    mention code in prose (only those files are read again for their mentions by a
+    verification run); `header_error`: why its frontmatter does not parse, the rest of its
+    text read as plain markdown (reading.py). Returns the key of the name the memory
+    declares, if any (see declared_name)."""
     memory = doc.memory if doc else None
     meta = memory.meta if memory else None
     title = memory.title if memory else ""  # a property that reads the content: once
@@ -149,7 +155,12 @@ def upsert(
         # The words inside its camelCase names (identifiers.py); None for most prose.
         parts(f"{title}\n{memory.content}") if memory else None,
     )
-    memory_id = conn.execute(_UPSERT, values).fetchone()[0]
+    if bulk:
+        inserted = conn.execute(_INSERT, values).lastrowid
+        assert inserted is not None  # set by every INSERT of a row
+        memory_id = inserted
+    else:
+        memory_id = conn.execute(_UPSERT, values).fetchone()[0]
     conn.execute(
         "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash) VALUES (?, ?, ?, ?)",
         (path, mtime, size, digest),

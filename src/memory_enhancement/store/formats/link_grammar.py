@@ -52,6 +52,11 @@ MAYBE_RELATED = re.compile(
     "rel|see|ref|réf|link|further|v[eé]|voir|lien|siehe|verw|enlac|soc|leg|fer|"
     "связ|см|ссыл|" + "|".join(RELATED_CJK)
 )
+# The same test for an ASCII title (its ASCII words; `verw` is in `ve`), grouped by first
+# letter: most titles and labels a store's scan asks about are ASCII, and most fail it.
+MAYBE_RELATED_ASCII = re.compile(
+    "re[lf]|s(?:ee|iehe|oc)|l(?:ink|ien|eg)|f(?:urther|er)|v(?:e|oir)|enlac"
+)
 
 # Not right after an identifier (`FUN(X[[i]])`) nor a slash: `app/[[...slug]]/page.tsx` is a
 # route folder (Next.js), which links to nothing (122sp7/xuanwu-app heads a section with one).
@@ -114,9 +119,12 @@ LABEL_LIST = (  # compiled where used (links._label_list): rare, and dear to com
     r"(?:\*\*)?(?>[^`:：*\n]{1,40})(?:\*\*)?[ \t]*[:：][ \t]*(?:\*\*)?[ \t]*"
     r"(?P<names>`[^`\s]+`(?:[ \t]*[,、][ \t]*`[^`\s]+`)*)[ \t]*$"
 )
-# A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`.
-NAME_CELL = re.compile(rf"(?<=\|)[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*(?=\|)")
-SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+# A table cell holding one name, bare, `backticked` or **bold**: `| `alpha` | why |`. Matched
+# whole against the text between two pipes (links._cells): searched for in a row, it was
+# tried after every pipe of every table row of a store (and, starting with a look-behind,
+# at every character). A separator row (`|---|:-:|`) holds no name: a name starts with a
+# letter, a digit, `_` or `@`.
+NAME_CELL = re.compile(rf"[ \t]*(?:\*\*)?`?(?P<name>(?>{NAME}))`?(?:\*\*)?[ \t]*")
 # Link syntax and URLs are skipped. Neither may scan past where it could start again (a
 # `[` or `(` inside, a URL's scheme begun mid-word): each was tried from every `[`, `:` or
 # letter to the end of the line, so a 200 KB line of `[[[` or `:::` in a Related item took

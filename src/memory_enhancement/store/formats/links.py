@@ -145,11 +145,8 @@ def _may_link(
             return True
         return _labels(body) or ("`" in body and _label_list(body) is not None)
     if first == "|":
-        return (
-            g.NAME_CELL.search(line) is not None
-            and not g.SEPARATOR_ROW.match(line)
-            and (_named_cell(line) or _labels(line))
-        )
+        named, names = _cells(line)
+        return bool(names) or (named and _labels(line))
     return _labels(line)
 
 
@@ -201,9 +198,14 @@ def _may_refer(line: str) -> bool:
 def is_related(title: str) -> bool:
     """Whether a heading (or a `Label:`) introduces related material, in any of the
     languages known: a CJK word anywhere, a Latin-script word whole."""
-    text = unicodedata.normalize("NFKC", title).casefold()
-    if not g.MAYBE_RELATED.search(text):
-        return False  # most headings and labels: one search
+    if title.isascii():  # NFKC leaves ASCII as it is, and casefold lowers it
+        text = title.lower()
+        if not g.MAYBE_RELATED_ASCII.search(text):
+            return False  # most headings and labels: one search
+    else:
+        text = unicodedata.normalize("NFKC", title).casefold()
+        if not g.MAYBE_RELATED.search(text):
+            return False
     if g.RELATED_CJK_ANY.search(text):
         return True
     words = " ".join(g.WORD.findall(text))
@@ -286,24 +288,28 @@ def _prose_refs(line: str, default_type: str, number: int, european: bool) -> li
 
 def _table_links(line: str, default_type: str, number: int) -> Iterator[Link]:
     """An index table: each cell that is a single name is a candidate."""
-    if g.SEPARATOR_ROW.match(line):
-        return
-    for text in _cell_names(line):
+    for text in _cells(line)[1]:
         yield Link(text, default_type, LinkKind.ITEM, number)
 
 
-def _cell_names(line: str) -> Iterator[str]:
-    """The cells of a table row that are a single name: marked up, or not a plain word."""
-    for match in g.NAME_CELL.finditer(line):
+def _cells(line: str) -> tuple[bool, list[str]]:
+    """Whether a cell of a table row is a single name (g.NAME_CELL), and the names of the
+    cells that are candidates: marked up, or not a plain word (`| File | yes |`: a header,
+    a value). A cell is the text between two pipes; one with a space inside is no name,
+    and most cells are prose, so those are passed over before the pattern is tried."""
+    named = False
+    names: list[str] = []
+    for cell in line.split("|")[1:-1]:
+        if " " in cell.strip(" \t"):
+            continue
+        match = g.NAME_CELL.fullmatch(cell)
+        if match is None:
+            continue
+        named = True
         text = match["name"]
-        marked = match[0].strip().startswith(("`", "**"))
-        if (marked or not _a_word(text)) and _name_like(text):
-            yield text
-
-
-def _named_cell(line: str) -> bool:
-    """Whether a cell of a table row is a candidate (see _table_links)."""
-    return next(_cell_names(line), None) is not None
+        if (cell.strip().startswith(("`", "**")) or not _a_word(text)) and _name_like(text):
+            names.append(text)
+    return named, names
 
 
 def _names_in(text: str, *, wiki_in_code: bool = False) -> Iterator[str]:
