@@ -116,7 +116,7 @@ def search(
       memory-enhancement search ヘッドレス --tag frontend -n 3
       memory-enhancement search retries --min-holding 1 --json
     """
-    from memory_enhancement.core.verdicts import UNCOUNTED
+    from memory_enhancement.core.verdicts import UNCOUNTED, failing_marks
     from memory_enhancement.service.serialize import hit_dict
 
     query = " ".join(words)  # `search widget padding` was an error: extra argument
@@ -138,7 +138,7 @@ def search(
         note = ""
         if result.verification is not None and result.verification.everything:  # mentions too
             v = result.verification
-            note = "  [verified]" if v.valid else "  [STALE]"
+            note = "  [verified]" if v.valid else f"  [{failing_marks(v.everything)}]"
             counted = [c for c in v.everything if c.status.value not in UNCOUNTED]
             if counted:
                 held = sum(c.status.value in ("valid", "moved") for c in counted)
