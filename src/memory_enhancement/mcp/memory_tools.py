@@ -95,7 +95,7 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         with tool_errors():
             svc = service(ctx, store)
             fetched = svc.get(svc.find(path), include_expired=include_expired)
-            data = serialize.memory_dict(fetched.memory, fetched.citation_id)
+            data = serialize.memory_dict(fetched.memory, fetched.citation_id, fetched.linked)
             if fetched.warnings:
                 data["warnings"] = list(fetched.warnings)
             if verify:
