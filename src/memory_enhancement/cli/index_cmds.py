@@ -159,7 +159,12 @@ def search(
     help="Token budget (chars / 4; a Chinese or Japanese character is a token).",
 )
 @click.option("--mode", type=click.Choice(MODES), default="auto", help=MODE_HELP)
-@click.option("--verify", "check", is_flag=True, help="Verify citations; flag stale memories.")
+@click.option(
+    "--verify",
+    "check",
+    is_flag=True,
+    help="Verify citations; flag the memories that fail (MISSING, STALE, as `verify` says).",
+)
 @json_option
 @store_options
 def context(

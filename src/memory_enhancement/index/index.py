@@ -298,13 +298,6 @@ class Index:
                 found.update(_ids_of(conn, missing))
         return found
 
-    def links_of(self, path: str) -> tuple[Link, ...]:
-        """A memory's links between memories as the index extracted them (call after
-        citation_id): no markdown parser to load. Candidates that name nothing and links to
-        repository files are left out (`linked` gives those too)."""
-        linked = self.linked(path, sync=False)
-        return tuple(link for link, found in linked if not found.status.to_file)
-
     def linked(self, path: str, *, sync: bool = True) -> tuple[tuple[Link, Resolution], ...]:
         """Each link of a memory and what it finds now, in the order written: a memory
         (resolved), none or several (dangling, ambiguous, the words of `links`), another
@@ -313,19 +306,21 @@ class Index:
 
         The index is synced first: a link to a memory moved or removed since it was last
         synced dangles now (a `get` that took links from the row of the memory alone showed
-        one to a memory renamed by hand as found). `sync=False` (a write, which just synced
-        what it wrote) syncs only an index never synced whole where the memory has a link
-        that may name a memory not indexed yet: a `get_memory` of rjmurillo/ai-agents'
-        memory-index, an agent's first call, answered none of its 188 links, and all of them
-        once anything had listed the store.
+        one to a memory renamed by hand as found). `sync=False` (a write, which just indexed
+        what it wrote) syncs only when a link finds no memory, which a memory not indexed yet
+        may be (an agent's first call, update_memory adding a link to a memory written by
+        hand, answered it dangling), or, on an index never synced whole, a candidate names
+        nothing (a `get_memory` of rjmurillo/ai-agents' memory-index answered none of its
+        188 links, and all of them once anything had listed the store).
         """
         if not sync:
             with self.connect(sync=False) as conn:
                 sync = (
                     conn.execute(
                         "SELECT 1 FROM links l JOIN memories m ON m.id = l.memory_id "
-                        "WHERE m.path = ? AND l.status IN ('unmatched', 'repository') AND NOT "
-                        "EXISTS (SELECT 1 FROM meta WHERE key = 'synced_at_ns') LIMIT 1",
+                        "WHERE m.path = ? AND (l.status IN ('dangling', 'ambiguous') OR "
+                        "l.status IN ('unmatched', 'repository') AND NOT EXISTS "
+                        "(SELECT 1 FROM meta WHERE key = 'synced_at_ns')) LIMIT 1",
                         (path,),
                     ).fetchone()
                     is not None
