@@ -218,8 +218,8 @@ def test_get_prints_the_memory_for_people(run_cli: RunCli, store: Path, hand_wri
         "citations (2):",
         "  src/app.py:3",
         "  https://docs.example.com/api",
-        "links (1):",
-        "  other-memory  [line 12]",
+        "links (1, 1 broken):",
+        "  other-memory  [line 12]  dangling: no such memory",
         "",
         "# Layering",
     ]

@@ -9,10 +9,12 @@ are written by hand in that style.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from conftest import RunCli
 from graph_support import broken, out_links, write, write_all
 from index_support import paths
 from memory_enhancement.core.errors import (
@@ -383,3 +385,106 @@ def test_tags_kept_one_string_keep_their_comment_and_line_ending(
     service.update("deploy_notes", tags=["ops", "release"])
     expected = text.replace("tags: ops, ci  # x\r\n", "tags: ops, release  # x\r\n")
     assert file.read_bytes() == expected.encode("utf-8")
+
+
+# -- another tool's keywords as tags -------------------------------------------------------
+
+
+def keyworded(keys: str = "keywords: [pane-core, wire_protocol]  # set by hand\n") -> str:
+    """A memory in the style of lane-core/pane's store (written here, not copied): its tags
+    under `keywords:`, in flow style, beside keys the tool does not know."""
+    return (
+        "---\ntype: decision\nstatus: current\ncreated: 2026-04-11\n"
+        f"{keys}related: [policy/agent_workflow]\n---\n\n# Framing\n\nFrames carry a length.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        "keywords: [pane-core, wire_protocol]  # set by hand\n",
+        "topics:\n  - pane-core\n  - wire_protocol\n",
+        "keywords: pane-core, wire_protocol\n",
+    ],
+)
+def test_keywords_and_topics_count_as_tags_for_list_search_and_context(
+    service: MemoryService, store_dir: Path, keys: str
+) -> None:
+    write(store_dir, "decisions/framing", keyworded(keys))
+    write(store_dir, "decisions/other", keyworded("tags: [unrelated]\n"))
+    assert [s.path for s in service.list_memories(tag="wire_protocol").memories] == [
+        "decisions/framing"
+    ]
+    assert [r.hit.row.path for r in service.search("wire_protocol")] == ["decisions/framing"]
+    _, used = service.context("pane-core")
+    assert [r.hit.row.path for r in used] == ["decisions/framing"]
+    meta = service.get("decisions/framing").memory.meta
+    assert (meta.tags, meta.keywords) == ((), ("pane-core", "wire_protocol"))
+
+
+def test_keywords_are_shown_as_tags_and_apart_in_json(run_cli: RunCli, store_dir: Path) -> None:
+    write(store_dir, "decisions/framing", keyworded("tags: [wire]\nkeywords: [wire, pane-core]\n"))
+    text = run_cli(["get", "decisions/framing", "--dir", store_dir]).output
+    assert "tags:     wire, pane-core\n" in text
+    data = json.loads(run_cli(["get", "decisions/framing", "--json", "--dir", store_dir]).output)
+    assert (data["metadata"]["tags"], data["metadata"]["keywords"]) == (
+        ["wire"],
+        ["wire", "pane-core"],
+    )
+    listed = json.loads(run_cli(["list", "--json", "--dir", store_dir]).output)
+    assert listed[0]["tags"] == ["wire", "pane-core"]
+
+
+def test_an_edit_keeps_the_keywords_line_and_never_writes_them_as_tags(
+    service: MemoryService, store_dir: Path
+) -> None:
+    file = write(store_dir, "decisions/framing", keyworded())
+    original = file.read_bytes()
+    service.update("decisions/framing", content="# Framing\n\nFrames carry a length first.")
+    edited = file.read_bytes()  # the content, and the time of the edit stamped
+    stamp = b"related: [policy/agent_workflow]\nupdated_at: 2026-01-31T12:00:00.000Z\n"
+    expected = original.replace(b"a length.", b"a length first.")
+    assert edited == expected.replace(b"related: [policy/agent_workflow]\n", stamp)
+    service.update("decisions/framing", tags=["protocol"])
+    tagged = file.read_text(encoding="utf-8")
+    assert "keywords: [pane-core, wire_protocol]  # set by hand\n" in tagged
+    assert [line for line in tagged.splitlines() if line.startswith("tags:")] == [
+        "tags: [protocol]"
+    ]
+    meta = service.get("decisions/framing").memory.meta
+    assert meta.every_tag == ("protocol", "pane-core", "wire_protocol")
+    service.update("decisions/framing", tags=[])
+    cleared = file.read_text(encoding="utf-8")
+    assert "tags: []\n" in cleared and "keywords: [pane-core, wire_protocol]  # set" in cleared
+    assert [s.path for s in service.list_memories(tag="pane-core").memories] == [
+        "decisions/framing"
+    ]
+
+
+def test_an_index_of_version_36_files_keywords_as_tags_without_a_rebuild(
+    tmp_path: Path,
+) -> None:
+    """Schema 36 never read `keywords:`: 37 reads every file again, embeddings kept."""
+    import sqlite3
+
+    from index_support import disk_service
+    from memory_enhancement.index import schema
+
+    store = tmp_path / "store"
+    write(store, "decisions/framing", keyworded())
+    service = disk_service(store, tmp_path, tmp_path)
+    service.list_memories()
+    conn = sqlite3.connect(tmp_path / "index.db")
+    conn.execute("INSERT INTO vectors(hash, model, chunks, data) VALUES ('h', 'm', 1, x'00')")
+    conn.execute("DELETE FROM tags")  # as schema 36 left them: not read
+    conn.execute("UPDATE memories SET tags = ''")
+    conn.execute("PRAGMA user_version = 36")
+    conn.commit()
+    conn.close()
+    assert [s.path for s in service.list_memories(tag="pane-core").memories] == [
+        "decisions/framing"
+    ]
+    conn = sqlite3.connect(tmp_path / "index.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
+    conn.close()

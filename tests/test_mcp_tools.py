@@ -452,6 +452,56 @@ async def test_a_write_reports_the_links_get_memory_reports_not_list_items_namin
     assert [link["target"] for link in got["links"]] == ["認証フロー"]
 
 
+async def test_get_shows_what_each_link_finds_in_the_words_of_links(
+    agent: Agent, run_cli: RunCli, git_repo: Path
+) -> None:
+    """`get` listed a dangling link, one to a memory moved away and one to a repository
+    file deleted since exactly as one that holds (or not at all): an agent follows them.
+    The CLI's text and JSON, and get_memory, say what each finds, as `links` words it."""
+    serena = git_repo / ".serena" / "memories"
+    serena.mkdir(parents=True)
+    (git_repo / "docs").mkdir()
+    (git_repo / "docs" / "guide.md").write_text("# Guide\n", encoding="utf-8")
+    (git_repo / "docs" / "old.md").write_text("# Old\n", encoding="utf-8")
+    (serena / "a.md").write_text(
+        "# A\n\nSee [[b]], [[gone]] and [[old-name]].\n\n"
+        "Read [the guide](docs/guide.md) and [the old one](docs/old.md).\n",
+        encoding="utf-8",
+    )
+    (serena / "b.md").write_text("# B\n", encoding="utf-8")
+    (serena / "old-name.md").write_text("# Moved\n", encoding="utf-8")
+    assert len((await agent.call("list_memories"))["memories"]) == 3
+    (serena / "old-name.md").rename(serena / "new-name.md")  # the link's target moved
+    (git_repo / "docs" / "old.md").unlink()  # a repository file deleted since
+
+    result = run_cli(["get", "a"], cwd=git_repo)
+    assert result.exit_code == 0, result.output
+    assert result.output.split("\n\n# A")[0].split("links ")[1].splitlines() == [
+        "(5, 3 broken):",
+        "  b  [line 3]  -> b",
+        "  gone  [line 3]  dangling: no such memory",
+        "  old-name  [line 3]  dangling: no such memory",
+        "  docs/guide.md  [line 5]  -> docs/guide.md (repository file)",
+        "  docs/old.md  [line 5]  missing: no such repository file or folder",
+    ]
+    data = json.loads(run_cli(["get", "a", "--json"], cwd=git_repo).output)
+    assert [(x["target"], x["status"], x["resolved"]) for x in data["links"]] == [
+        ("b", "resolved", "b"),
+        ("gone", "dangling", None),
+        ("old-name", "dangling", None),
+        ("docs/guide.md", "repository", "docs/guide.md"),
+        ("docs/old.md", "missing", None),
+    ]
+    assert set(data["links"][0]) == {
+        "target", "type", "kind", "line", "status", "resolved", "candidates",
+    }  # fmt: skip
+    assert (await agent.call("get_memory", path="a"))["links"] == data["links"]
+    broken = json.loads(run_cli(["links", "--json"], cwd=git_repo).output)["broken"]
+    assert sorted((b["target"], b["status"]) for b in broken) == sorted(
+        (x["target"], x["status"]) for x in data["links"] if x["resolved"] is None
+    )
+
+
 async def test_list_memories_filters_by_category_and_hides_expired_ones(agent: Agent) -> None:
     await add(agent, "decisions/api", "Clients send v2.", citations=["src/app.py:3"])
     await add(agent, "decisions/db/engine", "SQLite.")

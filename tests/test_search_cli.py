@@ -191,6 +191,42 @@ def test_search_verify_marks_hits_whose_verdicts_come_from_prose_mentions(
     assert "version  API version  [STALE] 0 of 1 hold, confidence 0.00" in text
 
 
+def test_search_verify_marks_a_deleted_file_missing_as_verify_does(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """search's mark said [STALE] of a memory whose citation `verify` called MISSING (its
+    file deleted): it summed up every failing verdict as stale. Both say verify's words now."""
+    project = GitRepo(tmp_path / "project")
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v2'", "", "def main():"])
+    project.write_lines("src/old.py", ["def legacy_api():", "    pass"])
+    project.commit("initial")
+    legacy = Citation("src/old.py", 1, snippet="def legacy_api():", verified=project.stamp())
+    project.memory("legacy", [legacy], content="# API legacy\n\nThe old api: legacy_api().\n")
+    project.memory(
+        "both",
+        [
+            legacy,
+            Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=project.stamp()),
+        ],
+        content="# API both\n\nThe api version is v2, the old api in legacy_api().\n",
+    )
+    (project.root / "src/old.py").unlink()
+    project.write_lines("src/app.py", ["import os", "", "API_VERSION = 'v3'", "", "def main():"])
+    project.commit("drop the old api, bump")
+
+    def run(*args: str) -> Result:
+        return run_cli([*args, "--dir", str(project.store_root)], cwd=project.root)
+
+    verified = run("verify", "legacy").output
+    assert "  MISSING      src/old.py:1" in verified
+    text = run("search", "api", "--verify").output
+    assert "legacy  API legacy  [MISSING] 0 of 1 hold, confidence 0.00" in text
+    assert "both  API both  [STALE, MISSING] 0 of 2 hold, confidence 0.00" in text
+    block = run("context", "legacy", "--verify").output
+    assert "(MISSING: 1 of 1 citations fail, confidence " in block
+    assert "(STALE, MISSING: 2 of 2 citations fail, confidence " in block
+
+
 # -- resolve ------------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ two answers differ.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,31 @@ def test_a_file_moved_without_git_knowing_is_missing(repo: GitRepo, app: Citatio
     assert check.renamed_to is None
 
 
+def same_second_stamp(repo: GitRepo) -> str:
+    """A verified stamp in the very second of the last commit (commit times are whole
+    seconds: an agent that verified, then committed a rename at once, writes this)."""
+    return datetime.fromtimestamp(repo.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize("grow", [False, True], ids=["renamed", "renamed-and-grown"])
+def test_a_declared_citation_stamped_in_the_second_of_its_rename_follows_it(
+    repo: GitRepo, grow: bool
+) -> None:
+    repo.write_lines("src/app.py", APP)
+    repo.commit("initial")
+    repo.mv("src/app.py", "src/main.py")
+    if grow:
+        repo.write_lines("src/main.py", ["# header", *APP])
+    repo.commit("rename")
+    stamp = same_second_stamp(repo)
+    cited = Citation("src/app.py", 3, snippet="API_VERSION = 'v2'", verified=stamp)
+    repo.memory("note", [cited], fmt="serena")
+    assert "| src/app.py | 3 |" in (repo.store_root / "note.md").read_text(encoding="utf-8")
+    [check] = repo.service().verify("note").results[0].checks
+    assert check.status is Verdict.MOVED
+    assert (check.current_path, check.current_line) == ("src/main.py", 4 if grow else 3)
+
+
 # -- duplicate lines ------------------------------------------------------------
 
 
@@ -214,11 +240,12 @@ def test_a_stamp_on_the_very_second_of_a_commit_counts_that_commit(repo: GitRepo
     pairs = [line.split() for line in reversed(out.splitlines())]
     times, shas = [int(t) for t, _ in pairs], [sha for _, sha in pairs]
     assert len(times) == 2
-    from datetime import UTC, datetime
-
     assert git.commit_at(datetime.fromtimestamp(times[1], UTC)) == shas[1]
     assert git.commit_at(datetime.fromtimestamp(times[1] - 1, UTC)) == shas[0]
     assert git.commit_at(datetime.fromtimestamp(times[0] - 1, UTC)) is None
+    # Renames are read from the commit before that second: it may have come after.
+    assert git.commit_before(datetime.fromtimestamp(times[1], UTC)) == shas[0]
+    assert git.commit_before(datetime.fromtimestamp(times[1] + 1, UTC)) == shas[1]
 
 
 CODE = ["a = 1", "b = 2", "c = 3"]

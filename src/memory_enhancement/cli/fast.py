@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from memory_enhancement.service.quick import Fetched, QuickReads
 from memory_enhancement.store.homes import cache_dir, data_dir, store_key
@@ -149,12 +149,37 @@ def render_memory(memory: Fetched, *, bold: bool) -> str | None:
             shown = f"  `{str(snippet).splitlines()[0]}`" if snippet else ""
             lines.append(f"  {ref}{shown}")
     if memory.links:
-        lines.append(f"links ({len(memory.links)}):")
-        for target, kind, line in memory.links:
-            lines.append(f"  {target}{'' if kind == 'link' else f' ({kind})'}  [line {line}]")
+        lines += link_lines(memory.links)
     lines += ["", memory.content]
     text = "\n".join(lines) + "\n"
     return None if "\x1b" in text[len(lines[0]) if header else 0 :] else text
+
+
+BROKEN = ("dangling", "ambiguous", "missing")  # core.links.LinkStatus.broken
+
+
+def link_lines(links: Sequence[tuple[object, ...]]) -> list[str]:
+    """The links part of `get` (here and in cli/render.py): each link as written and what
+    it finds, in the words of `links` (target, type, line, status, resolved, candidates):
+    `-> notes/x` (a memory), `-> README.md (repository file)`, `dangling: no such memory`,
+    `ambiguous: a, b`, `missing: no such repository file or folder`, `external`."""
+    broken = sum(link[3] in BROKEN for link in links)
+    out = [f"links ({len(links)}{f', {broken} broken' if broken else ''}):"]
+    for target, kind, line, status, resolved, candidates in links:
+        if status == "resolved":
+            state = f"-> {resolved}"
+        elif status == "repository":
+            state = f"-> {resolved} (repository file)"
+        elif status == "dangling":
+            state = "dangling: no such memory"
+        elif status == "ambiguous":
+            state = f"ambiguous: {', '.join(str(candidates or '').split(chr(31))[:4])}"
+        elif status == "missing":
+            state = "missing: no such repository file or folder"
+        else:
+            state = str(status)
+        out.append(f"  {target}{'' if kind == 'link' else f' ({kind})'}  [line {line}]  {state}")
+    return out
 
 
 def _list(reads: QuickReads, limit_text: str | None) -> str | None:

@@ -69,7 +69,7 @@ def _mode_note(service: Any, mode: str) -> str:
 @click.argument("words", metavar="QUERY...", nargs=-1, required=True)
 @click.option("--limit", "-n", default=10, show_default=True, help="How many hits.")
 @click.option("--category", help="Only memories under this category.")
-@click.option("--tag", help="Only memories with this tag.")
+@click.option("--tag", help="Only memories with this tag (`tags:`, or `keywords:`, `topics:`).")
 @click.option("--include-expired", is_flag=True, help="Also search expired memories.")
 @click.option("--mode", type=click.Choice(MODES), default="auto", help=MODE_HELP)
 @click.option("--verify", "check", is_flag=True, help="Verify the hits' citations now.")
@@ -116,7 +116,7 @@ def search(
       memory-enhancement search ヘッドレス --tag frontend -n 3
       memory-enhancement search retries --min-holding 1 --json
     """
-    from memory_enhancement.core.verdicts import UNCOUNTED
+    from memory_enhancement.core.verdicts import UNCOUNTED, failing_marks
     from memory_enhancement.service.serialize import hit_dict
 
     query = " ".join(words)  # `search widget padding` was an error: extra argument
@@ -138,7 +138,7 @@ def search(
         note = ""
         if result.verification is not None and result.verification.everything:  # mentions too
             v = result.verification
-            note = "  [verified]" if v.valid else "  [STALE]"
+            note = "  [verified]" if v.valid else f"  [{failing_marks(v.everything)}]"
             counted = [c for c in v.everything if c.status.value not in UNCOUNTED]
             if counted:
                 held = sum(c.status.value in ("valid", "moved") for c in counted)
@@ -159,7 +159,12 @@ def search(
     help="Token budget (chars / 4; a Chinese, Japanese or Korean character is a token).",
 )
 @click.option("--mode", type=click.Choice(MODES), default="auto", help=MODE_HELP)
-@click.option("--verify", "check", is_flag=True, help="Verify citations; flag stale memories.")
+@click.option(
+    "--verify",
+    "check",
+    is_flag=True,
+    help="Verify citations; flag the memories that fail (MISSING, STALE, as `verify` says).",
+)
 @json_option
 @store_options
 def context(
@@ -202,9 +207,9 @@ def resolve(citation_id: str, as_json: bool) -> None:
     fetched = app().service().resolve(citation_id)
     warn(fetched.warnings)
     if as_json:
-        emit_json(memory_dict(fetched.memory, fetched.citation_id))
+        emit_json(memory_dict(fetched.memory, fetched.citation_id, fetched.linked))
     else:
-        print_memory(fetched.memory, fetched.citation_id)
+        print_memory(fetched.memory, fetched.citation_id, fetched.linked)
 
 
 @click.command(context_settings=CONTEXT)
@@ -322,7 +327,10 @@ def graduate(memory: str, to_store: str, as_json: bool) -> None:
     warn(result.warnings)
     if as_json:
         emit_json(
-            {**memory_dict(result.memory, result.citation_id), "store": str(target.store.root)}
+            {
+                **memory_dict(result.memory, result.citation_id, result.linked),
+                "store": str(target.store.root),
+            }
         )
     else:
         click.echo(f"graduated {memory} -> {to_store}:{result.path}  [mem:{result.citation_id}]")

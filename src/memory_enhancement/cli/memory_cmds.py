@@ -49,7 +49,8 @@ def _write_result(result: Any, as_json: bool, verb: str) -> None:
 
     warn(result.warnings)
     if as_json:
-        data = {**memory_dict(result.memory, result.citation_id), "changed": result.changed}
+        data = memory_dict(result.memory, result.citation_id, result.linked)
+        data["changed"] = result.changed
         if result.links_updated:
             data["links_updated"] = list(result.links_updated)
         emit_json(data)
@@ -131,21 +132,10 @@ def add(
     """
     text, source = _read_content(content, file, required=True)
     assert text is not None
-    result = (
-        app()
-        .service(create=True)
-        .add(
-            path,
-            text,
-            tags=tags,
-            expires_at=expires_at,
-            citations=citations,
-            links=links,
-            source=source,
-            description=description,
-            memory_type=memory_type,
-        )
-    )
+    result = app().service(create=True).add(
+        path, text, tags=tags, expires_at=expires_at, citations=citations, links=links,
+        source=source, description=description, memory_type=memory_type,
+    )  # fmt: skip
     _write_result(result, as_json, "added")
 
 
@@ -153,7 +143,7 @@ def add(
 @click.argument("path")
 @click.option("--include-expired", is_flag=True, help="Return the memory even if it has expired.")
 @click.option(
-    "--verify", "check", is_flag=True, help="Verify its citations now and show the verdicts."
+    "--verify", "check", is_flag=True, help="Verify its citations now; show the verdicts."
 )
 @json_option
 @store_options
@@ -161,7 +151,7 @@ def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
     """Show a memory: content, metadata, citations and links.
 
     PATH may also be its citation ID (mem:a7Bc3x, or a7Bc3x when no memory is named so)
-    or a name only one memory has.
+    or a name only one memory has. Each link says what it finds now, as `links` words it.
     """
     from memory_enhancement.service.serialize import memory_dict, verification_dict
 
@@ -170,12 +160,12 @@ def get(path: str, include_expired: bool, check: bool, as_json: bool) -> None:
     warn(fetched.warnings)
     result = service.verify(fetched.memory.path).results[0] if check else None
     if as_json:
-        data = memory_dict(fetched.memory, fetched.citation_id)
+        data = memory_dict(fetched.memory, fetched.citation_id, fetched.linked)
         if result is not None:
             data["verification"] = verification_dict(result)
         emit_json(data)
         return
-    print_memory(fetched.memory, fetched.citation_id)
+    print_memory(fetched.memory, fetched.citation_id, fetched.linked)
     if result is not None:
         from memory_enhancement.cli.verify_render import print_result
 
@@ -312,7 +302,7 @@ def move(source: str, destination: str, keep_links: bool, as_json: bool) -> None
 @click.option(
     "--limit", "-n", type=click.IntRange(min=1), help="At most this many (the first by path)."
 )
-@click.option("--tag", help="Only memories with this tag.")
+@click.option("--tag", help="Only memories with this tag (`tags:`, or `keywords:`, `topics:`).")
 @json_option
 @store_options
 def list_cmd(category: str | None, include_expired: bool, limit: int | None, **opts: Any) -> None:

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from memory_enhancement.cli.app import emit_json, exit_if_skipped, warn
-from memory_enhancement.core.model import Memory
+from memory_enhancement.cli.fast import link_lines
+from memory_enhancement.core.links import Resolution
+from memory_enhancement.core.model import Link, Memory
 from memory_enhancement.core.timestamps import format_timestamp
 
 
-def print_memory(memory: Memory, citation_id: str = "") -> None:
+def print_memory(
+    memory: Memory, citation_id: str = "", linked: Sequence[tuple[Link, Resolution]] = ()
+) -> None:
+    """What `get` prints (cli/fast.py's render_memory prints the same from index rows): with
+    `linked`, every link and what it finds now."""
     meta = memory.meta
     if not memory.content.lstrip().startswith("# "):  # else the body shows its title itself
         click.secho(f"# {memory.title}", bold=True)
@@ -22,7 +29,7 @@ def print_memory(memory: Memory, citation_id: str = "") -> None:
         ("format", memory.format),
         ("created", format_timestamp(meta.created_at) if meta.created_at else "-"),
         ("updated", format_timestamp(meta.updated_at) if meta.updated_at else "-"),
-        ("tags", ", ".join(meta.tags) or "-"),
+        ("tags", ", ".join(meta.every_tag) or "-"),  # as the index files it (cli/fast.py)
         ("source", meta.source or "-"),
         ("expires", format_timestamp(meta.expires_at) if meta.expires_at else "-"),
     ]
@@ -33,7 +40,14 @@ def print_memory(memory: Memory, citation_id: str = "") -> None:
         for citation in meta.citations:
             snippet = f"  `{citation.snippet.splitlines()[0]}`" if citation.snippet else ""
             click.echo(f"  {citation.ref}{snippet}")
-    if memory.links:
+    found_now = [
+        (link.target, link.type, link.line, found.status.value, found.target,
+         "\x1f".join(found.candidates))
+        for link, found in linked
+    ]  # fmt: skip
+    if found_now:
+        click.echo("\n".join(link_lines(found_now)))
+    elif memory.links:
         click.echo(f"links ({len(memory.links)}):")
         for link in memory.links:
             kind = "" if link.type == "link" else f" ({link.type})"

@@ -15,20 +15,7 @@ from typing import Any
 import click
 
 from memory_enhancement.cli.app import plural
-
-_MARK = {
-    "valid": "ok",
-    "moved": "moved",
-    "stale": "STALE",
-    "missing": "MISSING",
-    "out_of_range": "OUT OF RANGE",
-    "skipped": "skipped",
-    "invalid": "INVALID",
-    "ambiguous": "AMBIGUOUS",
-    "in_submodule": "in submodule",
-    "unchecked": "unchecked",
-}
-
+from memory_enhancement.core.verdicts import MARKS as _MARK
 
 _UNDECIDED = ("ambiguous", "unchecked", "in_submodule")
 

@@ -59,6 +59,11 @@ class LinkStatus(enum.Enum):
     def broken(self) -> bool:
         return self in (LinkStatus.DANGLING, LinkStatus.AMBIGUOUS, LinkStatus.MISSING)
 
+    @property
+    def to_file(self) -> bool:
+        """A link to a file of the repository (there or not), not to a memory."""
+        return self in (LinkStatus.REPOSITORY, LinkStatus.MISSING)
+
 
 class RepoView(Protocol):
     """The repository's files, as link resolution needs them (see store/repofiles.py)."""

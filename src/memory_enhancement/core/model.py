@@ -148,6 +148,42 @@ class MemoryMeta:
     def is_expired(self, moment: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= moment
 
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        """Tags another tool writes under its own key (`keywords: [a, b]`, `topics:`; on
+        lane-core/pane 183 memories, none with `tags:`), read-only.
+
+        A companion of `tags`, not merged into it: `tags` is the key the tool writes (an
+        edit renders it, `update --tag` replaces it), so keywords merged there would be
+        written back as a `tags:` line the file never had, or replaced by an update. They
+        stay in `extra`, whose lines every edit keeps byte for byte, and are read from it:
+        `every_tag` is what search, `list --tag` and `context` count."""
+        found: list[str] = []
+        for key in TAG_KEYS:
+            value = self.extra.get(key)
+            if isinstance(value, str):
+                value = value.split(",")
+            if isinstance(value, list | tuple):
+                found += [t for t in (str(v).strip() for v in value if _scalar(v)) if t]
+        return tuple(dict.fromkeys(found))
+
+    @property
+    def every_tag(self) -> tuple[str, ...]:
+        """`tags`, then the `keywords` it does not hold: what the index files a memory under."""
+        keywords = self.keywords
+        if not keywords:
+            return self.tags
+        return tuple(dict.fromkeys((*self.tags, *keywords)))
+
+
+# The keys other tools write a memory's tags under (MemoryMeta.keywords).
+TAG_KEYS = ("keywords", "topics")
+
+
+def _scalar(value: object) -> bool:
+    """A list item that reads as a tag: a string or a number, not a mapping or a list."""
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
 
 @dataclass(frozen=True)
 class Memory:

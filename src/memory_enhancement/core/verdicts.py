@@ -40,6 +40,28 @@ class Verdict(enum.Enum):
 FAILING = frozenset({"stale", "missing", "out_of_range", "invalid"})
 # Verdicts that say nothing either way: not counted in a memory's confidence.
 UNCOUNTED = frozenset({"skipped"})
+# The word each verdict is shown with as text: `verify`'s lines, search's marks and the
+# prompt block of `context` say the same of one citation (search said STALE of a file
+# `verify` called MISSING when it summed up every failing verdict as stale).
+MARKS = {
+    "valid": "ok",
+    "moved": "moved",
+    "stale": "STALE",
+    "missing": "MISSING",
+    "out_of_range": "OUT OF RANGE",
+    "skipped": "skipped",
+    "invalid": "INVALID",
+    "ambiguous": "AMBIGUOUS",
+    "in_submodule": "in submodule",
+    "unchecked": "unchecked",
+}
+
+
+def failing_marks(checks: Sequence[CitationCheck]) -> str:
+    """The marks of the failing verdicts among checks, each once, in `Verdict`'s order
+    (`MISSING`, `STALE, MISSING`): what a one-line summary of a failing memory names."""
+    found = {c.status._value_ for c in checks}
+    return ", ".join(MARKS[v.value] for v in Verdict if v.value in found and v.value in FAILING)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from typing import Any
 
 from memory_enhancement.core.errors import MemoryToolError, NotFoundError
 from memory_enhancement.core.ids import ID_LENGTH
-from memory_enhancement.core.links import RepoView
+from memory_enhancement.core.links import LinkStatus, RepoView, Resolution
 from memory_enhancement.core.model import Link, LinkKind
 from memory_enhancement.index import schema
 from memory_enhancement.index.quick import (
@@ -298,35 +298,49 @@ class Index:
                 found.update(_ids_of(conn, missing))
         return found
 
-    def links_of(self, path: str) -> tuple[Link, ...]:
-        """A memory's links as the index extracted them (call after citation_id).
+    def linked(self, path: str, *, sync: bool = True) -> tuple[tuple[Link, Resolution], ...]:
+        """Each link of a memory and what it finds now, in the order written: a memory
+        (resolved), none or several (dangling, ambiguous, the words of `links`), another
+        store's, or a repository file, there or not (checked now, as `links` does). `get`
+        shows them so: an agent followed a dangling link shown like one that holds.
 
-        `get` reads the file without extracting links and takes them from the index
-        row it just checked is current: same result, no markdown parser to load.
-        Only links between memories: candidates that name nothing and links to
-        repository files (`links` reports those whose file is missing) are left out.
-        On an index never synced whole, a candidate naming a memory not indexed yet
-        names nothing, or the memory's file as a repository file: a memory with such a
-        candidate has the store synced first. A `get_memory` of rjmurillo/ai-agents'
-        memory-index, an agent's first call, answered none of its 188 links, and all of
-        them once anything had listed the store.
+        The index is synced first: a link to a memory moved or removed since it was last
+        synced dangles now (a `get` that took links from the row of the memory alone showed
+        one to a memory renamed by hand as found). `sync=False` (a write, which just indexed
+        what it wrote) syncs only when a link finds no memory, which a memory not indexed yet
+        may be (an agent's first call, update_memory adding a link to a memory written by
+        hand, answered it dangling), or, on an index never synced whole, a candidate names
+        nothing (a `get_memory` of rjmurillo/ai-agents' memory-index answered none of its
+        188 links, and all of them once anything had listed the store).
         """
-        with self.connect(sync=False) as conn:
-            unresolved = conn.execute(
-                "SELECT 1 FROM links l JOIN memories m ON m.id = l.memory_id "
-                "WHERE m.path = ? AND l.status IN ('unmatched', 'repository') "
-                "AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'synced_at_ns') LIMIT 1",
-                (path,),
-            ).fetchone()
-        with self.connect(sync=unresolved is not None) as conn:
+        if not sync:
+            with self.connect(sync=False) as conn:
+                sync = (
+                    conn.execute(
+                        "SELECT 1 FROM links l JOIN memories m ON m.id = l.memory_id "
+                        "WHERE m.path = ? AND (l.status IN ('dangling', 'ambiguous') OR "
+                        "l.status IN ('unmatched', 'repository') AND NOT EXISTS "
+                        "(SELECT 1 FROM meta WHERE key = 'synced_at_ns')) LIMIT 1",
+                        (path,),
+                    ).fetchone()
+                    is not None
+                )
+        with self.connect(sync=sync) as conn:
             rows = conn.execute(
-                "SELECT l.target, l.type, l.kind, l.line FROM links l "
-                "JOIN memories m ON m.id = l.memory_id "
-                "WHERE m.path = ? AND l.status NOT IN ('unmatched', 'repository', 'missing') "
-                "ORDER BY l.ord",
+                "SELECT l.target, l.type, l.kind, l.line, l.status, l.resolved, l.candidates "
+                "FROM links l JOIN memories m ON m.id = l.memory_id "
+                "WHERE m.path = ? AND l.status != 'unmatched' ORDER BY l.ord",
                 (path,),
             ).fetchall()
-        return tuple(Link(target, kind, LinkKind(how), line) for target, kind, how, line in rows)
+        found = []
+        for target, kind, how, line, status, resolved, candidates in rows:
+            link = Link(target, kind, LinkKind(how), line)
+            if LinkStatus(status).to_file:  # files come and go since the memory was written
+                resolved = self.repo.find(path, target) if self.repo is not None else None
+                status = "repository" if resolved is not None else "missing"
+            choices = tuple(candidates.split("\x1f")) if candidates else ()
+            found.append((link, Resolution(LinkStatus(status), resolved, choices)))
+        return tuple(found)
 
 
 def _saved_vectors(conn: sqlite3.Connection) -> list[tuple[object, ...]]:

@@ -48,8 +48,9 @@ from memory_enhancement.store.scan import Snapshot, rescan
 # (identifiers.py), every file read again; 35: links again (a markdown link to a folder,
 # `[profiler](../tools/profiler/)`, is a repository link, missing when the folder is gone);
 # 36: the words names glue to a number (`python` of `python3`) in the names' table, every
-# file read again. See schema.py.
-SCHEMA_VERSION = 36
+# file read again; 37: tags again (another tool's `keywords:` and `topics:` count as tags,
+# MemoryMeta.keywords). See schema.py.
+SCHEMA_VERSION = 37
 FULL_CHECK_LIMIT = 5_000  # memories; above this, files are stat-ed at most every interval
 FULL_CHECK_INTERVAL = 5.0  # seconds
 
@@ -216,10 +217,11 @@ def citation_rows(conn: sqlite3.Connection, memory_id: int) -> list[tuple[object
 
 
 def link_rows(conn: sqlite3.Connection, memory_id: int) -> list[tuple[object, ...]]:
-    """(target, type, line) of the links `Index.links_of` gives: those between memories."""
+    """(target, type, line, status, resolved, candidates) of the links `Index.linked`
+    gives (a link to a repository file is checked again there: see QuickReads.get)."""
     return conn.execute(
-        "SELECT target, type, line FROM links WHERE memory_id = ? "
-        "AND status NOT IN ('unmatched', 'repository', 'missing') ORDER BY ord",
+        "SELECT target, type, line, status, resolved, candidates FROM links "
+        "WHERE memory_id = ? AND status != 'unmatched' ORDER BY ord",
         (memory_id,),
     ).fetchall()
 

@@ -35,7 +35,7 @@ from memory_enhancement.index.quick import SCHEMA_VERSION
 # sync reads every file again. A new index is made with these same statements (schema.py).
 # 34 -> 35: a markdown link to a folder is a repository link; 35 -> 36: the words a name
 # glues to a number (`python` of `python3`) join the names' words: the same tables, every
-# file read again.
+# file read again; 36 -> 37: `keywords:` and `topics:` are read as tags, the same tables.
 PARTS = (
     "ALTER TABLE memories ADD COLUMN fts_parts TEXT",
     # The memories that write such names: the table holds no empty row for the others.
@@ -74,6 +74,7 @@ IN_PLACE: dict[int, tuple[str, ...]] = {
     **{version: (*PARTS, *_READ_AGAIN) for version in range(25, 34)},
     34: _READ_AGAIN,
     35: _READ_AGAIN,
+    36: _READ_AGAIN,
 }
 
 

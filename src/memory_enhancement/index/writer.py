@@ -115,7 +115,7 @@ def upsert(
     memory = doc.memory if doc else None
     meta = memory.meta if memory else None
     title = memory.title if memory else ""  # a property that reads the content: once
-    tags = "\x1f".join(meta.tags) if meta else ""
+    tags = "\x1f".join(meta.every_tag) if meta else ""  # `keywords:` too (MemoryMeta)
     # CJK text is also written segmented for FTS (cjk.py); None for text without any.
     fts_title, fts_content = (segment(title), segment(memory.content)) if memory else (None, None)
     cjk = 0.0
@@ -215,7 +215,7 @@ def upsert(
         else:
             conn.execute("DELETE FROM citations WHERE memory_id = ?", (memory_id,))
     rows = children or Children()
-    rows.tags.extend((memory_id, t) for t in meta.tags)
+    rows.tags.extend((memory_id, t) for t in meta.every_tag)
     if links:
         rows.links.extend(links)
         rows.sources[memory_id] = path

@@ -146,7 +146,7 @@ def register(mcp: MCPServer, service: ServiceFor, factory: ServiceFactory) -> No
         """The memory a citation ID names (a memory's path or name works too)."""
         with tool_errors():
             fetched = service(ctx, store).resolve(id)
-            data = serialize.memory_dict(fetched.memory, fetched.citation_id)
+            data = serialize.memory_dict(fetched.memory, fetched.citation_id, fetched.linked)
             return cast(MemoryOut, memory_answer(data))
 
     @mcp.tool(annotations=WRITES)

@@ -91,11 +91,13 @@ def register(mcp: MCPServer, service: ServiceFor) -> None:
         """A memory's content and metadata (metadata.citations is always present), by its
         path, its citation ID or a name only one memory has (as the CLI's `get`); long
         snippets are cut short, links past the first 25 and, with verify, checks past the
-        first 10 left out (`cut` says so)."""
+        first 10 left out (`cut` says so). Each link's `status` says what it finds now:
+        `resolved` (to the memory `resolved` names), `dangling`, `ambiguous`, `external`,
+        `repository` (a file there) or `missing`: follow only what resolves."""
         with tool_errors():
             svc = service(ctx, store)
             fetched = svc.get(svc.find(path), include_expired=include_expired)
-            data = serialize.memory_dict(fetched.memory, fetched.citation_id)
+            data = serialize.memory_dict(fetched.memory, fetched.citation_id, fetched.linked)
             if fetched.warnings:
                 data["warnings"] = list(fetched.warnings)
             if verify:

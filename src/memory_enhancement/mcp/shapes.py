@@ -19,6 +19,7 @@ class MetadataOut(TypedDict):
     source: str | None
     expires_at: str | None
     citations: list[str]
+    keywords: NotRequired[list[str]]  # another tool's `keywords:`/`topics:`, read as tags
 
 
 class LinkOut(TypedDict):
@@ -26,6 +27,11 @@ class LinkOut(TypedDict):
     type: str
     kind: str
     line: int | None
+    # get_memory: what the link finds now, in the words of `links` (resolved, dangling,
+    # ambiguous, external, repository, missing), the memory or file, an ambiguous one's choices
+    status: NotRequired[str]
+    resolved: NotRequired[str | None]
+    candidates: NotRequired[list[str]]
 
 
 class CitationOut(TypedDict):

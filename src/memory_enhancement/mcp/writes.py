@@ -36,7 +36,7 @@ def written_answer(
     from memory_enhancement.service import serialize
 
     memory, before = result.memory, result.before
-    whole = serialize.memory_dict(memory, result.citation_id)
+    whole = serialize.memory_dict(memory, result.citation_id, result.linked)
     data: dict[str, Any] = {
         "path": whole["path"],
         "id": whole["id"],
@@ -70,10 +70,12 @@ def written_answer(
     data["citations_written"] = captured[:WRITTEN_CITATIONS]
     notes.append(snippets_note(shorten(data["citations_written"])))
     old_links = set() if before is None else {(x.target, x.type) for x in before.links or ()}
-    added = [
-        serialize.link_dict(link)
-        for link in memory.links or ()
-        if (new or before is not None) and (link.target, link.type) not in old_links
+    added = [  # with what each finds: an agent learns at once that a link it wrote dangles
+        serialize.linked_dict(link, found)
+        for link, found in result.linked
+        if not found.status.to_file
+        and (new or before is not None)
+        and (link.target, link.type) not in old_links
     ]
     if len(added) > ADDED_LINKS:
         notes.append(f"listed the first {ADDED_LINKS} of the {len(added)} links it added")

@@ -138,8 +138,10 @@ class ServiceBase:
         loaded = self.store.read(target)
         problems = [*warnings, *loaded.doc.problems]
         citation_id = self.index.citation_id(target, loaded)
-        memory = replace(loaded.doc.memory, links=self.index.links_of(target))
-        return WriteResult(target, memory, changed, tuple(problems), citation_id)
+        linked = self.index.linked(target, sync=False)  # what it wrote is indexed
+        between = tuple(link for link, found in linked if not found.status.to_file)
+        memory = replace(loaded.doc.memory, links=between)
+        return WriteResult(target, memory, changed, tuple(problems), citation_id, linked=linked)
 
     def _declare_id(self, path: str) -> None:
         """Write the memory's citation ID into its file, so the ID survives the move."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from memory_enhancement.core.errors import InvalidInputError
 from memory_enhancement.core.ids import format_citation_id
+from memory_enhancement.core.verdicts import failing_marks
 from memory_enhancement.index import cjk
 from memory_enhancement.store.disk import Store
 
@@ -173,4 +174,5 @@ def _verdict_note(verification: MemoryVerification, confidence: float | None) ->
         return f"verified{share}" + (f", {moved} citation(s) moved" if moved else "")
     failing = [c for c in checks if c.status.failing]
     what = "citations and mentions" if verification.mentions else "citations"
-    return f"STALE: {len(failing)} of {len(checks)} {what} fail{share}"
+    marks = failing_marks(checks)  # verify's words: MISSING, not STALE, for a file gone
+    return f"{marks}: {len(failing)} of {len(checks)} {what} fail{share}"

@@ -66,10 +66,12 @@ class Memories(ServiceBase):
                 "(--include-expired, or include_expired over MCP, reads it anyway)"
             )
         citation_id = self.index.citation_id(memory.path, loaded)
-        memory = replace(memory, links=self.index.links_of(memory.path))
+        linked = self.index.linked(memory.path)
+        between = tuple(link for link, found in linked if not found.status.to_file)
+        memory = replace(memory, links=between)
         if action:
             self._record_use([(citation_id, memory.path)], action, None)
-        return Fetched(memory, tuple(loaded.doc.problems), citation_id)
+        return Fetched(memory, tuple(loaded.doc.problems), citation_id, linked)
 
     def list_memories(
         self,

@@ -85,10 +85,12 @@ class QuickReads:
             return None  # warnings to show, an ID to assign, a file to read again
         if expires is not None and str(expires) <= self.now_text:
             return None  # expired: the service says so
+        links = quick.link_rows(self.conn, int(str(memory_id)))
+        if any(link[3] in ("repository", "missing") for link in links):
+            return None  # whether the file is there now: the repository's answer (Index.linked)
         fetched = Fetched(
             str(path), str(title), str(tags), fmt, created, updated, expires, source, str(cid),
-            quick.citation_rows(self.conn, int(str(memory_id))),
-            quick.link_rows(self.conn, int(str(memory_id))), str(content),
+            quick.citation_rows(self.conn, int(str(memory_id))), links, str(content),
         )  # fmt: skip
         if not self.record_use([(fetched.citation_id, fetched.path)], "get"):
             return None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory_enhancement.core.model import Memory, MemoryMeta
+from memory_enhancement.core.links import Resolution
+from memory_enhancement.core.model import Link, Memory, MemoryMeta
 from memory_enhancement.core.timestamps import maybe_timestamp
 from memory_enhancement.index.rows import Row
 
@@ -23,6 +24,7 @@ class WriteResult:
     # An edit's memory as it was read, under the same lock: what an answer that says what
     # changed compares against (MCP's write answers give a diff, not the whole memory).
     before: Memory | None = None
+    linked: tuple[tuple[Link, Resolution], ...] = ()  # as `Fetched.linked`
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,11 @@ class Listing:
 
 @dataclass(frozen=True)
 class Fetched:
+    """A memory as `get` shows it. `memory.links` are its links between memories, as
+    every other reader takes them; `linked` is each link the index read (to a memory, another
+    store or a repository file) with what it finds now, which `get` shows."""
+
     memory: Memory
     warnings: tuple[str, ...] = ()
     citation_id: str = ""  # bare; ids.format_citation_id() quotes it
+    linked: tuple[tuple[Link, Resolution], ...] = ()

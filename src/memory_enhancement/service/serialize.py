@@ -14,6 +14,7 @@ from json.encoder import encode_basestring as _str  # C; the encoder's own, ensu
 from typing import TYPE_CHECKING, Any
 
 from memory_enhancement.core.batch_verdicts import BatchVerdicts
+from memory_enhancement.core.links import Resolution
 from memory_enhancement.core.model import Citation, Link, Memory
 from memory_enhancement.core.timestamps import format_timestamp
 from memory_enhancement.core.verdict_rows import (
@@ -30,8 +31,11 @@ if TYPE_CHECKING:
     from memory_enhancement.service.context import SearchResult
 
 
-def memory_dict(memory: Memory, citation_id: str = "") -> dict[str, Any]:
-    """The documented JSON shape of a memory (`get --json`, MCP get_memory)."""
+def memory_dict(
+    memory: Memory, citation_id: str = "", linked: Sequence[tuple[Link, Resolution]] = ()
+) -> dict[str, Any]:
+    """The documented JSON shape of a memory (`get --json`, MCP get_memory). With `linked`
+    (what `get` fetched), `links` lists every link with what it finds now (`linked_dict`)."""
     meta = memory.meta
     return {
         "path": memory.path,
@@ -44,8 +48,12 @@ def memory_dict(memory: Memory, citation_id: str = "") -> dict[str, Any]:
             "source": meta.source,
             "expires_at": _time(meta.expires_at),
             "citations": [c.ref for c in meta.citations],
+            # another tool's `keywords:`/`topics:`, filed as tags, never written (MemoryMeta)
+            **({"keywords": list(meta.keywords)} if meta.keywords else {}),
         },
-        "links": [link_dict(link) for link in memory.links or ()],
+        "links": [linked_dict(*pair) for pair in linked]
+        if linked
+        else [link_dict(link) for link in memory.links or ()],
         "title": memory.title,
         "format": memory.format,
         "citations": [citation_dict(c) for c in meta.citations],
@@ -70,6 +78,20 @@ def citation_dict(citation: Citation) -> dict[str, Any]:
 
 def link_dict(link: Link) -> dict[str, Any]:
     return {"target": link.target, "type": link.type, "kind": link.kind.value, "line": link.line}
+
+
+def linked_dict(link: Link, found: Resolution) -> dict[str, Any]:
+    """A link and what it finds, as `get` gives it: `status` in the words of `links`
+    (resolved, dangling, ambiguous, external; repository or missing for a repository file),
+    `resolved` the memory or repository path it finds, `candidates` an ambiguous one's."""
+    return link_dict(link) | {
+        "status": found.status.value,
+        "resolved": found.target if found.status.value in _FOUND else None,
+        "candidates": list(found.candidates),
+    }
+
+
+_FOUND = ("resolved", "repository", "external")  # a dangling or missing link finds nothing
 
 
 def related_dict(memory: str, backlinks: Sequence[Any]) -> dict[str, Any]:

@@ -226,6 +226,13 @@ class Git:
         index = bisect.bisect_right(times, int(moment.timestamp()))
         return shas[index - 1] if index else before
 
+    def commit_before(self, moment: datetime) -> str | None:
+        """The last commit made strictly before a given second: a commit of that very
+        second may have come after the moment (commit times are whole seconds)."""
+        times, shas, before = self._window(moment)
+        index = bisect.bisect_left(times, int(moment.timestamp()))
+        return shas[index - 1] if index else before
+
     def commit_after(self, moment: datetime) -> str | None:
         """The first commit made after a given time, if any."""
         times, shas, _ = self._window(moment)
@@ -255,10 +262,11 @@ class Git:
         Asked only when a cited file is missing. With a `horizon`, only renames made
         since the commit of the oldest stamp in play are read (a citation verified
         after a rename already names the new path), so the cost does not grow with
-        the history before it.
+        the history before it. A rename committed in the stamp's own second is read
+        too: which of the two came first, the second does not tell.
         """
         chain: dict[str, str] = {}
-        since = self.commit_at(self.horizon) if self.horizon is not None else None
+        since = self.commit_before(self.horizon) if self.horizon is not None else None
         span = f"{since}..HEAD" if since else "HEAD"
         # Only renames inside the prefix are kept (_from_git), so git diffs only it: the
         # links of a store in `.serena/memories/` asked 0.63 s of rjmurillo/ai-agents'
