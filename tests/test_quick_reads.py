@@ -315,3 +315,44 @@ def test_quick_search_steps_aside_for_options_and_other_modes(
     with sqlite3.connect(index) as conn:
         conn.execute("DELETE FROM meta WHERE key = 'embedded:some-model'")
     assert quick_answer(capsys, "search", "worktree", *where)[0]
+
+
+def test_a_memory_linking_to_repository_files_is_answered_with_them_checked_now(
+    git_repo: Path,
+    quick_limits: None,
+    run_cli: RunCli,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`get` of a memory linking to repository files was handed to the service (to check
+    each file is there now), 0.2 s of CPU against 0.04 s on rjmurillo/ai-agents'
+    usage-mandatory. The quick path checks them itself: the same bytes as the click
+    command while the file is there, after it is deleted, and with --repo-root."""
+    serena = git_repo / ".serena" / "memories"
+    serena.mkdir(parents=True)
+    (git_repo / "docs").mkdir()
+    (git_repo / "docs" / "guide.md").write_text("# Guide\n", encoding="utf-8")
+    (serena / "a.md").write_text(
+        "# A\n\nRead [the guide](docs/guide.md), [the agents](../../AGENTS.md) and [[b]].\n",
+        encoding="utf-8",
+    )
+    (serena / "b.md").write_text("# B\n", encoding="utf-8")
+    monkeypatch.chdir(git_repo / "docs")  # the repository is found from the store, not here
+    where = ["--dir", str(serena)]
+    settled_index(run_cli, where)
+
+    def both(*extra: str) -> str:
+        answered, out = quick_answer(capsys, "get", "a", *where, *extra)
+        assert answered
+        assert out == run_cli(["get", "a", *where, *extra]).output
+        return out
+
+    assert "docs/guide.md  [line 3]  -> docs/guide.md (repository file)" in both()
+    assert "../../AGENTS.md  [line 3]  missing: no such repository file or folder" in both()
+    (git_repo / "AGENTS.md").write_text("# Agents\n", encoding="utf-8")
+    (git_repo / "docs" / "guide.md").unlink()
+    now = both()
+    assert "../../AGENTS.md  [line 3]  -> AGENTS.md (repository file)" in now
+    assert "docs/guide.md  [line 3]  missing: no such repository file or folder" in now
+    elsewhere = both("--repo-root", str(serena))  # no docs/ there: both read as missing
+    assert "links (3, 2 broken):" in elsewhere

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from memory_enhancement.service.quick import Fetched, QuickReads
-from memory_enhancement.store.homes import cache_dir, data_dir, store_key
+from memory_enhancement.store.homes import cache_dir, data_dir, git_root, store_key
 
 COMMANDS = {"get": 1, "show": 1, "list": 0, "related": 1, "graph": 1, "search": 1}
 VALUED = {
@@ -83,6 +83,7 @@ def answer(argv: list[str], env: dict[str, str] | None = None) -> bool:
         os.path.join(cache_dir(env), "indexes", f"{key}.db"),
         os.path.join(data_dir(env), "state", f"{key}.db"),
         session,
+        _repo_root(root, repo),
     )
     try:
         text = _text(reads, command, args, options)
@@ -97,6 +98,14 @@ def answer(argv: list[str], env: dict[str, str] | None = None) -> bool:
         sys.stderr.close()
         os._exit(0)
     return True
+
+
+def _repo_root(root: str, given: str | None) -> str:
+    """The repository the store's links to files are read in, as cli/app.repo_root finds
+    it: --repo-root, else the git top-level of the store's folder, else the current folder."""
+    if given is not None:
+        return os.path.realpath(os.path.expanduser(given))
+    return git_root(root) or os.getcwd()
 
 
 def _text(reads: QuickReads, command: str, args: list[str], options: dict[str, str]) -> str | None:

@@ -43,3 +43,16 @@ def store_key(root: str | os.PathLike[str]) -> str:
     digest = _sha256_hex(real.encode("utf-8"))[:12]
     name = "".join(c if c.isalnum() or c in "-_" else "-" for c in os.path.basename(real))
     return f"{name or 'store'}-{digest}"
+
+
+def git_root(start: str) -> str | None:
+    """The nearest folder at or above start holding `.git` (a folder or a worktree file):
+    where a store's links to repository files are read (`locations.find_git_root`)."""
+    folder = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent

@@ -66,11 +66,8 @@ def global_store(env: Mapping[str, str]) -> Path:
 
 def find_git_root(start: Path) -> Path | None:
     """The nearest folder at or above start holding `.git` (a folder or a worktree file)."""
-    current = Path(os.path.abspath(start))
-    for folder in (current, *current.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
+    found = homes.git_root(str(start))
+    return Path(found) if found is not None else None
 
 
 def project_store(cwd: Path) -> Path | None:
